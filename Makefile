@@ -1,0 +1,49 @@
+# Two commands do all the set-up on a fresh machine: `make test` and `make demo`.
+SHELL := /bin/bash
+VENV ?= .venv
+FEM := $(VENV)/bin/fem
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.fem-ready
+DEMO_CASE ?= cases/portal_frame
+DEMO_OUT ?= results/demo
+
+# Debian's petsc4py lives under /usr/lib/petscdir; without the petsc-dev package there is no
+# /usr/lib/petsc alternative, so point at the real-number build here (fem also finds it on its own).
+PETSC_DIR ?= $(lastword $(sort $(wildcard /usr/lib/petscdir/petsc*/*-real)))
+SLEPC_DIR ?= $(lastword $(sort $(wildcard /usr/lib/slepcdir/slepc*/*-real)))
+ifneq ($(PETSC_DIR),)
+export PETSC_DIR
+endif
+ifneq ($(SLEPC_DIR),)
+export SLEPC_DIR
+endif
+
+.PHONY: env test demo validate info bench clean
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup_env.sh
+	scripts/setup_env.sh $(VENV)
+	@touch $(STAMP)
+
+test: env
+	$(PY) -m pytest -q
+
+demo: env
+	@mkdir -p $(dir $(DEMO_OUT))
+	$(FEM) run $(DEMO_CASE)/deck.toml -o $(DEMO_OUT).h5
+	$(FEM) validate $(notdir $(DEMO_CASE))
+	@echo "results: $(abspath $(DEMO_OUT).h5)"
+	@echo "ParaView: $(abspath $(DEMO_OUT).xdmf)"
+
+validate: env
+	$(FEM) validate
+
+info: env
+	$(FEM) info
+
+bench: env
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) results .pytest_cache

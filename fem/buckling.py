@@ -1,0 +1,130 @@
+"""Linear buckling about a reference state: ``(K_0 + lam K_D) phi = 0``.
+
+``K_0`` is the full tangent at the step's initial state (material and geometric, with whatever
+stresses earlier steps left). The step's loads are the reference (perturbation) load ``P``; a linear
+solve ``K_0 du = P`` gives the stress increments ``ds`` of every element, and ``K_D`` is the geometric
+stiffness of ``ds`` at the reference geometry plus the load stiffness of ``P`` (non-symmetric for
+follower and axial moments). Pre-buckling displacements are neglected (the classical eigenvalue
+buckling of, e.g., Meijaard 1993, section 3, and of Abaqus ``*BUCKLE``).
+
+The eigenproblem is solved by SLEPc as ``(-K_D) phi = nu K_0 phi`` with ``nu = 1 / lam``, so the
+lowest positive buckling factors are the largest real ``nu``; real eigenvalues only are reported
+(a non-conservative load can leave none: no divergence-type instability).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from fem import _petsc, linalg
+from fem.errors import ConvergenceError, ModelError
+from fem.steps import StepBase
+
+log = logging.getLogger(__name__)
+
+
+class BucklingStep(StepBase):
+    """Eigenvalue buckling; see the module docstring."""
+
+    step_type = "buckling"
+
+    def __init__(self, name, system, loads, modes: int = 4, solver_options=None):
+        super().__init__(name, system, loads, solver_options)
+        self.modes = modes
+        self.factors = np.zeros(0)
+        self.shapes = np.zeros((0,))
+
+    def matrices(self, state):
+        """CSR values of ``K_0`` and ``K_D`` about ``state`` (used by tests, too)."""
+        sysm = self.system
+        self.loads.begin(state)
+        k0 = sysm.tangent(state)
+        self._tangent_data = k0
+        linalg.fill_matrix(self.A, sysm.assembler.indptr, sysm.assembler.indices, k0)
+        n = sysm.n_free
+        P = self.external(state, 1.0)
+        try:
+            du = linalg.solve(self.ksp, P[:n])
+        except linalg.SingularMatrixError:
+            raise self.mechanism_error() from None
+        ds = sysm.stress_rates(state, self.free_to_nodal(du))
+        kd = sysm.geometric_stiffness(state, ds, self.loads.stiffness(state, 1.0))
+        return k0, kd
+
+    def run(self, state, results):
+        """Compute the buckling factors and modes; ``state`` is not changed."""
+        self.open_solver()
+        try:
+            k0, kd = self.matrices(state)
+            factors, vectors = self._solve(k0, kd)
+        finally:
+            self.close()
+        n_nodes, ns = self.system.model.n_nodes, self.system.model.nslots
+        shapes = np.zeros((len(factors), n_nodes, ns))
+        for i, v in enumerate(vectors):
+            nodal = self.system.dofmap.to_nodal(v)
+            shapes[i] = nodal / np.abs(nodal).max()
+        self.factors, self.shapes = factors, shapes
+        if results is not None:
+            self.xdmf = results.write_modes(self.name, "buckling", factors, shapes,
+                                            attrs={"quantity": "load factor"})
+        return state
+
+    def _solve(self, k0, kd):
+        SLEPc = _petsc.SLEPc()
+        asm = self.system.assembler
+        n = self.system.n_free
+        if not np.any(kd):
+            raise ModelError(f"step '{self.name}': the reference load causes no geometric "
+                             "stiffness (no element is stressed by it)")
+        A = linalg.create_matrix(asm.indptr, asm.indices)
+        B = linalg.create_matrix(asm.indptr, asm.indices)
+        linalg.fill_matrix(A, asm.indptr, asm.indices, -kd)
+        linalg.fill_matrix(B, asm.indptr, asm.indices, k0)
+        symmetric = _is_symmetric(asm.to_scipy(kd)) and _is_symmetric(asm.to_scipy(k0))
+        eps = SLEPc.EPS().create(comm=A.getComm())
+        eps.setOptionsPrefix(self.prefix + "eps_")
+        eps.setOperators(A, B)
+        eps.setProblemType(SLEPc.EPS.ProblemType.GHEP if symmetric else
+                           SLEPc.EPS.ProblemType.GNHEP)
+        want = min(n, self.modes if symmetric else 2 * self.modes + 4)
+        if n <= 400:
+            eps.setType(SLEPc.EPS.Type.LAPACK)
+        else:
+            eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
+            eps.setDimensions(nev=want)
+            st = eps.getST()
+            ksp = st.getKSP()
+            ksp.setType("preonly")
+            ksp.getPC().setType("lu")
+            ksp.getPC().setFactorSolverType(linalg.best_lu_package())
+        eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_REAL)
+        with linalg._PushedOptions(self.prefix + "eps_", {}):
+            eps.setFromOptions()
+        try:
+            eps.solve()
+        except _petsc.PETSc().Error as err:
+            raise ConvergenceError(f"buckling eigen-solve failed (PETSc error {err.ierr})",
+                                   step=self.name) from None
+        nconv = eps.getConverged()
+        vr = A.createVecRight()
+        vals, vecs = [], []
+        for i in range(nconv):
+            nu = eps.getEigenpair(i, vr)
+            if abs(nu.imag) > 1e-8 * max(abs(nu.real), 1e-300) or nu.real <= 0:
+                continue
+            vals.append(1.0 / nu.real)
+            vecs.append(vr.getArray().copy())
+        for obj in (eps, A, B, vr):
+            obj.destroy()
+        order = np.argsort(vals)[: self.modes]
+        if len(order) == 0:
+            log.warning("step %s: no real positive buckling factor", self.name)
+        return np.array(vals)[order], [vecs[i] for i in order]
+
+
+def _is_symmetric(csr, rtol: float = 1e-10) -> bool:
+    diff = abs(csr - csr.T).max() if csr.nnz else 0.0
+    return diff <= rtol * max(abs(csr).max(), 1e-300)

@@ -1,0 +1,128 @@
+"""The ``fem`` command: ``run``, ``validate``, ``info``, ``deck-reference``.
+
+This is the only module that prints. PETSc options on the command line (anything fem does not know
+that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
+first used, and win over the deck's ``[solver]`` options. User mistakes end with one message and an
+exit code (2 bad input, 3 no convergence), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from fem import __version__, _petsc
+from fem.errors import FemError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fem", description="Finite-element flexible multibody "
+                                "solver. PETSc options (-<prefix>ksp_type ...) may follow.")
+    p.add_argument("--version", action="version", version=f"fem {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run a deck")
+    r.add_argument("deck", help="TOML deck")
+    r.add_argument("-o", "--output", help="results file (default: <deck>.h5 beside the deck)")
+    v = sub.add_parser("validate", help="run the validation cases and compare with references")
+    v.add_argument("cases", nargs="*", help="case names (default: all)")
+    v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
+    v.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
+    sub.add_parser("info", help="versions and solver packages")
+    sub.add_parser("deck-reference", help="print the deck reference (Markdown)")
+    return p
+
+
+def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Separate PETSc options (single dash, not fem's own) from fem's arguments."""
+    ours, petsc = [], []
+    i = 0
+    own = {"-o", "-v", "-h"}
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2:
+            petsc.append(a)
+            if i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+                petsc.append(argv[i + 1])
+                i += 1
+        else:
+            ours.append(a)
+        i += 1
+    return ours, petsc
+
+
+def _cmd_run(args) -> int:
+    import os
+
+    from fem.io import deck as deck_io
+    from fem.run import run
+
+    deck = deck_io.load(args.deck)
+    out = args.output or os.path.splitext(args.deck)[0] + ".h5"
+    result = run(deck, out)
+    for s in result.steps:
+        print(f"step {s.name} ({s.type})")
+        for line in s.lines:
+            print(f"  {line}")
+    print(f"results: {result.h5}")
+    for x in result.xdmf:
+        print(f"ParaView: {x}")
+    return 0
+
+
+def _cmd_validate(args) -> int:
+    from pathlib import Path
+
+    from fem import validate
+
+    root = Path(args.cases_dir) if args.cases_dir else validate.default_cases_dir()
+    rows = []
+    for case in validate.case_dirs(root, args.cases):
+        rows.extend(validate.check_case(case, args.keep))
+    print(validate.table(rows))
+    failed = [r for r in rows if not r.passed]
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} quantities PASS"
+          + (f", {len(failed)} FAIL" if failed else ""))
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``fem`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ours, petsc = _split_petsc(argv)
+    args = _parser().parse_args(ours)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    _petsc.init(petsc)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "validate":
+            return _cmd_validate(args)
+        if args.command == "info":
+            from fem.info import report
+
+            print(report())
+            return 0
+        from fem.io.schema import reference_markdown
+
+        print(reference_markdown(), end="")
+        return 0
+    except FemError as err:
+        print(f"fem: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("fem: interrupted; completed frames are in the results file", file=sys.stderr)
+        return 130
+    except Exception as err:  # an internal error: say so plainly
+        if args.debug:
+            raise
+        print(f"fem: internal error: {type(err).__name__}: {err} (rerun with --debug for the "
+              "traceback and please report it)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Two-node beam elements, 2D and 3D, linear or co-rotational, Euler-Bernoulli or Timoshenko.
+
+A beam is a frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) composed with the
+frame-free basic beam (:mod:`fem.elements.beam_basic`), as in STYLE.md::
+
+    kin = frame.kinematics(...)              # v (E, nb), B (E, nb, nd)
+    sigma, D, q = basic.response(kin.v)      # stresses, strain Jacobian, basic forces
+    f = B^T q
+    K = B^T (D^T S D + sum sigma_k H_k) B + frame.geometric(kin, q)
+
+``formulation = "linear"`` freezes the frame at the reference geometry and drops the second-order
+strains from the response (the classical small-displacement beam); its geometric stiffness, used by
+linear buckling, keeps them (the consistent geometric stiffness).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements import beam_mass
+from fem.elements.base import ElementGroup
+from fem.elements.beam_basic import BasicBeam
+from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
+from fem.elements.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
+
+FORMULATIONS = ("linear", "corotational")
+THEORIES = ("euler-bernoulli", "timoshenko")
+
+
+def _per_element(value, n: int) -> NDArray:
+    return np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+
+
+class Beam(ElementGroup):
+    """A batch of 2-node beams.
+
+    Parameters
+    ----------
+    name : group name
+    conn : (E, 2) node indices
+    X : (n, 3) reference coordinates of the model's nodes
+    dim : 2 (DOFs ux, uy, rz) or 3 (ux, uy, uz, rx, ry, rz)
+    E, G, rho : material, per element or scalar
+    A, Iy, Iz, J, Ay, Az : section, per element or scalar (``Iz`` bends in the local x-y plane)
+    formulation : ``"linear"`` or ``"corotational"``
+    theory : ``"euler-bernoulli"`` or ``"timoshenko"`` (uses the shear areas)
+    ref : (E, 3) or (3,) vector giving the local y axis (3D; projected normal to the axis)
+    rotary_inertia : include the rotary inertia of the cross-section in the mass
+    """
+
+    type_name = "beam"
+    nen = 2
+
+    def __init__(self, name, conn, X, dim, *, E, G, A, Iy=0.0, Iz=0.0, J=0.0, Ay=np.inf, Az=np.inf,
+                 rho=0.0, formulation="corotational", theory="euler-bernoulli", ref=None,
+                 rotary_inertia=True):
+        super().__init__(name, conn, X, dim)
+        n = len(self)
+        self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
+        self.formulation, self.theory = formulation, theory
+        self.props = {k: _per_element(v, n) for k, v in
+                      dict(E=E, G=G, A=A, Iy=Iy, Iz=Iz, J=J, Ay=Ay, Az=Az, rho=rho).items()}
+        p = self.props
+        shear = theory == "timoshenko"
+        linear = formulation == "linear"
+        if dim == 2:
+            self.frame = (LinearFrame2D if linear else CorotFrame2D)(self.X)
+            self.E0 = None
+        else:
+            ref = np.broadcast_to(np.asarray(ref, dtype=float), (n, 3))
+            self.E0 = reference_triad(self.X, ref)
+            self.frame = (LinearFrame3D if linear else CorotFrame3D)(self.X, self.E0)
+        self.l0 = self.frame.l0
+        inf = np.full(n, np.inf)
+        self.basic = BasicBeam(dim, self.l0, p["E"] * p["A"], p["G"] * p["J"], p["E"] * p["Iy"],
+                               p["E"] * p["Iz"], p["G"] * p["Ay"] if shear else inf,
+                               p["G"] * p["Az"] if shear else inf, nonlinear=not linear)
+        self.rotary_inertia = rotary_inertia
+        self.stress_names = (("N", "M1", "M2") if dim == 2 else
+                             ("N", "Mt", "My1", "My2", "Mz1", "Mz2"))
+
+    # --- gathering ----------------------------------------------------------------------------
+    def _kinematics(self, state):
+        x = self.positions(state)
+        if self.dim == 2:
+            rot = state.rot[self.conn]
+        else:
+            rot = state.rotation_matrices()[self.conn] if not self.frame.linear else None
+        d = self.element_vector(state.dof_values()) if self.frame.linear else None
+        return self.frame.kinematics(x, rot, d)
+
+    # --- protocol -----------------------------------------------------------------------------
+    def stress(self, state) -> NDArray:
+        """(E, ns) generalized stresses ``sigma`` (Meijaard's, see beam_basic)."""
+        kin = self._kinematics(state)
+        return self.basic.response(kin.v)[0]
+
+    def internal_force(self, state) -> NDArray:
+        """(E, nd) ``B^T q``."""
+        kin = self._kinematics(state)
+        _, _, q = self.basic.response(kin.v)
+        return np.einsum("ebd,eb->ed", kin.B, q)
+
+    def tangent(self, state) -> NDArray:
+        """(E, nd, nd) material + geometric tangent (material only for the linear beam)."""
+        kin = self._kinematics(state)
+        sigma, D, q = self.basic.response(kin.v)
+        kb = self.basic.material_stiffness(D)
+        if self.frame.linear:
+            return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
+        kb = kb + self.basic.stress_hessian(sigma)
+        return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B + self.frame.geometric(kin, q)
+
+    def material_tangent(self, state) -> NDArray:
+        """(E, nd, nd) ``B^T D^T S D B``."""
+        kin = self._kinematics(state)
+        _, D, _ = self.basic.response(kin.v)
+        return np.swapaxes(kin.B, 1, 2) @ self.basic.material_stiffness(D) @ kin.B
+
+    def geometric_stiffness(self, state, stress: NDArray) -> NDArray:
+        """(E, nd, nd) geometric stiffness of generalized stresses ``stress (E, ns)``."""
+        kin = self._kinematics(state)
+        D = self.basic.strain_jacobian(kin.v)
+        q = np.einsum("ekb,ek->eb", D, stress)
+        kg = np.swapaxes(kin.B, 1, 2) @ self.basic.stress_hessian(stress) @ kin.B
+        return kg + self.frame.geometric(kin, q)
+
+    def stress_rate(self, state, due: NDArray) -> NDArray:
+        """(E, ns) linearized change of the stresses for element increments ``due (E, nd)``."""
+        kin = self._kinematics(state)
+        D = self.basic.strain_jacobian(kin.v)
+        return np.einsum("ekl,elb,ebd,ed->ek", self.basic.S, D, kin.B, due)
+
+    def energy(self, state) -> NDArray:
+        """(E,) strain energy ``1/2 eps^T S eps``."""
+        return self.basic.energy(self._kinematics(state).v)
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """Section forces (see :meth:`BasicBeam.section_forces`)."""
+        return self.basic.section_forces(self.stress(state))
+
+    def mass(self, state=None, lumped: bool = False) -> NDArray:
+        """(E, nd, nd) consistent or lumped (HRZ) mass in the global frame, reference geometry."""
+        p = self.props
+        local = beam_mass.local_mass(self.dim, self.l0, p["rho"] * p["A"],
+                                     p["rho"] * p["Iy"] if self.rotary_inertia else 0 * p["Iy"],
+                                     p["rho"] * p["Iz"] if self.rotary_inertia else 0 * p["Iz"],
+                                     p["rho"] * (p["Iy"] + p["Iz"]), lumped=lumped)
+        T = beam_mass.rotation_blocks(self.dim, self._reference_axes())
+        return np.swapaxes(T, 1, 2) @ local @ T
+
+    def _reference_axes(self) -> NDArray:
+        if self.dim == 3:
+            return self.E0
+        e = self.frame.e0
+        E0 = np.zeros((len(self), 3, 3))
+        E0[:, :2, 0], E0[:, 0, 1], E0[:, 1, 1], E0[:, 2, 2] = e, -e[:, 1], e[:, 0], 1.0
+        return E0
+
+    def properties(self) -> dict[str, NDArray]:
+        """Section and material data per element."""
+        return {**self.props, "length": self.l0}

@@ -1,0 +1,164 @@
+"""The frame-free part of a beam: basic deformations -> generalized strains, stresses, stiffness.
+
+A frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) reduces the nodal motion of a
+2-node beam to *basic deformations* ``v`` that are invariant under rigid motion:
+
+* 2D: ``v = (u, tp, tq)``: elongation of the chord and the rotations of the two nodes relative to it;
+* 3D: ``v = (u, px, py, pz, qx, qy, qz)``: elongation and the rotation vectors of the nodal triads
+  relative to the co-rotated frame (components in that frame).
+
+This module maps ``v`` to the six generalized strains of Meijaard (1993, eqs. 2, 11, 16;
+notes/meijaard.md sections 1.2-1.11), written as quadratic polynomials
+``eps_k = A_k . v + 1/2 v^T H_k v``:
+
+* the linear part ``A`` is the linearized map (11) in the chord frame: ``eps1 = u``,
+  ``eps2 = l0 (qx - px)``, ``eps3 = -l0 py``, ``eps4 = l0 qy``, ``eps5 = -l0 pz``, ``eps6 = l0 qz``;
+* the quadratic part ``H`` holds Meijaard's second-order ("modified") strains (16): the elongation of
+  the axis by bending in ``eps1`` (the shallow-arch terms that give the consistent geometric
+  stiffness), and the torsion-bending couplings in ``eps2..eps6`` (his exact strains (2) expanded to
+  second order in exponential-map rotations, then modified by (16)).
+
+One deliberate difference from Meijaard: the bending strains are *angles* times ``l0``, not chord
+projections ``l . e_y``. They agree to second order except for products of the elongation with the
+bending rotations, which do not enter any of the buckling problems, and they make pure bending exact:
+an end moment ``M`` turns every element by exactly ``M l0 / EI``, so a cantilever under
+``2 pi EI / L`` rolls up into a closed polygon whatever the mesh.
+
+Stresses are linear in the strains, ``sigma = S eps`` with Meijaard's ``S`` (5)-(6), Timoshenko shear
+through ``Phi = 12 EI / (G A_s l0^2)`` (``Phi = 0`` for Euler-Bernoulli). With ``q = D^T sigma`` and
+``D = A + H v`` the basic forces, the basic stiffness is ``D^T S D + sum_k sigma_k H_k``; the second
+term is the local part of the geometric stiffness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+# 3D basic deformation indices
+U, PX, PY, PZ, QX, QY, QZ = range(7)
+
+# Quadratic terms (strain k, v_i, v_j, coefficient / l0): eps_k += c l0 v_i v_j.
+_QUADRATIC_3D = (
+    # eps1: elongation of the axis by bending (shallow-arch terms)
+    (0, PY, PY, 2 / 30), (0, PY, QY, -1 / 30), (0, QY, QY, 2 / 30),
+    (0, PZ, PZ, 2 / 30), (0, PZ, QZ, -1 / 30), (0, QZ, QZ, 2 / 30),
+    # eps2: torsion from bending
+    (1, PY, QZ, 1 / 2), (1, PZ, QY, -1 / 2),
+    # eps3..eps6: unsymmetric bending from twist
+    (2, PX, PZ, -1 / 3), (2, QX, QZ, 1 / 6), (2, QX, PZ, -1 / 6), (2, PX, QZ, -1 / 6),
+    (3, QX, QZ, 1 / 3), (3, QX, PZ, 1 / 6), (3, PX, QZ, 1 / 6), (3, PX, PZ, -1 / 6),
+    (4, PX, PY, 1 / 3), (4, QX, QY, -1 / 6), (4, QX, PY, 1 / 6), (4, PX, QY, 1 / 6),
+    (5, QX, QY, -1 / 3), (5, QX, PY, -1 / 6), (5, PX, QY, -1 / 6), (5, PX, PY, 1 / 6),
+)
+_QUADRATIC_2D = ((0, 1, 1, 2 / 30), (0, 1, 2, -1 / 30), (0, 2, 2, 2 / 30))
+
+
+def _hessians(terms, ns: int, nb: int) -> NDArray:
+    h = np.zeros((ns, nb, nb))
+    for k, i, j, c in terms:
+        h[k, i, j] += c
+        h[k, j, i] += c
+    return h
+
+
+def _bending_block(EI: NDArray, phi: NDArray, l0: NDArray) -> NDArray:
+    """(E, 2, 2) Meijaard's S3/S4 on the pair of bending strains of one plane."""
+    f = (EI / ((1 + phi) * l0**3))[:, None, None]
+    a, b = 4 + phi, -2 + phi
+    return f * np.stack([np.stack([a, b], -1), np.stack([b, a], -1)], -2)
+
+
+class BasicBeam:
+    """Generalized strains, stresses and basic stiffness of a batch of beams.
+
+    Parameters
+    ----------
+    dim : 2 or 3
+    l0 : (E,) reference lengths
+    EA, GJ, EIy, EIz : (E,) section stiffnesses (GJ, EIy unused in 2D)
+    GAy, GAz : (E,) shear stiffnesses, ``inf`` for Euler-Bernoulli
+    nonlinear : include the second-order strains in the response (co-rotational beams); a linear
+        beam still uses them for its geometric stiffness in buckling analyses
+    """
+
+    def __init__(self, dim, l0, EA, GJ, EIy, EIz, GAy, GAz, nonlinear=True):
+        self.dim = dim
+        self.nonlinear = nonlinear
+        E = len(l0)
+        self.l0 = l0
+        phi_y = np.where(np.isinf(GAy), 0.0, 12 * EIz / (GAy * l0**2))   # shear in y: x-y plane
+        phi_z = np.where(np.isinf(GAz), 0.0, 12 * EIy / (GAz * l0**2))   # shear in z: x-z plane
+        if dim == 2:
+            self.nb, self.ns = 3, 3
+            A = np.zeros((E, 3, 3))
+            A[:, 0, 0], A[:, 1, 1], A[:, 2, 2] = 1.0, -l0, l0
+            S = np.zeros((E, 3, 3))
+            S[:, 0, 0] = EA / l0
+            S[:, 1:, 1:] = _bending_block(EIz, phi_y, l0)
+            H = _hessians(_QUADRATIC_2D, 3, 3)
+        else:
+            self.nb, self.ns = 7, 6
+            A = np.zeros((E, 6, 7))
+            A[:, 0, U] = 1.0
+            A[:, 1, QX], A[:, 1, PX] = l0, -l0
+            A[:, 2, PY], A[:, 3, QY] = -l0, l0
+            A[:, 4, PZ], A[:, 5, QZ] = -l0, l0
+            S = np.zeros((E, 6, 6))
+            S[:, 0, 0] = EA / l0
+            S[:, 1, 1] = GJ / l0**3
+            S[:, 2:4, 2:4] = _bending_block(EIy, phi_z, l0)
+            S[:, 4:6, 4:6] = _bending_block(EIz, phi_y, l0)
+            H = _hessians(_QUADRATIC_3D, 6, 7)
+        self.A, self.S = A, S
+        self.H = l0[:, None, None, None] * H                     # (E, ns, nb, nb)
+
+    # --- strains ------------------------------------------------------------------------------
+    def strain(self, v: NDArray) -> NDArray:
+        """(E, ns) generalized strains of basic deformations ``v (E, nb)``."""
+        eps = np.einsum("ekb,eb->ek", self.A, v)
+        if self.nonlinear:
+            eps += 0.5 * np.einsum("ekij,ei,ej->ek", self.H, v, v)
+        return eps
+
+    def strain_jacobian(self, v: NDArray) -> NDArray:
+        """(E, ns, nb) ``D = d eps / d v``."""
+        if not self.nonlinear:
+            return self.A
+        return self.A + np.einsum("ekij,ej->eki", self.H, v)
+
+    def stress_hessian(self, sigma: NDArray) -> NDArray:
+        """(E, nb, nb) ``sum_k sigma_k H_k``: the local geometric stiffness."""
+        return np.einsum("ek,ekij->eij", sigma, self.H)
+
+    # --- response -----------------------------------------------------------------------------
+    def response(self, v: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        """Stresses ``sigma (E, ns)``, strain Jacobian ``D (E, ns, nb)``, basic forces ``q (E, nb)``."""
+        D = self.strain_jacobian(v)
+        sigma = np.einsum("ekl,el->ek", self.S, self.strain(v))
+        q = np.einsum("ekb,ek->eb", D, sigma)
+        return sigma, D, q
+
+    def material_stiffness(self, D: NDArray) -> NDArray:
+        """(E, nb, nb) ``D^T S D``."""
+        return np.einsum("eka,ekl,elb->eab", D, self.S, D)
+
+    def energy(self, v: NDArray) -> NDArray:
+        """(E,) ``1/2 eps^T S eps``."""
+        eps = self.strain(v)
+        return 0.5 * np.einsum("ek,ekl,el->e", eps, self.S, eps)
+
+    def section_forces(self, sigma: NDArray) -> dict[str, NDArray]:
+        """Section forces from generalized stresses (Meijaard eq. 4; moments are internal moments).
+
+        2D: ``N, V, M1, M2``. 3D: ``N, T, Vy, Vz, My1, My2, Mz1, Mz2``; ``1``/``2`` are the element
+        ends, moments are about the local axes, ``Vy = -dMz/dx`` and ``Vz = dMy/dx``.
+        """
+        l0 = self.l0
+        if self.dim == 2:
+            m1, m2 = l0 * sigma[:, 1], l0 * sigma[:, 2]
+            return {"N": sigma[:, 0], "V": (m1 - m2) / l0, "M1": m1, "M2": m2}
+        my1, my2 = l0 * sigma[:, 2], l0 * sigma[:, 3]
+        mz1, mz2 = l0 * sigma[:, 4], l0 * sigma[:, 5]
+        return {"N": sigma[:, 0], "T": l0 * sigma[:, 1], "Vy": (mz1 - mz2) / l0,
+                "Vz": (my2 - my1) / l0, "My1": my1, "My2": my2, "Mz1": mz1, "Mz2": mz2}

@@ -1,0 +1,147 @@
+"""Two-node truss (bar) elements in 2D and 3D: linear, co-rotational and total-Lagrangian.
+
+Formulations (Crisfield, *Non-linear Finite Element Analysis of Solids and Structures*, vol. 1,
+ch. 3; Crisfield & Shi 1994, eqs. 4, 10, 25-27; notes/crisfield_shi.md section 1.2):
+
+``linear``
+    small displacements about the reference chord ``e0``: ``N = EA e0.(u2-u1)/l0``.
+``corotational`` with ``strain = "engineering"``
+    ``N = EA (l - l0)/l0``, ``f = N {-e; e}``,
+    ``K = (EA/l0) [e e^T] + (N/l) [I - e e^T]`` (block pattern ``[[k, -k], [-k, k]]``).
+``corotational`` with ``strain = "green"``
+    ``S = EA (l^2 - l0^2)/(2 l0^2)``, ``f = (S/l0) {-x21; x21}``,
+    ``K = (EA/l0^3) [x21 x21^T] + (S/l0) [I]``; the axial force is ``N = S l/l0``.
+
+The generalized stress is the axial force ``N`` (for Green strain the second Piola-Kirchhoff resultant
+``S``, with ``N`` reported in the outputs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements.base import ElementGroup, outer, unit
+
+FORMULATIONS = ("linear", "corotational")
+STRAINS = ("engineering", "green")
+
+
+def _pair(k: NDArray) -> NDArray:
+    """Assemble ``[[k, -k], [-k, k]]`` from ``k (E, d, d)``."""
+    return np.block([[k, -k], [-k, k]])
+
+
+class Truss(ElementGroup):
+    """A batch of 2-node bars.
+
+    Parameters
+    ----------
+    name : group name
+    conn : (E, 2) node indices
+    X : (n, 3) reference coordinates of the model's nodes
+    dim : 2 or 3
+    EA : (E,) axial stiffness
+    rhoA : (E,) mass per unit length
+    formulation : ``"linear"`` or ``"corotational"``
+    strain : ``"engineering"`` or ``"green"`` (co-rotational only)
+    """
+
+    type_name = "truss"
+    nen = 2
+    stress_names = ("N",)
+
+    def __init__(self, name, conn, X, dim, EA, rhoA=0.0, formulation="corotational",
+                 strain="engineering"):
+        super().__init__(name, conn, X, dim)
+        self.dof_names = ("ux", "uy") if dim == 2 else ("ux", "uy", "uz")
+        self.EA = np.broadcast_to(np.asarray(EA, dtype=float), (len(self),)).copy()
+        self.rhoA = np.broadcast_to(np.asarray(rhoA, dtype=float), (len(self),)).copy()
+        self.formulation = formulation
+        self.strain = strain if formulation == "corotational" else "engineering"
+        self.x21_0 = (self.X[:, 1] - self.X[:, 0])[:, :dim]            # (E, dim)
+        self.e0, self.l0 = unit(self.x21_0)
+
+    # --- kinematics ---------------------------------------------------------------------------
+    def _chord(self, state) -> tuple[NDArray, NDArray, NDArray]:
+        x = self.positions(state)[:, :, :self.dim]
+        x21 = x[:, 1] - x[:, 0]
+        e, l = unit(x21)
+        return x21, e, l
+
+    def _du21(self, state) -> NDArray:
+        return (state.u[self.conn[:, 1]] - state.u[self.conn[:, 0]])[:, :self.dim]
+
+    def stress(self, state) -> NDArray:
+        """(E, 1) axial force ``N`` (``S`` for Green strain)."""
+        if self.formulation == "linear":
+            n = self.EA / self.l0 * np.einsum("ei,ei->e", self.e0, self._du21(state))
+        else:
+            _, _, l = self._chord(state)
+            if self.strain == "green":
+                n = self.EA * (l**2 - self.l0**2) / (2 * self.l0**2)
+            else:
+                n = self.EA * (l - self.l0) / self.l0
+        return n[:, None]
+
+    def _force_direction(self, state) -> NDArray:
+        """(E, dim) vector ``b`` with ``f = N {-b; b}``."""
+        if self.formulation == "linear":
+            return self.e0
+        x21, e, _ = self._chord(state)
+        return x21 / self.l0[:, None] if self.strain == "green" else e
+
+    # --- protocol -----------------------------------------------------------------------------
+    def internal_force(self, state) -> NDArray:
+        """(E, 2 dim) nodal forces ``N {-b; b}``."""
+        nb = self.stress(state) * self._force_direction(state)
+        return np.concatenate([-nb, nb], axis=1)
+
+    def material_tangent(self, state) -> NDArray:
+        """(E, 2 dim, 2 dim) stiffness from the change of stress, at fixed geometry."""
+        b = self._force_direction(state)                      # dN = (EA/l0) b.du21 in all three
+        return _pair((self.EA / self.l0)[:, None, None] * outer(b, b))
+
+    def geometric_stiffness(self, state, stress: NDArray) -> NDArray:
+        """(E, 2 dim, 2 dim) initial-stress stiffness for axial forces ``stress (E, 1)``."""
+        n = stress[:, 0]
+        eye = np.eye(self.dim)
+        if self.formulation == "linear":
+            k = (n / self.l0)[:, None, None] * (eye - outer(self.e0, self.e0))
+        elif self.strain == "green":
+            k = (n / self.l0)[:, None, None] * np.broadcast_to(eye, (len(self), self.dim, self.dim))
+        else:
+            _, e, l = self._chord(state)
+            k = (n / l)[:, None, None] * (eye - outer(e, e))
+        return _pair(k)
+
+    def stress_rate(self, state, due: NDArray) -> NDArray:
+        """(E, 1) linearized change of the axial force for element increments ``due (E, 2 dim)``."""
+        b = self._force_direction(state)
+        d21 = due[:, self.dim:] - due[:, :self.dim]
+        return (self.EA / self.l0 * np.einsum("ei,ei->e", b, d21))[:, None]
+
+    def energy(self, state) -> NDArray:
+        """(E,) strain energy."""
+        n = self.stress(state)[:, 0]                           # 1/2 EA l0 strain^2
+        return 0.5 * n**2 * self.l0 / self.EA
+
+    def mass(self, state=None, lumped: bool = False) -> NDArray:
+        """(E, 2 dim, 2 dim) consistent (``rhoA l0/6 [[2I, I], [I, 2I]]``) or lumped mass."""
+        m = (self.rhoA * self.l0)[:, None, None]
+        eye = np.eye(self.dim)
+        if lumped:
+            return m / 2 * np.eye(2 * self.dim)
+        return m / 6 * np.block([[2 * eye, eye], [eye, 2 * eye]])
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """Axial force ``N`` (true force, also for Green strain) and strain."""
+        s = self.stress(state)[:, 0]
+        if self.formulation == "corotational" and self.strain == "green":
+            _, _, l = self._chord(state)
+            return {"N": s * l / self.l0, "strain": s / self.EA}
+        return {"N": s, "strain": s / self.EA}
+
+    def properties(self) -> dict[str, NDArray]:
+        """Axial stiffness and reference length."""
+        return {"EA": self.EA, "length": self.l0}

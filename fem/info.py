@@ -1,0 +1,75 @@
+"""Versions of fem and of everything it runs on (``fem info``, results-file attributes)."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import platform
+from importlib import metadata
+
+from fem import __version__, _petsc
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def mpi_version() -> str:
+    """The MPI library's own version string (first line), without initialising MPI."""
+    name = ctypes.util.find_library("mpi")
+    if name is None:
+        return "unknown"
+    try:
+        lib = ctypes.CDLL(name)
+        buf = ctypes.create_string_buffer(8192)
+        length = ctypes.c_int()
+        lib.MPI_Get_library_version(buf, ctypes.byref(length))
+        return buf.value.decode(errors="replace").split(",")[0].strip()
+    except (OSError, AttributeError):
+        return "unknown"
+
+
+def versions() -> dict[str, str]:
+    """Name -> version of fem, Python and the libraries."""
+    import h5py
+    import meshio
+    import numpy
+    import scipy
+
+    PETSc = _petsc.PETSc()
+    v = PETSc.Sys.getVersion()
+    out = {
+        "fem": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "petsc": ".".join(str(x) for x in v),
+        "petsc4py": _dist_version("petsc4py"),
+    }
+    try:
+        SLEPc = _petsc.SLEPc()
+        out["slepc"] = ".".join(str(x) for x in SLEPc.Sys.getVersion())
+        out["slepc4py"] = _dist_version("slepc4py")
+    except ImportError:
+        out["slepc"] = "not installed"
+    out["mpi"] = mpi_version()
+    out["meshio"] = meshio.__version__
+    out["h5py"] = h5py.version.version
+    out["hdf5"] = h5py.version.hdf5_version
+    return out
+
+
+def report() -> str:
+    """The text of ``fem info``."""
+    from fem import linalg
+
+    lines = [f"{k:<10} {v}" for k, v in versions().items()]
+    PETSc = _petsc.PETSc()
+    scalar = "complex" if PETSc.ScalarType().dtype.kind == "c" else "real"
+    lines.append(f"{'scalars':<10} {scalar}, {PETSc.IntType().dtype.itemsize * 8}-bit indices")
+    lines.append(f"{'packages':<10} {', '.join(linalg.external_packages()) or 'none'}")
+    lines.append(f"{'direct LU':<10} {linalg.best_lu_package()} (default for every step)")
+    return "\n".join(lines)

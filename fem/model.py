@@ -1,0 +1,187 @@
+"""The model: nodes, sets, materials, sections, element groups, supports and loads.
+
+A :class:`Model` is built once (by :mod:`fem.io.deck` or by hand) and never changed afterwards;
+analyses read it and keep everything that changes in a :class:`~fem.state.State`.
+
+Nodes are stored by index ``0..n-1``; the user's node ids live in ``node_ids``. Coordinates are
+always ``(n, 3)`` (2D models have ``z = 0``). The DOF slots of a node are ``("ux", "uy", "rz")`` in 2D
+and ``("ux", "uy", "uz", "rx", "ry", "rz")`` in 3D; which of them exist is decided by the elements
+(:mod:`fem.dofs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.functions import Constant, TimeFunction
+
+DOF_SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
+LOAD_KINDS = ("dead", "follower", "semitangential")
+
+
+@dataclass(frozen=True)
+class Material:
+    """Linear elastic isotropic material."""
+
+    name: str
+    E: float
+    G: float
+    rho: float = 0.0
+
+    @property
+    def nu(self) -> float:
+        """Poisson's ratio implied by E and G."""
+        return self.E / (2 * self.G) - 1
+
+
+@dataclass(frozen=True)
+class Section:
+    """Beam/truss cross-section in its local axes (x along the member, y and z principal).
+
+    ``Iz`` governs bending in the local x-y plane (the only plane of a 2D beam), ``Iy`` bending in
+    the x-z plane; ``Ay``, ``Az`` are shear areas (``inf`` for Euler-Bernoulli behaviour).
+    """
+
+    name: str
+    A: float
+    Iy: float = 0.0
+    Iz: float = 0.0
+    J: float = 0.0
+    Ay: float = np.inf
+    Az: float = np.inf
+
+    @classmethod
+    def rectangle(cls, name: str, b: float, h: float) -> Section:
+        """Solid rectangle, depth ``h`` along local y, width ``b`` along local z.
+
+        Saint-Venant torsion constant from Roark (Table 10.7, case 4); shear areas 5/6 A.
+
+        >>> s = Section.rectangle("r", b=1.0, h=2.0)
+        >>> round(s.Iz, 6), round(s.Iy, 6), round(s.J / (2.0 * 1.0**3), 4)
+        (0.666667, 0.166667, 0.2287)
+        """
+        a, c = max(b, h) / 2, min(b, h) / 2
+        J = a * c**3 * (16 / 3 - 3.36 * c / a * (1 - c**4 / (12 * a**4)))
+        A = b * h
+        return cls(name, A=A, Iy=h * b**3 / 12, Iz=b * h**3 / 12, J=J, Ay=5 / 6 * A, Az=5 / 6 * A)
+
+    @classmethod
+    def circle(cls, name: str, d: float) -> Section:
+        """Solid circle of diameter ``d``; shear areas 9/10 A."""
+        A = np.pi * d**2 / 4
+        Ib = np.pi * d**4 / 64
+        return cls(name, A=A, Iy=Ib, Iz=Ib, J=2 * Ib, Ay=0.9 * A, Az=0.9 * A)
+
+    @classmethod
+    def tube(cls, name: str, d: float, t: float) -> Section:
+        """Circular tube, outer diameter ``d``, wall thickness ``t``; shear areas A/2 (thin wall)."""
+        di = d - 2 * t
+        A = np.pi * (d**2 - di**2) / 4
+        Ib = np.pi * (d**4 - di**4) / 64
+        return cls(name, A=A, Iy=Ib, Iz=Ib, J=2 * Ib, Ay=0.5 * A, Az=0.5 * A)
+
+
+@dataclass(frozen=True)
+class NodalLoad:
+    """Force and moment applied at each node of ``nodes``, scaled by ``function(t)``.
+
+    ``kind`` says how the load follows the node: ``dead`` (fixed global direction; for moments this
+    is Argyris's *axial* moment), ``follower`` (rotates with the node) or ``semitangential``
+    (a conservative moment whose potential is ``-M . psi`` with ``psi`` the nodal rotation vector).
+    """
+
+    name: str
+    nodes: NDArray
+    force: NDArray
+    moment: NDArray
+    kind: str = "dead"
+    function: TimeFunction | None = None
+
+
+@dataclass(frozen=True)
+class Prescribed:
+    """A prescribed value of one DOF slot at ``nodes``, scaled by ``function(t)``."""
+
+    name: str
+    nodes: NDArray
+    slot: int
+    value: float
+    function: TimeFunction | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    """Immutable description of the structure.
+
+    Attributes
+    ----------
+    dim : 2 or 3
+    X : (n, 3) reference nodal coordinates, global frame
+    node_ids : (n,) user node ids
+    fixed : (n, nslots) bool, DOFs held at zero (or at a prescribed value)
+    groups : element groups (see :mod:`fem.elements`)
+    """
+
+    dim: int
+    X: NDArray
+    node_ids: NDArray
+    groups: tuple = ()
+    node_sets: Mapping[str, NDArray] = field(default_factory=dict)
+    materials: Mapping[str, Material] = field(default_factory=dict)
+    sections: Mapping[str, Section] = field(default_factory=dict)
+    fixed: NDArray | None = None
+    prescribed: tuple[Prescribed, ...] = ()
+    loads: tuple[NodalLoad, ...] = ()
+    functions: Mapping[str, TimeFunction] = field(default_factory=dict)
+    title: str = ""
+    units: str = ""
+
+    def __post_init__(self):
+        X = np.array(self.X, dtype=float)
+        X.setflags(write=False)
+        object.__setattr__(self, "X", X)
+        if self.fixed is None:
+            object.__setattr__(self, "fixed", np.zeros((len(X), self.nslots), dtype=bool))
+        self.fixed.setflags(write=False)
+        object.__setattr__(self, "node_sets", MappingProxyType(dict(self.node_sets)))
+        object.__setattr__(self, "functions", MappingProxyType(dict(self.functions)))
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self.X)
+
+    @property
+    def slots(self) -> tuple[str, ...]:
+        """DOF slot names of every node."""
+        return DOF_SLOTS[self.dim]
+
+    @property
+    def nslots(self) -> int:
+        """Number of DOF slots per node."""
+        return len(DOF_SLOTS[self.dim])
+
+    def group(self, name: str):
+        """Element group by name."""
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise KeyError(name)
+
+    def with_changes(self, **changes) -> Model:
+        """A copy with some fields replaced (models are never modified in place)."""
+        fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        fields.update(changes)
+        return Model(**fields)
+
+
+def default_function(step_type: str) -> TimeFunction:
+    """Load scaling when a load names no function: ramped in static steps, constant in dynamics."""
+    from fem.functions import Ramp
+
+    return Ramp() if step_type in ("static", "buckling") else Constant()

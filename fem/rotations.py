@@ -1,0 +1,233 @@
+"""Finite rotations: SO(3) maps, unit quaternions and tangent operators, vectorized.
+
+Every function works on arrays with any number of leading (batch) axes: a rotation vector is
+``(..., 3)``, a matrix ``(..., 3, 3)``, a quaternion ``(..., 4)`` stored as ``(w, x, y, z)``.
+
+Conventions (used throughout fem):
+
+* A rotation vector ``theta`` maps to ``R = exp(hat(theta))`` (Rodrigues).
+* Nodal orientations are updated with *spatial* increments, ``R_new = exp(hat(dw)) R``; a finite
+  rotation is never added to another.
+* ``jl(theta)`` is the left Jacobian (tangent operator ``T_s`` of Battini & Pacoste 2002, eq. 9):
+  ``dR R^T = hat(jl(theta) dtheta)``.
+* ``kh(theta, m)`` is ``d(jl_inv(theta)^T m)/dtheta`` (their ``K_h``), the geometric term that
+  appears when a moment conjugate to ``theta`` is expressed conjugate to a spatial spin.
+
+The small-angle branches use Taylor series (coefficients derived with sympy) below ``_SMALL``,
+where the closed forms lose digits to cancellation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+_SMALL = 0.3
+
+
+def hat(v: NDArray) -> NDArray:
+    """Skew matrix with ``hat(a) @ b == cross(a, b)``; ``(..., 3) -> (..., 3, 3)``.
+
+    >>> hat(np.array([1.0, 2.0, 3.0])) @ np.array([4.0, 5.0, 6.0])
+    array([-3.,  6., -3.])
+    """
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(v.shape + (3,))
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    out[..., 0, 1], out[..., 0, 2] = -z, y
+    out[..., 1, 0], out[..., 1, 2] = z, -x
+    out[..., 2, 0], out[..., 2, 1] = -y, x
+    return out
+
+
+def vee(m: NDArray) -> NDArray:
+    """Axial vector of the skew part of ``m``; ``(..., 3, 3) -> (..., 3)``."""
+    return 0.5 * np.stack([m[..., 2, 1] - m[..., 1, 2],
+                           m[..., 0, 2] - m[..., 2, 0],
+                           m[..., 1, 0] - m[..., 0, 1]], axis=-1)
+
+
+def _angle(theta: NDArray) -> NDArray:
+    return np.sqrt(np.einsum("...i,...i->...", theta, theta))
+
+
+def _series(t2: NDArray, coeffs: tuple[float, ...]) -> NDArray:
+    out = np.zeros_like(t2)
+    for c in reversed(coeffs):
+        out = out * t2 + c
+    return out
+
+
+def _coefficients(theta: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """``sin(t)/t``, ``(1-cos t)/t^2`` and ``(t - sin t)/t^3`` with their series near zero."""
+    t = _angle(theta)
+    t2 = t * t
+    small = t < _SMALL
+    ts = np.where(small, 1.0, t)
+    a = np.where(small, _series(t2, (1, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880)), np.sin(ts) / ts)
+    b = np.where(small, _series(t2, (1 / 2, -1 / 24, 1 / 720, -1 / 40320, 1 / 3628800)),
+                 (1 - np.cos(ts)) / ts**2)
+    c = np.where(small, _series(t2, (1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800)),
+                 (ts - np.sin(ts)) / ts**3)
+    return a, b, c
+
+
+def expm(theta: NDArray) -> NDArray:
+    """Rotation matrix of a rotation vector (Rodrigues); ``(..., 3) -> (..., 3, 3)``."""
+    theta = np.asarray(theta, dtype=float)
+    a, b, _ = _coefficients(theta)
+    th = hat(theta)
+    return np.eye(3) + a[..., None, None] * th + b[..., None, None] * (th @ th)
+
+
+def jl(theta: NDArray) -> NDArray:
+    """Left Jacobian ``T_s(theta)``: ``dR R^T = hat(jl(theta) dtheta)``."""
+    theta = np.asarray(theta, dtype=float)
+    _, b, c = _coefficients(theta)
+    th = hat(theta)
+    return np.eye(3) + b[..., None, None] * th + c[..., None, None] * (th @ th)
+
+
+def _eta_mu(theta: NDArray) -> tuple[NDArray, NDArray]:
+    """``eta = (1 - (t/2) cot(t/2)) / t^2`` and ``mu = eta'(t) / t``."""
+    t = _angle(theta)
+    t2 = t * t
+    small = t < _SMALL
+    ts = np.where(small, 1.0, t)
+    s, c = np.sin(ts), np.cos(ts)
+    eta = np.where(small,
+                   _series(t2, (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)),
+                   1 / ts**2 - (1 + c) / (2 * ts * s))
+    mu_closed = (ts**2 * c + ts**2 + ts * s + ts * np.sin(2 * ts) / 2 + 2 * np.cos(2 * ts) - 2) / (
+        2 * ts**4 * s**2)
+    mu = np.where(small,
+                  _series(t2, (1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800)),
+                  mu_closed)
+    return eta, mu
+
+
+def jl_inv(theta: NDArray) -> NDArray:
+    """Inverse left Jacobian, ``I - hat(theta)/2 + eta hat(theta)^2``."""
+    theta = np.asarray(theta, dtype=float)
+    eta, _ = _eta_mu(theta)
+    th = hat(theta)
+    return np.eye(3) - 0.5 * th + eta[..., None, None] * (th @ th)
+
+
+def kh(theta: NDArray, m: NDArray) -> NDArray:
+    """Derivative ``d(jl_inv(theta)^T m)/dtheta`` at fixed ``m``; ``(..., 3), (..., 3) -> (..., 3, 3)``.
+
+    ``jl_inv^T m = m + (theta x m)/2 + eta (theta (theta.m) - m |theta|^2)``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    m = np.asarray(m, dtype=float)
+    eta, mu = _eta_mu(theta)
+    tm = np.einsum("...i,...i->...", theta, m)
+    t2 = np.einsum("...i,...i->...", theta, theta)
+    outer = np.einsum("...i,...j->...ij", theta, m)        # theta m^T
+    outer_mt = np.einsum("...i,...j->...ij", m, theta)     # m theta^T
+    w = theta * tm[..., None] - m * t2[..., None]          # theta (theta.m) - m |theta|^2
+    return (-0.5 * hat(m)
+            + eta[..., None, None] * (tm[..., None, None] * np.eye(3) + outer - 2 * outer_mt)
+            + mu[..., None, None] * np.einsum("...i,...j->...ij", w, theta))
+
+
+# --- unit quaternions (w, x, y, z) --------------------------------------------------------------
+
+def quat_identity(n: int) -> NDArray:
+    """``(n, 4)`` identity quaternions."""
+    q = np.zeros((n, 4))
+    q[:, 0] = 1.0
+    return q
+
+
+def quat_from_rotvec(theta: NDArray) -> NDArray:
+    """Unit quaternion of a rotation vector; ``(..., 3) -> (..., 4)``."""
+    theta = np.asarray(theta, dtype=float)
+    t = _angle(theta)
+    small = t < 1e-4
+    ts = np.where(small, 1.0, t)
+    half_sinc = np.where(small, 0.5 - t * t / 48, np.sin(ts / 2) / ts)
+    return np.concatenate([np.cos(t / 2)[..., None], half_sinc[..., None] * theta], axis=-1)
+
+
+def rotvec_from_quat(q: NDArray) -> NDArray:
+    """Rotation vector (angle in ``[0, pi]``) of a unit quaternion; ``(..., 4) -> (..., 3)``."""
+    q = np.asarray(q, dtype=float)
+    q = np.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    s = _angle(v)
+    angle = 2 * np.arctan2(s, q[..., 0])
+    small = s < 1e-12
+    scale = np.where(small, 2.0 / np.where(q[..., 0] == 0, 1.0, q[..., 0]),
+                     angle / np.where(small, 1.0, s))
+    return v * scale[..., None]
+
+
+def quat_mul(a: NDArray, b: NDArray) -> NDArray:
+    """Hamilton product ``a b`` (the rotation ``b`` followed by ``a``)."""
+    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
+    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def quat_normalize(q: NDArray) -> NDArray:
+    """Scale quaternions to unit length."""
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def quat_to_matrix(q: NDArray) -> NDArray:
+    """Rotation matrix of a unit quaternion; ``(..., 4) -> (..., 3, 3)``."""
+    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
+    out = np.empty(w.shape + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+def matrix_to_quat(r: NDArray) -> NDArray:
+    """Unit quaternion (``w >= 0``) of a rotation matrix, Shepperd's method; ``(..., 3, 3) -> (..., 4)``."""
+    r = np.asarray(r, dtype=float)
+    tr = np.trace(r, axis1=-2, axis2=-1)
+    diag = np.stack([tr, r[..., 0, 0], r[..., 1, 1], r[..., 2, 2]], axis=-1)
+    k = np.argmax(diag, axis=-1)
+    q = np.empty(r.shape[:-2] + (4,))
+    # Each branch divides by its largest component, which is at least 1/2 in magnitude.
+    s0 = np.sqrt(np.maximum(1 + tr, 0.0)) * 2
+    s1 = np.sqrt(np.maximum(1 + r[..., 0, 0] - r[..., 1, 1] - r[..., 2, 2], 0.0)) * 2
+    s2 = np.sqrt(np.maximum(1 - r[..., 0, 0] + r[..., 1, 1] - r[..., 2, 2], 0.0)) * 2
+    s3 = np.sqrt(np.maximum(1 - r[..., 0, 0] - r[..., 1, 1] + r[..., 2, 2], 0.0)) * 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cand = np.stack([
+            np.stack([s0 / 4, (r[..., 2, 1] - r[..., 1, 2]) / s0, (r[..., 0, 2] - r[..., 2, 0]) / s0,
+                      (r[..., 1, 0] - r[..., 0, 1]) / s0], axis=-1),
+            np.stack([(r[..., 2, 1] - r[..., 1, 2]) / s1, s1 / 4, (r[..., 0, 1] + r[..., 1, 0]) / s1,
+                      (r[..., 0, 2] + r[..., 2, 0]) / s1], axis=-1),
+            np.stack([(r[..., 0, 2] - r[..., 2, 0]) / s2, (r[..., 0, 1] + r[..., 1, 0]) / s2, s2 / 4,
+                      (r[..., 1, 2] + r[..., 2, 1]) / s2], axis=-1),
+            np.stack([(r[..., 1, 0] - r[..., 0, 1]) / s3, (r[..., 0, 2] + r[..., 2, 0]) / s3,
+                      (r[..., 1, 2] + r[..., 2, 1]) / s3, s3 / 4], axis=-1),
+        ], axis=-2)
+    q = np.take_along_axis(cand, k[..., None, None], axis=-2)[..., 0, :]
+    q = np.where(q[..., :1] < 0, -q, q)
+    return quat_normalize(q)
+
+
+def logm(r: NDArray) -> NDArray:
+    """Rotation vector (angle in ``[0, pi]``) of a rotation matrix; ``(..., 3, 3) -> (..., 3)``."""
+    return rotvec_from_quat(matrix_to_quat(r))
+
+
+def rotate_spatial(q: NDArray, dw: NDArray) -> NDArray:
+    """Apply spatial incremental rotation vectors: ``q_new = exp(dw) q``; ``(n, 4), (n, 3)``."""
+    return quat_normalize(quat_mul(quat_from_rotvec(dw), q))

@@ -1,0 +1,83 @@
+"""Run a deck: build the system once, run its steps in order on one state, write results."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fem.buckling import BucklingStep
+from fem.info import versions
+from fem.io.deck import Deck
+from fem.io.hdf5 import ResultsFile
+from fem.loads import StepLoads
+from fem.static import StaticStep
+from fem.system import System
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StepSummary:
+    """What a step reports to the user."""
+
+    name: str
+    type: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunResult:
+    """Paths written and per-step summaries."""
+
+    h5: str
+    xdmf: list[str]
+    steps: list[StepSummary]
+
+
+def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
+    """The step object of a deck step description."""
+    loads = StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"])
+    if spec["type"] == "buckling":
+        return BucklingStep(spec["name"], system, loads, modes=spec["modes"],
+                            solver_options=deck.solver_options)
+    return StaticStep(spec["name"], system, loads, spec["settings"],
+                      solver_options=deck.solver_options, output_every=output_every)
+
+
+def run(deck: Deck, output: str) -> RunResult:
+    """Run every step of ``deck``, writing ``output`` (HDF5) and XDMF files beside it."""
+    system = System(deck.model)
+    state = system.reference_state()
+    summaries = []
+    xdmf = []
+    with ResultsFile(output, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
+            deck.path) if deck.path else "", versions=versions()) as results:
+        for spec in deck.steps:
+            step = make_step(spec, system, deck, deck.output["every"])
+            log.info("step %s (%s)", spec["name"], spec["type"])
+            step.run(state, results)
+            summaries.append(_summary(spec, step, state, system))
+            if isinstance(step, BucklingStep) and getattr(step, "xdmf", None):
+                xdmf.append(step.xdmf)
+        if results.frames:
+            xdmf.insert(0, results.xdmf_path)
+    return RunResult(h5=os.path.abspath(output), xdmf=xdmf, steps=summaries)
+
+
+def _summary(spec, step, state, system) -> StepSummary:
+    s = StepSummary(spec["name"], spec["type"])
+    if isinstance(step, BucklingStep):
+        for i, lam in enumerate(step.factors):
+            s.lines.append(f"mode {i + 1}: load factor {lam:.6g}")
+        if len(step.factors) == 0:
+            s.lines.append("no real positive buckling factor")
+        return s
+    u = state.u
+    k = int(np.argmax(np.linalg.norm(u, axis=1)))
+    s.lines.append(f"load factor {state.t:.6g}; largest displacement {np.linalg.norm(u[k]):.6g} "
+                   f"at node {system.model.node_ids[k]}")
+    s.lines.append(f"strain energy {system.strain_energy(state):.6g}")
+    return s

@@ -1,0 +1,108 @@
+"""The state of an analysis: plain arrays, copied for trial states and committed explicitly.
+
+Translations are additive. Rotations are not: in 3D each node carries a unit quaternion updated with
+spatial incremental rotation vectors (``q <- exp(dw) q``); in 2D the rotation about z is a plain
+angle (it is additive in the plane and keeps its winding number, e.g. ``2 pi`` for a rolled-up beam).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import rotations as so3
+
+
+@dataclass
+class State:
+    """Nodal kinematics of a model at time (or load factor) ``t``.
+
+    Attributes
+    ----------
+    t : time in a dynamic step, pseudo-time (= load factor) in a static step
+    u : (n, 3) nodal displacements, global frame
+    rot : (n,) rotation angle about z (2D) or (n, 4) unit quaternions (3D), from the reference
+    v : (n, nslots) velocities: translational, then angular (spatial angular velocity in 3D)
+    a : (n, nslots) accelerations, same layout
+    hist : per element group, named history arrays (algorithmic variables of integrators)
+    """
+
+    dim: int
+    t: float
+    u: NDArray
+    rot: NDArray
+    v: NDArray
+    a: NDArray
+    hist: dict[str, dict[str, NDArray]] = field(default_factory=dict)
+
+    @classmethod
+    def reference(cls, dim: int, n_nodes: int) -> State:
+        """The undeformed state at rest."""
+        nslots = 3 if dim == 2 else 6
+        rot = np.zeros(n_nodes) if dim == 2 else so3.quat_identity(n_nodes)
+        return cls(dim=dim, t=0.0, u=np.zeros((n_nodes, 3)), rot=rot,
+                   v=np.zeros((n_nodes, nslots)), a=np.zeros((n_nodes, nslots)))
+
+    def copy(self) -> State:
+        """Deep copy (trial states never alias committed ones)."""
+        return State(dim=self.dim, t=self.t, u=self.u.copy(), rot=self.rot.copy(),
+                     v=self.v.copy(), a=self.a.copy(), hist=copy.deepcopy(self.hist))
+
+    def assign(self, other: State) -> None:
+        """Overwrite this state with ``other`` (commit a trial state)."""
+        self.t = other.t
+        self.u[...] = other.u
+        self.rot[...] = other.rot
+        self.v[...] = other.v
+        self.a[...] = other.a
+        self.hist = copy.deepcopy(other.hist)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes."""
+        return len(self.u)
+
+    def increment(self, du: NDArray) -> None:
+        """Add a nodal increment ``du`` (n, nslots); rotations are composed, never added."""
+        d = self.dim
+        self.u[:, :d] += du[:, :d]
+        if d == 2:
+            self.rot += du[:, 2]
+        else:
+            moved = np.any(du[:, 3:6] != 0.0, axis=1)
+            if moved.any():
+                self.rot[moved] = so3.rotate_spatial(self.rot[moved], du[moved, 3:6])
+
+    def rotation_matrices(self) -> NDArray:
+        """(n, 3, 3) nodal rotation matrices (from the reference orientation)."""
+        if self.dim == 3:
+            return so3.quat_to_matrix(self.rot)
+        c, s = np.cos(self.rot), np.sin(self.rot)
+        r = np.zeros((len(c), 3, 3))
+        r[:, 0, 0], r[:, 0, 1], r[:, 1, 0], r[:, 1, 1], r[:, 2, 2] = c, -s, s, c, 1.0
+        return r
+
+    def quaternions(self) -> NDArray:
+        """(n, 4) nodal quaternions (about z in 2D)."""
+        if self.dim == 3:
+            return self.rot.copy()
+        q = np.zeros((len(self.rot), 4))
+        q[:, 0], q[:, 3] = np.cos(self.rot / 2), np.sin(self.rot / 2)
+        return q
+
+    def rotation_vectors(self) -> NDArray:
+        """(n, 3) nodal rotation vectors; in 2D the z component keeps its winding (2 pi stays 2 pi)."""
+        if self.dim == 3:
+            return so3.rotvec_from_quat(self.rot)
+        out = np.zeros((len(self.rot), 3))
+        out[:, 2] = self.rot
+        return out
+
+    def dof_values(self) -> NDArray:
+        """(n, nslots) generalized displacements: translations and rotation vectors."""
+        if self.dim == 2:
+            return np.column_stack([self.u[:, 0], self.u[:, 1], self.rot])
+        return np.column_stack([self.u, self.rotation_vectors()])

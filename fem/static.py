@@ -1,0 +1,322 @@
+"""Static steps: linear, and nonlinear path following (load, displacement, arc-length control).
+
+One Newton loop serves every control (after OpenSees's ``LoadControl``, ``DisplacementControl`` and
+``ArcLength`` integrators). Each iteration solves ``K du_r = -r`` and, when the load factor is an
+unknown, ``K du_f = F`` with the same factorization, and the control picks ``dlam``:
+
+* load control: ``lam`` is the step's pseudo-time; increments adapt (halved after a failed Newton
+  solve, grown by 1.5 after one converging in at most ``fast_iterations``);
+* displacement control: one DOF follows its prescribed path; ``dlam`` keeps it there (Batoz & Dhatt);
+* arc-length: Crisfield's cylindrical (``psi = 0``) or spherical (``psi = 1``) constraint
+  ``|Du|^2 + psi^2 Dlam^2 |F|^2 = dl^2`` (Crisfield 1981; vol. 1, section 9.3), root chosen by the
+  smallest angle with the previous increment, ``dl`` scaled by ``sqrt(target / iterations)``.
+
+External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so these
+controls need the default (ramp) load functions. Prescribed displacements ramp with ``lam`` under
+load control.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import linalg
+from fem.errors import ConvergenceError, ModelError
+from fem.newton import NewtonFailure, NormTest
+from fem.steps import StepBase
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StaticSettings:
+    """Settings of a static step (deck keys of ``[[steps]]`` with ``type = "static"``)."""
+
+    nonlinear: bool = False
+    control: str = "load"              # load | displacement | arclength
+    load_factor: float = 1.0           # final lam (load control)
+    increments: int = 10               # initial increment = load_factor / increments
+    min_increment: float | None = None
+    max_increment: float | None = None
+    fast_iterations: int = 4
+    max_iterations: int = 25
+    tolerance: float = 1e-9
+    # displacement control
+    node: int | None = None            # node index
+    dof: int | None = None             # slot
+    target: float | None = None
+    # arc-length
+    arc_length: float | None = None
+    max_steps: int = 100
+    psi: float = 0.0                   # 0 cylindrical, 1 spherical
+    target_iterations: int = 5
+    stop_load_factor: float | None = None
+    stop_displacement: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class StaticStep(StepBase):
+    """A static step; see the module docstring."""
+
+    step_type = "static"
+
+    def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,
+                 output_every: int = 1):
+        super().__init__(name, system, loads, solver_options)
+        self.settings = settings
+        self.test = NormTest(rtol=settings.tolerance, max_iterations=settings.max_iterations)
+        self.output_every = output_every
+
+    # --- residual and tangent -----------------------------------------------------------------
+    def _residual(self, state, lam) -> tuple[NDArray, NDArray, float]:
+        """Full residual ``f_int - lam F`` (n_active,), the load pattern ``F`` and a norm scale."""
+        fint = self.system.internal_force(state)
+        F = self.external(state, 1.0) if self.loads.proportional else None
+        fext = lam * F if F is not None else self.external(state, lam)
+        r = fint - fext
+        scale = max(np.linalg.norm(fext), np.linalg.norm(fint), 1e-300)
+        return r, (F if F is not None else fext), scale
+
+    def _factor(self, state, lam) -> None:
+        data = self.system.tangent(state, self.loads.stiffness(state, lam))
+        linalg.fill_matrix(self.A, self.system.assembler.indptr, self.system.assembler.indices,
+                           data)
+        self._tangent_data = data
+
+    def _solve(self, rhs: NDArray) -> NDArray:
+        try:
+            return linalg.solve(self.ksp, rhs)
+        except linalg.SingularMatrixError as err:
+            raise NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
+
+    # --- the step -----------------------------------------------------------------------------
+    def run(self, state, recorder):
+        """Advance ``state`` (committed in place) through the step, recording frames."""
+        s = self.settings
+        self.open_solver()
+        self.loads.begin(state)
+        writer = recorder.begin_step(self.name, "static", self.system) if recorder else None
+        try:
+            if not s.nonlinear:
+                self._linear(state, writer)
+            elif s.control == "load":
+                self._load_control(state, writer)
+            elif s.control == "displacement":
+                self._path_following(state, writer, DisplacementControl(s, self.system))
+            else:
+                self._path_following(state, writer, ArcLength(s))
+        finally:
+            if writer:
+                writer.close()
+            self.close()
+        return state
+
+    def _linear(self, state, writer) -> None:
+        """One solve linearized about the step's initial state: ``K du = F - f_int``."""
+        trial = state.copy()
+        du_p = self.apply_prescribed(trial, 1.0)
+        fext = self.external(state, 1.0)
+        r = self.system.linearized_force(state, du_p) - fext
+        self._factor(state, 1.0)
+        n = self.system.n_free
+        try:
+            du_f = linalg.solve(self.ksp, -r[:n])
+        except linalg.SingularMatrixError:
+            raise self.mechanism_error() from None
+        du = du_p + self.free_to_nodal(du_f)
+        r = self.system.linearized_force(state, du) - fext
+        state.increment(du)
+        state.t = 1.0
+        state.hist = trial.hist
+        if writer:
+            writer.frame(state, time=1.0, reactions=r, stats={
+                "load_factor": 1.0, "iterations": 1, "residual": float(np.linalg.norm(r[:n]))})
+
+    def _load_control(self, state, writer) -> None:
+        s = self.settings
+        lam_end = s.load_factor
+        dlam = lam_end / s.increments
+        dmin = s.min_increment if s.min_increment is not None else dlam / 2**12
+        dmax = s.max_increment if s.max_increment is not None else dlam
+        lam = 0.0
+        k = 0
+        while lam < lam_end - 1e-14 * abs(lam_end):
+            dlam = min(dlam, lam_end - lam)
+            trial = state.copy()
+            try:
+                its = self._newton_fixed_load(trial, lam + dlam, state)
+            except NewtonFailure as fail:
+                if dlam / 2 < dmin:
+                    raise ConvergenceError(f"Newton failed: {fail.reason}; increment below the "
+                                           f"minimum {dmin:.3g}", step=self.name, time=lam + dlam,
+                                           iteration=fail.iteration, norms=fail.norms) from None
+                log.info("step %s: cutting increment at lam=%.6g (%s)", self.name, lam + dlam,
+                         fail.reason)
+                dlam /= 2
+                continue
+            lam += dlam
+            k += 1
+            state.assign(trial)
+            if writer and (k % self.output_every == 0 or lam >= lam_end - 1e-14 * abs(lam_end)):
+                writer.frame(state, time=lam, reactions=self._last_r, stats=self._stats(lam, its))
+            if its <= s.fast_iterations:
+                dlam = min(1.5 * dlam, dmax)
+
+    def _newton_fixed_load(self, trial, lam, start) -> int:
+        self.test.start()
+        self.apply_prescribed(trial, lam)
+        trial.t = lam
+        n = self.system.n_free
+        for it in range(self.settings.max_iterations + 2):
+            r, _, scale = self._residual(trial, lam)
+            if self.test.converged(np.linalg.norm(r[:n]), scale):
+                self._last_r = r
+                return it
+            self._factor(trial, lam)
+            du = self._solve(-r[:n])
+            trial.increment(self.free_to_nodal(du))
+        raise NewtonFailure("no convergence", it, self.test.norms)  # pragma: no cover
+
+    def _stats(self, lam, its) -> dict:
+        return {"load_factor": lam, "iterations": its, "residual": self.test.norms[-1]}
+
+    def _path_following(self, state, writer, control) -> None:
+        """Displacement or arc-length control; the load factor is an unknown."""
+        if not self.loads.proportional:
+            raise ModelError(f"step '{self.name}': {self.settings.control} control needs "
+                             "proportional loads (no 'function' on the step's loads)")
+        lam = 0.0
+        prev_du = None
+        k = 0
+        failures = 0
+        while not control.finished(state, lam, k):
+            trial = state.copy()
+            self.test.start()
+            try:
+                du_step, dlam_step = self._bordered_newton(trial, lam, control, prev_du)
+            except NewtonFailure as fail:
+                failures += 1
+                if not control.cut() or failures > 20:
+                    raise ConvergenceError(f"{self.settings.control} control failed: "
+                                           f"{fail.reason}", step=self.name, time=lam,
+                                           iteration=fail.iteration, norms=fail.norms) from None
+                continue
+            failures = 0
+            lam += dlam_step
+            k += 1
+            prev_du = du_step
+            trial.t = lam
+            state.assign(trial)
+            control.adapt(len(self.test.norms) - 1)
+            if writer and k % self.output_every == 0:
+                writer.frame(state, time=lam, reactions=self._last_r,
+                             stats=self._stats(lam, len(self.test.norms) - 1))
+
+    def _bordered_newton(self, trial, lam0, control, prev_du):
+        n = self.system.n_free
+        r, F, scale = self._residual(trial, lam0)
+        self._factor(trial, lam0)
+        du_f = self._solve(F[:n])
+        dlam = control.predictor(du_f, F[:n], prev_du, trial)
+        Du = dlam * du_f
+        trial.increment(self.free_to_nodal(Du))
+        lam = lam0 + dlam
+        for _ in range(self.settings.max_iterations + 2):
+            r, F, scale = self._residual(trial, lam)
+            if self.test.converged(np.linalg.norm(r[:n]), scale):
+                self._last_r = r
+                return Du, lam - lam0
+            self._factor(trial, lam)
+            du_r = self._solve(-r[:n])
+            du_f = self._solve(F[:n])
+            d = control.correction(du_r, du_f, Du, lam - lam0, F[:n])
+            du = du_r + d * du_f
+            Du = Du + du
+            lam += d
+            trial.increment(self.free_to_nodal(du))
+        raise NewtonFailure("no convergence", len(self.test.norms), self.test.norms)
+
+
+class DisplacementControl:
+    """One free DOF moves by equal steps to ``target``; the load factor follows."""
+
+    def __init__(self, s: StaticSettings, system):
+        k = system.dofmap.index[s.node, s.dof]
+        if k < 0 or k >= system.n_free:
+            raise ModelError("displacement control needs a free DOF")
+        self.k = int(k)
+        self.node, self.dof = s.node, s.dof
+        self.target = s.target
+        self.n = s.increments
+        self.du = s.target / s.increments
+        self.done = 0.0
+        self.min_du = abs(self.du) / 2**10
+
+    def finished(self, state, lam, k) -> bool:
+        return abs(self.done) >= abs(self.target) - 1e-12 * abs(self.target)
+
+    def predictor(self, du_f, F, prev_du, state) -> float:
+        self.step = min(abs(self.du), abs(self.target - self.done)) * np.sign(self.du)
+        return self.step / du_f[self.k]
+
+    def correction(self, du_r, du_f, Du, Dlam, F) -> float:
+        return -du_r[self.k] / du_f[self.k]        # keep the controlled DOF where the predictor put it
+
+    def adapt(self, iterations) -> None:
+        self.done += self.step
+
+    def cut(self) -> bool:
+        self.du /= 2
+        return abs(self.du) >= self.min_du
+
+
+class ArcLength:
+    """Crisfield's arc-length constraint (cylindrical or spherical)."""
+
+    def __init__(self, s: StaticSettings):
+        self.dl = s.arc_length
+        self.dl_max = 10 * s.arc_length
+        self.dl_min = s.arc_length / 2**12
+        self.psi2 = s.psi**2
+        self.max_steps = s.max_steps
+        self.target = s.target_iterations
+        self.stop_lam = s.stop_load_factor
+        self.sign = 1.0
+
+    def finished(self, state, lam, k) -> bool:
+        if k >= self.max_steps:
+            return True
+        return self.stop_lam is not None and abs(lam) >= abs(self.stop_lam)
+
+    def _load_term(self, F) -> float:
+        return self.psi2 * float(F @ F)
+
+    def predictor(self, du_f, F, prev_du, state) -> float:
+        if prev_du is not None:
+            self.sign = 1.0 if du_f @ prev_du >= 0 else -1.0   # follow the path (Feng et al.)
+        self._prev = prev_du
+        return self.sign * self.dl / np.sqrt(du_f @ du_f + self._load_term(F))
+
+    def correction(self, du_r, du_f, Du, Dlam, F) -> float:
+        fF = self._load_term(F)
+        u = Du + du_r
+        a = du_f @ du_f + fF
+        b = 2 * (u @ du_f) + 2 * Dlam * fF
+        c = u @ u + Dlam**2 * fF - self.dl**2
+        disc = b * b - 4 * a * c
+        if disc < 0:
+            raise NewtonFailure("arc-length constraint has no real root", 0, [])
+        roots = ((-b + np.sqrt(disc)) / (2 * a), (-b - np.sqrt(disc)) / (2 * a))
+        # smallest angle between the new and the current increment
+        return max(roots, key=lambda d: (u + d * du_f) @ Du + Dlam * (Dlam + d) * fF)
+
+    def adapt(self, iterations) -> None:
+        self.dl = min(self.dl * np.sqrt(self.target / max(iterations, 1)), self.dl_max)
+
+    def cut(self) -> bool:
+        self.dl /= 2
+        return self.dl >= self.dl_min

@@ -1,0 +1,133 @@
+"""Validation cases: run ``cases/<name>/deck.toml``, compare with ``reference.toml``.
+
+``reference.toml`` holds the case's title and source and one ``[[quantities]]`` table per checked
+value::
+
+    [[quantities]]
+    name = "tip deflection"      # what it is
+    step = "load"                # the deck step
+    kind = "displacement"        # displacement | rotation | reaction | section | load_factor
+                                 # | buckling_factor
+    node = 11                    # displacement, rotation, reaction: node id and DOF name
+    dof = "uy"
+    group = "beam"               # section: element group, element number (1-based), quantity
+    element = 1
+    quantity = "M1"
+    mode = 1                     # buckling_factor: mode number
+    frame = -1                   # output frame (default: the last)
+    value = -0.4                 # the reference value
+    tolerance = 1e-8             # relative tolerance (or abs_tolerance for references near zero)
+    source = "PL^3/(3EI)"        # where the value comes from
+
+``fem validate`` and the test suite both use :func:`check_case`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from fem.io import deck as deck_io
+from fem.run import run
+
+KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor")
+
+
+@dataclass
+class Row:
+    """One compared quantity."""
+
+    case: str
+    quantity: str
+    reference: float
+    computed: float
+    error: float
+    tolerance: float
+    absolute: bool
+
+    @property
+    def passed(self) -> bool:
+        """Whether the error is within tolerance."""
+        return bool(np.isfinite(self.computed) and self.error <= self.tolerance)
+
+
+def default_cases_dir() -> Path:
+    """``./cases`` if it exists, else the ``cases`` folder of the source tree."""
+    here = Path.cwd() / "cases"
+    return here if here.is_dir() else Path(__file__).resolve().parents[1] / "cases"
+
+
+def case_dirs(root: Path, names: list[str] | None = None) -> list[Path]:
+    """Case folders with a ``reference.toml``, all of them or those named."""
+    found = sorted(p.parent for p in root.glob("*/reference.toml"))
+    if not names:
+        return found
+    by_name = {p.name: p for p in found}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        from fem.errors import DeckError, did_you_mean
+
+        raise DeckError(missing[0], "no such validation case" + did_you_mean(missing[0], by_name))
+    return [by_name[n] for n in names]
+
+
+def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
+    kind = q["kind"]
+    frame = q.get("frame", -1)
+    if kind == "buckling_factor":
+        return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
+    s = h5[f"steps/{q['step']}"]
+    if kind == "load_factor":
+        return float(s["time"][frame])
+    if kind == "section":
+        return float(s[f"elements/{q['group']}/{q['quantity']}"][frame, q["element"] - 1])
+    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    slot = slots.index(q["dof"])
+    if kind == "reaction":
+        return float(s["reaction"][frame, node, slot])
+    d = len(slots) // 3 + 1                  # 2 in 2D, 3 in 3D
+    if slot < d:
+        return float(s["displacement"][frame, node, slot])
+    return float(s["rotation_vector"][frame, node, slot - d + (2 if d == 2 else 0)])
+
+
+def check_case(case: Path, workdir: str | None = None) -> list[Row]:
+    """Run one case and compare every reference quantity."""
+    with open(case / "reference.toml", "rb") as fh:
+        ref = tomllib.load(fh)
+    deck = deck_io.load(str(case / "deck.toml"))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(workdir or tmp, f"{case.name}.h5")
+        run(deck, out)
+        rows = []
+        with h5py.File(out, "r") as h5:
+            node_ids = h5["model/node_ids"][()]
+            slots = [str(s) for s in h5["model"].attrs["dof_names"]]
+            for q in ref["quantities"]:
+                computed = _value(h5, q, node_ids, slots)
+                absolute = "abs_tolerance" in q
+                tol = q["abs_tolerance"] if absolute else q["tolerance"]
+                err = abs(computed - q["value"])
+                if not absolute:
+                    err /= abs(q["value"])
+                rows.append(Row(case.name, q["name"], q["value"], computed, err, tol, absolute))
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    """The validation table printed by ``fem validate``."""
+    head = ("case", "quantity", "reference", "computed", "error", "tolerance", "")
+    body = [(r.case, r.quantity, f"{r.reference:.10g}", f"{r.computed:.10g}",
+             f"{r.error:.2e}" + (" abs" if r.absolute else " rel"), f"{r.tolerance:.1e}",
+             "PASS" if r.passed else "FAIL") for r in rows]
+    widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]
+    lines += [fmt.format(*b) for b in body]
+    return "\n".join(lines)
