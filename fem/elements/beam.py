@@ -108,7 +108,8 @@ class Beam(ElementGroup):
         sigma, D, q = self.basic.response(kin.v)
         kb = self.basic.material_stiffness(D)
         if self.frame.linear:
-            return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
+            K = np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
+            return K + self.frame.parametrization(kin, q) if self.dim == 3 else K
         kb = kb + self.basic.stress_hessian(sigma)
         return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B + self.frame.geometric(kin, q)
 

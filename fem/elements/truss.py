@@ -97,6 +97,12 @@ class Truss(ElementGroup):
         nb = self.stress(state) * self._force_direction(state)
         return np.concatenate([-nb, nb], axis=1)
 
+    def tangent(self, state) -> NDArray:
+        """(E, 2 dim, 2 dim) material + geometric tangent (material only for the linear truss)."""
+        if self.formulation == "linear":
+            return self.material_tangent(state)
+        return super().tangent(state)
+
     def material_tangent(self, state) -> NDArray:
         """(E, 2 dim, 2 dim) stiffness from the change of stress, at fixed geometry."""
         b = self._force_direction(state)                      # dN = (EA/l0) b.du21 in all three

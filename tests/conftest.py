@@ -1,0 +1,85 @@
+"""Shared test helpers: element catalogue, random states, finite differences."""
+
+import numpy as np
+import pytest
+
+from fem import rotations as so3
+from fem.elements import Beam, Truss
+from fem.state import State
+
+SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
+
+
+def element_catalogue():
+    """(id, factory) of one-element groups covering every family and option."""
+    X2 = np.array([[0.3, -0.2, 0.0], [1.4, 0.5, 0.0]])
+    X3 = np.array([[0.3, -0.2, 0.1], [1.4, 0.5, -0.6]])
+    conn = np.array([[0, 1]])
+    beam = dict(E=210.0, G=80.0, A=2.0, Iy=0.05, Iz=0.08, J=0.06, Ay=1.5, Az=1.6, rho=7.8)
+    out = []
+    for dim, X in ((2, X2), (3, X3)):
+        for form in ("linear", "corotational"):
+            for strain in (("engineering", "green") if form == "corotational" else ("engineering",)):
+                out.append((f"truss{dim}d-{form}-{strain}",
+                            lambda X=X, dim=dim, form=form, strain=strain:
+                            Truss("t", conn, X, dim, EA=300.0, rhoA=2.0, formulation=form,
+                                  strain=strain)))
+            for theory in ("euler-bernoulli", "timoshenko"):
+                out.append((f"beam{dim}d-{form}-{theory}",
+                            lambda X=X, dim=dim, form=form, theory=theory:
+                            Beam("b", conn, X, dim, formulation=form, theory=theory,
+                                 ref=[0.2, 0.3, 1.0] if dim == 3 else None, **beam)))
+    return out
+
+
+CATALOGUE = element_catalogue()
+
+
+@pytest.fixture(params=[f for _, f in CATALOGUE], ids=[i for i, _ in CATALOGUE])
+def group(request):
+    return request.param()
+
+
+def slot_columns(g):
+    return [SLOTS[g.dim].index(d) for d in g.dof_names]
+
+
+def random_state(g, rng, scale=0.3, rot_scale=0.6):
+    """A random deformed state of a one-element group (nodes 0 and 1)."""
+    st = State.reference(g.dim, 2)
+    st.u[:, :g.dim] = rng.normal(size=(2, g.dim)) * scale
+    if "rz" in g.dof_names or "rx" in g.dof_names:
+        if g.dim == 2:
+            st.rot[:] = rng.normal(size=2) * rot_scale
+        else:
+            st.rot[:] = so3.quat_from_rotvec(rng.normal(size=(2, 3)) * rot_scale)
+    return st
+
+
+def perturbed(g, st, j, h):
+    """``st`` moved by ``h`` along element DOF ``j`` (spatial spin for rotations)."""
+    s = st.copy()
+    du = np.zeros((2, len(SLOTS[g.dim])))
+    node, k = divmod(j, g.ndn)
+    du[node, slot_columns(g)[k]] = h
+    s.increment(du)
+    return s
+
+
+def fd_tangent(g, st, h=1e-6):
+    """Central finite difference of the internal force, column by column."""
+    cols = [(g.internal_force(perturbed(g, st, j, h))[0]
+             - g.internal_force(perturbed(g, st, j, -h))[0]) / (2 * h) for j in range(g.nd)]
+    return np.column_stack(cols)
+
+
+def rigid_state(g, R, t):
+    """State of a one-element group moved rigidly by rotation ``R`` (3x3) and translation ``t``."""
+    X = g.X[0]
+    st = State.reference(g.dim, 2)
+    st.u[:] = X @ R.T + t - X
+    if g.dim == 2:
+        st.rot[:] = np.arctan2(R[1, 0], R[0, 0])
+    else:
+        st.rot[:] = so3.matrix_to_quat(np.broadcast_to(R, (2, 3, 3)))
+    return st

@@ -1,0 +1,141 @@
+"""DOF numbering, CSR assembly into PETSc, and the linear element matrices against textbook forms."""
+
+import numpy as np
+import pytest
+
+from fem import linalg
+from fem.dofs import DofMap
+from fem.elements import Beam, Truss
+from fem.model import Model
+from fem.state import State
+from fem.system import System
+
+
+def mixed_model():
+    """2D: beam 1-2-3, truss 3-4 and 2-4; node 1 clamped, node 4 pinned."""
+    X = np.array([[0, 0, 0], [1, 0, 0], [2, 0.5, 0], [1, -1, 0.0]])
+    beam = Beam("frame", [[0, 1], [1, 2]], X, 2, E=10.0, G=4.0, A=1.0, Iz=0.1,
+                formulation="corotational")
+    truss = Truss("bars", [[2, 3], [1, 3]], X, 2, EA=5.0, formulation="corotational")
+    fixed = np.zeros((4, 3), dtype=bool)
+    fixed[0] = True
+    fixed[3, :2] = True
+    return Model(dim=2, X=X, node_ids=np.array([10, 20, 30, 40]), groups=(beam, truss),
+                 fixed=fixed)
+
+
+def test_dofmap_numbering():
+    dm = DofMap.build(mixed_model())
+    # node 4 (truss only) has no rotation; node 1 is clamped; free DOFs are numbered first,
+    # node by node, then the fixed ones.
+    assert dm.active.tolist() == [[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 1, 0]]
+    assert dm.n_free == 6 and dm.n_active == 11
+    assert dm.index.tolist() == [[6, 7, 8], [0, 1, 2], [3, 4, 5], [9, 10, -1]]
+    assert dm.element_dofs(np.array([[2, 3]]), ("ux", "uy")).tolist() == [[3, 4, 9, 10]]
+    assert dm.describe(4, np.array([10, 20, 30, 40])) == "node 30 uy"
+    full = np.arange(11.0)
+    assert np.array_equal(dm.from_nodal(dm.to_nodal(full)), full)
+
+
+def to_dense(A):
+    import scipy.sparse as sp
+
+    ai, aj, av = A.getValuesCSR()
+    return sp.csr_matrix((av, aj, ai), shape=A.getSize()).toarray()
+
+
+def dense_reference(model, state, what="tangent"):
+    """The 10-line loop-over-elements assembler (STYLE.md): dense, on the full active vector."""
+    dm = DofMap.build(model)
+    K = np.zeros((dm.n_active, dm.n_active))
+    for g in model.groups:
+        ke_all = g.tangent(state) if what == "tangent" else g.mass(state)
+        for e in range(len(g)):
+            idx = dm.element_dofs(g.conn[e:e + 1], g.dof_names)[0]
+            K[np.ix_(idx, idx)] += ke_all[e]
+    return K[:dm.n_free, :dm.n_free]
+
+
+@pytest.mark.parametrize("what", ["tangent", "mass"])
+def test_petsc_matrix_equals_dense_reference(what):
+    model = mixed_model()
+    sysm = System(model)
+    st = State.reference(2, 4)
+    st.u[:, :2] = np.random.default_rng(3).normal(size=(4, 2)) * 0.1
+    st.rot[:] = [0.0, 0.2, -0.1, 0.0]
+    data = sysm.tangent(st) if what == "tangent" else sysm.mass(st)
+    asm = sysm.assembler
+    A = linalg.create_matrix(asm.indptr, asm.indices)
+    linalg.fill_matrix(A, asm.indptr, asm.indices, data)
+    dense = to_dense(A)
+    assert np.allclose(dense, dense_reference(model, st, what), rtol=0, atol=1e-14)
+    # refilling keeps the pattern; a new nonzero would be an error
+    linalg.fill_matrix(A, asm.indptr, asm.indices, 2 * data)
+    assert np.allclose(to_dense(A), 2 * dense, atol=1e-14)
+    A.destroy()
+
+
+def test_internal_force_vector_matches_element_loop():
+    model = mixed_model()
+    sysm = System(model)
+    st = State.reference(2, 4)
+    st.u[:, :2] = np.random.default_rng(4).normal(size=(4, 2)) * 0.1
+    f = sysm.internal_force(st)
+    ref = np.zeros(sysm.dofmap.n_active)
+    for g in model.groups:
+        fe = g.internal_force(st)
+        for e in range(len(g)):
+            ref[sysm.dofmap.element_dofs(g.conn[e:e + 1], g.dof_names)[0]] += fe[e]
+    assert np.allclose(f, ref, atol=1e-14)
+
+
+def przemieniecki(L, E, G, A, Iy, Iz, J, phi_y=0.0, phi_z=0.0):
+    """12x12 local stiffness of a Timoshenko beam along x (Przemieniecki 1968, eq. 5.116)."""
+    K = np.zeros((12, 12))
+    K[0, 0] = K[6, 6] = E * A / L
+    K[0, 6] = K[6, 0] = -E * A / L
+    K[3, 3] = K[9, 9] = G * J / L
+    K[3, 9] = K[9, 3] = -G * J / L
+    for (v, r, I, phi, s) in ((1, 5, Iz, phi_y, 1.0), (2, 4, Iy, phi_z, -1.0)):
+        c = E * I / (L**3 * (1 + phi))
+        idx = [v, r, 6 + v, 6 + r]
+        k = c * np.array([[12, 6 * L * s, -12, 6 * L * s],
+                          [6 * L * s, (4 + phi) * L**2, -6 * L * s, (2 - phi) * L**2],
+                          [-12, -6 * L * s, 12, -6 * L * s],
+                          [6 * L * s, (2 - phi) * L**2, -6 * L * s, (4 + phi) * L**2]])
+        K[np.ix_(idx, idx)] = k
+    return K
+
+
+@pytest.mark.parametrize("theory", ["euler-bernoulli", "timoshenko"])
+@pytest.mark.parametrize("formulation", ["linear", "corotational"])
+def test_beam3d_stiffness_is_the_textbook_matrix(theory, formulation):
+    L, E, G, A, Iy, Iz, J, Ay, Az = 2.0, 200.0, 77.0, 3.0, 0.4, 0.7, 0.5, 2.5, 2.4
+    X = np.array([[0, 0, 0], [L, 0, 0.0]])
+    b = Beam("b", [[0, 1]], X, 3, E=E, G=G, A=A, Iy=Iy, Iz=Iz, J=J, Ay=Ay, Az=Az,
+             formulation=formulation, theory=theory, ref=[0, 1, 0])
+    shear = theory == "timoshenko"
+    ref = przemieniecki(L, E, G, A, Iy, Iz, J,
+                        phi_y=12 * E * Iz / (G * Ay * L**2) if shear else 0.0,
+                        phi_z=12 * E * Iy / (G * Az * L**2) if shear else 0.0)
+    K = b.tangent(State.reference(3, 2))[0]
+    assert np.allclose(K, ref, rtol=1e-13, atol=1e-13 * np.abs(ref).max())
+
+
+def test_beam2d_stiffness_is_the_textbook_matrix():
+    L, E, A, I = 3.0, 70.0, 2.0, 0.3
+    c, s = np.cos(0.4), np.sin(0.4)
+    X = np.array([[0, 0, 0], [L * c, L * s, 0.0]])
+    b = Beam("b", [[0, 1]], X, 2, E=E, G=30.0, A=A, Iz=I, formulation="linear")
+    k = E * I / L**3
+    local = np.array([[E * A / L, 0, 0, -E * A / L, 0, 0],
+                      [0, 12 * k, 6 * L * k, 0, -12 * k, 6 * L * k],
+                      [0, 6 * L * k, 4 * L**2 * k, 0, -6 * L * k, 2 * L**2 * k],
+                      [-E * A / L, 0, 0, E * A / L, 0, 0],
+                      [0, -12 * k, -6 * L * k, 0, 12 * k, -6 * L * k],
+                      [0, 6 * L * k, 2 * L**2 * k, 0, -6 * L * k, 4 * L**2 * k]])
+    T = np.zeros((6, 6))
+    for o in (0, 3):
+        T[o:o + 2, o:o + 2] = [[c, s], [-s, c]]
+        T[o + 2, o + 2] = 1
+    assert np.allclose(b.tangent(State.reference(2, 2))[0], T.T @ local @ T, atol=1e-12)
