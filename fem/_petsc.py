@@ -46,7 +46,9 @@ def init(argv: list[str] | None = None) -> None:
     _ensure_importable("slepc4py", "SLEPC_DIR", "/usr/lib/slepcdir/slepc*/*-real")
     import petsc4py
 
-    args = [sys.argv[0] if sys.argv else "fem"] + list(argv or [])
+    # PETSc's signal handler would turn Ctrl-C (and a closed pipe) into an MPI abort; Python
+    # handles signals instead, so an interrupted run closes its results file cleanly.
+    args = [sys.argv[0] if sys.argv else "fem", "-no_signal_handler"] + list(argv or [])
     petsc4py.init(args)
     try:
         import slepc4py

@@ -13,7 +13,17 @@ import logging
 import sys
 
 from fem import __version__, _petsc
-from fem.errors import FemError
+from fem.errors import ConvergenceError, FemError
+
+
+def _completed_note(args) -> None:
+    """Say where the frames written before a failure or an interrupt are."""
+    import os
+
+    path = getattr(args, "results", None)
+    if path and os.path.exists(path):
+        print(f"fem: the completed steps and increments are in {os.path.abspath(path)}",
+              file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,8 +54,12 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
         a = argv[i]
         if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2:
             petsc.append(a)
-            if i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-                petsc.append(argv[i + 1])
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            # a value follows unless it is an option, a deck (``fem run -x_ksp_view deck.toml``)
+            # or a subcommand
+            if (nxt is not None and not nxt.startswith("-") and not nxt.endswith(".toml")
+                    and nxt not in ("run", "validate", "info", "deck-reference")):
+                petsc.append(nxt)
                 i += 1
         else:
             ours.append(a)
@@ -53,14 +67,16 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, petsc
 
 
-def _cmd_run(args) -> int:
+def _cmd_run(args, petsc: list[str]) -> int:
     import os
 
     from fem.io import deck as deck_io
     from fem.run import run
 
-    deck = deck_io.load(args.deck)
+    deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
+    _petsc.init(petsc)
     out = args.output or os.path.splitext(args.deck)[0] + ".h5"
+    args.results = out
     result = run(deck, out)
     for s in result.steps:
         print(f"step {s.name} ({s.type})")
@@ -95,10 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(ours)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    _petsc.init(petsc)
+    if args.command != "run":
+        _petsc.init(petsc)
     try:
         if args.command == "run":
-            return _cmd_run(args)
+            return _cmd_run(args, petsc)
         if args.command == "validate":
             return _cmd_validate(args)
         if args.command == "info":
@@ -112,9 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except FemError as err:
         print(f"fem: error: {err}", file=sys.stderr)
+        if isinstance(err, ConvergenceError):
+            _completed_note(args)
         return err.exit_code
     except KeyboardInterrupt:
-        print("fem: interrupted; completed frames are in the results file", file=sys.stderr)
+        print("fem: interrupted", file=sys.stderr)
+        _completed_note(args)
         return 130
     except Exception as err:  # an internal error: say so plainly
         if args.debug:

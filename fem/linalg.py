@@ -3,8 +3,9 @@
 Helpers create petsc4py objects and nothing wraps them (STYLE.md, "PETSc"). A step creates its matrix
 and KSP once; Newton iterations only refill values, so PETSc reuses the symbolic factorization while
 the pattern holds. Each KSP has an options prefix (``<step>_``); options from the deck's ``[solver]``
-table are pushed under that prefix, applied and removed again, and never override an option already
-in the database (the command line wins).
+table are pushed under that prefix, never overriding an option already in the database (the command
+line wins), and stay there until the step releases them (:func:`release_options`): some packages,
+MUMPS among them, read their options only when the first factorization happens.
 
 The default is a direct LU with the best package PETSc was built with: MUMPS, then SuperLU, then
 PETSc's own LU. With MUMPS, null-pivot detection (``ICNTL(24)``) is on, so a singular matrix (a
@@ -69,30 +70,28 @@ def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
     A.assemble()
 
 
-class _PushedOptions:
-    """Push ``options`` under ``prefix`` into the database for the duration of a ``with``."""
+_PUSHED: dict[str, list[str]] = {}
 
-    def __init__(self, prefix: str, options: dict | None):
-        self.prefix = prefix
-        self.options = options or {}
-        self.pushed: list[str] = []
 
-    def __enter__(self):
-        opts = _petsc.PETSc().Options()
-        for key, value in self.options.items():
-            name = self.prefix + key.lstrip("-")
-            if opts.hasName(name):      # already set, e.g. on the command line: that one wins
-                continue
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            opts.setValue(name, "" if value is None else str(value))
-            self.pushed.append(name)
-        return self
+def push_options(prefix: str, options: dict | None) -> None:
+    """Put ``options`` into the database under ``prefix`` unless already set (command line wins)."""
+    opts = _petsc.PETSc().Options()
+    pushed = _PUSHED.setdefault(prefix, [])
+    for key, value in (options or {}).items():
+        name = prefix + key.lstrip("-")
+        if opts.hasName(name):
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        opts.setValue(name, "" if value is None else str(value))
+        pushed.append(name)
 
-    def __exit__(self, *exc):
-        opts = _petsc.PETSc().Options()
-        for name in self.pushed:
-            opts.delValue(name)
+
+def release_options(prefix: str) -> None:
+    """Remove the options :func:`push_options` put under ``prefix``."""
+    opts = _petsc.PETSc().Options()
+    for name in _PUSHED.pop(prefix, []):
+        opts.delValue(name)
 
 
 def direct_solver(A, prefix: str, options: dict | None = None):
@@ -116,8 +115,8 @@ def direct_solver(A, prefix: str, options: dict | None = None):
     defaults = {}
     if package == "mumps":
         defaults["mat_mumps_icntl_24"] = 1          # detect null pivots instead of dividing by them
-    with _PushedOptions(prefix, {**defaults, **(options or {})}):
-        ksp.setFromOptions()
+    push_options(prefix, {**defaults, **(options or {})})
+    ksp.setFromOptions()
     return ksp
 
 
@@ -143,7 +142,10 @@ def solve(ksp, b: NDArray, x: NDArray | None = None) -> NDArray:
         if F.getMumpsInfog(28) > 0:
             raise SingularMatrixError(F.getMumpsInfog(28))
     if reason < 0:
-        if reason == PETSc.KSP.ConvergedReason.DIVERGED_PC_FAILED:
+        pc_failed = getattr(PETSc.KSP.ConvergedReason, "DIVERGED_PC_FAILED", None)
+        if pc_failed is None:      # petsc4py < 3.19 spells it this way
+            pc_failed = PETSc.KSP.ConvergedReason.DIVERGED_PCSETUP_FAILED
+        if reason == pc_failed:
             raise SingularMatrixError(-1, "(factorization failed)")
         raise ConvergenceError(f"linear solver {ksp.getOptionsPrefix()} diverged (reason {reason})")
     if not np.all(np.isfinite(x)):

@@ -57,6 +57,7 @@ class StepBase:
             if obj is not None:
                 obj.destroy()
         self.ksp = self.A = None
+        linalg.release_options(self.prefix)
 
     def __enter__(self):
         return self
@@ -65,9 +66,9 @@ class StepBase:
         self.close()
 
     # --- vectors ------------------------------------------------------------------------------
-    def external(self, state, t: float) -> NDArray:
-        """(n_active,) external forces of the step's loads at ``t``."""
-        return self.system.dofmap.from_nodal(self.loads.force(state, t))
+    def external(self, state, t: float, which: str = "all") -> NDArray:
+        """(n_active,) external forces at ``t`` (see :meth:`fem.loads.StepLoads.force`)."""
+        return self.system.dofmap.from_nodal(self.loads.force(state, t, which))
 
     def free_to_nodal(self, du_free: NDArray) -> NDArray:
         """(n, nslots) nodal increment of a free-DOF vector (zero at fixed DOFs)."""
@@ -79,7 +80,7 @@ class StepBase:
         """Move the prescribed DOFs of ``trial`` to their values at ``t``; returns the increment."""
         du = self.loads.prescribed_increment(trial, t)
         if du is not None:
-            trial.increment(du)
+            self.system.update(trial, du)
             return du
         return np.zeros((trial.n_nodes, self.system.model.nslots))
 

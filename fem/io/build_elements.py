@@ -1,24 +1,32 @@
-"""Build one ``[[elements]]`` group: connectivity (inline, subdivided or from a mesh), checks, data."""
+"""Build one ``[[elements]]`` group: connectivity (inline, subdivided or from a mesh), checks."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from fem.elements import Beam, Truss
-from fem.errors import DeckError
+from fem.errors import DeckError, did_you_mean
 from fem.io.build import _lookup
 
 
 def _connectivity(b, e) -> np.ndarray:
     v = e.values
     if (v["connectivity"] is None) == (v["mesh_group"] is None):
-        raise DeckError(e.where, "give exactly one of connectivity and mesh_group")
+        got = "both" if v["mesh_group"] is not None else "neither"
+        raise DeckError(e.where, f"expected exactly one of connectivity and mesh_group, got {got}")
     if v["mesh_group"] is not None:
+        where, name = f"{e.where}.mesh_group", v["mesh_group"]
         if b.mesh is None:
-            raise DeckError(f"{e.where}.mesh_group", "needs [nodes] mesh = \"file\"")
-        rows = _lookup(b.mesh.line_sets, v["mesh_group"], "mesh group with line cells",
-                       f"{e.where}.mesh_group")
-        return b.mesh.lines[rows]
+            raise DeckError(where, "expected [nodes] mesh = \"file\" for the mesh groups to come "
+                            "from, got inline [nodes] coordinates")
+        if name not in b.mesh.line_sets:
+            if name in b.mesh.node_sets:
+                what = f"has no 2-node line cells (it has {b.mesh.describe_groups_of(name)})"
+            else:
+                what = "does not exist" + did_you_mean(name, b.mesh.node_sets)
+            raise DeckError(where, f"mesh group '{name}' {what}; expected a group of 2-node line "
+                            f"cells; the mesh's groups are: {b.mesh.describe_groups()}")
+        return b.mesh.lines[b.mesh.line_sets[name]]
     conn = []
     for i, row in enumerate(v["connectivity"]):
         where = f"{e.where}.connectivity[{i}]"
@@ -26,7 +34,8 @@ def _connectivity(b, e) -> np.ndarray:
             raise DeckError(where, f"expected two node ids, got {row}")
         conn.append(b.node_indices([int(x) for x in row], where))
     if not conn:
-        raise DeckError(f"{e.where}.connectivity", "no elements")
+        raise DeckError(f"{e.where}.connectivity", "expected at least one [node, node] row, got "
+                        "an empty list")
     return np.array(conn, dtype=np.int64)
 
 
@@ -51,7 +60,7 @@ def _subdivide(b, conn: np.ndarray, n: int) -> np.ndarray:
 
 
 def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:
-    """Local y = global Z x axis (local z as close to Z as possible); global Y for members along Z."""
+    """Local y = global Z x axis (local z as close to Z as possible); global Y along Z."""
     axis = X[conn[:, 1]] - X[conn[:, 0]]
     axis /= np.linalg.norm(axis, axis=1)[:, None]
     ref = np.cross([0.0, 0.0, 1.0], axis)
@@ -69,15 +78,17 @@ def build_group(b, e):
     same = conn[:, 0] == conn[:, 1]
     if np.any(same):
         k = int(np.flatnonzero(same)[0])
-        raise DeckError(f"{e.where}.connectivity[{k}]", f"element connects node "
-                        f"{b.ids[conn[k, 0]]} to itself")
+        raise DeckError(f"{e.where}.connectivity[{k}]", "expected two different nodes, got node "
+                        f"{b.ids[conn[k, 0]]} twice")
     X = np.array(b.X)
     lengths = np.linalg.norm(X[conn[:, 1]] - X[conn[:, 0]], axis=1)
     tiny = lengths <= 1e-12 * max(np.abs(X).max(), 1.0)
     if np.any(tiny):
         k = int(np.flatnonzero(tiny)[0])
-        raise DeckError(f"{e.where}.connectivity[{k}]", f"nodes {b.ids[conn[k, 0]]} and "
-                        f"{b.ids[conn[k, 1]]} coincide: the element has zero length")
+        where = X[conn[k, 0], :b.dim].tolist()
+        raise DeckError(f"{e.where}.connectivity[{k}]", "expected nodes at different positions, "
+                        f"got nodes {b.ids[conn[k, 0]]} and {b.ids[conn[k, 1]]}, which are both "
+                        f"at {where}: the element would have zero length")
     conn = _subdivide(b, conn, v["divisions"])
     X = np.array(b.X)
     name = v["name"]
@@ -96,15 +107,16 @@ def build_group(b, e):
     for p in needs:
         val = getattr(sec, p)
         if not (val > 0 and np.isfinite(val)):
-            raise DeckError(f"{e.where}.section", f"section '{sec.name}' needs a positive {p} "
-                            f"for a {b.dim}D {v['theory']} beam")
+            raise DeckError(f"{e.where}.section", f"a {b.dim}D {v['theory']} beam needs a section "
+                            f"with a positive {p}, got section '{sec.name}' with {p} = {val:g}")
     ref = None
     if b.dim == 3:
         if v["orientation"] is None:
             ref = _default_orientation(X, conn)
         else:
             if len(v["orientation"]) != 3:
-                raise DeckError(f"{e.where}.orientation", "expected [x, y, z]")
+                raise DeckError(f"{e.where}.orientation", f"expected [x, y, z], got "
+                                f"{v['orientation']}")
             ref = np.broadcast_to(np.array(v["orientation"], dtype=float), (len(conn), 3))
             axis = X[conn[:, 1]] - X[conn[:, 0]]
             cross = np.linalg.norm(np.cross(axis / np.linalg.norm(axis, axis=1)[:, None], ref),

@@ -32,11 +32,23 @@ def build_step(b, e, model) -> dict:
         raise DeckError(f"{e.where}.{key}", f"not used by {_describe(kind)}")
     loads_by_name = {ld.name: ld for ld in model.loads}
     pres_by_name = {p.name: p for p in model.prescribed}
-    loads = _select(v["loads"], loads_by_name, "load", f"{e.where}.loads")
+    if v["loads"] is None:          # default: the loads no earlier step applied
+        loads = tuple(ld for ld in model.loads if ld.name not in b.applied)
+    else:
+        loads = _select(v["loads"], loads_by_name, "load", f"{e.where}.loads")
+    removed = _select(v["remove"] or [], loads_by_name, "load", f"{e.where}.remove")
+    for ld in removed:
+        if ld.name not in b.applied:
+            raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is not applied by an earlier "
+                            "step, so it cannot be removed")
+        if ld in loads:
+            raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
+    b.applied |= {ld.name for ld in loads}
+    b.applied -= {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
-            "where": e.where}
+            "remove": removed, "where": e.where}
     if kind[0] == "buckling":
         if not loads:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")
@@ -53,6 +65,12 @@ def build_step(b, e, model) -> dict:
                                 "dof and target")
         s.node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
         s.dof = b._slot(v["dof"], f"{e.where}.dof")
+        from fem.dofs import DofMap
+
+        if not DofMap.build(model).active[s.node, s.dof]:
+            raise DeckError(f"{e.where}.dof", f"node {v['node']} has no DOF {v['dof']}: no "
+                            "element using it connects to the node; displacement control needs "
+                            "a free DOF")
         if model.fixed[s.node, s.dof]:
             raise DeckError(f"{e.where}.dof", f"node {v['node']} {v['dof']} is supported; "
                             "displacement control needs a free DOF")
@@ -64,6 +82,17 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.arc_length", "missing; arclength control needs it")
         s.arc_length, s.max_steps, s.psi = v["arc_length"], v["max_steps"], v["psi"]
         s.target_iterations, s.stop_load_factor = v["target_iterations"], v["stop_load_factor"]
+        s.max_arc_length = v["max_arc_length"] or 10 * v["arc_length"]
+        if v["max_arc_length"] is not None and v["max_arc_length"] < v["arc_length"]:
+            raise DeckError(f"{e.where}.max_arc_length", "must be at least arc_length")
+        watched = [k for k in ("node", "dof", "target") if v[k] is not None]
+        if watched and len(watched) < 3:
+            raise DeckError(f"{e.where}.{watched[0]}", "stopping on a displacement needs node, "
+                            "dof and target together")
+        if watched:
+            s.node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
+            s.dof = b._slot(v["dof"], f"{e.where}.dof")
+            s.target = v["target"]
     if kind[1] in ("displacement", "arclength"):
         for ld in loads:
             if ld.function is not None:
@@ -78,11 +107,6 @@ def build_step(b, e, model) -> dict:
 def _select(names, table: dict, what: str, where: str) -> tuple:
     if names is None:
         return tuple(table.values())
-    out = []
-    for n in names:
-        if n not in table:
-            from fem.errors import did_you_mean
+    from fem.io.build import _lookup
 
-            raise DeckError(where, f"unknown {what} '{n}'" + did_you_mean(n, table))
-        out.append(table[n])
-    return tuple(out)
+    return tuple(_lookup(table, n, what, where) for n in names)

@@ -28,12 +28,35 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 
 import h5py
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import _petsc
+from fem.errors import FemError
 from fem.io import paraview
+
+
+class ResultsFileError(FemError):
+    """The results file cannot be created (exit code 2, like any bad input)."""
+
+    exit_code = 2
+
+
+def _create(path: str) -> h5py.File:
+    """``h5py.File(path, "w")``, with a clear error when it cannot be created."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return h5py.File(path, "w")
+    except OSError as err:
+        m = re.search(r"error message = '([^']*)'", str(err))
+        reason = m.group(1) if m else (err.strerror or str(err))
+        if "lock" in str(err).lower():
+            reason = ("it is locked by another program (is it open in ParaView or another "
+                      "fem run?)")
+        raise ResultsFileError(f"cannot create the results file {path}: {reason}") from None
 
 
 def _chunk(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -49,8 +72,10 @@ class ResultsFile:
         self.path = os.path.abspath(path)
         self.xdmf_path = os.path.splitext(self.path)[0] + ".xdmf"
         self.model = model
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        self.h5 = h5py.File(self.path, "w")
+        # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
+        # helper that would inherit the file descriptor and keep HDF5's lock after we close it.
+        _petsc.init()
+        self.h5 = _create(self.path)
         attrs = self.h5.attrs
         from fem import __version__
 

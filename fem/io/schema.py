@@ -39,7 +39,8 @@ class Key:
         return self.default is REQUIRED
 
 
-def _type_name(v) -> str:
+def type_name(v) -> str:
+    """``"a string"``, ``"a list"``, ...: the TOML type of ``v``, for messages."""
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
 
@@ -48,15 +49,27 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+EXPECTED = {
+    "str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+    "vector": "a list of numbers", "matrix": "a list of lists of numbers",
+    "nodes": "a node id, a list of node ids or a node-set name",
+    "names": "a list of names", "table": "a table", "number_or_vector": "a number or a list",
+}
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)``, shortened to about ``limit`` characters for messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 4] + " ..."
+
+
 def _check(key: Key, value, where: str):
     k = key.kind
-    expected = {
-        "str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
-        "vector": "a list of numbers", "matrix": "a list of lists of numbers",
-        "nodes": "a node id, a list of node ids or a node-set name",
-        "names": "a list of names", "table": "a table", "number_or_vector": "a number or a list",
-    }[k]
-    bad = DeckError(where, f"expected {expected}, got {_type_name(value)} {value!r}")
+    expected = EXPECTED[k]
+    hint = ""
+    if k == "names" and isinstance(value, str):
+        hint = f" (write [{value!r}])"
+    bad = DeckError(where, f"expected {expected}, got {type_name(value)} {shown(value)}{hint}")
     if k == "str" and not isinstance(value, str):
         raise bad
     if k == "int" and (not isinstance(value, int) or isinstance(value, bool)):
@@ -89,27 +102,52 @@ def _check(key: Key, value, where: str):
     if key.choices and value not in key.choices:
         raise DeckError(where, f"expected one of {', '.join(key.choices)}, got {value!r}"
                         + did_you_mean(str(value), key.choices))
+    noun = "integer" if k == "int" else "number"
     if key.positive and _is_number(value) and not value > 0:
-        raise DeckError(where, f"must be positive, got {value!r}")
+        raise DeckError(where, f"expected a positive {noun}, got {value!r}")
     if key.nonnegative and _is_number(value) and not value >= 0:
-        raise DeckError(where, f"must not be negative, got {value!r}")
+        raise DeckError(where, f"expected a {noun} >= 0, got {value!r}")
     return value
+
+
+def table_header(name: str) -> str:
+    """``[name]`` or ``[[name]]``, as the deck writes the top-level table ``name``."""
+    return f"[[{name}]]" if name in ARRAYS else f"[{name}]"
+
+
+def misplaced_hint(name: str, where: str) -> str:
+    """A hint when ``name``, found inside table ``where``, is really a top-level table."""
+    if name not in TOP:
+        return ""
+    return (f"; {table_header(name)} is a table of its own, but here '{name}' follows the "
+            f"header of {where} and so belongs to it: write {table_header(name)} on its own "
+            "line, or move it above the first table header")
+
+
+def unknown_key(name: str, known, where: str) -> DeckError:
+    """The error for key ``name`` of table ``where`` that is not among ``known``."""
+    hint = did_you_mean(name, known) or misplaced_hint(name, where)
+    if not hint:
+        hint = f"; {where} takes: {', '.join(known)}"
+    return DeckError(f"{where}.{name}", "unknown key" + hint)
 
 
 def take(table: Any, keys: list[Key], where: str) -> dict[str, Any]:
     """Validate ``table`` (a dict from the deck) against ``keys``; return values with defaults."""
     if not isinstance(table, dict):
-        raise DeckError(where, f"expected a table, got {_type_name(table)}")
+        raise DeckError(where, f"expected a table (a {table_header(where)} header followed by "
+                        f"its keys), got {type_name(table)} {shown(table)}")
     known = {k.name: k for k in keys}
     for name in table:
         if name not in known:
-            raise DeckError(f"{where}.{name}", "unknown key" + did_you_mean(name, known))
+            raise unknown_key(name, known, where)
     out = {}
     for key in keys:
         if key.name in table:
             out[key.name] = _check(key, table[key.name], f"{where}.{key.name}")
         elif key.required:
-            raise DeckError(f"{where}.{key.name}", f"missing; expected {key.doc or key.kind}")
+            raise DeckError(f"{where}.{key.name}", f"missing required key '{key.name}': expected "
+                            f"{EXPECTED[key.kind]}" + (f" ({key.doc})" if key.doc else ""))
         else:
             out[key.name] = key.default
     return out
@@ -168,9 +206,10 @@ SCHEMA: dict[str, list[Key]] = {
     "nodes": [
         Key("coordinates", "matrix", None, "`[[x, y], ...]` (2D) or `[[x, y, z], ...]` (3D)"),
         Key("ids", "vector", None, "node ids, default 1..n"),
-        Key("mesh", "str", None, "mesh file read by meshio (Gmsh .msh, Abaqus .inp, ...), "
-            "relative to the deck; its node ids are 1..n in file order, its physical groups/"
-            "sets become node sets"),
+        Key("mesh", "str", None, "mesh file read by meshio (Gmsh .msh 2.2 or 4.1, Abaqus .inp, "
+            "...), relative to the deck; its node ids are 1..n in file order; its named physical "
+            "groups (Gmsh) or sets (Abaqus *NSET/*ELSET) become node sets, and those with 2-node "
+            "line cells can be element groups (`mesh_group`)"),
     ],
     "elements": [
         Key("name", "str", REQUIRED, "group name (also an element set)"),
@@ -228,7 +267,10 @@ SCHEMA: dict[str, list[Key]] = {
     "steps": [
         Key("name", "str", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
         Key("type", "str", REQUIRED, "static or buckling", choices=("static", "buckling")),
-        Key("loads", "names", None, "loads active in the step (default: all)"),
+        Key("loads", "names", None, "loads the step applies, on top of those applied before "
+            "(default: the loads no earlier step applied); see Load history"),
+        Key("remove", "names", None, "loads applied by earlier steps that this step takes off "
+            "(ramped down over a static step)"),
         Key("prescribed", "names", None, "prescribed values active in the step (default: all)"),
         Key("nonlinear", "bool", False, "static: geometrically nonlinear path following"),
         Key("control", "str", "load", "static nonlinear: load, displacement or arclength",
@@ -241,10 +283,14 @@ SCHEMA: dict[str, list[Key]] = {
         Key("max_increment", "float", None, "load control: largest increment", positive=True),
         Key("max_iterations", "int", 25, "Newton iterations per increment", positive=True),
         Key("tolerance", "float", 1e-9, "relative residual tolerance", positive=True),
-        Key("node", "int", None, "displacement control: node id"),
-        Key("dof", "str", None, "displacement control: DOF name"),
-        Key("target", "float", None, "displacement control: final value of the DOF"),
+        Key("node", "int", None, "displacement control: the controlled node; arclength: the "
+            "node watched by target"),
+        Key("dof", "str", None, "displacement control / arclength: DOF name of node"),
+        Key("target", "float", None, "displacement control: final value of the DOF; arclength: "
+            "stop once the DOF passes it"),
         Key("arc_length", "float", None, "arclength: initial arc length", positive=True),
+        Key("max_arc_length", "float", None, "arclength: largest arc length (default 10 x the "
+            "initial)", positive=True),
         Key("max_steps", "int", 100, "arclength: number of increments", positive=True),
         Key("psi", "float", 0.0, "arclength: load weight, 0 cylindrical, 1 spherical",
             nonnegative=True),
@@ -281,8 +327,10 @@ def reference_markdown() -> str:
         lines.append("| key | type | default | meaning |")
         lines.append("|---|---|---|---|")
         for k in SCHEMA[table]:
+            shown_default = (str(k.default).lower() if isinstance(k.default, bool)
+                             else k.default)
             default = "required" if k.required else ("" if k.default is None else
-                                                     f"`{str(k.default).lower() if isinstance(k.default, bool) else k.default}`")
+                                                     f"`{shown_default}`")
             lines.append(f"| `{k.name}` | {k.kind} | {default} | {k.doc} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
