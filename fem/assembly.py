@@ -101,6 +101,11 @@ class Assembler:
                 data += np.bincount(sc.slot, weights=ke.reshape(-1)[sc.keep], minlength=self.nnz)
         return data
 
+    def diagonal_positions(self) -> NDArray:
+        """(N,) positions of the diagonal entries in the CSR values."""
+        rows = np.repeat(np.arange(self.n_free), np.diff(self.indptr))
+        return np.flatnonzero(rows == self.indices)
+
     def to_scipy(self, data: NDArray):
         """The free-DOF matrix as a ``scipy.sparse.csr_matrix`` (tests, diagnostics)."""
         import scipy.sparse as sp

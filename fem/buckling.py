@@ -40,17 +40,17 @@ class BucklingStep(StepBase):
         """CSR values of ``K_0`` and ``K_D`` about ``state`` (used by tests, too)."""
         sysm = self.system
         self.loads.begin(state)
-        k0 = sysm.tangent(state)
+        k0 = sysm.tangent(state, self.loads.stiffness(state, 0.0, "held"))
         self._tangent_data = k0
         linalg.fill_matrix(self.A, sysm.assembler.indptr, sysm.assembler.indices, k0)
         n = sysm.n_free
-        P = self.external(state, 1.0)
+        P = self.system.dofmap.from_nodal(self.loads.pattern(state))
         try:
             du = linalg.solve(self.ksp, P[:n])
         except linalg.SingularMatrixError:
             raise self.mechanism_error() from None
         ds = sysm.stress_rates(state, self.free_to_nodal(du))
-        kd = sysm.geometric_stiffness(state, ds, self.loads.stiffness(state, 1.0))
+        kd = sysm.geometric_stiffness(state, ds, self.loads.stiffness(state, 0.0, "pattern"))
         return k0, kd
 
     def run(self, state, results):
@@ -73,56 +73,75 @@ class BucklingStep(StepBase):
         return state
 
     def _solve(self, k0, kd):
-        SLEPc = _petsc.SLEPc()
         asm = self.system.assembler
-        n = self.system.n_free
         if not np.any(kd):
             raise ModelError(f"step '{self.name}': the reference load causes no geometric "
                              "stiffness (no element is stressed by it)")
+        K0, KD = asm.to_scipy(k0), asm.to_scipy(kd)
+        symmetric = _is_symmetric(KD) and _is_symmetric(K0)
+        if self.system.n_free <= DENSE_LIMIT:
+            nu, vecs = _dense_eigen(-KD.toarray(), K0.toarray(), symmetric)
+        else:
+            nu, vecs = self._slepc_eigen(-kd, k0, symmetric)
+        keep = (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300)) & (nu.real > 0)
+        lam = 1.0 / nu.real[keep]
+        vecs = [np.real(v) for v, k in zip(vecs, keep, strict=True) if k]
+        order = np.argsort(lam)[: self.modes]
+        if len(order) == 0:
+            log.warning("step %s: no real positive buckling factor", self.name)
+        return lam[order], [vecs[i] for i in order]
+
+    def _slepc_eigen(self, a, b, symmetric):
+        """Largest real ``nu`` of ``a x = nu b x`` with SLEPc Krylov-Schur (``b`` factored by LU)."""
+        SLEPc = _petsc.SLEPc()
+        asm = self.system.assembler
         A = linalg.create_matrix(asm.indptr, asm.indices)
         B = linalg.create_matrix(asm.indptr, asm.indices)
-        linalg.fill_matrix(A, asm.indptr, asm.indices, -kd)
-        linalg.fill_matrix(B, asm.indptr, asm.indices, k0)
-        symmetric = _is_symmetric(asm.to_scipy(kd)) and _is_symmetric(asm.to_scipy(k0))
+        linalg.fill_matrix(A, asm.indptr, asm.indices, a)
+        linalg.fill_matrix(B, asm.indptr, asm.indices, b)
         eps = SLEPc.EPS().create(comm=A.getComm())
         eps.setOptionsPrefix(self.prefix + "eps_")
         eps.setOperators(A, B)
         eps.setProblemType(SLEPc.EPS.ProblemType.GHEP if symmetric else
                            SLEPc.EPS.ProblemType.GNHEP)
-        want = min(n, self.modes if symmetric else 2 * self.modes + 4)
-        if n <= 400:
-            eps.setType(SLEPc.EPS.Type.LAPACK)
-        else:
-            eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
-            eps.setDimensions(nev=want)
-            st = eps.getST()
-            ksp = st.getKSP()
-            ksp.setType("preonly")
-            ksp.getPC().setType("lu")
-            ksp.getPC().setFactorSolverType(linalg.best_lu_package())
+        eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
+        eps.setDimensions(nev=self.modes if symmetric else 2 * self.modes + 4)
         eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_REAL)
-        with linalg._PushedOptions(self.prefix + "eps_", {}):
-            eps.setFromOptions()
+        ksp = eps.getST().getKSP()
+        ksp.setType("preonly")
+        ksp.getPC().setType("lu")
+        ksp.getPC().setFactorSolverType(linalg.best_lu_package())
+        eps.setFromOptions()
         try:
             eps.solve()
         except _petsc.PETSc().Error as err:
             raise ConvergenceError(f"buckling eigen-solve failed (PETSc error {err.ierr})",
                                    step=self.name) from None
-        nconv = eps.getConverged()
         vr = A.createVecRight()
         vals, vecs = [], []
-        for i in range(nconv):
-            nu = eps.getEigenpair(i, vr)
-            if abs(nu.imag) > 1e-8 * max(abs(nu.real), 1e-300) or nu.real <= 0:
-                continue
-            vals.append(1.0 / nu.real)
+        for i in range(eps.getConverged()):
+            vals.append(eps.getEigenpair(i, vr))
             vecs.append(vr.getArray().copy())
         for obj in (eps, A, B, vr):
             obj.destroy()
-        order = np.argsort(vals)[: self.modes]
-        if len(order) == 0:
-            log.warning("step %s: no real positive buckling factor", self.name)
-        return np.array(vals)[order], [vecs[i] for i in order]
+        return np.array(vals, dtype=complex), vecs
+
+
+DENSE_LIMIT = 400   # below this many unknowns, a dense LAPACK solve is faster and more robust
+
+
+def _dense_eigen(a, b, symmetric):
+    """All eigenpairs of ``a x = nu b x`` (LAPACK through scipy)."""
+    import scipy.linalg as sla
+
+    if symmetric:
+        try:
+            nu, v = sla.eigh(a, b)
+            return nu.astype(complex), list(v.T)
+        except np.linalg.LinAlgError:      # b not positive definite: fall through
+            pass
+    nu, v = sla.eig(a, b)
+    return nu, list(v.T)
 
 
 def _is_symmetric(csr, rtol: float = 1e-10) -> bool:

@@ -24,6 +24,16 @@ class Constant:
 
 
 @dataclass(frozen=True)
+class Linear:
+    """``g(t) = slope * t``, unbounded: the default of loads in static steps (the load factor)."""
+
+    slope: float = 1.0
+
+    def __call__(self, t: ArrayLike) -> NDArray:
+        return self.slope * np.asarray(t, dtype=float)
+
+
+@dataclass(frozen=True)
 class Ramp:
     """Linear from ``(t0, y0)`` to ``(t1, y1)``, constant outside.
 
@@ -51,4 +61,4 @@ class Table:
         return np.interp(np.asarray(t, dtype=float), self.times, self.values)
 
 
-TimeFunction = Constant | Ramp | Table
+TimeFunction = Constant | Linear | Ramp | Table

@@ -1,20 +1,39 @@
-"""Nodal loads of a step: external force vectors and their load stiffness.
+"""Nodal loads of a step: the load history, external force vectors and their load stiffness.
 
-Forces and moments are conjugate to translations and to *spatial* spins. With ``R`` the nodal
-rotation, ``psi = log R`` its rotation vector and ``g(t)`` the load's time function:
+**Load history.** Every load carries a scale, zero when the analysis starts and kept in the state
+(``state.hist["__load_scales__"]``). A step
+
+* *applies* the loads it lists: each adds ``g(t)`` to its scale, where ``g`` is the load's function
+  or, by default, ``t`` itself in a static step (the load factor, on top of what is there) and
+  ``1`` in a dynamic one;
+* *holds* every load applied before at its scale;
+* *removes* the loads it names: in a static step they ramp down to zero over the step, in a dynamic
+  step they vanish at once (a release).
+
+So ``f_ext = f_held + lam F`` in a static step with default functions, which is what displacement
+and arc-length control need (``F`` is :meth:`StepLoads.pattern`), and successive static steps
+continue the same load path.
+
+**Kinds.** Forces and moments are conjugate to translations and to *spatial* spins. With ``R`` the
+nodal rotation and ``psi = log R`` its rotation vector:
 
 ================  ====================================  ==============================================
 kind              applied (global frame)                load stiffness ``-d f_ext / d(increment)``
 ================  ====================================  ==============================================
-dead              ``g f0``, ``g m0``                     0 (for moments: Argyris's *axial* moment)
-follower          ``g R f0``, ``g R m0``                 ``hat(f)`` (force row, spin column), ``hat(m)``
-semitangential    ``g jl_inv(psi)^T m0`` (moment only)   ``-K_h(psi, g m0) jl_inv(psi)``
+dead              ``f0``, ``m0``                         0 (for moments: Argyris's *axial* moment)
+follower          ``R f0``, ``R m0``                     ``hat(f)`` (force row, spin column), ``hat(m)``
+semitangential    ``jl_inv(psi)^T m0`` (moments only)    ``-K_h(psi, m0) jl_inv(psi)``
 ================  ====================================  ==============================================
 
 The semitangential moment is conservative, with potential ``-m0 . psi`` (Argyris et al. 1979;
 Meijaard 1993, section 3: "with rotation-vector nodal parameters it has no load stiffness"); the
 follower and axial moments are not. In 2D a moment about z is the same for all three kinds and a
 follower force turns with the nodal angle.
+
+**Prescribed values** are totals: each listed one goes from its value at the start of the step to
+``value`` (ramped over a static step, at once in a dynamic one), or follows ``value * g(t)`` when it
+has a function. Prescribed rotations in 3D are applied as spatial increments about the global axis
+of their slot.
 """
 
 from __future__ import annotations
@@ -23,40 +42,166 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.model import NodalLoad, Prescribed, default_function
+from fem.functions import Constant, Linear
+from fem.model import NodalLoad, Prescribed
 
-PRESCRIBED = "__prescribed__"     # state.hist key: currently applied prescribed values (n, nslots)
+PRESCRIBED = "__prescribed__"     # state.hist key: applied prescribed values (n, nslots)
+SCALES = "__load_scales__"        # state.hist key: {load name: scale}
+
+
+def nodal_force(load: NodalLoad, scale: float, state, out: NDArray) -> None:
+    """Add ``scale`` times ``load`` as it acts on ``state`` to ``out (n, nslots)``."""
+    if scale == 0.0:
+        return
+    f0, m0, nodes = scale * load.force, scale * load.moment, load.nodes
+    if state.dim == 2:
+        if load.kind == "follower":
+            c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
+            f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
+        else:
+            f = np.broadcast_to(f0[:2], (len(nodes), 2))
+        np.add.at(out, (nodes, slice(0, 2)), f)
+        np.add.at(out, (nodes, 2), m0[2])
+        return
+    if load.kind == "follower":
+        R = so3.quat_to_matrix(state.rot[nodes])
+        f, m = R @ f0, R @ m0
+    elif load.kind == "semitangential":
+        f = np.broadcast_to(f0, (len(nodes), 3))
+        psi = so3.rotvec_from_quat(state.rot[nodes])
+        m = np.einsum("nji,j->ni", so3.jl_inv(psi), m0)
+    else:
+        f, m = np.broadcast_to(f0, (len(nodes), 3)), np.broadcast_to(m0, (len(nodes), 3))
+    np.add.at(out, (nodes, slice(0, 3)), f)
+    np.add.at(out, (nodes, slice(3, 6)), m)
+
+
+def nodal_stiffness(load: NodalLoad, scale: float, state, out: NDArray) -> None:
+    """Add the load stiffness of ``scale`` times ``load`` to ``out (n, nslots, nslots)``."""
+    if scale == 0.0 or load.kind == "dead":
+        return
+    nodes, f0, m0 = load.nodes, scale * load.force, scale * load.moment
+    if state.dim == 2:
+        if load.kind == "follower":
+            c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
+            f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
+            np.add.at(out, (nodes, 0, 2), f[:, 1])     # -d(R f0)/d theta = (f_y, -f_x)
+            np.add.at(out, (nodes, 1, 2), -f[:, 0])
+        return
+    if load.kind == "follower":
+        R = so3.quat_to_matrix(state.rot[nodes])
+        np.add.at(out, (nodes, slice(0, 3), slice(3, 6)), so3.hat(R @ f0))
+        np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), so3.hat(R @ m0))
+    else:  # semitangential
+        psi = so3.rotvec_from_quat(state.rot[nodes])
+        kl = -so3.kh(psi, np.broadcast_to(m0, psi.shape)) @ so3.jl_inv(psi)
+        np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), kl)
 
 
 class StepLoads:
-    """The loads active in a step, evaluated on states.
+    """The loads and prescribed values of one step, evaluated on states.
 
     Parameters
     ----------
     model : the model (for its dimension and node count)
-    loads : the :class:`~fem.model.NodalLoad` objects of the step
-    step_type : decides the default time function (ramp in statics, constant in dynamics)
-    prescribed : the step's prescribed values. With an explicit function a DOF follows
-        ``value * g(t)``; with the default one it goes from its value at the start of the step to
-        ``value`` (ramped in statics, at once in dynamics). Prescribed rotations in 3D are applied
-        as spatial increments about the global axis of their slot.
+    loads : the loads the step applies
+    step_type : ``"static"``, ``"buckling"`` or ``"dynamic"`` (default functions, removal)
+    prescribed : the step's prescribed values
+    removed : loads the step takes off
+    t_end : the step's final pseudo-time (static: its load factor), for ramps
     """
 
     def __init__(self, model, loads: tuple[NodalLoad, ...], step_type: str,
-                 prescribed: tuple[Prescribed, ...] = ()):
+                 prescribed: tuple[Prescribed, ...] = (), removed: tuple[NodalLoad, ...] = (),
+                 t_end: float = 1.0):
         self.dim = model.dim
         self.n = model.n_nodes
         self.nslots = model.nslots
         self.loads = tuple(loads)
         self.prescribed = tuple(prescribed)
-        self.default = default_function(step_type)
+        self.removed = tuple(removed)
+        self.static = step_type != "dynamic"
+        self.default = Linear() if self.static else Constant()
+        self.t_end = t_end
+        self.held: list[tuple[NodalLoad, float]] = []
+        self.leaving: list[tuple[NodalLoad, float]] = []
         self._start = None
+        self._all = {ld.name: ld for ld in model.loads}
 
+    # --- the history --------------------------------------------------------------------------
     def begin(self, state) -> None:
-        """Remember the prescribed values at the start of the step."""
+        """Read the load scales and prescribed values the step starts from."""
+        scales = state.hist.setdefault(SCALES, {})
+        gone = {ld.name for ld in self.removed}
+        self.held = [(self._all[name], s) for name, s in scales.items()
+                     if s != 0.0 and name not in gone and name in self._all]
+        self.leaving = [(ld, scales.get(ld.name, 0.0)) for ld in self.removed]
         applied = state.hist.setdefault(PRESCRIBED, np.zeros((self.n, self.nslots)))
         self._start = applied.copy()
 
+    def finish(self, state, t: float) -> None:
+        """Record in ``state`` the load scales at the end of the step (pseudo-time ``t``)."""
+        scales = dict(state.hist.get(SCALES, {}))
+        for ld in self.loads:
+            scales[ld.name] = scales.get(ld.name, 0.0) + self._scale(ld, t)
+        for ld in self.removed:
+            scales[ld.name] = 0.0
+        state.hist[SCALES] = scales
+
+    def _scale(self, load: NodalLoad, t: float) -> float:
+        return float((load.function or self.default)(t))
+
+    def _leaving_factor(self, t: float) -> float:
+        return max(0.0, 1.0 - t / self.t_end) if self.static else 0.0
+
+    @property
+    def proportional(self) -> bool:
+        """The applied loads grow with the default function: ``f_ext = f_held + t F``."""
+        return all(ld.function is None for ld in self.loads) and not self.removed
+
+    @property
+    def state_dependent(self) -> bool:
+        """Some load turns with its node (follower, or a 3D semitangential moment)."""
+        every = [ld for ld, _ in self.held] + list(self.loads) + [ld for ld, _ in self.leaving]
+        return any(ld.kind == "follower" or (ld.kind == "semitangential" and self.dim == 3)
+                   for ld in every)
+
+    # --- forces -------------------------------------------------------------------------------
+    def _terms(self, t: float, which: str):
+        if which in ("all", "held"):
+            yield from self.held
+            f = self._leaving_factor(t)
+            yield from ((ld, s * f) for ld, s in self.leaving)
+        if which in ("all", "applied"):
+            yield from ((ld, self._scale(ld, t)) for ld in self.loads)
+        if which == "pattern":
+            yield from ((ld, 1.0) for ld in self.loads)
+
+    def force(self, state, t: float, which: str = "all") -> NDArray:
+        """(n, nslots) nodal external forces at ``t``.
+
+        ``which``: ``"all"``, ``"held"`` (earlier loads), ``"applied"`` (this step's, at ``t``) or
+        ``"pattern"`` (this step's at unit scale: ``d f_ext / d lam`` for proportional loads).
+        """
+        out = np.zeros((self.n, self.nslots))
+        for ld, s in self._terms(t, which):
+            nodal_force(ld, s, state, out)
+        return out
+
+    def pattern(self, state) -> NDArray:
+        """(n, nslots) the applied loads at unit scale."""
+        return self.force(state, 0.0, "pattern")
+
+    def stiffness(self, state, t: float, which: str = "all") -> NDArray | None:
+        """(n, nslots, nslots) load stiffness at ``t`` (``which`` as in :meth:`force`), or None."""
+        if not self.state_dependent:
+            return None
+        out = np.zeros((self.n, self.nslots, self.nslots))
+        for ld, s in self._terms(t, which):
+            nodal_stiffness(ld, s, state, out)
+        return out
+
+    # --- prescribed values --------------------------------------------------------------------
     def prescribed_increment(self, state, t: float) -> NDArray | None:
         """(n, nslots) increment that brings the prescribed DOFs of ``state`` to their values at ``t``."""
         if not self.prescribed:
@@ -65,87 +210,13 @@ class StepLoads:
             self.begin(state)
         applied = state.hist.setdefault(PRESCRIBED, np.zeros((self.n, self.nslots)))
         target = applied.copy()
+        ramp = min(1.0, t / self.t_end) if self.static else 1.0
         for p in self.prescribed:
             if p.function is not None:
                 target[p.nodes, p.slot] = p.value * float(p.function(t))
             else:
-                g = float(self.default(t))
                 start = self._start[p.nodes, p.slot]
-                target[p.nodes, p.slot] = start + (p.value - start) * g
+                target[p.nodes, p.slot] = start + (p.value - start) * ramp
         du = target - applied
         state.hist[PRESCRIBED] = target
         return du
-
-    def _scale(self, load: NodalLoad, t: float) -> float:
-        return float((load.function or self.default)(t))
-
-    @property
-    def proportional(self) -> bool:
-        """All loads use the default ramp, so that ``f_ext = t * F``."""
-        return all(ld.function is None for ld in self.loads)
-
-    @property
-    def state_dependent(self) -> bool:
-        """Some load turns with its node (follower, or a 3D semitangential moment)."""
-        return any(ld.kind == "follower" or (ld.kind == "semitangential" and self.dim == 3)
-                   for ld in self.loads)
-
-    def force(self, state, t: float) -> NDArray:
-        """(n, nslots) nodal external forces at ``t``."""
-        out = np.zeros((self.n, self.nslots))
-        d = self.dim
-        for ld in self.loads:
-            g = self._scale(ld, t)
-            if g == 0.0:
-                continue
-            f0, m0 = g * ld.force, g * ld.moment
-            nodes = ld.nodes
-            if d == 2:
-                if ld.kind == "follower":
-                    c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
-                    f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
-                else:
-                    f = np.broadcast_to(f0[:2], (len(nodes), 2))
-                np.add.at(out, (nodes, slice(0, 2)), f)
-                np.add.at(out, (nodes, 2), m0[2])
-                continue
-            if ld.kind == "follower":
-                R = so3.quat_to_matrix(state.rot[nodes])
-                f, m = R @ f0, R @ m0
-            elif ld.kind == "semitangential":
-                f = np.broadcast_to(f0, (len(nodes), 3))
-                psi = so3.rotvec_from_quat(state.rot[nodes])
-                m = np.einsum("nji,j->ni", so3.jl_inv(psi), m0)
-            else:
-                f, m = np.broadcast_to(f0, (len(nodes), 3)), np.broadcast_to(m0, (len(nodes), 3))
-            np.add.at(out, (nodes, slice(0, 3)), f)
-            np.add.at(out, (nodes, slice(3, 6)), m)
-        return out
-
-    def stiffness(self, state, t: float) -> NDArray | None:
-        """(n, nslots, nslots) load stiffness blocks at ``t``, or ``None`` when there is none."""
-        if not self.state_dependent:
-            return None
-        out = np.zeros((self.n, self.nslots, self.nslots))
-        for ld in self.loads:
-            g = self._scale(ld, t)
-            if g == 0.0 or ld.kind == "dead":
-                continue
-            nodes = ld.nodes
-            f0, m0 = g * ld.force, g * ld.moment
-            if self.dim == 2:
-                if ld.kind == "follower":
-                    c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
-                    f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
-                    np.add.at(out, (nodes, 0, 2), f[:, 1])     # -d(R f0)/d theta = (f_y, -f_x)
-                    np.add.at(out, (nodes, 1, 2), -f[:, 0])
-                continue
-            if ld.kind == "follower":
-                R = so3.quat_to_matrix(state.rot[nodes])
-                np.add.at(out, (nodes, slice(0, 3), slice(3, 6)), so3.hat(R @ f0))
-                np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), so3.hat(R @ m0))
-            else:  # semitangential
-                psi = so3.rotvec_from_quat(state.rot[nodes])
-                kl = -so3.kh(psi, np.broadcast_to(m0, psi.shape)) @ so3.jl_inv(psi)
-                np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), kl)
-        return out

@@ -178,10 +178,3 @@ class Model:
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
         fields.update(changes)
         return Model(**fields)
-
-
-def default_function(step_type: str) -> TimeFunction:
-    """Load scaling when a load names no function: ramped in static steps, constant in dynamics."""
-    from fem.functions import Ramp
-
-    return Ramp() if step_type in ("static", "buckling") else Constant()

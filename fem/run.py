@@ -39,7 +39,9 @@ class RunResult:
 
 def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     """The step object of a deck step description."""
-    loads = StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"])
+    settings = spec.get("settings")
+    loads = StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"],
+                      spec.get("remove", ()), t_end=settings.load_factor if settings else 1.0)
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, modes=spec["modes"],
                             solver_options=deck.solver_options)

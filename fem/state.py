@@ -65,16 +65,27 @@ class State:
         """Number of nodes."""
         return len(self.u)
 
-    def increment(self, du: NDArray) -> None:
-        """Add a nodal increment ``du`` (n, nslots); rotations are composed, never added."""
+    def increment(self, du: NDArray, additive: NDArray | None = None) -> None:
+        """Add a nodal increment ``du`` (n, nslots); rotations are composed, never added.
+
+        ``additive`` (n,) marks 3D nodes whose rotation increments are increments of the rotation
+        vector instead of spatial spins: nodes that only small-displacement (linear) elements
+        use, where the rotation vector is the DOF and superposition must hold exactly.
+        """
         d = self.dim
         self.u[:, :d] += du[:, :d]
         if d == 2:
             self.rot += du[:, 2]
-        else:
-            moved = np.any(du[:, 3:6] != 0.0, axis=1)
-            if moved.any():
-                self.rot[moved] = so3.rotate_spatial(self.rot[moved], du[moved, 3:6])
+            return
+        moved = np.any(du[:, 3:6] != 0.0, axis=1)
+        if additive is not None:
+            add = moved & additive
+            if add.any():
+                self.rot[add] = so3.quat_from_rotvec(so3.rotvec_from_quat(self.rot[add])
+                                                     + du[add, 3:6])
+            moved &= ~additive
+        if moved.any():
+            self.rot[moved] = so3.rotate_spatial(self.rot[moved], du[moved, 3:6])
 
     def rotation_matrices(self) -> NDArray:
         """(n, 3, 3) nodal rotation matrices (from the reference orientation)."""

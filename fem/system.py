@@ -27,6 +27,22 @@ class System:
         self.model = model
         self.dofmap = DofMap.build(model)
         self.assembler = Assembler(model, self.dofmap)
+        self.additive = self._additive_nodes(model)
+
+    @staticmethod
+    def _additive_nodes(model) -> NDArray | None:
+        """3D nodes used only by small-displacement elements: their rotation vector is additive."""
+        if model.dim != 3:
+            return None
+        linear = np.zeros(model.n_nodes, dtype=bool)
+        nonlinear = np.zeros(model.n_nodes, dtype=bool)
+        for g in model.groups:
+            (linear if getattr(g, "formulation", "") == "linear" else nonlinear)[g.conn] = True
+        return linear & ~nonlinear
+
+    def update(self, state: State, du_nodal: NDArray) -> None:
+        """Apply a nodal increment ``(n, nslots)`` to ``state`` (see :meth:`State.increment`)."""
+        state.increment(du_nodal, self.additive)
 
     @property
     def n_free(self) -> int:

@@ -7,14 +7,18 @@ value::
     name = "tip deflection"      # what it is
     step = "load"                # the deck step
     kind = "displacement"        # displacement | rotation | reaction | section | load_factor
-                                 # | buckling_factor
+                                 # | buckling_factor | limit_load_factor
     node = 11                    # displacement, rotation, reaction: node id and DOF name
     dof = "uy"
     group = "beam"               # section: element group, element number (1-based), quantity
     element = 1
     quantity = "M1"
     mode = 1                     # buckling_factor: mode number
-    frame = -1                   # output frame (default: the last)
+    limit = 1                    # limit_load_factor: which extremum of the load factor along
+                                 # the path (1 = the first), located on a polynomial through
+                                 # the five frames around it against the DOF node/dof
+    frame = -1                   # output frame (default: the last), or
+    time = 2.0                   # the frame at this time / load factor (to 1e-9)
     value = -0.4                 # the reference value
     tolerance = 1e-8             # relative tolerance (or abs_tolerance for references near zero)
     source = "PL^3/(3EI)"        # where the value comes from
@@ -36,7 +40,8 @@ import numpy as np
 from fem.io import deck as deck_io
 from fem.run import run
 
-KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor")
+KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
+         "limit_load_factor")
 
 
 @dataclass
@@ -83,8 +88,15 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     if kind == "buckling_factor":
         return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
     s = h5[f"steps/{q['step']}"]
+    if "time" in q:
+        times = s["time"][()]
+        frame = int(np.argmin(np.abs(times - q["time"])))
+        if abs(times[frame] - q["time"]) > 1e-9 * max(1.0, abs(q["time"])):
+            return float("nan")                   # no such frame: the quantity fails
     if kind == "load_factor":
         return float(s["time"][frame])
+    if kind == "limit_load_factor":
+        return _limit_load(s, q, node_ids, slots)
     if kind == "section":
         return float(s[f"elements/{q['group']}/{q['quantity']}"][frame, q["element"] - 1])
     node = int(np.flatnonzero(node_ids == q["node"])[0])
@@ -95,6 +107,23 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     if slot < d:
         return float(s["displacement"][frame, node, slot])
     return float(s["rotation_vector"][frame, node, slot - d + (2 if d == 2 else 0)])
+
+
+def _limit_load(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
+    """The ``limit``-th local extremum of the load factor, by a parabola in the watched DOF."""
+    lam = s["time"][()]
+    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    slot = slots.index(q["dof"])
+    u = s["displacement"][:, node, slot] if slot < 3 else s["rotation_vector"][:, node, slot - 3]
+    turns = [k for k in range(1, len(lam) - 1) if (lam[k] - lam[k - 1]) * (lam[k + 1] - lam[k]) < 0]
+    if len(turns) < q.get("limit", 1):
+        return float("nan")
+    k = turns[q.get("limit", 1) - 1]
+    lo, hi = max(k - 2, 0), min(k + 3, len(lam))       # up to five frames around the turn
+    p = np.polynomial.Polynomial.fit(u[lo:hi], lam[lo:hi], min(hi - lo - 1, 4))
+    roots = [r.real for r in p.deriv().roots() if abs(r.imag) < 1e-12
+             and min(u[k - 1], u[k + 1]) <= r.real <= max(u[k - 1], u[k + 1])]
+    return float(p(roots[0])) if roots else float(lam[k])
 
 
 def check_case(case: Path, workdir: str | None = None) -> list[Row]:

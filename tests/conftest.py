@@ -3,9 +3,14 @@
 import numpy as np
 import pytest
 
+from fem import _petsc
 from fem import rotations as so3
 from fem.elements import Beam, Truss
 from fem.state import State
+
+# MPI first: Open MPI's singleton start-up forks a helper that would inherit (and keep locked)
+# any HDF5 file a test has open at that moment.
+_petsc.init()
 
 SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
 
@@ -62,7 +67,8 @@ def perturbed(g, st, j, h):
     du = np.zeros((2, len(SLOTS[g.dim])))
     node, k = divmod(j, g.ndn)
     du[node, slot_columns(g)[k]] = h
-    s.increment(du)
+    linear = getattr(g, "formulation", "") == "linear"
+    s.increment(du, np.full(2, linear) if g.dim == 3 else None)   # as fem.system.System.update
     return s
 
 

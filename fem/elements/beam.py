@@ -108,8 +108,7 @@ class Beam(ElementGroup):
         sigma, D, q = self.basic.response(kin.v)
         kb = self.basic.material_stiffness(D)
         if self.frame.linear:
-            K = np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
-            return K + self.frame.parametrization(kin, q) if self.dim == 3 else K
+            return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
         kb = kb + self.basic.stress_hessian(sigma)
         return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B + self.frame.geometric(kin, q)
 
@@ -139,7 +138,9 @@ class Beam(ElementGroup):
 
     def outputs(self, state) -> dict[str, NDArray]:
         """Section forces (see :meth:`BasicBeam.section_forces`)."""
-        return self.basic.section_forces(self.stress(state))
+        kin = self._kinematics(state)
+        _, _, q = self.basic.response(kin.v)
+        return self.basic.section_forces(q, kin.l)
 
     def mass(self, state=None, lumped: bool = False) -> NDArray:
         """(E, nd, nd) consistent or lumped (HRZ) mass in the global frame, reference geometry."""

@@ -148,17 +148,18 @@ class BasicBeam:
         eps = self.strain(v)
         return 0.5 * np.einsum("ek,ekl,el->e", eps, self.S, eps)
 
-    def section_forces(self, sigma: NDArray) -> dict[str, NDArray]:
-        """Section forces from generalized stresses (Meijaard eq. 4; moments are internal moments).
+    def section_forces(self, q: NDArray, length: NDArray) -> dict[str, NDArray]:
+        """Section forces at the element ends from the basic forces ``q`` (E, nb).
 
-        2D: ``N, V, M1, M2``. 3D: ``N, T, Vy, Vz, My1, My2, Mz1, Mz2``; ``1``/``2`` are the element
-        ends, moments are about the local axes, ``Vy = -dMz/dx`` and ``Vz = dMy/dx``.
+        ``q`` holds the axial force and the end moments the nodes apply to the element, in the
+        co-rotated frame, so these are in equilibrium with the nodal forces (with the second-order
+        strains the generalized stresses alone are not). Internal moments: ``M(0) = -m_p``,
+        ``M(l) = m_q``. 2D: ``N, V, M1, M2``. 3D: ``N, T, Vy, Vz, My1, My2, Mz1, Mz2``; moments are
+        about the local axes, ``Vy = -dMz/dx``, ``Vz = dMy/dx`` over the current chord ``length``.
         """
-        l0 = self.l0
         if self.dim == 2:
-            m1, m2 = l0 * sigma[:, 1], l0 * sigma[:, 2]
-            return {"N": sigma[:, 0], "V": (m1 - m2) / l0, "M1": m1, "M2": m2}
-        my1, my2 = l0 * sigma[:, 2], l0 * sigma[:, 3]
-        mz1, mz2 = l0 * sigma[:, 4], l0 * sigma[:, 5]
-        return {"N": sigma[:, 0], "T": l0 * sigma[:, 1], "Vy": (mz1 - mz2) / l0,
-                "Vz": (my2 - my1) / l0, "My1": my1, "My2": my2, "Mz1": mz1, "Mz2": mz2}
+            m1, m2 = -q[:, 1], q[:, 2]
+            return {"N": q[:, 0], "V": (m1 - m2) / length, "M1": m1, "M2": m2}
+        my1, my2, mz1, mz2 = -q[:, PY], q[:, QY], -q[:, PZ], q[:, QZ]
+        return {"N": q[:, 0], "T": q[:, QX], "Vy": (mz1 - mz2) / length,
+                "Vz": (my2 - my1) / length, "My1": my1, "My2": my2, "Mz1": mz1, "Mz2": mz2}

@@ -179,27 +179,10 @@ class LinearFrame3D(CorotFrame3D):
     def kinematics(self, x: NDArray, R: NDArray, d: NDArray) -> Kinematics3D:
         """Basic deformations ``B0 d`` of element vectors ``d (E, 12)`` (translations, rotation vectors).
 
-        Increments are spatial spins, so ``B = B0 diag(I, jl_inv(psi_p), I, jl_inv(psi_q))``: the
-        tangent is exact for the linear element at any state, not only at the reference.
+        The rotation DOFs of a small-displacement element are rotation vectors, updated additively
+        (:meth:`fem.state.State.increment`), so ``B0`` is the exact derivative and superposition holds.
         """
         ref = self.ref
-        B = ref.B.copy()
-        for cols in (_WP, _WQ):
-            B[:, :, cols] = B[:, :, cols] @ so3.jl_inv(d[:, cols])
-        kin = Kinematics3D(v=np.einsum("ebd,ed->eb", ref.B, d), B=B, Rr=ref.Rr, l=ref.l,
-                           p1=ref.p1, p2=ref.p2, t=ref.t, G=ref.G, theta=ref.theta, Lam=ref.Lam,
-                           Bhat=ref.Bhat)
-        kin.psi = (d[:, _WP], d[:, _WQ])
-        return kin
-
-    def parametrization(self, kin: Kinematics3D, q: NDArray) -> NDArray:
-        """(E, 12, 12) derivative of ``B^T q`` through ``jl_inv(psi)`` at fixed ``q``.
-
-        The moments conjugate to spins are ``jl_inv(psi)^T`` times those conjugate to rotation
-        vectors; this is their change (zero at the reference, second order in small rotations).
-        """
-        m = np.einsum("ebd,eb->ed", self.ref.B, q)
-        K = np.zeros((len(q), 12, 12))
-        for cols, psi in zip((_WP, _WQ), kin.psi, strict=True):
-            K[:, cols, cols] = so3.kh(psi, m[:, cols]) @ so3.jl_inv(psi)
-        return K
+        return Kinematics3D(v=np.einsum("ebd,ed->eb", ref.B, d), B=ref.B, Rr=ref.Rr, l=ref.l,
+                            p1=ref.p1, p2=ref.p2, t=ref.t, G=ref.G, theta=ref.theta, Lam=ref.Lam,
+                            Bhat=ref.Bhat)

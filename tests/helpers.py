@@ -1,0 +1,49 @@
+"""Build and run decks given as Python dicts (the same schema as the TOML decks)."""
+
+import numpy as np
+
+from fem.io.deck import from_dict
+from fem.io.hdf5 import ResultsFile
+from fem.run import make_step
+from fem.system import System
+
+
+def solve(deck: dict, h5: str | None = None):
+    """Run every step of a deck dict; returns (deck, system, state, steps)."""
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    steps = []
+    results = ResultsFile(h5, dk.model) if h5 else None
+    try:
+        for spec in dk.steps:
+            step = make_step(spec, sysm, dk, dk.output["every"])
+            step.run(state, results)
+            steps.append(step)
+    finally:
+        if results:
+            results.close()
+    return dk, sysm, state, steps
+
+
+def node(dk, node_id: int) -> int:
+    """Index of a node id."""
+    return int(np.flatnonzero(dk.model.node_ids == node_id)[0])
+
+
+def line_beam(dim, n, *, length=1.0, E=1.0, G=0.5, A=1e4, Iy=1.0, Iz=1.0, J=1.0, axis=None,
+              orientation=None, formulation="corotational", **element):
+    """Deck parts of a straight beam from node 1 (origin) to node 2, ``n`` elements."""
+    axis = np.array(axis if axis is not None else [1.0, 0, 0][:dim], dtype=float)
+    axis = axis / np.linalg.norm(axis) * length
+    sec = {"name": "s", "A": A, "Iz": Iz} if dim == 2 else {"name": "s", "A": A, "Iy": Iy,
+                                                              "Iz": Iz, "J": J}
+    el = {"name": "beam", "type": "beam", "material": "m", "section": "s",
+          "formulation": formulation, "connectivity": [[1, 2]], "divisions": n, **element}
+    if orientation is not None:
+        el["orientation"] = list(orientation)
+    return {"model": {"dim": dim},
+            "materials": [{"name": "m", "E": E, "G": G}],
+            "sections": [sec],
+            "nodes": {"coordinates": [[0.0] * dim, axis.tolist()]},
+            "elements": [el]}
