@@ -28,10 +28,14 @@ class NormTest:
     """Residual test ``|r| <= max(rtol * scale, atol)`` with a divergence guard.
 
     ``scale`` is supplied per iteration by the caller (typically the larger of the external-force
-    and internal-force norms over all active DOFs), so the test is unit-free. The residual of a
-    very stiff member cannot fall below ``EA * eps`` (its length is known to ``eps`` relative), so
-    an increment is also accepted once the last Newton correction is at round-off,
-    ``|du| <= round_off * |u|`` (see :meth:`correction`).
+    and internal-force norms over all active DOFs), so the test is unit-free.
+
+    The residual has a round-off floor: nodal coordinates are known to ``eps |x|``, so a member of
+    axial stiffness ``EA`` cannot balance better than about ``EA eps``. Once the last Newton
+    correction is at round-off, ``|du| <= round_off * |u|`` (see :meth:`correction`), and the
+    residual no longer falls, the increment is accepted if the residual is within ``1000 rtol``
+    and otherwise fails with a message that says so (the tolerance is below what the model's
+    arithmetic can resolve).
     """
 
     rtol: float = 1e-9
@@ -56,8 +60,14 @@ class NormTest:
             raise NewtonFailure("residual is not finite", len(self.norms) - 1, self.norms)
         if rnorm <= max(self.rtol * scale, self.atol):
             return True
-        if self._du_ratio <= self.round_off and rnorm <= 1e3 * self.rtol * scale:
-            return True
+        if self._du_ratio <= self.round_off and len(self.norms) > 1 \
+                and rnorm > 0.5 * self.norms[-2]:
+            if rnorm <= 1e3 * self.rtol * scale:
+                return True
+            raise NewtonFailure(f"the residual stagnates at {rnorm:.3e} ({rnorm / scale:.1e} "
+                                f"relative) while the corrections are at round-off: the tolerance "
+                                f"{self.rtol:g} is below what this model resolves; raise the "
+                                "step's tolerance", len(self.norms) - 1, self.norms)
         it = len(self.norms) - 1
         if it >= self.max_iterations:
             raise NewtonFailure(f"no convergence in {self.max_iterations} iterations", it,

@@ -87,12 +87,6 @@ class StaticStep(StepBase):
         asm = self.system.assembler
         data = self.system.tangent(state, self.loads.stiffness(state, lam))
         linalg.fill_matrix(self.A, asm.indptr, asm.indices, data)
-        if self._tangent_data is None:
-            # Round-off floor of the residual: a displacement known to eps |X| in the stiffest
-            # DOF. Below it a relative test on a small load cannot be met (stiff bars: EA eps).
-            diag = np.abs(data[asm.diagonal_positions()]) if asm.n_free else np.zeros(1)
-            extent = max(1.0, float(np.ptp(self.system.model.X, axis=0).max()))
-            self.test.atol = max(self.test.atol, 64 * np.finfo(float).eps * diag.max() * extent)
         self._tangent_data = data
 
     def _solve(self, rhs: NDArray) -> NDArray:
@@ -233,13 +227,18 @@ class StaticStep(StepBase):
                                            iteration=fail.iteration, norms=fail.norms) from None
                 continue
             failures = 0
+            if control.overshoots(trial):             # land exactly on the watched target
+                trial = state.copy()
+                self.test.start()
+                du_step, dlam_step = self._bordered_newton(trial, lam, control.landing(state),
+                                                           prev_du)
             lam += dlam_step
             k += 1
             prev_du = du_step
             trial.t = lam
             state.assign(trial)
             control.adapt(len(self.test.norms) - 1)
-            if writer and k % self.output_every == 0:
+            if writer and (k % self.output_every == 0 or control.finished(state, lam, k)):
                 writer.frame(state, time=lam, reactions=self._last_r,
                              stats=self._stats(lam, len(self.test.norms) - 1))
 
@@ -272,6 +271,7 @@ class DisplacementControl:
     """One free DOF moves by equal steps to ``target``; the load factor follows."""
 
     def __init__(self, s: StaticSettings, system):
+        self.system = system
         k = system.dofmap.index[s.node, s.dof]
         if k < 0 or k >= system.n_free:
             raise ModelError("displacement control needs a free DOF")
@@ -285,6 +285,9 @@ class DisplacementControl:
 
     def finished(self, state, lam, k) -> bool:
         return abs(self.done) >= abs(self.target) - 1e-12 * abs(self.target)
+
+    def overshoots(self, trial) -> bool:
+        return False
 
     def predictor(self, du_f, F, prev_du, state) -> float:
         self.step = min(abs(self.du), abs(self.target - self.done)) * np.sign(self.du)
@@ -314,6 +317,7 @@ class ArcLength:
         self.stop_lam = s.stop_load_factor
         self.sign = 1.0
         self.watch = None
+        self.system = system
         if s.node is not None and system is not None:
             self.watch = (s.node, s.dof, s.target)
             self.start = float(system.reference_state().dof_values()[s.node, s.dof])
@@ -323,10 +327,23 @@ class ArcLength:
             return True
         if self.watch is not None and k > 0:
             node, dof, target = self.watch
-            value = state.dof_values()[node, dof]
-            if (value - target) * (self.start - target) <= 0:     # passed the target
+            if abs(state.dof_values()[node, dof] - target) <= 1e-12 * max(1.0, abs(target)):
                 return True
         return self.stop_lam is not None and abs(lam) >= abs(self.stop_lam)
+
+    def overshoots(self, trial) -> bool:
+        """The step just solved passed the watched DOF's target."""
+        if self.watch is None:
+            return False
+        node, dof, target = self.watch
+        return (trial.dof_values()[node, dof] - target) * (self.start - target) < 0
+
+    def landing(self, state) -> DisplacementControl:
+        """A one-increment displacement control from ``state`` onto the watched target."""
+        node, dof, target = self.watch
+        s = StaticSettings(node=node, dof=dof, increments=1,
+                           target=target - state.dof_values()[node, dof])
+        return DisplacementControl(s, self.system)
 
     def _load_term(self, F) -> float:
         return self.psi2 * float(F @ F)

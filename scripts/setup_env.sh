@@ -40,8 +40,17 @@ pick_python() {
 export_debian_dirs
 base=$(pick_python || true)
 
+# On Debian, OpenBLAS replaces the reference BLAS that the PETSc packages pull in (through the
+# libblas.so.3 alternative): MUMPS factorizes 3D models about three times faster with it.
+if command -v dpkg >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && [ -n "$(debian_petsc_dir)" ] \
+        && ! dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
+    say "installing OpenBLAS for PETSc/MUMPS and numpy"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q libopenblas0-pthread >/dev/null 2>&1 \
+        || say "OpenBLAS not installed (the reference BLAS works, only slower)"
+fi
+
 if [ -z "$base" ] && [ "${FEM_PETSC_FROM_SOURCE:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1; then
-    pkgs="python3-petsc4py python3-slepc4py python3-venv python3-dev"
+    pkgs="python3-petsc4py python3-slepc4py python3-venv python3-dev libopenblas0-pthread"
     if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
     if [ "$sudo" != none ]; then
         say "installing Debian's PETSc/SLEPc for the system Python: $pkgs"

@@ -62,8 +62,13 @@ class ElementGroup:
 
     # --- gathering ----------------------------------------------------------------------------
     def positions(self, state) -> NDArray:
-        """(E, nen, 3) current nodal positions."""
-        return self.X + state.u[self.conn]
+        """(E, nen, 3) current nodal positions relative to each element's first node.
+
+        Relative to the first node, and formed from displacement *differences*, so that a chord
+        of a short element in a large model keeps its digits: ``(X_a - X_0) + (u_a - u_0)``.
+        """
+        u = state.u[self.conn]
+        return (self.X - self.X[:, :1]) + (u - u[:, :1])
 
     def element_vector(self, nodal: NDArray) -> NDArray:
         """(E, nd) element values of an ``(n, nslots)`` nodal array (slots of ``dof_names``)."""

@@ -111,37 +111,38 @@ class BasicBeam:
             S[:, 4:6, 4:6] = _bending_block(EIz, phi_y, l0)
             H = _hessians(_QUADRATIC_3D, 6, 7)
         self.A, self.S = A, S
-        self.H = l0[:, None, None, None] * H                     # (E, ns, nb, nb)
+        self.H0 = H                                # (ns, nb, nb); element k's H is l0[k] * H0
 
     # --- strains ------------------------------------------------------------------------------
     def strain(self, v: NDArray) -> NDArray:
         """(E, ns) generalized strains of basic deformations ``v (E, nb)``."""
         eps = np.einsum("ekb,eb->ek", self.A, v)
         if self.nonlinear:
-            eps += 0.5 * np.einsum("ekij,ei,ej->ek", self.H, v, v)
+            Hv = np.einsum("kij,ej->eki", self.H0, v)
+            eps += 0.5 * self.l0[:, None] * np.einsum("eki,ei->ek", Hv, v)
         return eps
 
     def strain_jacobian(self, v: NDArray) -> NDArray:
         """(E, ns, nb) ``D = d eps / d v``."""
         if not self.nonlinear:
             return self.A
-        return self.A + np.einsum("ekij,ej->eki", self.H, v)
+        return self.A + self.l0[:, None, None] * np.einsum("kij,ej->eki", self.H0, v)
 
     def stress_hessian(self, sigma: NDArray) -> NDArray:
         """(E, nb, nb) ``sum_k sigma_k H_k``: the local geometric stiffness."""
-        return np.einsum("ek,ekij->eij", sigma, self.H)
+        return self.l0[:, None, None] * np.einsum("ek,kij->eij", sigma, self.H0)
 
     # --- response -----------------------------------------------------------------------------
     def response(self, v: NDArray) -> tuple[NDArray, NDArray, NDArray]:
         """Stresses ``sigma (E, ns)``, strain Jacobian ``D (E, ns, nb)``, basic forces ``q (E, nb)``."""
         D = self.strain_jacobian(v)
-        sigma = np.einsum("ekl,el->ek", self.S, self.strain(v))
+        sigma = (self.S @ self.strain(v)[:, :, None])[:, :, 0]
         q = np.einsum("ekb,ek->eb", D, sigma)
         return sigma, D, q
 
     def material_stiffness(self, D: NDArray) -> NDArray:
         """(E, nb, nb) ``D^T S D``."""
-        return np.einsum("eka,ekl,elb->eab", D, self.S, D)
+        return np.swapaxes(D, 1, 2) @ (self.S @ D)
 
     def energy(self, v: NDArray) -> NDArray:
         """(E,) ``1/2 eps^T S eps``."""

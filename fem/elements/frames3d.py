@@ -134,14 +134,16 @@ class CorotFrame3D:
             Bh = kin.Bhat[:, a]
             K += np.swapaxes(Bh, 1, 2) @ Kh[:, a] @ kin.Lam[:, a] @ Bh
 
-        # 4. change of G: -sum_k mu_k dG_k / dd, with mu = mu_p + mu_q
+        # 4. change of G: -sum_k mu_k dG_k / dd, with mu = mu_p + mu_q; dG_k / dd has the row
+        #    blocks of G_k (x_p, w_p, x_q, w_q), each a linear map of dd written as (E, 3, 12)
         mus = mu.sum(axis=1)
         g1, g2, g3 = G[:, 0], G[:, 1], G[:, 2]
         Ldl = np.zeros((E, 12))
         Ldl[:, _XP], Ldl[:, _XQ] = -r1, r1
+        hat_t = so3.hat(t)                                             # (E, 2, 3, 3)
         Ldp = np.zeros((E, 3, 12))
-        Ldp[:, :, _WP] = -0.5 * so3.hat(t[:, 0])
-        Ldp[:, :, _WQ] = -0.5 * so3.hat(t[:, 1])
+        Ldp[:, :, _WP] = -0.5 * hat_t[:, 0]
+        Ldp[:, :, _WQ] = -0.5 * hat_t[:, 1]
         Lr2 = -outer(r1, g3) + outer(r3, g1)
         Lr3 = outer(r1, g2) - outer(r2, g1)
         Lp1 = np.einsum("ei,eij->ej", r1, Ldp) + p2[:, None] * g3
@@ -153,17 +155,16 @@ class CorotFrame3D:
         Lc = (Lp1 / (l * p2)[:, None] - (p1 / (l**2 * p2))[:, None] * Ldl
               - (p1 / (l * p2**2))[:, None] * Lp2)
         Ma = outer(r3, Lc) + c[:, None, None] * Lr3
-        dG = np.zeros((E, 3, 12, 12))
-        dG[:, 0, _XP], dG[:, 0, _XQ] = Ma, -Ma
+        m1, m2, m3 = (mus[:, k, None, None] for k in range(3))
+        xrows = m1 * Ma + m2 * M3 - m3 * M2
+        K[:, _XP, :] -= xrows
+        K[:, _XQ, :] += xrows
+        hat_r3 = so3.hat(r3)
         for a, cols in ((0, _WP), (1, _WQ)):
-            Ldt = np.zeros((E, 3, 12))
-            Ldt[:, :, cols] = -so3.hat(t[:, a])
             tr3 = np.cross(t[:, a], r3)
-            dG[:, 0, cols] = ((-so3.hat(r3) @ Ldt + so3.hat(t[:, a]) @ Lr3) / (2 * p2)[:, None, None]
-                              - outer(tr3, Lp2) / (2 * p2**2)[:, None, None])
-        dG[:, 1, _XP], dG[:, 1, _XQ] = M3, -M3
-        dG[:, 2, _XP], dG[:, 2, _XQ] = -M2, M2
-        K -= np.einsum("ek,ekij->eij", mus, dG)
+            Mb = (hat_t[:, a] @ Lr3 - outer(tr3, Lp2) / p2[:, None, None]) / (2 * p2)[:, None, None]
+            Mb[:, :, cols] += hat_r3 @ hat_t[:, a] / (2 * p2)[:, None, None]   # -hat(r3) dt_a
+            K[:, cols, :] -= m1 * Mb
         return K
 
 

@@ -328,9 +328,28 @@ def reference_markdown() -> str:
         lines.append("|---|---|---|---|")
         for k in SCHEMA[table]:
             shown_default = (str(k.default).lower() if isinstance(k.default, bool)
-                             else k.default)
+                             else '""' if k.default == "" else k.default)
             default = "required" if k.required else ("" if k.default is None else
                                                      f"`{shown_default}`")
             lines.append(f"| `{k.name}` | {k.kind} | {default} | {k.doc} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def update_readme(path: str = "README.md") -> None:
+    """Write the deck reference between the README's ``deck-reference`` markers."""
+    text = open(path, encoding="utf-8").read()
+    start, end = "<!-- deck-reference:start -->", "<!-- deck-reference:end -->"
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{head}{start}\n{reference_markdown()}{end}{tail}")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--update-readme" in sys.argv:
+        update_readme()
+    else:
+        print(reference_markdown(), end="")

@@ -1,0 +1,1 @@
+"""Speed benchmarks, run on demand (``make bench``), never part of the test suite."""

@@ -1,0 +1,23 @@
+"""Run the benchmarks: ``python -m benchmarks [name ...]`` (``make bench``).
+
+Each benchmark prints its own table; ratios are against a baseline measured in the same run, so
+they compare on any machine.
+"""
+
+import sys
+
+from benchmarks import beam_assembly, newton_share
+
+BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BENCHMARKS)
+    for name in names:
+        BENCHMARKS[name]()
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

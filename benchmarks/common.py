@@ -1,0 +1,63 @@
+"""Shared pieces: a straight chain of 3D co-rotational beams in a random deformed state."""
+
+import time
+
+import numpy as np
+
+from fem import _petsc
+from fem import rotations as so3
+from fem.elements import Beam
+from fem.model import Model
+from fem.state import State
+
+
+def beam_chain(E: int, seed: int = 0):
+    """A model of ``E`` 3D co-rotational beams along x (clamped at x = 0) and a deformed state."""
+    _petsc.init()
+    n = E + 1
+    X = np.zeros((n, 3))
+    X[:, 0] = np.linspace(0.0, 10.0, n)
+    conn = np.c_[np.arange(E), np.arange(1, n)]
+    beam = Beam("chain", conn, X, 3, E=2.1e5, G=8.1e4, A=1.0, Iy=0.1, Iz=0.2, J=0.15,
+                formulation="corotational", ref=[0.0, 0.0, 1.0])
+    fixed = np.zeros((n, 6), dtype=bool)
+    fixed[0] = True
+    model = Model(dim=3, X=X, node_ids=np.arange(1, n + 1), groups=(beam,), fixed=fixed)
+    rng = np.random.default_rng(seed)
+    state = State.reference(3, n)
+    state.u[:] = rng.normal(size=(n, 3)) * 1e-3
+    state.rot[:] = so3.quat_from_rotvec(rng.normal(size=(n, 3)) * 0.05)
+    return model, state
+
+
+def space_frame(n: int):
+    """A cubic lattice of ``n^3`` nodes joined along x, y, z by 3D co-rotational beams.
+
+    About ``3 n^2 (n - 1)`` elements (n = 7: 882, 15: 9450, 32: 95232); the bottom face is
+    clamped. A realistic large model: well conditioned, unlike one very finely meshed member.
+    """
+    _petsc.init()
+    g = np.arange(n, dtype=float)
+    X = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
+    idx = np.arange(n**3).reshape(n, n, n)
+    conn = np.concatenate([np.c_[idx[:-1].ravel(), idx[1:].ravel()],
+                           np.c_[idx[:, :-1].ravel(), idx[:, 1:].ravel()],
+                           np.c_[idx[:, :, :-1].ravel(), idx[:, :, 1:].ravel()]])
+    axis = X[conn[:, 1]] - X[conn[:, 0]]
+    ref = np.where(np.abs(axis[:, 2:3]) > 0.5, [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]])
+    beam = Beam("lattice", conn, X, 3, E=2.1e5, G=8.1e4, A=1e-2, Iy=1e-5, Iz=2e-5, J=1.5e-5,
+                formulation="corotational", ref=ref)
+    fixed = np.zeros((n**3, 6), dtype=bool)
+    fixed[X[:, 2] == 0] = True
+    top = np.flatnonzero(X[:, 2] == n - 1)
+    return Model(dim=3, X=X, node_ids=np.arange(1, n**3 + 1), groups=(beam,), fixed=fixed), top
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    """Smallest wall time of ``repeat`` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)

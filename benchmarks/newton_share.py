@@ -1,0 +1,52 @@
+"""Share of a Newton iteration spent outside the linear solve (3D co-rotational beams).
+
+A cubic lattice of co-rotational beams (``common.space_frame``), clamped at the bottom, its top
+face loaded sideways and twisted, one nonlinear load increment; every linear solve (MUMPS LU,
+numerical factorization included) is timed; the rest of the step is element evaluation, assembly
+and bookkeeping. The baseline is the linear solve itself.
+"""
+
+import time
+
+import numpy as np
+
+from benchmarks.common import space_frame
+from fem import linalg
+from fem.loads import StepLoads
+from fem.model import NodalLoad
+from fem.static import StaticSettings, StaticStep
+from fem.system import System
+
+
+def main():
+    print("Newton iterations on 3D co-rotational beams: time per iteration and its split")
+    print(f"{'elements':>9} {'iterations':>10} {'s/iteration':>12} {'solve':>8} {'outside':>8}")
+    orig = linalg.solve
+    for n in (7, 15, 32):
+        model, top = space_frame(n)
+        E = len(model.groups[0])
+        load = NodalLoad("top", top, np.array([2.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.5]))
+        model = model.with_changes(loads=(load,))
+        sysm = System(model)
+        state = sysm.reference_state()
+        spent = [0.0, 0]
+
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            out = orig(*args, **kwargs)
+            spent[0] += time.perf_counter() - t
+            spent[1] += 1
+            return out
+
+        linalg.solve = timed
+        try:
+            settings = StaticSettings(nonlinear=True, increments=1, tolerance=1e-9)
+            step = StaticStep("bench", sysm, StepLoads(model, (load,), "static"), settings)
+            t = time.perf_counter()
+            step.run(state, None)
+            total = time.perf_counter() - t
+        finally:
+            linalg.solve = orig
+        its = spent[1] - 1                  # every Newton solve, less the start-up check
+        print(f"{E:>9} {its:>10} {total / its:>12.3g} {spent[0] / total:>8.0%} "
+              f"{1 - spent[0] / total:>8.0%}")
