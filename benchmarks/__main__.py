@@ -6,9 +6,10 @@ they compare on any machine.
 
 import sys
 
-from benchmarks import beam_assembly, newton_share
+from benchmarks import beam_assembly, dynamics, newton_share
 
-BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main}
+BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
+              "dynamics": dynamics.main}
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,6 @@ PETSc matrix (bincount into the fixed CSR pattern, ``setValuesCSR``). Baseline i
 the same element routine called one element at a time (a Python loop over elements), at E = 1e3.
 """
 
-import numpy as np
 
 from benchmarks.common import beam_chain, best_of
 from fem import linalg

@@ -46,7 +46,7 @@ def space_frame(n: int):
     axis = X[conn[:, 1]] - X[conn[:, 0]]
     ref = np.where(np.abs(axis[:, 2:3]) > 0.5, [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]])
     beam = Beam("lattice", conn, X, 3, E=2.1e5, G=8.1e4, A=1e-2, Iy=1e-5, Iz=2e-5, J=1.5e-5,
-                formulation="corotational", ref=ref)
+                rho=1.0, formulation="corotational", ref=ref)
     fixed = np.zeros((n**3, 6), dtype=bool)
     fixed[X[:, 2] == 0] = True
     top = np.flatnonzero(X[:, 2] == n - 1)

@@ -2,12 +2,14 @@
 
 Debian installs petsc4py under ``/usr/lib/petscdir/<version>/<arch>-real/lib/python3/dist-packages``
 and relies on a ``/usr/lib/petsc`` alternative (from ``petsc-dev``) or ``PETSC_DIR`` to find it.
-When petsc4py is not importable as is, the real-number Debian build is added to ``sys.path`` here, so
+When petsc4py is not importable as is, the real-number Debian build is added to ``sys.path`` here,
+so
 ``fem`` works without any shell set-up. A petsc4py that imports on its own (conda-forge, a source
 build) is always used as it is.
 
-``init(argv)`` must run before the first ``from petsc4py import PETSc`` so that PETSc options given on
-the command line (``-static1_ksp_view``) reach the options database; :mod:`fem.cli` calls it first.
+``init(argv)`` must run before the first ``from petsc4py import PETSc`` so that PETSc options given
+on the command line (``-static1_ksp_view``) reach the options database; :mod:`fem.cli` calls it
+first.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 ``K_0`` is the full tangent at the step's initial state (material and geometric, with whatever
 stresses earlier steps left). The step's loads are the reference (perturbation) load ``P``; a linear
-solve ``K_0 du = P`` gives the stress increments ``ds`` of every element, and ``K_D`` is the geometric
-stiffness of ``ds`` at the reference geometry plus the load stiffness of ``P`` (non-symmetric for
-follower and axial moments). Pre-buckling displacements are neglected (the classical eigenvalue
-buckling of, e.g., Meijaard 1993, section 3, and of Abaqus ``*BUCKLE``).
+solve ``K_0 du = P`` gives the stress increments ``ds`` of every element, and ``K_D`` is the
+geometric stiffness of ``ds`` at the reference geometry plus the load stiffness of ``P``
+(non-symmetric for follower and axial moments). Pre-buckling displacements are neglected (the
+classical eigenvalue buckling of, e.g., Meijaard 1993, section 3, and of Abaqus ``*BUCKLE``).
 
 The eigenproblem is solved by SLEPc as ``(-K_D) phi = nu K_0 phi`` with ``nu = 1 / lam``, so the
 lowest positive buckling factors are the largest real ``nu``; real eigenvalues only are reported
@@ -92,7 +92,7 @@ class BucklingStep(StepBase):
         return lam[order], [vecs[i] for i in order]
 
     def _slepc_eigen(self, a, b, symmetric):
-        """Largest real ``nu`` of ``a x = nu b x`` with SLEPc Krylov-Schur (``b`` factored by LU)."""
+        """Largest real ``nu`` of ``a x = nu b x``: SLEPc Krylov-Schur, ``b`` factored by LU."""
         SLEPc = _petsc.SLEPc()
         asm = self.system.assembler
         A = linalg.create_matrix(asm.indptr, asm.indices)

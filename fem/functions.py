@@ -20,6 +20,7 @@ class Constant:
     value: float = 1.0
 
     def __call__(self, t: ArrayLike) -> NDArray:
+        """The function at ``t`` (scalar or array)."""
         return np.full_like(np.asarray(t, dtype=float), self.value)
 
 
@@ -30,6 +31,7 @@ class Linear:
     slope: float = 1.0
 
     def __call__(self, t: ArrayLike) -> NDArray:
+        """The function at ``t`` (scalar or array)."""
         return self.slope * np.asarray(t, dtype=float)
 
 
@@ -47,6 +49,7 @@ class Ramp:
     y1: float = 1.0
 
     def __call__(self, t: ArrayLike) -> NDArray:
+        """The function at ``t`` (scalar or array)."""
         return np.interp(np.asarray(t, dtype=float), [self.t0, self.t1], [self.y0, self.y1])
 
 
@@ -58,6 +61,7 @@ class Table:
     values: tuple[float, ...]
 
     def __call__(self, t: ArrayLike) -> NDArray:
+        """The function at ``t`` (scalar or array)."""
         return np.interp(np.asarray(t, dtype=float), self.times, self.values)
 
 

@@ -1,11 +1,12 @@
 """PETSc layer: Mat/Vec from the assembler's CSR pattern, direct solvers, the options database.
 
-Helpers create petsc4py objects and nothing wraps them (STYLE.md, "PETSc"). A step creates its matrix
-and KSP once; Newton iterations only refill values, so PETSc reuses the symbolic factorization while
-the pattern holds. Each KSP has an options prefix (``<step>_``); options from the deck's ``[solver]``
-table are pushed under that prefix, never overriding an option already in the database (the command
-line wins), and stay there until the step releases them (:func:`release_options`): some packages,
-MUMPS among them, read their options only when the first factorization happens.
+Helpers create petsc4py objects and nothing wraps them (STYLE.md, "PETSc"). A step creates its
+matrix and KSP once; Newton iterations only refill values, so PETSc reuses the symbolic
+factorization while the pattern holds. Each KSP has an options prefix (``<step>_``); options from
+the deck's ``[solver]`` table are pushed under that prefix, never overriding an option already in
+the database (the command line wins), and stay there until the step releases them
+(:func:`release_options`): some packages, MUMPS among them, read their options only when the first
+factorization happens.
 
 The default is a direct LU with the best package PETSc was built with: MUMPS, then SuperLU, then
 PETSc's own LU. With MUMPS, null-pivot detection (``ICNTL(24)``) is on, so a singular matrix (a

@@ -17,13 +17,14 @@ continue the same load path.
 **Kinds.** Forces and moments are conjugate to translations and to *spatial* spins. With ``R`` the
 nodal rotation and ``psi = log R`` its rotation vector:
 
-================  ====================================  ==============================================
-kind              applied (global frame)                load stiffness ``-d f_ext / d(increment)``
-================  ====================================  ==============================================
-dead              ``f0``, ``m0``                         0 (for moments: Argyris's *axial* moment)
-follower          ``R f0``, ``R m0``                     ``hat(f)`` (force row, spin column), ``hat(m)``
-semitangential    ``jl_inv(psi)^T m0`` (moments only)    ``-K_h(psi, m0) jl_inv(psi)``
-================  ====================================  ==============================================
+==============  =================================  ============================================
+kind            applied (global frame)             load stiffness ``-d f_ext / d(increment)``
+==============  =================================  ============================================
+dead            ``f0``, ``m0``                      0 (for moments: Argyris's *axial* moment)
+follower        ``R f0``, ``R m0``                  ``hat(f)`` (force row, spin column),
+                                                   ``hat(m)``
+semitangential  ``jl_inv(psi)^T m0`` (moments)     ``-K_h(psi, m0) jl_inv(psi)``
+==============  =================================  ============================================
 
 The semitangential moment is conservative, with potential ``-m0 . psi`` (Argyris et al. 1979;
 Meijaard 1993, section 3: "with rotation-vector nodal parameters it has no load stiffness"); the
@@ -203,7 +204,7 @@ class StepLoads:
 
     # --- prescribed values --------------------------------------------------------------------
     def prescribed_increment(self, state, t: float) -> NDArray | None:
-        """(n, nslots) increment that brings the prescribed DOFs of ``state`` to their values at ``t``."""
+        """(n, nslots) increment bringing the prescribed DOFs of ``state`` to their ``t`` values."""
         if not self.prescribed:
             return None
         if self._start is None:

@@ -4,9 +4,9 @@ A :class:`Model` is built once (by :mod:`fem.io.deck` or by hand) and never chan
 analyses read it and keep everything that changes in a :class:`~fem.state.State`.
 
 Nodes are stored by index ``0..n-1``; the user's node ids live in ``node_ids``. Coordinates are
-always ``(n, 3)`` (2D models have ``z = 0``). The DOF slots of a node are ``("ux", "uy", "rz")`` in 2D
-and ``("ux", "uy", "uz", "rx", "ry", "rz")`` in 3D; which of them exist is decided by the elements
-(:mod:`fem.dofs`).
+always ``(n, 3)`` (2D models have ``z = 0``). The DOF slots of a node are ``("ux", "uy", "rz")`` in
+2D and ``("ux", "uy", "uz", "rx", "ry", "rz")`` in 3D; which of them exist is decided by the
+elements (:mod:`fem.dofs`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.functions import Constant, TimeFunction
+from fem.functions import TimeFunction
 
 DOF_SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
 LOAD_KINDS = ("dead", "follower", "semitangential")
@@ -59,16 +59,22 @@ class Section:
     def rectangle(cls, name: str, b: float, h: float) -> Section:
         """Solid rectangle, depth ``h`` along local y, width ``b`` along local z.
 
-        Saint-Venant torsion constant from Roark (Table 10.7, case 4); shear areas 5/6 A.
+        Saint-Venant torsion constant from the exact series (Timoshenko & Goodier, Theory of
+        Elasticity, section 109), with ``t <= w`` the sides:
+        ``J = w t^3 / 3 (1 - 192 t / (pi^5 w) sum_odd n tanh(n pi w / (2 t)) / n^5)``;
+        shear areas 5/6 A.
 
         >>> s = Section.rectangle("r", b=1.0, h=2.0)
         >>> round(s.Iz, 6), round(s.Iy, 6), round(s.J / (2.0 * 1.0**3), 4)
         (0.666667, 0.166667, 0.2287)
         """
-        a, c = max(b, h) / 2, min(b, h) / 2
-        J = a * c**3 * (16 / 3 - 3.36 * c / a * (1 - c**4 / (12 * a**4)))
+        w, t = max(b, h), min(b, h)
+        n = np.arange(1, 40, 2)
+        series = np.sum(np.tanh(n * np.pi * w / (2 * t)) / n**5)
+        J = w * t**3 / 3 * (1 - 192 * t / (np.pi**5 * w) * series)
         A = b * h
-        return cls(name, A=A, Iy=h * b**3 / 12, Iz=b * h**3 / 12, J=J, Ay=5 / 6 * A, Az=5 / 6 * A)
+        return cls(name, A=A, Iy=h * b**3 / 12, Iz=b * h**3 / 12, J=float(J), Ay=5 / 6 * A,
+                   Az=5 / 6 * A)
 
     @classmethod
     def circle(cls, name: str, d: float) -> Section:
@@ -79,7 +85,7 @@ class Section:
 
     @classmethod
     def tube(cls, name: str, d: float, t: float) -> Section:
-        """Circular tube, outer diameter ``d``, wall thickness ``t``; shear areas A/2 (thin wall)."""
+        """Circular tube, outer diameter ``d``, wall ``t``; shear areas A/2 (thin wall)."""
         di = d - 2 * t
         A = np.pi * (d**2 - di**2) / 4
         Ib = np.pi * (d**4 - di**4) / 64
@@ -115,6 +121,16 @@ class Prescribed:
 
 
 @dataclass(frozen=True)
+class PointMass:
+    """Lumped mass ``mass`` and rotary inertia ``inertia`` (3 x 3, global axes) at ``nodes``."""
+
+    name: str
+    nodes: NDArray
+    mass: float
+    inertia: NDArray
+
+
+@dataclass(frozen=True)
 class Model:
     """Immutable description of the structure.
 
@@ -137,6 +153,7 @@ class Model:
     fixed: NDArray | None = None
     prescribed: tuple[Prescribed, ...] = ()
     loads: tuple[NodalLoad, ...] = ()
+    masses: tuple[PointMass, ...] = ()
     functions: Mapping[str, TimeFunction] = field(default_factory=dict)
     title: str = ""
     units: str = ""

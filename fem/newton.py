@@ -54,7 +54,7 @@ class NormTest:
         self._du_ratio = du_norm / u_norm if u_norm > 0 else np.inf
 
     def converged(self, rnorm: float, scale: float) -> bool:
-        """Record ``rnorm``; true when below tolerance. Raises :class:`NewtonFailure` on divergence."""
+        """Record ``rnorm``; true when converged; :class:`NewtonFailure` when diverging."""
         self.norms.append(float(rnorm))
         if not np.isfinite(rnorm):
             raise NewtonFailure("residual is not finite", len(self.norms) - 1, self.norms)

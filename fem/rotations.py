@@ -88,35 +88,42 @@ def jl(theta: NDArray) -> NDArray:
     return np.eye(3) + b[..., None, None] * th + c[..., None, None] * (th @ th)
 
 
+def _eta(t: NDArray) -> NDArray:
+    """``eta = (1 - (t/2) cot(t/2)) / t^2`` of angles ``t``."""
+    small = t < _SMALL
+    ts = np.where(small, 1.0, t)
+    closed = 1 / ts**2 - (1 + np.cos(ts)) / (2 * ts * np.sin(ts))
+    return np.where(small, _series(t * t, (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)),
+                    closed)
+
+
 def _eta_mu(theta: NDArray) -> tuple[NDArray, NDArray]:
-    """``eta = (1 - (t/2) cot(t/2)) / t^2`` and ``mu = eta'(t) / t``."""
+    """``eta`` (see :func:`_eta`) and ``mu = eta'(t) / t``."""
     t = _angle(theta)
     t2 = t * t
     small = t < _SMALL
     ts = np.where(small, 1.0, t)
     s, c = np.sin(ts), np.cos(ts)
-    eta = np.where(small,
-                   _series(t2, (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)),
-                   1 / ts**2 - (1 + c) / (2 * ts * s))
     mu_closed = (ts**2 * c + ts**2 + ts * s + ts * np.sin(2 * ts) / 2 + 2 * np.cos(2 * ts) - 2) / (
         2 * ts**4 * s**2)
     mu = np.where(small,
                   _series(t2, (1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800)),
                   mu_closed)
-    return eta, mu
+    return _eta(t), mu
 
 
 def jl_inv(theta: NDArray) -> NDArray:
     """Inverse left Jacobian, ``I - hat(theta)/2 + eta hat(theta)^2``."""
     theta = np.asarray(theta, dtype=float)
-    eta, _ = _eta_mu(theta)
+    eta = _eta(_angle(theta))
     th = hat(theta)
     return np.eye(3) - 0.5 * th + eta[..., None, None] * (th @ th)
 
 
 def kh(theta: NDArray, m: NDArray) -> NDArray:
-    """Derivative ``d(jl_inv(theta)^T m)/dtheta`` at fixed ``m``; ``(..., 3), (..., 3) -> (..., 3, 3)``.
+    """Derivative ``d(jl_inv(theta)^T m)/dtheta`` at fixed ``m``.
 
+    Shapes ``(..., 3), (..., 3) -> (..., 3, 3)``.
     ``jl_inv^T m = m + (theta x m)/2 + eta (theta (theta.m) - m |theta|^2)``.
     """
     theta = np.asarray(theta, dtype=float)
@@ -166,12 +173,27 @@ def rotvec_from_quat(q: NDArray) -> NDArray:
 
 def quat_mul(a: NDArray, b: NDArray) -> NDArray:
     """Hamilton product ``a b`` (the rotation ``b`` followed by ``a``)."""
-    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=float), -1, 0)
-    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=float), -1, 0)
-    return np.stack([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
+    out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 3] = aw * bz + ax * by - ay * bx + az * bw
+    return out
+
+
+def cross(a: NDArray, b: NDArray) -> NDArray:
+    """``np.cross`` for ``(..., 3)`` arrays, without its generic overhead."""
+    a1, a2, a3 = a[..., 0], a[..., 1], a[..., 2]
+    b1, b2, b3 = b[..., 0], b[..., 1], b[..., 2]
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    out[..., 0] = a2 * b3 - a3 * b2
+    out[..., 1] = a3 * b1 - a1 * b3
+    out[..., 2] = a1 * b2 - a2 * b1
+    return out
 
 
 def quat_normalize(q: NDArray) -> NDArray:
@@ -181,22 +203,27 @@ def quat_normalize(q: NDArray) -> NDArray:
 
 def quat_to_matrix(q: NDArray) -> NDArray:
     """Rotation matrix of a unit quaternion; ``(..., 4) -> (..., 3, 3)``."""
-    w, x, y, z = np.moveaxis(np.asarray(q, dtype=float), -1, 0)
-    out = np.empty(w.shape + (3, 3))
-    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    out[..., 0, 1] = 2 * (x * y - w * z)
-    out[..., 0, 2] = 2 * (x * z + w * y)
-    out[..., 1, 0] = 2 * (x * y + w * z)
-    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    out[..., 1, 2] = 2 * (y * z - w * x)
-    out[..., 2, 0] = 2 * (x * z - w * y)
-    out[..., 2, 1] = 2 * (y * z + w * x)
-    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    x2, y2, z2 = 2 * x, 2 * y, 2 * z
+    xx, yy, zz = x * x2, y * y2, z * z2
+    xy, xz, yz = x * y2, x * z2, y * z2
+    wx, wy, wz = w * x2, w * y2, w * z2
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - yy - zz
+    out[..., 0, 1] = xy - wz
+    out[..., 0, 2] = xz + wy
+    out[..., 1, 0] = xy + wz
+    out[..., 1, 1] = 1 - xx - zz
+    out[..., 1, 2] = yz - wx
+    out[..., 2, 0] = xz - wy
+    out[..., 2, 1] = yz + wx
+    out[..., 2, 2] = 1 - xx - yy
     return out
 
 
 def matrix_to_quat(r: NDArray) -> NDArray:
-    """Unit quaternion (``w >= 0``) of a rotation matrix, Shepperd's method; ``(..., 3, 3) -> (..., 4)``."""
+    """Unit quaternion (``w >= 0``) of a rotation matrix by Shepperd's method; ``(..., 3, 3)``."""
     r = np.asarray(r, dtype=float)
     tr = np.trace(r, axis1=-2, axis2=-1)
     diag = np.stack([tr, r[..., 0, 0], r[..., 1, 1], r[..., 2, 2]], axis=-1)
@@ -207,16 +234,14 @@ def matrix_to_quat(r: NDArray) -> NDArray:
     s1 = np.sqrt(np.maximum(1 + r[..., 0, 0] - r[..., 1, 1] - r[..., 2, 2], 0.0)) * 2
     s2 = np.sqrt(np.maximum(1 - r[..., 0, 0] + r[..., 1, 1] - r[..., 2, 2], 0.0)) * 2
     s3 = np.sqrt(np.maximum(1 - r[..., 0, 0] - r[..., 1, 1] + r[..., 2, 2], 0.0)) * 2
+    r21, r12, r02, r20, r10, r01 = (r[..., 2, 1], r[..., 1, 2], r[..., 0, 2], r[..., 2, 0],
+                                    r[..., 1, 0], r[..., 0, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
         cand = np.stack([
-            np.stack([s0 / 4, (r[..., 2, 1] - r[..., 1, 2]) / s0, (r[..., 0, 2] - r[..., 2, 0]) / s0,
-                      (r[..., 1, 0] - r[..., 0, 1]) / s0], axis=-1),
-            np.stack([(r[..., 2, 1] - r[..., 1, 2]) / s1, s1 / 4, (r[..., 0, 1] + r[..., 1, 0]) / s1,
-                      (r[..., 0, 2] + r[..., 2, 0]) / s1], axis=-1),
-            np.stack([(r[..., 0, 2] - r[..., 2, 0]) / s2, (r[..., 0, 1] + r[..., 1, 0]) / s2, s2 / 4,
-                      (r[..., 1, 2] + r[..., 2, 1]) / s2], axis=-1),
-            np.stack([(r[..., 1, 0] - r[..., 0, 1]) / s3, (r[..., 0, 2] + r[..., 2, 0]) / s3,
-                      (r[..., 1, 2] + r[..., 2, 1]) / s3, s3 / 4], axis=-1),
+            np.stack([s0 / 4, (r21 - r12) / s0, (r02 - r20) / s0, (r10 - r01) / s0], axis=-1),
+            np.stack([(r21 - r12) / s1, s1 / 4, (r01 + r10) / s1, (r02 + r20) / s1], axis=-1),
+            np.stack([(r02 - r20) / s2, (r01 + r10) / s2, s2 / 4, (r12 + r21) / s2], axis=-1),
+            np.stack([(r10 - r01) / s3, (r02 + r20) / s3, (r12 + r21) / s3, s3 / 4], axis=-1),
         ], axis=-2)
     q = np.take_along_axis(cand, k[..., None, None], axis=-2)[..., 0, :]
     q = np.where(q[..., :1] < 0, -q, q)
@@ -224,8 +249,25 @@ def matrix_to_quat(r: NDArray) -> NDArray:
 
 
 def logm(r: NDArray) -> NDArray:
-    """Rotation vector (angle in ``[0, pi]``) of a rotation matrix; ``(..., 3, 3) -> (..., 3)``."""
-    return rotvec_from_quat(matrix_to_quat(r))
+    """Rotation vector (angle in ``[0, pi]``) of a rotation matrix; ``(..., 3, 3) -> (..., 3)``.
+
+    From the skew part ``sin(t) n`` and the trace ``1 + 2 cos(t)``: ``t = atan2(|s|, c)``, exact to
+    round-off up to angles near pi, where the skew part vanishes; there (rare for the local
+    rotations of beams) the quaternion route takes over.
+    """
+    r = np.asarray(r, dtype=float)
+    s = 0.5 * np.stack([r[..., 2, 1] - r[..., 1, 2], r[..., 0, 2] - r[..., 2, 0],
+                        r[..., 1, 0] - r[..., 0, 1]], axis=-1)
+    c = 0.5 * (r[..., 0, 0] + r[..., 1, 1] + r[..., 2, 2] - 1.0)
+    sn = np.sqrt(np.einsum("...i,...i->...", s, s))
+    angle = np.arctan2(sn, c)
+    small = sn < 1e-8
+    factor = np.where(small, 1.0 + sn * sn / 6, angle / np.where(small, 1.0, sn))
+    out = s * factor[..., None]
+    near_pi = c < -0.99
+    if np.any(near_pi):
+        out[near_pi] = rotvec_from_quat(matrix_to_quat(r[near_pi]))
+    return out
 
 
 def rotate_spatial(q: NDArray, dw: NDArray) -> NDArray:

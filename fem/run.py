@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fem.buckling import BucklingStep
+from fem.dynamic import DynamicStep
 from fem.info import versions
 from fem.io.deck import Deck
 from fem.io.hdf5 import ResultsFile
@@ -40,8 +41,12 @@ class RunResult:
 def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     """The step object of a deck step description."""
     settings = spec.get("settings")
+    t_end = getattr(settings, "load_factor", None) or getattr(settings, "duration", 1.0)
     loads = StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"],
-                      spec.get("remove", ()), t_end=settings.load_factor if settings else 1.0)
+                      spec.get("remove", ()), t_end=t_end)
+    if spec["type"] == "dynamic":
+        return DynamicStep(spec["name"], system, loads, settings,
+                           solver_options=deck.solver_options, output_every=output_every)
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, modes=spec["modes"],
                             solver_options=deck.solver_options)
@@ -71,6 +76,9 @@ def run(deck: Deck, output: str) -> RunResult:
 
 def _summary(spec, step, state, system) -> StepSummary:
     s = StepSummary(spec["name"], spec["type"])
+    if isinstance(step, DynamicStep):
+        s.lines.extend(step.summary())
+        return s
     if isinstance(step, BucklingStep):
         for i, lam in enumerate(step.factors):
             s.lines.append(f"mode {i + 1}: load factor {lam:.6g}")

@@ -2,7 +2,8 @@
 
 Translations are additive. Rotations are not: in 3D each node carries a unit quaternion updated with
 spatial incremental rotation vectors (``q <- exp(dw) q``); in 2D the rotation about z is a plain
-angle (it is additive in the plane and keeps its winding number, e.g. ``2 pi`` for a rolled-up beam).
+angle (it is additive in the plane and keeps its winding number, e.g. ``2 pi`` for a rolled-up
+beam).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class State:
         return q
 
     def rotation_vectors(self) -> NDArray:
-        """(n, 3) nodal rotation vectors; in 2D the z component keeps its winding (2 pi stays 2 pi)."""
+        """(n, 3) nodal rotation vectors; in 2D rz keeps its winding (2 pi stays 2 pi)."""
         if self.dim == 3:
             return so3.rotvec_from_quat(self.rot)
         out = np.zeros((len(self.rot), 3))

@@ -6,7 +6,8 @@ unknown, ``K du_f = F`` with the same factorization, and the control picks ``dla
 
 * load control: ``lam`` is the step's pseudo-time; increments adapt (halved after a failed Newton
   solve, grown by 1.5 after one converging in at most ``fast_iterations``);
-* displacement control: one DOF follows its prescribed path; ``dlam`` keeps it there (Batoz & Dhatt);
+* displacement control: one DOF follows its prescribed path; ``dlam`` keeps it there (Batoz &
+Dhatt);
 * arc-length: Crisfield's cylindrical (``psi = 0``) or spherical (``psi = 1``) constraint
   ``|Du|^2 + psi^2 Dlam^2 |F|^2 = dl^2`` (Crisfield 1981; vol. 1, section 9.3), root chosen by the
   smallest angle with the previous increment, ``dl`` scaled by ``sqrt(target / iterations)``.
@@ -284,22 +285,28 @@ class DisplacementControl:
         self.min_du = abs(self.du) / 2**10
 
     def finished(self, state, lam, k) -> bool:
+        """Whether the path has reached its end."""
         return abs(self.done) >= abs(self.target) - 1e-12 * abs(self.target)
 
     def overshoots(self, trial) -> bool:
+        """Whether the increment just solved passed the watched target."""
         return False
 
     def predictor(self, du_f, F, prev_du, state) -> float:
+        """Load-factor increment of the predictor along the tangent direction ``du_f``."""
         self.step = min(abs(self.du), abs(self.target - self.done)) * np.sign(self.du)
         return self.step / du_f[self.k]
 
     def correction(self, du_r, du_f, Du, Dlam, F) -> float:
-        return -du_r[self.k] / du_f[self.k]        # keep the controlled DOF where the predictor put it
+        """Load-factor correction of one Newton iteration."""
+        return -du_r[self.k] / du_f[self.k]        # the controlled DOF stays put
 
     def adapt(self, iterations) -> None:
+        """Update after a converged increment that took ``iterations``."""
         self.done += self.step
 
     def cut(self) -> bool:
+        """Shrink the increment after a failure; False once below the minimum."""
         self.du /= 2
         return abs(self.du) >= self.min_du
 
@@ -323,6 +330,7 @@ class ArcLength:
             self.start = float(system.reference_state().dof_values()[s.node, s.dof])
 
     def finished(self, state, lam, k) -> bool:
+        """Whether the path has reached its end."""
         if k >= self.max_steps:
             return True
         if self.watch is not None and k > 0:
@@ -349,12 +357,14 @@ class ArcLength:
         return self.psi2 * float(F @ F)
 
     def predictor(self, du_f, F, prev_du, state) -> float:
+        """Load-factor increment of the predictor along the tangent direction ``du_f``."""
         if prev_du is not None:
             self.sign = 1.0 if du_f @ prev_du >= 0 else -1.0   # follow the path (Feng et al.)
         self._prev = prev_du
         return self.sign * self.dl / np.sqrt(du_f @ du_f + self._load_term(F))
 
     def correction(self, du_r, du_f, Du, Dlam, F) -> float:
+        """Load-factor correction of one Newton iteration."""
         fF = self._load_term(F)
         u = Du + du_r
         a = du_f @ du_f + fF
@@ -368,8 +378,10 @@ class ArcLength:
         return max(roots, key=lambda d: (u + d * du_f) @ Du + Dlam * (Dlam + d) * fF)
 
     def adapt(self, iterations) -> None:
+        """Update after a converged increment that took ``iterations``."""
         self.dl = min(self.dl * np.sqrt(self.target / max(iterations, 1)), self.dl_max)
 
     def cut(self) -> bool:
+        """Shrink the increment after a failure; False once below the minimum."""
         self.dl /= 2
         return self.dl >= self.dl_min

@@ -17,6 +17,9 @@ value::
     limit = 1                    # limit_load_factor: which extremum of the load factor along
                                  # the path (1 = the first), located on a polynomial through
                                  # the five frames around it against the DOF node/dof
+    quantity = "total"           # energy: kinetic, strain, external_work, total, dissipated,
+                                 # linear_momentum, angular_momentum (with component = 0, 1, 2)
+                                 # period: mean time between upward zero crossings of node/dof
     frame = -1                   # output frame (default: the last), or
     time = 2.0                   # the frame at this time / load factor (to 1e-9)
     value = -0.4                 # the reference value
@@ -41,7 +44,7 @@ from fem.io import deck as deck_io
 from fem.run import run
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
-         "limit_load_factor")
+         "limit_load_factor", "energy", "period")
 
 
 @dataclass
@@ -97,6 +100,11 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
         return float(s["time"][frame])
     if kind == "limit_load_factor":
         return _limit_load(s, q, node_ids, slots)
+    if kind == "energy":
+        value = s[f"energy/{q['quantity']}"][frame]
+        return float(value[q["component"]] if "component" in q else value)
+    if kind == "period":
+        return _period(s, q, node_ids, slots)
     if kind == "section":
         return float(s[f"elements/{q['group']}/{q['quantity']}"][frame, q["element"] - 1])
     node = int(np.flatnonzero(node_ids == q["node"])[0])
@@ -124,6 +132,26 @@ def _limit_load(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
     roots = [r.real for r in p.deriv().roots() if abs(r.imag) < 1e-12
              and min(u[k - 1], u[k + 1]) <= r.real <= max(u[k - 1], u[k + 1])]
     return float(p(roots[0])) if roots else float(lam[k])
+
+
+def _dof_history(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> np.ndarray:
+    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    slot = slots.index(q["dof"])
+    d = 2 if len(slots) == 3 else 3
+    if slot < d:
+        return s["displacement"][:, node, slot]
+    return s["rotation_vector"][:, node, slot - d + (2 if d == 2 else 0)]
+
+
+def _period(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
+    """Mean time between upward zero crossings of a DOF (linear interpolation between frames)."""
+    t = s["time"][()]
+    u = _dof_history(s, q, node_ids, slots)
+    up = np.flatnonzero((u[:-1] < 0) & (u[1:] >= 0))
+    if len(up) < 2:
+        return float("nan")
+    times = t[up] - u[up] * (t[up + 1] - t[up]) / (u[up + 1] - u[up])
+    return float((times[-1] - times[0]) / (len(times) - 1))
 
 
 def check_case(case: Path, workdir: str | None = None) -> list[Row]:

@@ -24,7 +24,8 @@ def element_catalogue():
     out = []
     for dim, X in ((2, X2), (3, X3)):
         for form in ("linear", "corotational"):
-            for strain in (("engineering", "green") if form == "corotational" else ("engineering",)):
+            strains = ("engineering", "green") if form == "corotational" else ("engineering",)
+            for strain in strains:
                 out.append((f"truss{dim}d-{form}-{strain}",
                             lambda X=X, dim=dim, form=form, strain=strain:
                             Truss("t", conn, X, dim, EA=300.0, rhoA=2.0, formulation=form,

@@ -1,4 +1,5 @@
-"""DOF numbering, CSR assembly into PETSc, and the linear element matrices against textbook forms."""
+"""DOF numbering, CSR assembly into PETSc, and the linear element matrices against textbook
+forms."""
 
 import numpy as np
 import pytest

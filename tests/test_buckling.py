@@ -8,9 +8,7 @@ Printed table values are compared to half a unit of their last printed digit.
 
 import math
 
-import numpy as np
 import pytest
-
 from helpers import line_beam, solve
 
 K_CLAMPED_PINNED = 20.19072855642663     # (kL)^2 with tan(kL) = kL

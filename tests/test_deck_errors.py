@@ -459,6 +459,55 @@ def test_displacement_control_on_a_missing_dof(tmp_path):
     error(tmp_path, text, "steps[0].dof", "node 2 has no DOF rz", line=line_of(text, 'dof = "rz"'))
 
 
+# --- dynamic steps -------------------------------------------------------------------------------
+
+def test_dynamic_step_needs_a_time_step(tmp_path):
+    text = edited('type = "static"', 'type = "dynamic"\nduration = 1.0')
+    error(tmp_path, text, "steps[0].time_step", "missing", "time_step and duration")
+
+
+def test_time_step_longer_than_the_step(tmp_path):
+    text = edited('type = "static"', 'type = "dynamic"\ntime_step = 2.0\nduration = 1.0')
+    error(tmp_path, text, "steps[0].time_step", "exceeds the duration",
+          line=line_of(text, "time_step"))
+
+
+def test_rho_inf_with_another_integrator(tmp_path):
+    text = edited('type = "static"', 'type = "dynamic"\ntime_step = 0.1\nduration = 1.0\n'
+                  'rho_inf = 0.5')
+    error(tmp_path, text, "steps[0].rho_inf", "generalized_alpha", line=line_of(text, "rho_inf"))
+
+
+def test_unknown_integrator_suggests_one(tmp_path):
+    text = edited('type = "static"', 'type = "dynamic"\ntime_step = 0.1\nduration = 1.0\n'
+                  'integrator = "trapezoid"')
+    error(tmp_path, text, "steps[0].integrator", "did you mean 'trapezoidal'",
+          line=line_of(text, "integrator"))
+
+
+def test_unknown_velocity_field(tmp_path):
+    text = edited('type = "static"', 'type = "dynamic"\ntime_step = 0.1\nduration = 1.0\n'
+                  'velocities = ["spin"]')
+    error(tmp_path, text, "steps[0].velocities", "unknown velocity field 'spin'")
+
+
+def test_spring_on_a_rotation_in_3d_is_refused(tmp_path):
+    deck3d = (CANTILEVER.replace("dim = 2", "dim = 3")
+              .replace("coordinates = [[0, 0], [1000, 0]]",
+                       "coordinates = [[0, 0, 0], [1000, 0, 0]]")
+              .replace("Iz = 1000.0", "Iz = 1000.0\nIy = 1000.0\nJ = 500.0")
+              .replace("force = [0, -10.0]", "force = [0, -10.0, 0]"))
+    text = edited("[[supports]]", '[[springs]]\nname = "k"\nnodes = 2\ndof = "rz"\n'
+                  'stiffness = 10.0\n\n[[supports]]', deck3d)
+    error(tmp_path, text, "springs[0].dof", "acts on a displacement",
+          line=line_of(text, 'dof = "rz"'))
+
+
+def test_removing_a_load_no_step_applied(tmp_path):
+    text = edited('type = "static"', 'type = "static"\nloads = []\nremove = ["P"]')
+    error(tmp_path, text, "steps[0].remove", "not applied by an earlier step")
+
+
 # --- names ----------------------------------------------------------------------------------------
 
 def test_duplicate_material_name(tmp_path):

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from conftest import fd_tangent, random_state, rigid_state
+
 from fem import rotations as so3
 
 rng = np.random.default_rng(42)

@@ -12,12 +12,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from helpers import line_beam, node, solve
 from scipy.integrate import solve_bvp
 from scipy.spatial.transform import Rotation
 
 from fem.io import deck as deck_io
 from fem.run import run
-from helpers import line_beam, node, solve
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
@@ -122,7 +122,8 @@ def norms_of_one_increment(dim, follower):
 @pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("follower", [False, True])
 def test_newton_converges_quadratically(dim, follower):
-    """Issue 3: with the consistent tangent (and load stiffness) r_k+1 <= C r_k^2 near the solution."""
+    """Issue 3: with the consistent tangent (and load stiffness) r_k+1 <= C r_k^2 near the
+    solution."""
     r = norms_of_one_increment(dim, follower)
     assert len(r) <= 7, r
     # near the solution (r_k < r_0 / 10) every residual is bounded by C r_k^2, with C in units

@@ -1,0 +1,1 @@
+"""Component mode synthesis (Craig-Bampton, free-interface, superelements): to come."""

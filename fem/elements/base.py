@@ -4,24 +4,24 @@ A group is a batch of ``E`` same-type elements with connectivity ``conn (E, nen)
 and per-element properties. Given a :class:`~fem.state.State` it returns, vectorized over the batch
 and in the global frame:
 
-=====================================  ===================  ==========================================
-method                                 shape                what
-=====================================  ===================  ==========================================
-``internal_force(state)``              ``(E, nd)``          resisting nodal forces (moments conjugate
-                                                            to spatial spins in 3D)
-``tangent(state)``                     ``(E, nd, nd)``      d(internal force)/d(increment): material
-                                                            + geometric
-``energy(state)``                      ``(E,)``             strain energy
-``mass(state, lumped)``                ``(E, nd, nd)``      consistent or lumped mass
-``stress(state)``                      ``(E, ns)``          generalized stresses (basic forces)
-``stress_rate(state, due)``            ``(E, ns)``          their linearized change for ``due (E, nd)``
-``material_tangent(state)``            ``(E, nd, nd)``      the part of ``tangent`` that is not stress
-``geometric_stiffness(state, s)``      ``(E, nd, nd)``      the stress part, for given stresses ``s``
-``outputs(state)``                     ``{name: (E, k)}``   section forces for results files
-=====================================  ===================  ==========================================
+===================================  ==================  =========================================
+method                               shape               what
+===================================  ==================  =========================================
+``internal_force(state)``            ``(E, nd)``         resisting nodal forces (moments
+                                                         conjugate to spatial spins in 3D)
+``tangent(state)``                   ``(E, nd, nd)``     d(internal force)/d(increment):
+                                                         material + geometric
+``energy(state)``                    ``(E,)``            strain energy
+``mass(state, lumped)``              ``(E, nd, nd)``     consistent or lumped mass
+``stress(state)``                    ``(E, ns)``         generalized stresses (basic forces)
+``stress_rate(state, due)``          ``(E, ns)``         their linearized change for ``due``
+``material_tangent(state)``          ``(E, nd, nd)``     the part of ``tangent`` not from stress
+``geometric_stiffness(state, s)``    ``(E, nd, nd)``     the stress part, for stresses ``s``
+``outputs(state)``                   ``{name: (E, k)}``  section forces for results files
+===================================  ==================  =========================================
 
-``tangent == material_tangent + geometric_stiffness(stress)`` at every state; linear buckling uses the
-two parts separately. Element DOFs are ordered node by node, ``dof_names`` within each node.
+``tangent == material_tangent + geometric_stiffness(stress)`` at every state; linear buckling uses
+the two parts separately. Element DOFs are ordered node by node, ``dof_names`` within each node.
 """
 
 from __future__ import annotations

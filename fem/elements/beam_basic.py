@@ -3,7 +3,8 @@
 A frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) reduces the nodal motion of a
 2-node beam to *basic deformations* ``v`` that are invariant under rigid motion:
 
-* 2D: ``v = (u, tp, tq)``: elongation of the chord and the rotations of the two nodes relative to it;
+* 2D: ``v = (u, tp, tq)``: elongation of the chord and the rotations of the two nodes relative to
+it;
 * 3D: ``v = (u, px, py, pz, qx, qy, qz)``: elongation and the rotation vectors of the nodal triads
   relative to the co-rotated frame (components in that frame).
 
@@ -13,19 +14,21 @@ notes/meijaard.md sections 1.2-1.11), written as quadratic polynomials
 
 * the linear part ``A`` is the linearized map (11) in the chord frame: ``eps1 = u``,
   ``eps2 = l0 (qx - px)``, ``eps3 = -l0 py``, ``eps4 = l0 qy``, ``eps5 = -l0 pz``, ``eps6 = l0 qz``;
-* the quadratic part ``H`` holds Meijaard's second-order ("modified") strains (16): the elongation of
+* the quadratic part ``H`` holds Meijaard's second-order ("modified") strains (16): the elongation
+of
   the axis by bending in ``eps1`` (the shallow-arch terms that give the consistent geometric
   stiffness), and the torsion-bending couplings in ``eps2..eps6`` (his exact strains (2) expanded to
   second order in exponential-map rotations, then modified by (16)).
 
 One deliberate difference from Meijaard: the bending strains are *angles* times ``l0``, not chord
 projections ``l . e_y``. They agree to second order except for products of the elongation with the
-bending rotations, which do not enter any of the buckling problems, and they make pure bending exact:
-an end moment ``M`` turns every element by exactly ``M l0 / EI``, so a cantilever under
+bending rotations, which do not enter any of the buckling problems, and they make pure bending
+exact: an end moment ``M`` turns every element by exactly ``M l0 / EI``, so a cantilever under
 ``2 pi EI / L`` rolls up into a closed polygon whatever the mesh.
 
-Stresses are linear in the strains, ``sigma = S eps`` with Meijaard's ``S`` (5)-(6), Timoshenko shear
-through ``Phi = 12 EI / (G A_s l0^2)`` (``Phi = 0`` for Euler-Bernoulli). With ``q = D^T sigma`` and
+Stresses are linear in the strains, ``sigma = S eps`` with Meijaard's ``S`` (5)-(6), Timoshenko
+shear through ``Phi = 12 EI / (G A_s l0^2)`` (``Phi = 0`` for Euler-Bernoulli). With ``q = D^T
+sigma`` and
 ``D = A + H v`` the basic forces, the basic stiffness is ``D^T S D + sum_k sigma_k H_k``; the second
 term is the local part of the geometric stiffness.
 """
@@ -134,7 +137,7 @@ class BasicBeam:
 
     # --- response -----------------------------------------------------------------------------
     def response(self, v: NDArray) -> tuple[NDArray, NDArray, NDArray]:
-        """Stresses ``sigma (E, ns)``, strain Jacobian ``D (E, ns, nb)``, basic forces ``q (E, nb)``."""
+        """Stresses ``sigma (E, ns)``, strain Jacobian ``D (E, ns, nb)``, basic forces ``q``."""
         D = self.strain_jacobian(v)
         sigma = (self.S @ self.strain(v)[:, :, None])[:, :, 0]
         q = np.einsum("ekb,ek->eb", D, sigma)

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 
 def _hermite(L: NDArray, sign: float) -> NDArray:
-    """(E, 4, 4) translational Hermite mass / (m L) on (v1, r1, v2, r2); sign -1 for the x-z plane."""
+    """(E, 4, 4) Hermite mass / (m L) on (v1, r1, v2, r2); ``sign = -1`` in the x-z plane."""
     s = sign
     k = np.array([[156, 22 * s, 54, -13 * s], [22 * s, 4, 13 * s, -3],
                   [54, 13 * s, 156, -22 * s], [-13 * s, -3, -22 * s, 4]], dtype=float) / 420
@@ -69,7 +69,7 @@ def local_mass(dim: int, L: NDArray, m: NDArray, rIy: NDArray, rIz: NDArray, rIp
 
 
 def rotation_blocks(dim: int, E0: NDArray) -> NDArray:
-    """(E, nd, nd) block-diagonal ``T`` with ``d_local = T d_global``; ``E0 (E, 3, 3)`` local axes."""
+    """(E, nd, nd) block-diagonal ``T``, ``d_local = T d_global``; ``E0 (E, 3, 3)`` local axes."""
     E = len(E0)
     RT = np.swapaxes(E0, 1, 2)
     if dim == 2:

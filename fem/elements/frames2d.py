@@ -3,7 +3,8 @@
 ``CorotFrame2D`` follows Crisfield (vol. 1, section 7.3; Crisfield & Shi eqs. 31-37): the chord
 rotates by ``psi`` (computed exactly from the chord directions, eq. 33), the elongation is
 ``u = l - l0`` and the nodal rotations relative to the chord are ``t_a = theta_a - psi`` (wrapped to
-``(-pi, pi]`` so nodal rotations may wind up any number of turns). With ``e`` the chord direction and
+``(-pi, pi]`` so nodal rotations may wind up any number of turns). With ``e`` the chord direction
+and
 ``z`` its normal,
 
     B = [[-e, 0, e, 0], [z/l, 1, -z/l, 0], [z/l, 0, -z/l, 1]]          (rows u, tp, tq)

@@ -15,9 +15,9 @@ components is ``w = G dd`` (their eq. 26, derived again here in global vectors),
     Lambda_a = jl_inv(theta_a)  (the inverse of their T_s, eq. 11).
 
 The geometric stiffness ``d(B^T q)/dd`` at fixed basic forces ``q = (N, m_p, m_q)`` has four parts:
-the rotating chord (``N/l (I - r1 r1^T)``), the rotation of the frame carrying the nodal moments, the
-change of ``jl_inv^T`` (``K_h``, :func:`fem.rotations.kh`) and the change of ``G`` itself. Each is
-written below as a linear map of ``dd``; a central finite difference of the internal force checks
+the rotating chord (``N/l (I - r1 r1^T)``), the rotation of the frame carrying the nodal moments,
+the change of ``jl_inv^T`` (``K_h``, :func:`fem.rotations.kh`) and the change of ``G`` itself. Each
+is written below as a linear map of ``dd``; a central finite difference of the internal force checks
 them in the tests. The tangent is not symmetric away from equilibrium (spatial spins are not
 integrable coordinates); assembled at equilibrium under conservative loads it is.
 
@@ -55,10 +55,10 @@ class Kinematics3D:
 
 
 def reference_triad(X: NDArray, ref: NDArray) -> NDArray:
-    """(E, 3, 3) element triads (columns x, y, z): x along the chord, y in the plane of x and ``ref``."""
+    """(E, 3, 3) element triads (columns x, y, z): x on the chord, y in the plane of x, ``ref``."""
     e1, _ = unit(X[:, 1] - X[:, 0])
-    e3, _ = unit(np.cross(e1, ref))
-    e2 = np.cross(e3, e1)
+    e3, _ = unit(so3.cross(e1, ref))
+    e2 = so3.cross(e3, e1)
     return np.stack([e1, e2, e3], axis=-1)
 
 
@@ -78,8 +78,8 @@ class CorotFrame3D:
         t = T[:, :, :, 1]
         r1, l = unit(x[:, 1] - x[:, 0])
         p = 0.5 * (t[:, 0] + t[:, 1])
-        r3, _ = unit(np.cross(r1, p))
-        r2 = np.cross(r3, r1)
+        r3, _ = unit(so3.cross(r1, p))
+        r2 = so3.cross(r3, r1)
         Rr = np.stack([r1, r2, r3], axis=-1)
         p1 = np.einsum("ei,ei->e", p, r1)
         p2 = np.einsum("ei,ei->e", p, r2)
@@ -87,8 +87,8 @@ class CorotFrame3D:
         G = np.zeros((E, 3, 12))
         c = (p1 / (l * p2))[:, None]
         G[:, 0, _XP], G[:, 0, _XQ] = c * r3, -c * r3
-        G[:, 0, _WP] = np.cross(t[:, 0], r3) / (2 * p2[:, None])
-        G[:, 0, _WQ] = np.cross(t[:, 1], r3) / (2 * p2[:, None])
+        G[:, 0, _WP] = so3.cross(t[:, 0], r3) / (2 * p2[:, None])
+        G[:, 0, _WQ] = so3.cross(t[:, 1], r3) / (2 * p2[:, None])
         G[:, 1, _XP], G[:, 1, _XQ] = r3 / l[:, None], -r3 / l[:, None]
         G[:, 2, _XP], G[:, 2, _XQ] = -r2 / l[:, None], r2 / l[:, None]
         Bhat = np.repeat(-G[:, None], 2, axis=1)
@@ -161,7 +161,7 @@ class CorotFrame3D:
         K[:, _XQ, :] += xrows
         hat_r3 = so3.hat(r3)
         for a, cols in ((0, _WP), (1, _WQ)):
-            tr3 = np.cross(t[:, a], r3)
+            tr3 = so3.cross(t[:, a], r3)
             Mb = (hat_t[:, a] @ Lr3 - outer(tr3, Lp2) / p2[:, None, None]) / (2 * p2)[:, None, None]
             Mb[:, :, cols] += hat_r3 @ hat_t[:, a] / (2 * p2)[:, None, None]   # -hat(r3) dt_a
             K[:, cols, :] -= m1 * Mb
@@ -178,10 +178,12 @@ class LinearFrame3D(CorotFrame3D):
         self.ref = self._geometry(X, np.broadcast_to(np.eye(3), (len(X), 2, 3, 3)))
 
     def kinematics(self, x: NDArray, R: NDArray, d: NDArray) -> Kinematics3D:
-        """Basic deformations ``B0 d`` of element vectors ``d (E, 12)`` (translations, rotation vectors).
+        """Basic deformations ``B0 d`` of element vectors ``d (E, 12)``.
 
+        ``d`` holds translations and rotation vectors.
         The rotation DOFs of a small-displacement element are rotation vectors, updated additively
-        (:meth:`fem.state.State.increment`), so ``B0`` is the exact derivative and superposition holds.
+        (:meth:`fem.state.State.increment`), so ``B0`` is the exact derivative and superposition
+        holds.
         """
         ref = self.ref
         return Kinematics3D(v=np.einsum("ebd,ed->eb", ref.B, d), B=ref.B, Rr=ref.Rr, l=ref.l,

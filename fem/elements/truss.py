@@ -12,7 +12,8 @@ ch. 3; Crisfield & Shi 1994, eqs. 4, 10, 25-27; notes/crisfield_shi.md section 1
     ``S = EA (l^2 - l0^2)/(2 l0^2)``, ``f = (S/l0) {-x21; x21}``,
     ``K = (EA/l0^3) [x21 x21^T] + (S/l0) [I]``; the axial force is ``N = S l/l0``.
 
-The generalized stress is the axial force ``N`` (for Green strain the second Piola-Kirchhoff resultant
+The generalized stress is the axial force ``N`` (for Green strain the second Piola-Kirchhoff
+resultant
 ``S``, with ``N`` reported in the outputs).
 """
 
@@ -151,3 +152,51 @@ class Truss(ElementGroup):
     def properties(self) -> dict[str, NDArray]:
         """Axial stiffness and reference length."""
         return {"EA": self.EA, "length": self.l0}
+
+    # --- energy-conserving dynamics (Crisfield & Shi 1994) -------------------------------------
+    def conserving_start(self, state) -> dict:
+        """No algorithmic history: the bar's strain is always the geometric one."""
+        return {}
+
+    def conserving(self, s0, s1, sm, inc, hist):
+        """Algorithmic force, its tangent, the energy at ``s1``: ``f . (d1 - d0) = Phi1 - Phi0``.
+
+        Engineering strain (Crisfield & Shi eqs. 8-20): ``f = beta N_av {-e_m; e_m}``,
+        ``beta = 2 l_m / (l_n + l_n+1)``, ``e_m`` along the mid-point chord; tangent (their eq. 24,
+        written out in notes/crisfield_shi.md section 1.4, not symmetric)
+        ``k = N_av/S e_m (e_m - beta e1)^T + beta EA/(2 l0) e_m e1^T + N_m/(2 l_m) (I - e_m
+        e_m^T)``. Green strain (Simo & Tarnow; eq. 28): ``f = N_av x21_m / l0``. Linear: ``K d_m``.
+        """
+        d = self.dim
+        x0, e0v, l_n = self._chord(s0)
+        x1, e1, l_1 = self._chord(s1)
+        xm = 0.5 * (x0 + x1)
+        em, lm = unit(xm)
+        eye = np.eye(d)
+        if self.formulation == "linear":
+            K = self.material_tangent(s0)
+            f = np.einsum("eij,ej->ei", K, 0.5 * inc + self._displacement(s0))
+            return f, 0.5 * K, self.energy(s1), {}
+        EA, l0 = self.EA, self.l0
+        if self.strain == "green":
+            Nn = EA * (l_n**2 - l0**2) / (2 * l0**2)
+            N1 = EA * (l_1**2 - l0**2) / (2 * l0**2)
+            Nav = 0.5 * (Nn + N1)
+            b = xm / l0[:, None]
+            k = (Nav / (2 * l0))[:, None, None] * eye + (EA / (2 * l0**3))[:, None, None] * outer(
+                xm, x1)
+        else:
+            Nn, N1 = EA * (l_n - l0) / l0, EA * (l_1 - l0) / l0
+            Nav = 0.5 * (Nn + N1)
+            S = l_n + l_1
+            beta = 2 * lm / S
+            b = beta[:, None] * em
+            k = ((Nav / S)[:, None, None] * outer(em, em - beta[:, None] * e1)
+                 + (beta * EA / (2 * l0))[:, None, None] * outer(em, e1)
+                 + (beta * Nav / (2 * lm))[:, None, None] * (eye - outer(em, em)))
+        nb = Nav[:, None] * b
+        energy = 0.5 * N1**2 * l0 / EA
+        return np.concatenate([-nb, nb], axis=1), _pair(k), energy, {}
+
+    def _displacement(self, state) -> NDArray:
+        return self.element_vector(state.dof_values())

@@ -1,0 +1,25 @@
+"""Time integrators; all share the protocol of :mod:`fem.integrators.base`.
+
+========================  ==========================================================================
+name                      scheme
+========================  ==========================================================================
+``energy_conserving``     Crisfield & Shi's energy-conserving mid-point scheme (:mod:`.midpoint`)
+``midpoint``              the plain mid-point rule (:mod:`.midpoint`)
+``trapezoidal``           Newmark's average acceleration, beta = 1/4, gamma = 1/2 (:mod:`.alpha`)
+``generalized_alpha``     Chung & Hulbert's generalized-alpha, ``rho_inf`` given (:mod:`.alpha`)
+========================  ==========================================================================
+"""
+
+from fem.integrators.alpha import GeneralizedAlpha, Trapezoidal
+from fem.integrators.midpoint import EnergyConserving, MidpointRule
+
+INTEGRATORS = {"energy_conserving": EnergyConserving, "midpoint": MidpointRule,
+               "trapezoidal": Trapezoidal, "generalized_alpha": GeneralizedAlpha}
+
+
+def make_integrator(name: str, system, inertia, loads, h: float, rho_inf: float = 0.8):
+    """An integrator by name."""
+    cls = INTEGRATORS[name]
+    if cls is GeneralizedAlpha:
+        return cls(system, inertia, loads, h, rho_inf=rho_inf)
+    return cls(system, inertia, loads, h)

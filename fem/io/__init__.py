@@ -1,0 +1,1 @@
+"""Input and output: decks, meshes, the HDF5 results file and XDMF for ParaView."""

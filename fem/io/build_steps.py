@@ -8,16 +8,16 @@ from fem.static import StaticSettings
 
 
 def _kind(v: dict) -> tuple[str, str]:
-    if v["type"] == "buckling":
-        return ("buckling", "")
+    if v["type"] in ("buckling", "dynamic"):
+        return (v["type"], "")
     if not v["nonlinear"]:
         return ("static", "linear")
     return ("static", v["control"])
 
 
 def _describe(kind: tuple[str, str]) -> str:
-    if kind[0] == "buckling":
-        return "a buckling step"
+    if kind[0] in ("buckling", "dynamic"):
+        return f"a {kind[0]} step"
     if kind[1] == "linear":
         return "a linear static step (set nonlinear = true for path following)"
     return f"a static step with control = \"{kind[1]}\""
@@ -54,6 +54,8 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")
         spec["modes"] = v["modes"]
         return spec
+    if kind[0] == "dynamic":
+        return _dynamic(b, e, spec)
     s = StaticSettings(nonlinear=v["nonlinear"], control=v["control"] if v["nonlinear"] else
                        "load", load_factor=v["load_factor"], increments=v["increments"],
                        min_increment=v["min_increment"], max_increment=v["max_increment"],
@@ -110,3 +112,32 @@ def _select(names, table: dict, what: str, where: str) -> tuple:
     from fem.io.build import _lookup
 
     return tuple(_lookup(table, n, what, where) for n in names)
+
+
+def _dynamic(b, e, spec: dict) -> dict:
+    from fem.dynamic import DynamicSettings
+
+    v = e.values
+    for key in ("time_step", "duration"):
+        if v[key] is None:
+            raise DeckError(f"{e.where}.{key}", "missing; a dynamic step needs time_step and "
+                            "duration")
+    if v["time_step"] > v["duration"]:
+        raise DeckError(f"{e.where}.time_step", f"{v['time_step']} exceeds the duration "
+                        f"{v['duration']}")
+    if v["rho_inf"] > 1:
+        raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
+    if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":
+        raise DeckError(f"{e.where}.rho_inf", "used by integrator = \"generalized_alpha\" only")
+    fields = []
+    for name in v["velocities"] or []:
+        from fem.io.build import _lookup
+
+        fields.append(_lookup(b.velocity_fields, name, "velocity field",
+                              f"{e.where}.velocities"))
+    spec["settings"] = DynamicSettings(
+        integrator=v["integrator"], rho_inf=v["rho_inf"], time_step=v["time_step"],
+        duration=v["duration"], output_interval=v["output_interval"],
+        max_iterations=v["max_iterations"], tolerance=v["tolerance"], max_cuts=v["max_cuts"],
+        velocities=tuple(fields))
+    return spec

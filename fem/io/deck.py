@@ -44,9 +44,9 @@ def _header(table: str, array: bool | None, sub: str | None = None) -> re.Patter
 
 
 def locate(text: str, key: str) -> int | None:
-    """1-based line of ``key`` (``"elements[2].section"``) in the deck text, if it can be found.
+    r"""1-based line of ``key`` (``"elements[2].section"``) in the deck text, if it can be found.
 
-    >>> locate("[model]\\ndim = 2\\n\\n[[steps]]\\nname = 'a'\\n[[steps]]\\nname = 'b'",
+    >>> locate("[model]\ndim = 2\n\n[[steps]]\nname = 'a'\n[[steps]]\nname = 'b'",
     ...        "steps[1].name")
     7
     """
@@ -132,9 +132,12 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     builder.sets(data.get("sets", {}))
     builder.functions(_array(data, "functions"))
     builder.elements(_array(data, "elements"))
+    builder.springs(_array(data, "springs"))
+    builder.masses(_array(data, "masses"))
     builder.supports(_array(data, "supports"))
     builder.prescribed(_array(data, "prescribed"))
     builder.loads(_array(data, "loads"))
+    builder.velocities(_array(data, "velocities"))
     model = builder.model()
     steps = builder.steps(_array(data, "steps"), model)
     output = take(data.get("output", {}), SCHEMA["output"], "output")

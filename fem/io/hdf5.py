@@ -91,6 +91,7 @@ class ResultsFile:
         self.time_offset = 0.0
         self.step_index = 0
         self.frames: list[paraview.Frame] = []
+        self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path), model)
         self.h5.flush()
 
     def _write_model(self) -> None:
@@ -114,7 +115,8 @@ class ResultsFile:
             gg.create_dataset("connectivity", data=grp.conn)
             for key, val in grp.properties().items():
                 gg.create_dataset(key, data=val)
-            cells.append(grp.conn[:, :2])
+            if grp.nen == 2:
+                cells.append(grp.conn)
         g.create_dataset("cells", data=np.concatenate(cells) if cells else np.zeros((0, 2), int))
 
     def begin_step(self, name: str, step_type: str, system) -> StepWriter:
@@ -208,9 +210,9 @@ class StepWriter:
                                                   self.time_offset + time))
         self.count += 1
         self.last_time = time
-        paraview.add_frame_views(self.results, self.name, self.count - 1)
+        fields = paraview.add_frame_views(self.results, self.name, self.count - 1)
         self.h5.flush()
-        paraview.write_series(self.results)
+        self.results.series.add(f"{self.name} {self.count - 1}", self.time_offset + time, fields)
 
     def close(self) -> None:
         """Finish the step: the next step's times continue after this one's."""

@@ -63,7 +63,7 @@ def _union(groups: dict[str, list], name: str, block: int, idx) -> None:
 
 
 def _cell_groups(mesh) -> dict[str, dict[int, NDArray]]:
-    """name -> {cell block: cell indices} from cell sets and Gmsh physical tags."""
+    """Name -> {cell block: cell indices} from cell sets and Gmsh physical tags."""
     groups: dict[str, dict[int, NDArray]] = {}
     for name, per_block in mesh.cell_sets.items():
         if name.startswith("gmsh:"):

@@ -162,10 +162,13 @@ TOP = {
     "nodes": "node coordinates, inline or from a mesh file",
     "sets": "named node sets: `name = [ids]`",
     "elements": "element groups (array of tables)",
+    "springs": "grounded linear springs on one DOF (array of tables)",
+    "masses": "point masses and rotary inertias (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "functions": "time functions for loads and prescribed values (array of tables)",
     "loads": "nodal forces and moments (array of tables)",
+    "velocities": "initial velocity fields for dynamic steps (array of tables)",
     "steps": "the analysis steps, run in order (array of tables)",
     "output": "what is written to the results file",
     "solver": "linear-solver options",
@@ -230,6 +233,18 @@ SCHEMA: dict[str, list[Key]] = {
             "the member); default: global Z x member axis, or global Y for members along Z"),
         Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass"),
     ],
+    "springs": [
+        Key("name", "str", REQUIRED, "group name"),
+        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        Key("dof", "str", REQUIRED, "the DOF tied to the ground: ux, uy, uz (or rz in 2D)"),
+        Key("stiffness", "float", REQUIRED, "spring constant", positive=True),
+    ],
+    "masses": [
+        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        Key("mass", "float", 0.0, "translational mass per node", nonnegative=True),
+        Key("inertia", "number_or_vector", None, "rotary inertia per node: a number (2D, about "
+            "z), [Ixx, Iyy, Izz] or [[...], [...], [...]] (3D, global axes)"),
+    ],
     "supports": [
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("fixed", "names", REQUIRED, "DOF names (ux, uy, uz, rx, ry, rz) or [\"all\"]"),
@@ -264,9 +279,18 @@ SCHEMA: dict[str, list[Key]] = {
         Key("function", "str", None, "time function name; default: ramp with the load factor "
             "(static), constant (dynamic)"),
     ],
+    "velocities": [
+        Key("name", "str", REQUIRED, "name used by dynamic steps"),
+        Key("nodes", "nodes", None, "node id, list of ids or node-set name (default: all)"),
+        Key("velocity", "vector", None, "translational velocity [vx, vy(, vz)]"),
+        Key("angular_velocity", "number_or_vector", None, "rigid rotation: wz (2D) or [wx, wy, "
+            "wz]; adds w x (x - center) and sets the nodal spins"),
+        Key("center", "vector", None, "centre of the rigid rotation (default: origin)"),
+    ],
     "steps": [
         Key("name", "str", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
-        Key("type", "str", REQUIRED, "static or buckling", choices=("static", "buckling")),
+        Key("type", "str", REQUIRED, "static, buckling or dynamic",
+            choices=("static", "buckling", "dynamic")),
         Key("loads", "names", None, "loads the step applies, on top of those applied before "
             "(default: the loads no earlier step applied); see Load history"),
         Key("remove", "names", None, "loads applied by earlier steps that this step takes off "
@@ -298,6 +322,18 @@ SCHEMA: dict[str, list[Key]] = {
             positive=True),
         Key("stop_load_factor", "float", None, "arclength: stop when |load factor| reaches it"),
         Key("modes", "int", 4, "buckling: number of buckling modes", positive=True),
+        Key("integrator", "str", "energy_conserving", "dynamic: energy_conserving, midpoint, "
+            "trapezoidal or generalized_alpha", choices=("energy_conserving", "midpoint",
+                                                          "trapezoidal", "generalized_alpha")),
+        Key("rho_inf", "float", 0.8, "dynamic, generalized_alpha: spectral radius at infinite "
+            "frequency, 0 to 1", nonnegative=True),
+        Key("time_step", "float", None, "dynamic: time step", positive=True),
+        Key("duration", "float", None, "dynamic: length of the step in time", positive=True),
+        Key("output_interval", "float", None, "dynamic: time between output frames (default: "
+            "every [output] every-th step)", positive=True),
+        Key("velocities", "names", None, "dynamic: velocity fields set at the start"),
+        Key("max_cuts", "int", 8, "dynamic: halvings of the time step allowed in a row when "
+            "Newton fails", nonnegative=True),
     ],
     "output": [
         Key("every", "int", 1, "write every n-th converged increment or time step",
@@ -309,8 +345,8 @@ SCHEMA: dict[str, list[Key]] = {
     ],
 }
 
-ARRAYS = ("materials", "sections", "elements", "supports", "prescribed", "functions", "loads",
-          "steps")
+ARRAYS = ("materials", "sections", "elements", "springs", "masses", "supports", "prescribed",
+          "functions", "loads", "velocities", "steps")
 
 
 def reference_markdown() -> str:

@@ -1,0 +1,129 @@
+"""The Newmark family: the trapezoidal rule and Chung & Hulbert's generalized-alpha method.
+
+Equilibrium is enforced at interpolated times (Chung & Hulbert 1993, J. Appl. Mech. 60, eqs.
+10-12)::
+
+    (1 - alpha_m) M a_n+1 + alpha_m M a_n
+        + (1 - alpha_f) (f_int - f_ext)_n+1 + alpha_f (f_int - f_ext)_n = 0
+
+with Newmark's updates for ``beta``, ``gamma``. Given the spectral radius at infinite frequency
+``rho_inf`` in ``[0, 1]``: ``alpha_m = (2 rho - 1)/(rho + 1)``, ``alpha_f = rho/(rho + 1)``,
+``gamma = 1/2 - alpha_m + alpha_f``, ``beta = (1 - alpha_m + alpha_f)^2 / 4``. The trapezoidal rule
+(average acceleration, Newmark ``beta = 1/4``, ``gamma = 1/2``) is ``alpha_m = alpha_f = 0``: the
+"conventional procedure" of Crisfield & Shi (eqs. 1-3), which gains energy in rotating members in
+tension. 3D nodal rotations use the material (body) description of Simo & Vu-Quoc (1988).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.integrators.base import Integrator, newmark_inertia, newmark_rates
+
+
+class GeneralizedAlpha(Integrator):
+    """Generalized-alpha (and, with ``alpha_m = alpha_f = 0``, Newmark's trapezoidal rule)."""
+
+    name = "generalized_alpha"
+    family = "newmark"
+
+    def __init__(self, system, inertia, loads, h, rho_inf: float = 0.8):
+        super().__init__(system, inertia, loads, h)
+        r = float(rho_inf)
+        self.rho_inf = r
+        self.alpha_m = (2 * r - 1) / (r + 1)
+        self.alpha_f = r / (r + 1)
+        self.gamma = 0.5 - self.alpha_m + self.alpha_f
+        self.beta = 0.25 * (1 - self.alpha_m + self.alpha_f) ** 2
+
+    def begin(self, s0) -> None:
+        """Initial accelerations from equilibrium: ``M a0 = f_ext - f_int`` (lumped M)."""
+        sysm = self.system
+        dm = sysm.dofmap
+        r = sysm.internal_force(s0) - dm.from_nodal(self.external(s0, s0.t))
+        f_in = newmark_inertia(self.inertia, _with_zero_acc(s0))      # gyroscopic part only
+        r = r + dm.from_nodal(f_in)
+        n = sysm.n_free
+        diag = dm.from_nodal(self._mass_diagonal())[:n]
+        a = np.zeros(dm.n_active)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a[:n] = np.where(diag > 0, -r[:n] / diag, 0.0)
+        nodal = dm.to_nodal(a)
+        if self.dim == 3:                          # body -> spatial for Lie nodes
+            R = s0.rotation_matrices()
+            lie = self.inertia.lie
+            nodal[lie, 3:6] = np.einsum("nij,nj->ni", R, nodal[:, 3:6])[lie]
+        s0.a[:] = nodal
+
+    def _mass_diagonal(self):
+        inert = self.inertia
+        d = self.dim
+        ns = 3 if d == 2 else 6
+        diag = np.zeros((len(inert.m), ns))
+        diag[:, :d] = inert.m[:, None]
+        if d == 2:
+            diag[:, 2] = inert.I
+        else:
+            diag[:, 3:6] = np.einsum("nii->ni", inert.J)
+        return diag
+
+    def start_step(self, s0) -> None:
+        """Inertial, internal and external forces at ``t0``, once per time step."""
+        super().start_step(s0)
+        dm = self.system.dofmap
+        self._f0 = (dm.from_nodal(newmark_inertia(self.inertia, s0)),
+                    self.system.internal_force(s0), dm.from_nodal(self.f_ext0))
+
+    def _end0(self, s0):
+        return self._f0
+
+    def evaluate(self, s0, s1, tangent: bool = True):
+        """Full residual, its norm scale and (if asked) the CSR values of the effective tangent."""
+        kin = self.kinematics(s0, s1)
+        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma)
+        dm = self.system.dofmap
+        am, af = self.alpha_m, self.alpha_f
+        if tangent:
+            f_in1, K_in = newmark_inertia(self.inertia, s1, kin, self.h, self.beta, self.gamma)
+        else:
+            f_in1 = newmark_inertia(self.inertia, s1)
+        fi1 = dm.from_nodal(f_in1)
+        fint1 = self.system.internal_force(s1)
+        fext1 = dm.from_nodal(self.external(s1, s1.t))
+        fi0, fint0, fext0 = self._end0(s0)
+        r = ((1 - am) * fi1 + am * fi0 + (1 - af) * (fint1 - fext1) + af * (fint0 - fext0))
+        scale = self.scale(fi1, fint1, fext1)
+        if not tangent:
+            return r, scale, None
+        blocks = (1 - am) * K_in
+        KL = self.load_stiffness(s1, s1.t, 1 - af)
+        if KL is not None:
+            blocks = blocks + KL
+        K = (1 - af) * self.system.tangent(s1) + self.system.assembler.matrix(
+            [None] * len(self.system.model.groups), blocks)
+        return r, scale, K
+
+    def finish(self, s0, s1) -> tuple[float, float]:
+        """Rates of ``s1``; its strain energy and the step's external work (trapezoidal)."""
+        kin = self.kinematics(s0, s1)
+        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma)
+        f_ext = 0.5 * (self.external(s0, s0.t) + self.external(s1, s1.t))
+        return self.system.strain_energy(s1), float(np.sum(f_ext * kin.increment))
+
+
+class Trapezoidal(GeneralizedAlpha):
+    """Newmark's average-acceleration (trapezoidal) rule: ``beta = 1/4``, ``gamma = 1/2``."""
+
+    name = "trapezoidal"
+
+    def __init__(self, system, inertia, loads, h):
+        super().__init__(system, inertia, loads, h, rho_inf=1.0)
+        self.alpha_m = self.alpha_f = 0.0
+        self.beta, self.gamma = 0.25, 0.5
+
+
+def _with_zero_acc(state):
+    s = state.copy()
+    s.a[:] = 0.0
+    return s
+

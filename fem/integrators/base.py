@@ -1,0 +1,192 @@
+"""What every time integrator shares: the protocol, velocity updates and inertial forces.
+
+An integrator advances a step from ``s0`` (time ``t0``, committed) to the trial ``s1`` (``t0 + h``)
+that a Newton loop (:mod:`fem.dynamic`) corrects. It supplies, for the current ``s1``:
+
+* ``evaluate(s0, s1, tangent)``: the residual (inertial + internal - external forces, full
+  active-DOF vector), its norm scale and the CSR values of its derivative with respect to the
+  increments of ``s1`` (computed together: they share the element kinematics);
+* ``finish(s0, s1)``: velocities and accelerations of ``s1``, element history, and the step's
+  strain energy and external work for the energy balance.
+
+Velocities follow one of two families: the mid-point family (``v1 = 2 dx/h - v0``, body angular
+velocities ``W1 = 2 Theta/h - W0``) and the Newmark family (``beta``, ``gamma``; rotations in the
+material description of Simo & Vu-Quoc 1988, ``Theta = h W0 + h^2 ((1/2 - beta) A0 + beta A1)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import rotations as so3
+from fem.integrators.inertia import NodalInertia, step_kinematics
+
+
+def _nodes_3x3(vecs: NDArray, n: int) -> NDArray:
+    return np.zeros((n, 3, 3)) if vecs is None else vecs
+
+
+class Integrator:
+    """Base class: holds the system, the nodal inertia, the step loads and the time step."""
+
+    name = ""
+    family = ""
+
+    def __init__(self, system, inertia: NodalInertia, loads, h: float):
+        self.system = system
+        self.inertia = inertia
+        self.loads = loads
+        self.h = h
+        self.dim = system.model.dim
+        self.additive = system.additive
+
+    # --- to be provided by each scheme --------------------------------------------------------
+    def begin(self, s0) -> None:
+        """Called once at the start of the dynamic step (initial accelerations, history)."""
+
+    def evaluate(self, s0, s1, tangent: bool = True):  # pragma: no cover - abstract
+        """Residual, its scale and (optionally) the tangent's CSR values; see the module doc."""
+        raise NotImplementedError
+
+    def finish(self, s0, s1) -> tuple[float, float]:  # pragma: no cover - abstract
+        """Rates and history of ``s1``; its strain energy and the step's external work."""
+        raise NotImplementedError
+
+    # --- shared pieces ------------------------------------------------------------------------
+    def start_step(self, s0) -> None:
+        """Called before the Newton iterations of every time step: cache what ``s0`` fixes."""
+        self._s0 = s0
+        self.R0 = s0.rotation_matrices() if self.dim == 3 else None
+        self.f_ext0 = self.external(s0, s0.t)
+        if self.dim == 3:
+            self.W0 = self.inertia.body_velocity(s0, self.R0)
+            self.Pi0 = self.inertia.spatial_momentum(s0, self.R0)
+        else:
+            self.W0 = self.Pi0 = None
+
+    def kinematics(self, s0, s1):
+        """Step increments (see :func:`fem.integrators.inertia.step_kinematics`)."""
+        return step_kinematics(s0, s1, self.additive, self.R0 if s0 is self._s0 else None)
+
+    def external(self, state, t: float) -> NDArray:
+        """(n, nslots) external forces at ``t`` on ``state``."""
+        return self.loads.force(state, t)
+
+    def load_stiffness(self, state, t: float, factor: float) -> NDArray | None:
+        """(n, nslots, nslots) ``factor`` times the load stiffness, or None."""
+        K = self.loads.stiffness(state, t)
+        return None if K is None else factor * K
+
+    def scale(self, *vectors: NDArray) -> float:
+        """Norm scale of the residual: the largest of its parts."""
+        return max([float(np.linalg.norm(v)) for v in vectors] + [1e-300])
+
+
+def midpoint_velocities(inertia, s0, s1, kin, h: float, W0=None, R1=None) -> None:
+    """Set ``s1.v``: ``v1 = 2 dx/h - v0``; Lie nodes ``W1 = 2 Theta/h - W0``, ``omega = R1 W1``."""
+    d = s0.dim
+    s1.v[:, :d] = 2 * kin.dx[:, :d] / h - s0.v[:, :d]
+    if d == 2:
+        s1.v[:, 2] = 2 * kin.theta[:, 2] / h - s0.v[:, 2]
+        return
+    W0 = inertia.body_velocity(s0) if W0 is None else W0
+    W1 = 2 * kin.Theta / h - W0
+    R1 = s1.rotation_matrices() if R1 is None else R1
+    omega = np.einsum("nij,nj->ni", R1, W1)
+    lie = inertia.lie
+    s1.v[lie, 3:6] = omega[lie]
+    s1.v[~lie, 3:6] = W1[~lie]                 # additive nodes: rates of the rotation vector
+
+
+def midpoint_inertia(inertia, s0, s1, kin, h: float, Pi0=None, R1=None) -> tuple[NDArray, NDArray]:
+    """Inertial forces ``(n, nslots)`` of the mid-point family and their node-block tangents.
+
+    Translations and additive rotations: ``m (v1 - v0)/h`` with tangent ``2 m / h^2``. Lie nodes:
+    ``(Pi1 - Pi0)/h`` (Simo & Wong 1991), whose dot product with the spatial increment is exactly
+    the change of rotational kinetic energy; tangent
+    ``(-hat(Pi1) + (2/h) R1 J jl_inv(Theta)^T R1^T) / h``.
+    """
+    d, n = s0.dim, len(s0.u)
+    ns = 3 if d == 2 else 6
+    f = np.zeros((n, ns))
+    K = np.zeros((n, ns, ns))
+    m = inertia.m
+    f[:, :d] = m[:, None] * (s1.v[:, :d] - s0.v[:, :d]) / h
+    K[:, range(d), range(d)] = (2 * m / h**2)[:, None]
+    if d == 2:
+        f[:, 2] = inertia.I * (s1.v[:, 2] - s0.v[:, 2]) / h
+        K[:, 2, 2] = 2 * inertia.I / h**2
+        return f, K
+    lie = inertia.lie
+    R1 = s1.rotation_matrices() if R1 is None else R1
+    Pi0 = inertia.spatial_momentum(s0) if Pi0 is None else Pi0
+    Pi1 = inertia.spatial_momentum(s1, R1)
+    f[:, 3:6] = (Pi1 - Pi0) / h
+    Kr = (-so3.hat(Pi1) + (2 / h) * R1 @ inertia.J @ np.swapaxes(so3.jl_inv(kin.Theta), 1, 2)
+          @ np.swapaxes(R1, 1, 2)) / h
+    K[lie, 3:6, 3:6] = Kr[lie]
+    K[~lie, 3:6, 3:6] = 2 * inertia.J[~lie] / h**2
+    return f, K
+
+
+def newmark_rates(inertia, s0, s1, kin, h, beta, gamma) -> None:
+    """Set ``s1.v`` and ``s1.a`` by Newmark's formulas (rotations in the material description)."""
+    d = s0.dim
+    lin = slice(0, d) if d == 3 else slice(0, 3)
+    inc = kin.increment
+    a1 = (inc - h * s0.v - h * h * (0.5 - beta) * s0.a) / (beta * h * h)
+    v1 = s0.v + h * ((1 - gamma) * s0.a + gamma * a1)
+    if d == 2:
+        s1.a[:], s1.v[:] = a1, v1
+        return
+    s1.a[:, lin], s1.v[:, lin] = a1[:, lin], v1[:, lin]
+    R0, R1 = s0.rotation_matrices(), s1.rotation_matrices()
+    W0 = inertia.body_velocity(s0)
+    A0 = np.einsum("nji,nj->ni", R0, s0.a[:, 3:6])
+    A0[~inertia.lie] = s0.a[~inertia.lie, 3:6]
+    A1 = (kin.Theta - h * W0 - h * h * (0.5 - beta) * A0) / (beta * h * h)
+    W1 = W0 + h * ((1 - gamma) * A0 + gamma * A1)
+    lie = inertia.lie
+    s1.v[lie, 3:6] = np.einsum("nij,nj->ni", R1, W1)[lie]
+    s1.a[lie, 3:6] = np.einsum("nij,nj->ni", R1, A1)[lie]
+    s1.v[~lie, 3:6], s1.a[~lie, 3:6] = W1[~lie], A1[~lie]
+
+
+def newmark_inertia(inertia, state, kin=None, h=None, beta=None, gamma=None):
+    """Inertial forces ``M a`` of a state (and, given the step, their tangent node blocks).
+
+    Lie nodes: ``R (J A + W x J W)`` with body ``W``, ``A``; tangent
+    ``-hat(f) + R [J/(beta h^2) + gamma/(beta h) (hat(W) J - hat(J W))] jl_inv(Theta)^T R^T``.
+    """
+    d, n = state.dim, len(state.u)
+    ns = 3 if d == 2 else 6
+    f = np.zeros((n, ns))
+    m = inertia.m
+    f[:, :d] = m[:, None] * state.a[:, :d]
+    if d == 2:
+        f[:, 2] = inertia.I * state.a[:, 2]
+    else:
+        R = state.rotation_matrices()
+        W = inertia.body_velocity(state)
+        A = np.einsum("nji,nj->ni", R, state.a[:, 3:6])
+        A[~inertia.lie] = state.a[~inertia.lie, 3:6]
+        JW = np.einsum("nij,nj->ni", inertia.J, W)
+        body = np.einsum("nij,nj->ni", inertia.J, A) + so3.cross(W, JW)
+        f[:, 3:6] = np.einsum("nij,nj->ni", R, body)
+        f[~inertia.lie, 3:6] = np.einsum("nij,nj->ni", inertia.J, A)[~inertia.lie]
+    if kin is None:
+        return f
+    K = np.zeros((n, ns, ns))
+    c = 1 / (beta * h * h)
+    K[:, range(d), range(d)] = (c * m)[:, None]
+    if d == 2:
+        K[:, 2, 2] = c * inertia.I
+        return f, K
+    lie = inertia.lie
+    inner = c * inertia.J + gamma / (beta * h) * (so3.hat(W) @ inertia.J - so3.hat(JW))
+    Kr = -so3.hat(f[:, 3:6]) + R @ inner @ np.swapaxes(so3.jl_inv(kin.Theta), 1, 2) \
+        @ np.swapaxes(R, 1, 2)
+    K[lie, 3:6, 3:6] = Kr[lie]
+    K[~lie, 3:6, 3:6] = c * inertia.J[~lie]
+    return f, K

@@ -1,0 +1,127 @@
+"""The mid-point family: the plain mid-point rule and Crisfield & Shi's energy-conserving scheme.
+
+Both use ``v1 = 2 dx/h - v0`` (Crisfield & Shi eq. 1), mid-point inertia ``m (v1 - v0)/h`` (eq. 6-7)
+and, for 3D nodal rotations, Simo & Wong's (1991) momentum form ``(Pi1 - Pi0)/h``. External loads
+act as the average of their end values, so their work over a step is exact for dead loads and the
+energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
+
+:class:`MidpointRule`
+    internal forces at the mid-point configuration, ``f_int(d_m)`` (Simo et al.'s mid-point rule):
+    energy is conserved only for quadratic strain energies, and a rotating bar is spuriously
+    compressed (eq. 8-9 discussion, Fig. 6).
+:class:`EnergyConserving`
+    each element's *algorithmic* internal force, whose work over the step equals its strain-energy
+    change exactly (Crisfield & Shi eqs. 8-21 for bars; the same principle for beams, see
+    :meth:`fem.elements.beam.Beam.conserving`). With the inertia above:
+
+    * energy: ``T_n+1 + Phi_n+1 - (T_n + Phi_n) = W_ext`` to the Newton tolerance, any step size;
+    * linear momentum: the algorithmic forces are self-equilibrated;
+    * angular momentum: they have no resultant moment about the mid-point positions (bars: forces
+      along the mid-point chord; beams: the frame's B at the mid-point annihilates rigid motions
+      there), and mid-point velocities make ``dL = h sum x_m x (f)`` vanish.
+
+    The effective tangent ``K* + (2/h^2) M`` is not symmetric; the default LU solves it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.integrators.base import Integrator, midpoint_inertia, midpoint_velocities
+from fem.integrators.inertia import midpoint_state
+
+CONSERVED = "__conserving__"       # state.hist key prefix of the elements' algorithmic history
+
+
+class MidpointRule(Integrator):
+    """Plain mid-point rule: internal forces evaluated at the mid-point configuration."""
+
+    name = "midpoint"
+    family = "midpoint"
+
+    def _elements(self, s0, s1, kin, tangent: bool):
+        sm = midpoint_state(s0, s1, self.additive, kin)
+        sysm = self.system
+        f = sysm.internal_force(sm)
+        K = 0.5 * sysm.tangent(sm) if tangent else None
+        return f, K, None
+
+    def _parts(self, s0, s1, tangent=False):
+        cached = getattr(self, "_cache", None)
+        if (cached is not None and cached[0] is s0 and np.array_equal(cached[1], s1.u)
+                and np.array_equal(cached[2], s1.rot)
+                and (cached[3][4] is not None or not tangent)):
+            s1.v[:] = cached[4]
+            return cached[3]          # the converged evaluation, reused by finish()
+        if getattr(self, "_s0", None) is not s0:
+            self.start_step(s0)
+        kin = self.kinematics(s0, s1)
+        R1 = s1.rotation_matrices() if self.dim == 3 else None
+        midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
+        f_in, K_in = midpoint_inertia(self.inertia, s0, s1, kin, self.h, self.Pi0, R1)
+        f_el, K_el, extra = self._elements(s0, s1, kin, tangent)
+        f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
+        parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
+        self._cache = (s0, s1.u.copy(), s1.rot.copy(), parts, s1.v.copy())
+        return parts
+
+    def evaluate(self, s0, s1, tangent: bool = True):
+        """Full residual, its norm scale and (if asked) the CSR values of the effective tangent."""
+        kin, f_in, K_in, f_el, K_el, f_ext, _ = self._parts(s0, s1, tangent)
+        dm = self.system.dofmap
+        fi, fe = dm.from_nodal(f_in), dm.from_nodal(f_ext)
+        r, scale = fi + f_el - fe, self.scale(fi, f_el, fe)
+        if not tangent:
+            return r, scale, None
+        KL = self.load_stiffness(s1, s1.t, 0.5)
+        blocks = K_in if KL is None else K_in + KL
+        K = K_el + self.system.assembler.matrix([None] * len(self.system.model.groups), blocks)
+        return r, scale, K
+
+    def finish(self, s0, s1) -> tuple[float, float]:
+        """Set the rates of ``s1``; return its strain energy and the step's external work."""
+        kin, _, _, _, _, f_ext, _ = self._parts(s0, s1)
+        s1.a[:] = (s1.v - s0.v) / self.h
+        work = float(np.sum(f_ext * kin.increment))
+        return self.system.strain_energy(s1), work
+
+
+class EnergyConserving(MidpointRule):
+    """Crisfield & Shi's energy-conserving co-rotational scheme (see the module docstring)."""
+
+    name = "energy_conserving"
+
+    def begin(self, s0) -> None:
+        """Start every element's algorithmic history from the state's geometry.
+
+        A dynamic step always starts from the geometric strains (an earlier step may have moved
+        the structure), so any algorithmic drift of a previous dynamic step ends there.
+        """
+        for g in self.system.model.groups:
+            if not hasattr(g, "conserving"):
+                raise TypeError(f"element group '{g.name}' has no energy-conserving form")
+            s0.hist[CONSERVED + g.name] = g.conserving_start(s0)
+
+    def _elements(self, s0, s1, kin, tangent: bool):
+        sm = midpoint_state(s0, s1, self.additive, kin)
+        sysm = self.system
+        inc = kin.increment
+        fs, Ks, energies, hist = [], [], [], {}
+        for g in sysm.model.groups:
+            key = CONSERVED + g.name
+            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc), s0.hist[key])
+            fs.append(f)
+            Ks.append(K)
+            energies.append(energy)
+            hist[key] = h1
+        f_full = sysm.assembler.vector(fs)
+        K_csr = sysm.assembler.matrix(Ks) if tangent else None
+        return f_full, K_csr, (energies, hist)
+
+    def finish(self, s0, s1) -> tuple[float, float]:
+        """Rates of ``s1``, its algorithmic history; strain energy and external work."""
+        kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
+        s1.hist.update(hist)
+        s1.a[:] = (s1.v - s0.v) / self.h
+        work = float(np.sum(f_ext * kin.increment))
+        return float(sum(e.sum() for e in energies)), work
