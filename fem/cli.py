@@ -75,6 +75,11 @@ def _cmd_run(args, petsc: list[str]) -> int:
 
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
     _petsc.init(petsc)
+    size = _petsc.PETSc().COMM_WORLD.getSize()
+    if size > 1:
+        # every rank would solve the whole model and write the same file
+        raise FemError(f"fem runs serially for now; started on {size} MPI ranks: run it without "
+                       "mpirun (or with -n 1)")
     out = args.output or os.path.splitext(args.deck)[0] + ".h5"
     args.results = out
     result = run(deck, out)

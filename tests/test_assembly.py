@@ -140,3 +140,26 @@ def test_beam2d_stiffness_is_the_textbook_matrix():
         T[o:o + 2, o:o + 2] = [[c, s], [-s, c]]
         T[o + 2, o + 2] = 1
     assert np.allclose(b.tangent(State.reference(2, 2))[0], T.T @ local @ T, atol=1e-12)
+
+
+def test_orientation_by_a_third_node_equals_the_vector():
+    """A node in the local x-y plane orients 3D beams as the equivalent reference vector does."""
+    from fem.io.deck import from_dict
+
+    def deck(**orient):
+        return {"model": {"dim": 3}, "materials": [{"name": "m", "E": 1.0, "G": 0.4}],
+                "sections": [{"name": "s", "A": 1.0, "Iy": 0.1, "Iz": 0.3, "J": 0.2}],
+                "nodes": {"coordinates": [[0, 0, 0], [1, 2, 2], [3, 0, 1]]},
+                "elements": [{"name": "b", "type": "beam", "material": "m", "section": "s",
+                              "connectivity": [[1, 2]], "divisions": 3, **orient}],
+                "supports": [{"nodes": 1, "fixed": ["all"]}],
+                "steps": [{"name": "s", "type": "static"}]}
+    by_node = from_dict(deck(orientation_node=3)).model.groups[0]
+    # the third node's position relative to each element's first node differs along the
+    # member, but it lies in the same plane through the axis: the same local axes
+    by_vector = from_dict(deck(orientation=[3, 0, 1])).model.groups[0]
+    assert np.allclose(by_node.E0, by_vector.E0, atol=1e-14)
+    with pytest.raises(Exception, match="lies on the axis"):
+        bad = deck(orientation_node=3)
+        bad["nodes"]["coordinates"][2] = [2, 4, 4]
+        from_dict(bad)

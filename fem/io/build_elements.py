@@ -69,6 +69,36 @@ def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:
     return ref
 
 
+def _orientation(b, e, X: np.ndarray, conn: np.ndarray) -> np.ndarray:
+    """(E, 3) local-y reference vectors of 3D beams: default, ``orientation`` or a third node."""
+    v = e.values
+    if v["orientation"] is not None and v["orientation_node"] is not None:
+        raise DeckError(f"{e.where}.orientation_node", "give orientation or orientation_node, "
+                        "not both")
+    if v["orientation"] is None and v["orientation_node"] is None:
+        return _default_orientation(X, conn)
+    if v["orientation_node"] is not None:
+        k = b.node_indices(v["orientation_node"], f"{e.where}.orientation_node")[0]
+        ref = X[k] - X[conn[:, 0]]
+        key = "orientation_node"
+    else:
+        if len(v["orientation"]) != 3:
+            raise DeckError(f"{e.where}.orientation", "expected [x, y, z]")
+        ref = np.broadcast_to(np.array(v["orientation"], dtype=float), (len(conn), 3))
+        key = "orientation"
+    axis = X[conn[:, 1]] - X[conn[:, 0]]
+    axis = axis / np.linalg.norm(axis, axis=1)[:, None]
+    norm = np.linalg.norm(ref, axis=1)
+    cross = np.linalg.norm(np.cross(axis, ref), axis=1)
+    bad = cross <= 1e-8 * np.maximum(norm, 1e-300)
+    if np.any(bad):
+        what = ("lies on the axis of" if key == "orientation_node" else
+                "is parallel to (or zero along)")
+        raise DeckError(f"{e.where}.{key}", f"{what} element {int(np.flatnonzero(bad)[0]) + 1} "
+                        "of the group: it cannot define the local y axis")
+    return ref
+
+
 def build_group(b, e):
     """An element group from its validated deck entry."""
     v = e.values
@@ -94,7 +124,7 @@ def build_group(b, e):
     name = v["name"]
     b.node_sets.setdefault(name, np.unique(conn))
     if v["type"] == "truss":
-        for key in ("theory", "orientation"):
+        for key in ("theory", "orientation", "orientation_node"):
             if key in e.given:
                 raise DeckError(f"{e.where}.{key}", "not used by trusses")
         return Truss(name, conn, X, b.dim, EA=mat.E * sec.A, rhoA=mat.rho * sec.A,
@@ -111,21 +141,11 @@ def build_group(b, e):
                             f"with a positive {p}, got section '{sec.name}' with {p} = {val:g}")
     ref = None
     if b.dim == 3:
-        if v["orientation"] is None:
-            ref = _default_orientation(X, conn)
-        else:
-            if len(v["orientation"]) != 3:
-                raise DeckError(f"{e.where}.orientation", f"expected [x, y, z], got "
-                                f"{v['orientation']}")
-            ref = np.broadcast_to(np.array(v["orientation"], dtype=float), (len(conn), 3))
-            axis = X[conn[:, 1]] - X[conn[:, 0]]
-            cross = np.linalg.norm(np.cross(axis / np.linalg.norm(axis, axis=1)[:, None], ref),
-                                   axis=1)
-            if np.any(cross < 1e-8 * np.linalg.norm(ref, axis=1)):
-                raise DeckError(f"{e.where}.orientation", "is parallel to (or zero along) an "
-                                "element's axis: it cannot define the local y axis")
-    elif "orientation" in e.given:
-        raise DeckError(f"{e.where}.orientation", "used by 3D beams only")
+        ref = _orientation(b, e, X, conn)
+    else:
+        for key in ("orientation", "orientation_node"):
+            if key in e.given:
+                raise DeckError(f"{e.where}.{key}", "used by 3D beams only")
     return Beam(name, conn, X, b.dim, E=mat.E, G=mat.G, A=sec.A, Iy=sec.Iy, Iz=sec.Iz, J=sec.J,
                 Ay=sec.Ay, Az=sec.Az, rho=mat.rho, formulation=v["formulation"],
                 theory=v["theory"], ref=ref, rotary_inertia=v["rotary_inertia"])

@@ -231,6 +231,8 @@ SCHEMA: dict[str, list[Key]] = {
             choices=("engineering", "green")),
         Key("orientation", "vector", None, "3D beams: approximate local y axis (made normal to "
             "the member); default: global Z x member axis, or global Y for members along Z"),
+        Key("orientation_node", "int", None, "3D beams: a node lying in each element's local x-y "
+            "plane, on the side of local +y (instead of orientation)"),
         Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass"),
     ],
     "springs": [
