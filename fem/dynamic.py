@@ -177,12 +177,16 @@ class DynamicStep(StepBase):
         n = self.system.n_free
         asm = self.system.assembler
         for _ in range(self.settings.max_iterations + 2):
-            r, scale, data = integ.evaluate(s0, s1, tangent=True)
+            # after a tiny correction the residual has almost surely converged: skip its tangent
+            likely = self.test.norms and self.test._du_ratio < 1e-8
+            r, scale, data = integ.evaluate(s0, s1, tangent=not likely)
             if self.test.converged(np.linalg.norm(r[:n]), scale):
                 strain, work = integ.finish(s0, s1)
                 self._stats = {"iterations": len(self.test.norms) - 1, "time_step": h,
                                "residual": self.test.norms[-1]}
                 return s1, strain, work
+            if data is None:
+                r, scale, data = integ.evaluate(s0, s1, tangent=True)
             self._tangent_data = data
             linalg.fill_matrix(self.A, asm.indptr, asm.indices, data)
             try:
