@@ -13,9 +13,12 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
     at the frame (for the energy-conserving scheme the strain energy of the algorithmic strains);
 ``external_work``
     work of the external loads since the step started, with the integrator's own load average;
+``constraint_work``
+    work of the support reactions on prescribed motions since the step started (the reactions
+    are the residual at the fixed DOFs, so for the energy-conserving scheme the balance is exact);
 ``total``
-    ``kinetic + strain - external_work``, constant for a conservative system and an
-    energy-conserving scheme;
+    ``kinetic + strain - external_work - constraint_work``, constant for a conservative system
+    and an energy-conserving scheme;
 ``dissipated``
     ``total(start) - total``: energy the scheme removed (negative: energy it created);
 ``linear_momentum``, ``angular_momentum``
@@ -112,7 +115,8 @@ class DynamicStep(StepBase):
         writer = results.begin_step(self.name, "dynamic", self.system) if results else None
         strain0 = self._initial_strain(state)
         self.energy0 = inertia.kinetic_energy(state) + strain0
-        work = 0.0
+        work = [0.0, 0.0]                          # external, constraint
+        self._reactions = None
         self._frame(writer, state, strain0, work)
         next_out = s.output_interval
         h = s.time_step
@@ -120,7 +124,7 @@ class DynamicStep(StepBase):
             while state.t < s.duration - 1e-12 * s.duration:
                 h = min(h, s.duration - state.t)
                 trial, strain, dwork = self._advance(state, h)
-                work += dwork
+                work = [work[0] + dwork[0], work[1] + dwork[1]]
                 state.assign(trial)
                 self.steps += 1
                 if self.on_step is not None:
@@ -182,9 +186,12 @@ class DynamicStep(StepBase):
             r, scale, data = integ.evaluate(s0, s1, tangent=not likely)
             if self.test.converged(np.linalg.norm(r[:n]), scale):
                 strain, work = integ.finish(s0, s1)
+                self._reactions = r
+                inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
+                constraint = float(r[n:] @ inc[n:])       # reactions on prescribed motion
                 self._stats = {"iterations": len(self.test.norms) - 1, "time_step": h,
                                "residual": self.test.norms[-1]}
-                return s1, strain, work
+                return s1, strain, (work, constraint)
             if data is None:
                 r, scale, data = integ.evaluate(s0, s1, tangent=True)
             self._tangent_data = data
@@ -199,11 +206,12 @@ class DynamicStep(StepBase):
                 self.system.dofmap.from_nodal(s1.dof_values())[:n]) + 1e-300)
         raise NewtonFailure("no convergence", len(self.test.norms), self.test.norms)
 
-    def _frame(self, writer, state, strain: float, work: float) -> None:
+    def _frame(self, writer, state, strain: float, work: list[float]) -> None:
         inertia = self.inertia
         T = inertia.kinetic_energy(state)
-        total = T + strain - work
-        row = {"time": state.t, "kinetic": T, "strain": strain, "external_work": work,
+        total = T + strain - work[0] - work[1]
+        row = {"time": state.t, "kinetic": T, "strain": strain, "external_work": work[0],
+               "constraint_work": work[1],
                "total": total, "dissipated": self.energy0 - total,
                "linear_momentum": inertia.linear_momentum(state),
                "angular_momentum": inertia.angular_momentum(state, self.system.model.X)}
@@ -211,6 +219,7 @@ class DynamicStep(StepBase):
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})
             writer.frame(state, time=state.t, dynamic=True, stats=dict(stats, cuts=self.cuts),
+                         reactions=self._reactions,
                          energy={k: v for k, v in row.items() if k != "time"})
 
     def summary(self) -> list[str]:
@@ -219,7 +228,10 @@ class DynamicStep(StepBase):
         scale = max(abs(first["total"]), abs(first["kinetic"]) + abs(first["strain"]), 1e-300)
         lines = [f"{self.steps} time steps, {self.cuts} step-size halvings",
                  f"energy: kinetic {last['kinetic']:.6g}, strain {last['strain']:.6g}, "
-                 f"external work {last['external_work']:.6g}, total {last['total']:.10g} "
+                 f"external work {last['external_work']:.6g}, "
+                 + (f"constraint work {last['constraint_work']:.6g}, "
+                    if last["constraint_work"] else "")
+                 + f"total {last['total']:.10g} "
                  f"(change {(last['total'] - first['total']) / scale:+.2e} relative)"]
         for key in ("linear_momentum", "angular_momentum"):
             a, b = first[key], last[key]

@@ -217,3 +217,20 @@ def test_newton_failure_halves_the_time_step_and_then_stops():
     d["steps"][0].update(max_cuts=0)
     with pytest.raises(ConvergenceError, match="halvings of the time step"):
         solve(d)
+
+
+def test_work_of_a_prescribed_support_motion_closes_the_energy_balance():
+    """The pendulum's pivot dragged sideways and back: the reactions do work (constraint work),
+    and kinetic + strain - external work - constraint work stays constant to the tolerance."""
+    d = case_deck("bathe_pendulum")
+    d["functions"] = [{"name": "drag", "type": "table",
+                       "points": [[0, 0], [1.0, 1.0], [2.0, -0.5], [3.0, 0.0]]}]
+    d["prescribed"] = [{"name": "move", "nodes": "pivot", "dof": "ux", "value": 60.0,
+                        "function": "drag"}]
+    d["steps"][0].update(duration=4.0, prescribed=["move"], tolerance=1e-10)
+    step = solve(d)[3][-1]
+    W = history(step, "constraint_work")
+    E = history(step, "total")
+    E0 = history(step, "kinetic")[0]
+    assert np.max(np.abs(W)) > 1e-2 * E0                 # the drag does real work ...
+    assert np.max(np.abs(E - E[0])) <= 1e-8 * E0          # ... and the balance books it

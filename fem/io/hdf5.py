@@ -15,7 +15,8 @@ Layout (DESIGN.md, "Results file")::
         reaction            (T, n, nslots) at supported DOFs (zero elsewhere)
         velocity, acceleration (T, n, nslots)       dynamic steps
         elements/<g>/<q>    (T, E)   section forces
-        energy/<kind>       (T,)     dynamic steps
+        energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
+                                     constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs
     /xdmf/...               virtual datasets (views of the arrays above) that the XDMF files name
