@@ -62,6 +62,15 @@ def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None):
     return A
 
 
+def matrix_from_scipy(csr):
+    """A serial AIJ matrix with the pattern and values of a ``scipy.sparse`` matrix."""
+    csr = csr.tocsr()
+    csr.sort_indices()
+    A = create_matrix(csr.indptr, csr.indices)
+    fill_matrix(A, csr.indptr, csr.indices, csr.data)
+    return A
+
+
 def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
     """Overwrite the values of ``A`` with CSR ``data`` on the pattern it was created with."""
     PETSc = _petsc.PETSc()

@@ -49,6 +49,7 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
                            solver_options=deck.solver_options, output_every=output_every)
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, modes=spec["modes"],
+                            interior_modes=spec["interior_modes"],
                             solver_options=deck.solver_options)
     return StaticStep(spec["name"], system, loads, spec["settings"],
                       solver_options=deck.solver_options, output_every=output_every)

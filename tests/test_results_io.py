@@ -7,6 +7,7 @@ equilibrium and against the element outputs recomputed from the stored state; th
 back with meshio and compared frame by frame with the HDF5 arrays.
 """
 
+import math
 import re
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import h5py
 import meshio
 import numpy as np
 import pytest
+from helpers import line_beam, solve
 
 import fem
 
@@ -354,3 +356,27 @@ def test_command_line_petsc_options_win_over_the_deck(tmp_path):
     assert ref.returncode == 0
     with h5py.File(tmp_path / "ref.h5", "r") as f:
         np.testing.assert_allclose(u, f["steps/pull/displacement"][-1], rtol=1e-9, atol=1e-12)
+
+
+def test_buckling_modes_in_hdf5_and_xdmf(tmp_path):
+    """Factors, unit-peak nodal shapes and the interior-modes flag; ParaView's file reads back."""
+    d = line_beam(3, 4, Iy=2.0, Iz=1.0)
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["loads"] = [{"name": "P", "nodes": 2, "force": [-1.0, 0, 0]}]
+    d["steps"] = [{"name": "b", "type": "buckling", "modes": 2}]
+    h5path = tmp_path / "out.h5"
+    step = solve(d, str(h5path))[3][-1]
+    with h5py.File(h5path, "r") as f:
+        g = f["modes/b"]
+        assert g.attrs["interior_modes"] == 1 and g.attrs["type"] == "buckling"
+        np.testing.assert_array_equal(g["eigenvalues"][:], step.factors)
+        assert g["eigenvalues"][0] == pytest.approx(math.pi**2 / 4, rel=1e-6)   # EI_min = 1
+        shapes = g["shapes"][:]
+    assert shapes.shape == (2, 5, 6)
+    np.testing.assert_allclose(np.abs(shapes).max(axis=(1, 2)), 1.0, rtol=1e-14)
+    assert np.all(shapes[:, 0] == 0.0)                      # the clamp
+    _, _, frames = read_xdmf(step.xdmf)
+    assert [t for t, _, _ in frames] == [1.0, 2.0]
+    for (_, pd, _), shape in zip(frames, shapes, strict=True):
+        np.testing.assert_array_equal(pd["displacement"], shape[:, :3])
+        np.testing.assert_array_equal(pd["rotation"], shape[:, 3:])

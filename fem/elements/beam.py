@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam_mass
+from fem.elements import beam_interior, beam_mass
 from fem.elements.base import ElementGroup
 from fem.elements.beam_basic import BasicBeam
 from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
@@ -164,6 +164,25 @@ class Beam(ElementGroup):
     def properties(self) -> dict[str, NDArray]:
         """Section and material data per element."""
         return {**self.props, "length": self.l0}
+
+    # --- interior modes (linear buckling) ----------------------------------------------------
+    @property
+    def n_interior(self) -> int:
+        """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`."""
+        return beam_interior.N_INTERIOR[self.dim]
+
+    def interior_stiffness(self, state, stress: NDArray, material: bool) -> tuple[NDArray, NDArray]:
+        """Couplings ``(E, nd, ni)`` of nodal DOFs with interior modes and ``(E, ni, ni)``.
+
+        The geometric part for generalized stresses ``stress``, plus the elastic stiffness of the
+        interior modes if ``material`` (their elastic coupling with the nodes is zero).
+        """
+        kin = self._kinematics(state)
+        g_va, k_aa = beam_interior.geometric(self.dim, self.l0, stress)
+        if material:
+            b = self.basic
+            k_aa = k_aa + beam_interior.material(self.dim, self.l0, b.EIy, b.EIz, b.GJ)
+        return np.swapaxes(kin.B, 1, 2) @ g_va, k_aa
 
     # --- energy-conserving dynamics ----------------------------------------------------------
     def conserving_start(self, state) -> dict:

@@ -90,6 +90,7 @@ class BasicBeam:
         self.nonlinear = nonlinear
         E = len(l0)
         self.l0 = l0
+        self.EIy, self.EIz, self.GJ = EIy, EIz, GJ
         phi_y = np.where(np.isinf(GAy), 0.0, 12 * EIz / (GAy * l0**2))   # shear in y: x-y plane
         phi_z = np.where(np.isinf(GAz), 0.0, 12 * EIy / (GAz * l0**2))   # shear in z: x-z plane
         if dim == 2:

@@ -62,7 +62,7 @@ STEP_KEYS = {
     ("static", "arclength"): _STATIC | _NEWTON | {"arc_length", "max_arc_length", "max_steps",
                                                   "psi", "target_iterations", "stop_load_factor",
                                                   "node", "dof", "target"},
-    ("buckling", ""): _COMMON | {"modes"},
+    ("buckling", ""): _COMMON | {"modes", "interior_modes"},
     ("dynamic", ""): _COMMON | {"remove", "integrator", "rho_inf", "time_step", "duration",
                                 "output_interval", "velocities", "max_cuts", "max_iterations",
                                 "tolerance"},

@@ -45,14 +45,16 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
-    b.applied |= {ld.name for ld in loads}
-    b.applied -= {ld.name for ld in removed}
+    if kind[0] != "buckling":        # a buckling step's loads are a perturbation: none stays on
+        b.applied |= {ld.name for ld in loads}
+        b.applied -= {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
             "remove": removed, "where": e.where}
     if kind[0] == "buckling":
         if not loads:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")
         spec["modes"] = v["modes"]
+        spec["interior_modes"] = v["interior_modes"]
         return spec
     if kind[0] == "dynamic":
         return _dynamic(b, e, spec)

@@ -324,6 +324,9 @@ SCHEMA: dict[str, list[Key]] = {
             positive=True),
         Key("stop_load_factor", "float", None, "arclength: stop when |load factor| reaches it"),
         Key("modes", "int", 4, "buckling: number of buckling modes", positive=True),
+        Key("interior_modes", "bool", True, "buckling: add interior (bubble) modes to each beam "
+            "for the buckling mode, so that loads converge faster with the mesh; false gives the "
+            "eigenvalues of the nodal discretization (see Linear buckling)"),
         Key("integrator", "str", "energy_conserving", "dynamic: energy_conserving, midpoint, "
             "trapezoidal or generalized_alpha", choices=("energy_conserving", "midpoint",
                                                           "trapezoidal", "generalized_alpha")),
