@@ -142,6 +142,37 @@ def test_beam2d_stiffness_is_the_textbook_matrix():
     assert np.allclose(b.tangent(State.reference(2, 2))[0], T.T @ local @ T, atol=1e-12)
 
 
+def przemieniecki_geometric(L, N, phi):
+    """Geometric stiffness of a Timoshenko beam on (v1, theta1, v2, theta2): Przemieniecki,
+    Theory of Matrix Structural Analysis (1968), section 15.3; Euler-Bernoulli at ``phi = 0``."""
+    a, b = 6 / 5 + 2 * phi + phi**2, L / 10
+    c, d = L**2 * (2 / 15 + phi / 6 + phi**2 / 12), -L**2 * (1 / 30 + phi / 6 + phi**2 / 12)
+    return N / (L * (1 + phi) ** 2) * np.array([[a, b, -a, b], [b, c, -b, d],
+                                                [-a, -b, a, -b], [b, d, -b, c]])
+
+
+@pytest.mark.parametrize("theory", ["euler-bernoulli", "timoshenko"])
+@pytest.mark.parametrize("formulation", ["linear", "corotational"])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_beam_geometric_stiffness_is_the_textbook_matrix(dim, theory, formulation):
+    """Shear-deformable slopes in the second-order elongation give Przemieniecki's Phi terms."""
+    L, E, G, A, Iy, Iz, Ay, Az, N = 2.0, 200.0, 77.0, 3.0, 0.4, 0.7, 0.5, 0.6, -3.7
+    b = Beam("b", [[0, 1]], np.array([[0, 0, 0], [L, 0, 0.0]]), dim, E=E, G=G, A=A, Iy=Iy,
+             Iz=Iz, J=0.5, Ay=Ay, Az=Az, formulation=formulation, theory=theory, ref=[0, 1, 0])
+    shear = theory == "timoshenko"
+    stress = np.zeros((1, 3 if dim == 2 else 6))
+    stress[0, 0] = N
+    KG = b.geometric_stiffness(State.reference(dim, 2), stress)[0]
+    planes = [([1, 2, 4, 5], Iz, Ay, 1.0)] if dim == 2 else [([1, 5, 7, 11], Iz, Ay, 1.0),
+                                                             ([2, 4, 8, 10], Iy, Az, -1.0)]
+    ref = np.zeros_like(KG)
+    for idx, I, As, sign in planes:
+        phi = 12 * E * I / (G * As * L**2) if shear else 0.0
+        flip = np.diag([1.0, sign, 1.0, sign])     # theta_y = -w' in the x-z plane
+        ref[np.ix_(idx, idx)] = flip @ przemieniecki_geometric(L, N, phi) @ flip
+    assert np.allclose(KG, ref, rtol=1e-13, atol=1e-13 * np.abs(ref).max())
+
+
 def test_orientation_by_a_third_node_equals_the_vector():
     """A node in the local x-y plane orients 3D beams as the equivalent reference vector does."""
     from fem.io.deck import from_dict

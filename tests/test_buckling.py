@@ -251,3 +251,28 @@ def test_a_buckling_steps_load_does_not_stay_applied():
     _, sysm, state, steps = solve(d)
     assert state.u[1, 0] == pytest.approx(-1e-4, rel=1e-9)        # tip (node 2): -P L / EA
     assert steps[2].factors[0] == pytest.approx(steps[0].factors[0] - 1, rel=1e-3)
+
+
+def engesser(dim, n, interior, ratio=0.1):
+    """Pinned column of shear-deformable beams with P_E / (G A_s) = ``ratio`` (both planes)."""
+    d = euler(dim, "pinned", n, interior)
+    d["elements"][0]["theory"] = "timoshenko"
+    d["materials"][0]["G"] = 1.0
+    pe = EULER["pinned"]                                    # weak plane: EI = 1
+    d["sections"][0].update({"Ay": pe / ratio, "Az": 2 * pe / ratio})   # the same ratio in both
+    return factors(d)[0] / (pe / (1 + ratio)) - 1
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_shear_deformable_column_converges_to_engesser(dim):
+    """Engesser: P_cr = P_E / (1 + P_E / (G A_s)) (Timoshenko & Gere, section 2.17).
+
+    The nodal interpolation of a shear-deformable element tends to a quadratic displacement in
+    fine meshes (order 2); the interior shear bubbles restore order 4 (4 elements: +4.7e-5).
+    """
+    e = {n: engesser(dim, n, False) for n in (8, 16, 32)}
+    assert 0 < e[32] < e[16] < e[8]
+    assert 1.9 < math.log2(e[8] / e[16]) < 2.1 and 1.9 < math.log2(e[16] / e[32]) < 2.1
+    e = {n: engesser(dim, n, True) for n in (4, 8, 16)}
+    assert 0 < e[16] < e[8] < e[4] < 1e-4
+    assert 3.9 < math.log2(e[4] / e[8]) < 4.3 and 3.9 < math.log2(e[8] / e[16]) < 4.3

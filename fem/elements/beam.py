@@ -169,7 +169,7 @@ class Beam(ElementGroup):
     @property
     def n_interior(self) -> int:
         """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`."""
-        return beam_interior.N_INTERIOR[self.dim]
+        return beam_interior.count(self.dim, self.theory == "timoshenko")
 
     def interior_stiffness(self, state, stress: NDArray, material: bool) -> tuple[NDArray, NDArray]:
         """Couplings ``(E, nd, ni)`` of nodal DOFs with interior modes and ``(E, ni, ni)``.
@@ -178,10 +178,12 @@ class Beam(ElementGroup):
         interior modes if ``material`` (their elastic coupling with the nodes is zero).
         """
         kin = self._kinematics(state)
-        g_va, k_aa = beam_interior.geometric(self.dim, self.l0, stress)
+        shear = self.theory == "timoshenko"
+        g_va, k_aa = beam_interior.geometric(self.dim, self.l0, stress, shear)
         if material:
             b = self.basic
-            k_aa = k_aa + beam_interior.material(self.dim, self.l0, b.EIy, b.EIz, b.GJ)
+            k_aa = k_aa + beam_interior.material(self.dim, self.l0, b.EIy, b.EIz, b.GJ, b.GAy,
+                                                 b.GAz, shear)
         return np.swapaxes(kin.B, 1, 2) @ g_va, k_aa
 
     # --- energy-conserving dynamics ----------------------------------------------------------

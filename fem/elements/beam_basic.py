@@ -27,8 +27,10 @@ exact: an end moment ``M`` turns every element by exactly ``M l0 / EI``, so a ca
 ``2 pi EI / L`` rolls up into a closed polygon whatever the mesh.
 
 Stresses are linear in the strains, ``sigma = S eps`` with Meijaard's ``S`` (5)-(6), Timoshenko
-shear through ``Phi = 12 EI / (G A_s l0^2)`` (``Phi = 0`` for Euler-Bernoulli). With ``q = D^T
-sigma`` and
+shear through ``Phi = 12 EI / (G A_s l0^2)`` (``Phi = 0`` for Euler-Bernoulli). For Timoshenko
+beams the elongation by bending uses the shear-deformable slope of Meijaard's interpolation (13),
+which gives Przemieniecki's geometric stiffness with its ``Phi`` terms and Engesser's buckling load
+in the limit (the other second-order terms stay shear-free). With ``q = D^T sigma`` and
 ``D = A + H v`` the basic forces, the basic stiffness is ``D^T S D + sum_k sigma_k H_k``; the second
 term is the local part of the geometric stiffness.
 """
@@ -90,7 +92,7 @@ class BasicBeam:
         self.nonlinear = nonlinear
         E = len(l0)
         self.l0 = l0
-        self.EIy, self.EIz, self.GJ = EIy, EIz, GJ
+        self.EIy, self.EIz, self.GJ, self.GAy, self.GAz = EIy, EIz, GJ, GAy, GAz
         phi_y = np.where(np.isinf(GAy), 0.0, 12 * EIz / (GAy * l0**2))   # shear in y: x-y plane
         phi_z = np.where(np.isinf(GAz), 0.0, 12 * EIy / (GAz * l0**2))   # shear in z: x-z plane
         if dim == 2:
@@ -116,6 +118,14 @@ class BasicBeam:
             H = _hessians(_QUADRATIC_3D, 6, 7)
         self.A, self.S = A, S
         self.H0 = H                                # (ns, nb, nb); element k's H is l0[k] * H0
+        # Timoshenko: the shear-deformable interpolation (Meijaard eq. 13) makes the slope of the
+        # axis h1 p + h2 q - c g (p + q) with c = Phi / (2 + 2 Phi), g = h1 + h2, so the
+        # elongation 1/2 int slope^2 gains k (p + q)^2, k = (c^2 - c) / 10, over the shear-free
+        # terms of H0 (zero in pure bending, p = -q). Without it a shear-flexible column would
+        # buckle below Engesser's load, as if its shear stiffness were G A_s - P / 5.
+        planes = [(phi_y, 1, 2)] if dim == 2 else [(phi_z, PY, QY), (phi_y, PZ, QZ)]
+        self.shear_arch = [((c * c - c) / 10, i, j) for c, i, j in
+                           ((phi / (2 + 2 * phi), i, j) for phi, i, j in planes) if np.any(c)]
 
     # --- strains ------------------------------------------------------------------------------
     def strain(self, v: NDArray) -> NDArray:
@@ -124,17 +134,30 @@ class BasicBeam:
         if self.nonlinear:
             Hv = np.einsum("kij,ej->eki", self.H0, v)
             eps += 0.5 * self.l0[:, None] * np.einsum("eki,ei->ek", Hv, v)
+            for k, i, j in self.shear_arch:
+                eps[:, 0] += self.l0 * k * (v[:, i] + v[:, j]) ** 2
         return eps
 
     def strain_jacobian(self, v: NDArray) -> NDArray:
         """(E, ns, nb) ``D = d eps / d v``."""
         if not self.nonlinear:
             return self.A
-        return self.A + self.l0[:, None, None] * np.einsum("kij,ej->eki", self.H0, v)
+        D = self.A + self.l0[:, None, None] * np.einsum("kij,ej->eki", self.H0, v)
+        for k, i, j in self.shear_arch:
+            d = 2 * self.l0 * k * (v[:, i] + v[:, j])
+            D[:, 0, i] += d
+            D[:, 0, j] += d
+        return D
 
     def stress_hessian(self, sigma: NDArray) -> NDArray:
         """(E, nb, nb) ``sum_k sigma_k H_k``: the local geometric stiffness."""
-        return self.l0[:, None, None] * np.einsum("ek,kij->eij", sigma, self.H0)
+        G = self.l0[:, None, None] * np.einsum("ek,kij->eij", sigma, self.H0)
+        for k, i, j in self.shear_arch:
+            g = 2 * self.l0 * k * sigma[:, 0]
+            for a in (i, j):
+                G[:, a, i] += g
+                G[:, a, j] += g
+        return G
 
     # --- response -----------------------------------------------------------------------------
     def response(self, v: NDArray) -> tuple[NDArray, NDArray, NDArray]:
