@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fem import interior
 from fem.buckling import BucklingStep
 from fem.dynamic import DynamicStep
 from fem.info import versions
@@ -85,6 +86,9 @@ def _summary(spec, step, state, system) -> StepSummary:
             s.lines.append(f"mode {i + 1}: load factor {lam:.6g}")
         if len(step.factors) == 0:
             s.lines.append("no real positive buckling factor")
+        if step.interior_modes:
+            s.lines.append(f"with the beams' interior modes: {interior.count(system.model)} "
+                           f"unknowns besides the {system.n_free} nodal ones")
         return s
     u = state.u
     k = int(np.argmax(np.linalg.norm(u, axis=1)))
