@@ -27,6 +27,7 @@ $(STAMP): pyproject.toml scripts/setup_env.sh
 	@touch $(STAMP)
 
 test: env
+	$(VENV)/bin/ruff check fem tests benchmarks scripts cases
 	$(PY) -m pytest -q
 
 demo: env
