@@ -2,13 +2,21 @@
 
 The CLI turns each into one message and an exit code, never a traceback:
 
-======================  =========  ==========================================================
-class                   exit code  raised for
-======================  =========  ==========================================================
-:class:`DeckError`      2          a mistake in the deck (key, type, value, reference)
-:class:`ModelError`     2          a well-formed deck describing an unusable model (mechanism)
-:class:`ConvergenceError` 3        Newton, arc-length or an eigen-solver did not converge
-======================  =========  ==========================================================
+========================  =========  ========================================================
+class                     exit code  raised for
+========================  =========  ========================================================
+:class:`DeckError`        2          a mistake in the deck (key, type, value, reference)
+:class:`ModelError`       2          a well-formed deck describing an unusable model (mechanism)
+:class:`ConvergenceError` 3          Newton, arc-length or an eigen-solver did not converge
+:class:`AccuracyError`    3          a result would not be accurate in double precision
+                                     (an ill-conditioned linear system, an overflow)
+:class:`OutputError`      4          the results cannot be written (disk full, I/O error)
+:class:`Interrupted`      130, 143   Ctrl-C (SIGINT) or SIGTERM; the run stopped cleanly
+========================  =========  ========================================================
+
+Warnings (a limit point passed under load control, a linear solve that lost digits inside a
+Newton iteration that converged anyway, an arc-length path that stopped before its target) are not
+errors: a step keeps them in its ``warnings`` list and logs them, and the run summary shows them.
 """
 
 from __future__ import annotations
@@ -74,6 +82,30 @@ class ConvergenceError(FemError):
             parts.append(f"residual {self.norms[-1]:.3e}")
         where = ", ".join(parts)
         super().__init__(f"{message}" + (f" ({where})" if where else ""))
+
+
+class AccuracyError(FemError):
+    """A result would not be accurate in double precision (e.g. an ill-conditioned system)."""
+
+    exit_code = 3
+
+
+class OutputError(FemError):
+    """The results cannot be written (disk full, file-size limit, I/O error)."""
+
+    exit_code = 4
+
+
+class Interrupted(FemError):
+    """The run was stopped by a signal (SIGINT: exit 130, SIGTERM: exit 143)."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.signum = signum
+        self.exit_code = 128 + int(signum)
+        name = signal.Signals(signum).name
+        super().__init__(f"interrupted by {name}")
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -7,6 +7,7 @@ the matrix values.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import numpy as np
@@ -14,6 +15,8 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.errors import ModelError
+
+log = logging.getLogger(__name__)
 
 
 def options_prefix(step_name: str) -> str:
@@ -43,6 +46,14 @@ class StepBase:
         self.A = None
         self.ksp = None
         self._tangent_data = None
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        """Record a warning of this step (shown in the run summary) and log it."""
+        text = f"step '{self.name}': {message}"
+        if text not in self.warnings:
+            self.warnings.append(text)
+            log.warning("%s", text)
 
     # --- PETSc objects ------------------------------------------------------------------------
     def open_solver(self) -> None:
