@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 petsc_root=${FEM_PETSC_ROOT:-/usr/lib/petscdir}
 slepc_root=${FEM_SLEPC_ROOT:-/usr/lib/slepcdir}
-log=$(mktemp "${TMPDIR:-/tmp}/fem-setup.XXXXXX")
+log=""       # output of the command running now, shown when it fails
 
 say() { printf '[setup] %s\n' "$*"; }
 err() { printf '[setup] %s\n' "$*" >&2; }
@@ -38,7 +38,7 @@ MSG
 
 # The last lines a failed command wrote, so that its reason is seen.
 show_log() {
-    if [ -s "$log" ]; then
+    if [ -n "$log" ] && [ -s "$log" ]; then
         err "its last output:"
         tail -n 15 "$log" | sed 's/^/[setup]   | /' >&2
     fi
@@ -54,11 +54,11 @@ on_error() {
                err "and that $venv/bin/pip runs; remove $venv and try again" ;;
     esac
     routes
-    rm -f "$log"
     exit "$code"
 }
 trap 'on_error "$LINENO" "$BASH_COMMAND"' ERR
-trap 'rm -f "$log"' EXIT
+trap '[ -z "$log" ] || rm -f "$log"' EXIT
+log=$(mktemp "${TMPDIR:-/tmp}/fem-setup.XXXXXX")
 
 # Newest real-number build under a root, or nothing (a glob, never `ls` in a pipeline: on a fresh
 # machine the directory does not exist yet, and that is not an error).
