@@ -75,7 +75,13 @@ class DofMap:
         out[self.index[mask]] = nodal[mask]
         return out
 
-    def describe(self, k: int, node_ids: NDArray) -> str:
-        """``"node 12 uy"`` for position ``k`` of the full vector."""
-        node, slot = np.argwhere(self.index == k)[0]
+    def describe(self, k: int, node_ids: NDArray, model=None) -> str:
+        """``"node 12 uy"`` for position ``k`` of the full vector.
+
+        With the ``model``, a node made by ``divisions`` is also placed between the nodes the user
+        knows: ``"node 12 uy (the 3rd of 9 interior nodes between nodes 1 and 2, ...)"``.
+        """
+        node, slot = (int(x) for x in np.argwhere(self.index == k)[0])
+        if model is not None:
+            return model.describe_node(node, self.slots[slot])
         return f"node {node_ids[node]} {self.slots[slot]}"

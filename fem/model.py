@@ -141,6 +141,9 @@ class Model:
     node_ids : (n,) user node ids
     fixed : (n, nslots) bool, DOFs held at zero (or at a prescribed value)
     groups : element groups (see :mod:`fem.elements`)
+    node_origin : (n, 4) int or None; for a node made by ``divisions``: the ids of the two end
+        nodes of the row it subdivides, its position ``k`` from the first (1 to ``d - 1``) and
+        ``d``, the divisions; ``-1`` in every column for a node the user gave
     """
 
     dim: int
@@ -157,6 +160,7 @@ class Model:
     functions: Mapping[str, TimeFunction] = field(default_factory=dict)
     title: str = ""
     units: str = ""
+    node_origin: NDArray | None = None
 
     def __post_init__(self):
         X = np.array(self.X, dtype=float)
@@ -183,6 +187,23 @@ class Model:
         """Number of DOF slots per node."""
         return len(DOF_SLOTS[self.dim])
 
+    def describe_node(self, i: int, dof: str = "") -> str:
+        """``"node 12 uy"``, with where it lies if ``divisions`` made it (``i``: node index).
+
+        >>> m = Model(dim=2, X=np.zeros((3, 3)), node_ids=np.array([1, 2, 3]),
+        ...           node_origin=np.array([[-1] * 4, [-1] * 4, [1, 2, 3, 10]]))
+        >>> m.describe_node(2, "uy")
+        'node 3 uy (the 3rd of 9 interior nodes between nodes 1 and 2, divisions = 10)'
+        >>> m.describe_node(0)
+        'node 1'
+        """
+        text = f"node {self.node_ids[i]}" + (f" {dof}" if dof else "")
+        if self.node_origin is None or self.node_origin[i, 0] < 0:
+            return text
+        a, b, k, n = (int(x) for x in self.node_origin[i])
+        which = "the middle node" if n == 2 else f"the {_ordinal(k)} of {n - 1} interior nodes"
+        return f"{text} ({which} between nodes {a} and {b}, divisions = {n})"
+
     def group(self, name: str):
         """Element group by name."""
         for g in self.groups:
@@ -195,3 +216,9 @@ class Model:
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__}
         fields.update(changes)
         return Model(**fields)
+
+
+def _ordinal(k: int) -> str:
+    """``"1st"``, ``"2nd"``, ``"3rd"``, ``"11th"``, ``"22nd"``."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"

@@ -99,19 +99,22 @@ class StepBase:
     def mechanism_error(self) -> ModelError:
         """A :class:`ModelError` naming the node and DOF a singular tangent leaves unrestrained."""
         csr = self.system.assembler.to_scipy(self._tangent_data)
-        dm, ids = self.system.dofmap, self.system.model.node_ids
+        dm, model = self.system.dofmap, self.system.model
+        ids = model.node_ids
         diag = np.abs(csr.diagonal())
         scale = diag.max() if len(diag) else 1.0
         zero = np.flatnonzero(diag <= 1e-14 * scale)
         if len(zero):
             k = int(zero[0])
             more = f" (and {len(zero) - 1} more)" if len(zero) > 1 else ""
-            return ModelError(f"the model is a mechanism: {dm.describe(k, ids)} has no stiffness"
-                              f"{more}; add a support or an element that restrains it")
+            dof = dm.describe(k, ids, model)
+            return ModelError(f"the model is a mechanism: {dof} has no stiffness{more}; add a "
+                              "support or an element that restrains it")
         phi = linalg.null_vector(csr)
         k = int(np.argmax(np.abs(phi)))
         moving = int(np.sum(np.abs(phi) > 0.5 * np.abs(phi[k])))
-        return ModelError(f"the model is a mechanism: {dm.describe(k, ids)} is unrestrained "
+        return ModelError(f"the model is a mechanism: {dm.describe(k, ids, model)} is "
+                          "unrestrained "
                           f"(a rigid-body or mechanism mode moves it"
                           + (f" and {moving - 1} other DOFs" if moving > 1 else "")
                           + "); check the supports and the connections")

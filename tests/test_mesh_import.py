@@ -344,3 +344,57 @@ def test_mesh_with_z_in_a_2d_model(tmp_path):
 def test_mesh_group_with_inline_coordinates(tmp_path):
     text = INLINE.replace(f"connectivity = {rows(GIRDER)}", 'mesh_group = "girder"')
     error(tmp_path, text, "elements[1].mesh_group", "expected [nodes] mesh = \"file\"")
+
+
+# --- limits: numbers, names and repeated cells in mesh files ----------------------------------
+
+def load_error(tmp_path, text, *fragments):
+    """Load ``text`` as ``tmp_path/bad.toml`` in-process: one DeckError with each fragment."""
+    from fem.errors import DeckError
+    from fem.io import deck as deck_io
+
+    with pytest.raises(DeckError) as info:
+        deck_io.loads(text, str(tmp_path / "bad.toml"))
+    msg = str(info.value)
+    assert len(msg.splitlines()) == 1, msg
+    for f in fragments:
+        assert f in msg, f"{f!r} not in {msg!r}"
+    return msg
+
+
+@pytest.mark.parametrize("value, got", [(np.nan, "nan"), (np.inf, "inf"), (1e300, "1e+300")])
+def test_mesh_point_that_is_not_finite_or_too_large(tmp_path, value, got):
+    m = gmsh_frame()
+    m.points[3, 1] = value
+    m.write(tmp_path / "frame.msh", file_format="gmsh22", binary=False)
+    text = mesh_deck("frame.msh")
+    load_error(tmp_path, text, "nodes.mesh", f"(line {deck_line(text, 'mesh =')})",
+               "expected finite coordinates", f"got y = {got} at mesh node 4")
+
+
+@pytest.mark.parametrize("kind", ["gmsh22-ascii", "abaqus"])
+def test_mesh_group_whose_name_is_not_a_valid_set_name(tmp_path, kind):
+    path = tmp_path / ("frame.inp" if kind == "abaqus" else "frame.msh")
+    if kind == "abaqus":
+        m = abaqus_frame()
+        m.point_sets["mid/span"] = m.point_sets.pop("mid")
+        m.write(path, file_format="abaqus")
+    else:
+        m = gmsh_frame()
+        m.field_data["mid/span"] = m.field_data.pop("mid")
+        m.write(path, file_format="gmsh22", binary=False)
+    text = mesh_deck(path.name).replace('nodes = "mid"', 'nodes = "corner"')
+    load_error(tmp_path, text, "nodes.mesh", f"(line {deck_line(text, 'mesh =')})",
+               "mesh group 'mid/span'", "letters (A-Z, a-z), digits, _ and -")
+
+
+def test_mesh_group_with_a_repeated_line_cell(tmp_path):
+    cells = [("line", np.vstack([COLUMNS, GIRDER, GIRDER[::-1, ::-1][:1]]))]
+    m = meshio.Mesh(POINTS, cells, cell_sets={"columns": [np.arange(4)],
+                                              "girder": [np.arange(4, 7)]},
+                    point_sets={k: np.array(v) for k, v in POINT_GROUPS.items()})
+    m.write(tmp_path / "frame.inp", file_format="abaqus")
+    text = mesh_deck("frame.inp")
+    load_error(tmp_path, text, "elements[1].mesh_group", "line cells 2 and 3 of the group",
+               "joining nodes 4 and 5", "the same nodes reversed",
+               f"(line {deck_line(text, 'girder')})")

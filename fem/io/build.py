@@ -16,6 +16,17 @@ import numpy as np
 from fem.errors import DeckError, did_you_mean
 from fem.functions import Constant, Ramp, Table
 from fem.io import mesh as meshio_reader
+from fem.io.schema import (
+    MAX_DERIVED,
+    MAX_MAGNITUDE,
+    MAX_NODE_ID,
+    MIN_MAGNITUDE,
+    NAME_RULE,
+    check_name,
+    sci,
+    shown,
+    valid_name,
+)
 from fem.model import DOF_SLOTS, Material, Model, NodalLoad, Prescribed, Section
 
 
@@ -82,6 +93,7 @@ class ModelBuilder:
         self.funcs: dict = {}
         self.groups: list = []
         self.mesh = None
+        self.inputs: list[str] = []          # files the deck reads (a run must not write them)
 
     # --- materials and sections ---------------------------------------------------------------
     def materials(self, entries: list[Entry]) -> None:
@@ -114,17 +126,26 @@ class ModelBuilder:
                 sec = Section(name, A=v["A"], Iy=v["Iy"], Iz=v["Iz"], J=v["J"],
                               Ay=v["Ay"] if v["Ay"] is not None else inf,
                               Az=v["Az"] if v["Az"] is not None else inf)
-            elif shape == "rectangle":
-                sec = Section.rectangle(name, v["b"], v["h"])
-            elif shape == "circle":
-                sec = Section.circle(name, v["d"])
-            else:
-                if not 2 * v["t"] < v["d"]:
-                    raise DeckError(f"{e.where}.t", "expected a wall thickness less than half "
-                                    f"the diameter d = {v['d']}, got {v['t']} (too thick: the "
-                                    "wall would pass the centre)")
-                sec = Section.tube(name, v["d"], v["t"])
-            self.secs[name] = sec
+                self.secs[name] = sec
+                continue
+            if shape == "tube" and not 2 * v["t"] < v["d"]:
+                raise DeckError(f"{e.where}.t", "expected a wall thickness less than half "
+                                f"the diameter d = {v['d']}, got {v['t']} (too thick: the "
+                                "wall would pass the centre)")
+            f = {k: np.float64(v[k]) for k in used}      # numpy: overflow gives inf, not an error
+            with np.errstate(all="ignore"):
+                sec = (Section.rectangle(name, f["b"], f["h"]) if shape == "rectangle" else
+                       Section.circle(name, f["d"]) if shape == "circle" else
+                       Section.tube(name, f["d"], f["t"]))
+            for p in ("A", "Iy", "Iz", "J", "Ay", "Az"):
+                val = float(getattr(sec, p))
+                if not 0 < val <= MAX_DERIVED:
+                    given = ", ".join(f"{k} = {v[k]:g}" for k in sorted(used))
+                    raise DeckError(e.where, f"expected a {shape} whose properties are positive "
+                                    f"and at most {sci(MAX_DERIVED)} in double precision, got "
+                                    f"{p} = {val:g} from {given}")
+            self.secs[name] = Section(name, **{p: float(getattr(sec, p)) for p in
+                                               ("A", "Iy", "Iz", "J", "Ay", "Az")})
 
     # --- nodes and sets -----------------------------------------------------------------------
     def nodes(self, v: dict) -> None:
@@ -137,52 +158,99 @@ class ModelBuilder:
             if v["ids"] is not None:
                 raise DeckError("nodes.ids", "not used with a mesh (mesh node ids are 1..n in "
                                 "file order)")
-            path = os.path.join(self.base_dir, v["mesh"])
-            if not os.path.isfile(path):
-                raise DeckError("nodes.mesh", f"expected a mesh file (relative to the deck), got "
-                                f"{v['mesh']!r}: there is no file {path}")
-            try:
-                self.mesh = meshio_reader.read(path)
-            except ValueError as err:
-                raise DeckError("nodes.mesh", f"cannot use the mesh file {v['mesh']!r}: "
-                                f"{err}") from None
-            X = self.mesh.points
-            off = np.flatnonzero(np.abs(X[:, 2]) > 0)
-            if self.dim == 2 and len(off):
-                raise DeckError("nodes.mesh", "expected z = 0 at every node of a 2D model "
-                                f"(model.dim = 2), got z = {X[off[0], 2]:g} at mesh node "
-                                f"{off[0] + 1}")
-            ids = np.arange(1, len(X) + 1)
-            self.node_sets.update(self.mesh.node_sets)
+            X, ids = self._mesh_nodes(v["mesh"])
         else:
             rows = v["coordinates"]
             for i, r in enumerate(rows):
                 if len(r) != self.dim:
                     raise DeckError(f"nodes.coordinates[{i}]", f"expected {self.dim} coordinates "
-                                    f"(model.dim = {self.dim}), got {len(r)}: {r}")
+                                    f"(model.dim = {self.dim}), got {len(r)}: {shown(r)}")
             X = np.zeros((len(rows), 3))
             X[:, :self.dim] = np.array(rows, dtype=float).reshape(len(rows), self.dim)
             if v["ids"] is None:
                 ids = np.arange(1, len(rows) + 1)
             else:
-                ids = np.array(v["ids"])
-                if len(ids) != len(rows) or np.any(ids != np.round(ids)):
+                ids = np.array(v["ids"], dtype=float)
+                if len(ids) != len(rows):
                     raise DeckError("nodes.ids", f"expected {len(rows)} integer ids, one per "
-                                    f"coordinate row, got {len(ids)} values {v['ids']}")
+                                    f"coordinate row, got {len(ids)} values {shown(v['ids'])}")
+                bad = np.flatnonzero((ids != np.round(ids)) | (np.abs(ids) > MAX_NODE_ID))
+                if len(bad):
+                    raise DeckError(f"nodes.ids[{bad[0]}]", "expected an integer node id of "
+                                    f"magnitude at most {sci(MAX_NODE_ID)}, got "
+                                    f"{shown(v['ids'][bad[0]])}")
                 ids = ids.astype(np.int64)
                 uniq, counts = np.unique(ids, return_counts=True)
                 if np.any(counts > 1):
                     raise DeckError("nodes.ids", f"duplicate node id {uniq[counts > 1][0]}")
         if len(X) == 0:
             raise DeckError("nodes", "expected at least one node, got none")
-        self.X = [row for row in X]
-        self.ids = list(int(i) for i in ids)
-        self.index = {nid: k for k, nid in enumerate(self.ids)}
+        self.X = X
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.origin = np.full((len(X), 4), -1, dtype=np.int64)
+        self._order = None
+
+    def _mesh_nodes(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Coordinates and ids of a mesh file's nodes; its named groups become node sets."""
+        path = os.path.join(self.base_dir, name)
+        if not os.path.isfile(path):
+            raise DeckError("nodes.mesh", f"expected a mesh file (relative to the deck), got "
+                            f"{name!r}: there is no file {path}")
+        self.inputs.append(os.path.abspath(path))
+        try:
+            self.mesh = meshio_reader.read(path)
+        except ValueError as err:
+            raise DeckError("nodes.mesh", f"cannot use the mesh file {name!r}: {err}") from None
+        X = self.mesh.points
+        with np.errstate(invalid="ignore"):
+            size = np.abs(X)
+            bad = ~np.isfinite(X) | (size > MAX_MAGNITUDE) | ((size < MIN_MAGNITUDE) & (X != 0))
+        if np.any(bad):
+            k, c = (int(x) for x in np.argwhere(bad)[0])
+            raise DeckError("nodes.mesh", f"expected finite coordinates, 0 or of magnitude from "
+                            f"{sci(MIN_MAGNITUDE)} to {sci(MAX_MAGNITUDE)}, got {'xyz'[c]} = "
+                            f"{float(X[k, c])!r} at mesh node {k + 1} of {name!r}")
+        off = np.flatnonzero(np.abs(X[:, 2]) > 0)
+        if self.dim == 2 and len(off):
+            raise DeckError("nodes.mesh", "expected z = 0 at every node of a 2D model "
+                            f"(model.dim = 2), got z = {X[off[0], 2]:g} at mesh node "
+                            f"{off[0] + 1}")
+        for group in self.mesh.node_sets:
+            if not valid_name(group):
+                raise DeckError("nodes.mesh", f"the mesh group {shown(group)} of {name!r} "
+                                f"becomes a node set, whose name must be {NAME_RULE}; rename "
+                                "the group in the mesh file")
+        self.node_sets.update(self.mesh.node_sets)
+        return X, np.arange(1, len(X) + 1)
+
+    def add_nodes(self, X: np.ndarray, origin: np.ndarray) -> np.ndarray:
+        """Append nodes ``X (m, 3)`` with ids after the largest; returns their indices.
+
+        ``origin (m, 4)`` says where each was made: the ids of the two end nodes of the row it
+        subdivides, its position ``k`` (1 to ``n - 1``) from the first, and ``n``.
+        """
+        first = len(self.X)
+        start = int(self.ids.max()) + 1
+        self.X = np.concatenate([self.X, X])
+        self.ids = np.concatenate([self.ids, np.arange(start, start + len(X), dtype=np.int64)])
+        self.origin = np.concatenate([self.origin, origin])
+        self._order = None
+        return np.arange(first, first + len(X))
+
+    def lookup(self, ids) -> np.ndarray:
+        """Indices of node ``ids`` (an integer array), ``-1`` where no node has the id."""
+        if self._order is None:
+            self._order = np.argsort(self.ids, kind="stable")
+        ids = np.asarray(ids, dtype=np.int64)
+        sorted_ids = self.ids[self._order]
+        pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
+        found = sorted_ids[pos] == ids
+        return np.where(found, self._order[pos], -1)
 
     def known_ids(self) -> str:
         """The node ids of the model, briefly: ``"1 to 12"`` or ``"1, 2, 5, 7, ..."``."""
-        ids = sorted(self.ids)
-        if ids == list(range(ids[0], ids[0] + len(ids))):
+        ids = np.sort(self.ids)
+        if ids[-1] - ids[0] == len(ids) - 1:
             text = f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else f"{ids[0]}"
         else:
             text = ", ".join(str(i) for i in ids[:8]) + (", ..." if len(ids) > 8 else "")
@@ -196,13 +264,13 @@ class ModelBuilder:
         if not ids:
             raise DeckError(where, "expected a node id, a non-empty list of node ids or a node-set "
                             "name, got an empty list")
-        out = []
-        for nid in ids:
-            if nid not in self.index:
-                raise DeckError(where, f"unknown node {nid}: no node has this id; the node ids "
-                                f"are {self.known_ids()}")
-            out.append(self.index[nid])
-        return np.array(out, dtype=np.int64)
+        arr = np.asarray(ids, dtype=np.int64)
+        out = np.where(np.abs(arr) <= MAX_NODE_ID, self.lookup(arr), -1)
+        missing = np.flatnonzero(out < 0)
+        if len(missing):
+            raise DeckError(where, f"unknown node {ids[missing[0]]}: no node has this id; the "
+                            f"node ids are {self.known_ids()}")
+        return out.astype(np.int64)
 
     def sets(self, table) -> None:
         """``[sets]``: ``name = [node ids]``."""
@@ -216,6 +284,7 @@ class ModelBuilder:
                     isinstance(i, int) and not isinstance(i, bool) for i in ids)):
                 raise DeckError(f"sets.{name}", "expected a non-empty list of node ids, got "
                                 f"{type_name(ids)} {shown(ids)}" + misplaced_hint(name, "[sets]"))
+            check_name(name, f"sets.{name}", "a set name")
             self.node_sets[name] = self.node_indices(ids, f"sets.{name}")
 
     # --- functions ----------------------------------------------------------------------------
@@ -339,15 +408,16 @@ class ModelBuilder:
     # --- the model ----------------------------------------------------------------------------
     def model(self) -> Model:
         """The immutable model; checks that loads act on DOFs that exist."""
-        X = np.array(self.X)
-        m = Model(dim=self.dim, X=X, node_ids=np.array(self.ids), groups=tuple(self.groups),
+        X = self.X
+        m = Model(dim=self.dim, X=X, node_ids=self.ids.copy(), groups=tuple(self.groups),
                   node_sets=self.node_sets, materials=self.mats, sections=self.secs,
                   fixed=self.fixed if self.fixed.shape[0] == len(X) else
                   np.vstack([self.fixed, np.zeros((len(X) - len(self.fixed), len(self.slots)),
                                                   dtype=bool)]),
                   prescribed=tuple(self.prescribed_items), loads=tuple(self.load_items),
                   masses=tuple(getattr(self, "mass_items", ())),
-                  functions=self.funcs, title=self.title, units=self.units)
+                  functions=self.funcs, title=self.title, units=self.units,
+                  node_origin=self.origin if np.any(self.origin >= 0) else None)
         from fem.dofs import DofMap
 
         active = DofMap.build(m).active
@@ -375,12 +445,27 @@ class ModelBuilder:
                                 + (" (trusses have no rotations)" if p.slot >= self.dim else ""))
         return m
 
-    def steps(self, entries: list[Entry], model: Model) -> list[dict]:
-        """``[[steps]]``: validated step descriptions with resolved loads."""
+    def steps(self, entries: list[Entry], model: Model, every: int = 1) -> list[dict]:
+        """``[[steps]]``: validated step descriptions with resolved loads.
+
+        ``every`` is ``[output] every``, for the number of frames a dynamic step writes.
+        """
         from fem.io.build_steps import build_step
+        from fem.steps import options_prefix
 
         if not entries:
             raise DeckError("steps", "the deck has no [[steps]]: nothing to run")
         _unique(entries, "step")
+        prefixes: dict[str, Entry] = {}
+        for e in entries:
+            prefix = options_prefix(e.values["name"])
+            if prefix.lower() in prefixes:
+                first = prefixes[prefix.lower()]
+                raise DeckError(f"{e.where}.name", f"step name '{e.values['name']}' gives the "
+                                f"same PETSc options prefix, {prefix}, as '{first.values['name']}' "
+                                f"({first.where}): PETSc options and result files would mix; "
+                                "rename one")
+            prefixes[prefix.lower()] = e
         self.applied: set[str] = set()       # loads applied by the steps built so far
+        self.output_every = every
         return [build_step(self, e, model) for e in entries]

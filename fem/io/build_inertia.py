@@ -6,6 +6,7 @@ import numpy as np
 
 from fem.errors import DeckError
 from fem.io.build import Entry, _unique
+from fem.io.schema import shown
 
 
 def springs(b, entries: list[Entry]) -> None:
@@ -22,7 +23,7 @@ def springs(b, entries: list[Entry]) -> None:
         if v["dof"] not in allowed:
             raise DeckError(f"{e.where}.dof", f"expected one of {', '.join(allowed)} "
                             f"(a grounded spring acts on a displacement), got '{v['dof']}'")
-        b.groups.append(GroundSpring(name, nodes, np.array(b.X), b.dim, v["dof"],
+        b.groups.append(GroundSpring(name, nodes, b.X, b.dim, v["dof"],
                                      v["stiffness"]))
 
 
@@ -33,22 +34,55 @@ def masses(b, entries: list[Entry]) -> list:
     items = []
     for i, e in enumerate(entries):
         v = e.values
-        J = np.zeros((3, 3))
-        inertia = v["inertia"]
-        if inertia is not None:
-            if b.dim == 2:
-                if isinstance(inertia, list):
-                    raise DeckError(f"{e.where}.inertia", "a 2D rotary inertia is one number")
-                J[2, 2] = inertia
-            elif isinstance(inertia, list) and len(inertia) == 3:
-                J[:] = np.diag(inertia)
-            else:
-                raise DeckError(f"{e.where}.inertia", "expected [Ixx, Iyy, Izz]")
-            if np.any(np.diag(J) < 0):
-                raise DeckError(f"{e.where}.inertia", "must not be negative")
+        J = _inertia(b.dim, v["inertia"], f"{e.where}.inertia")
         items.append(PointMass(f"masses[{i}]", b.node_indices(
             v["nodes"], f"{e.where}.nodes"), v["mass"], J))
     return items
+
+
+def _inertia(dim: int, inertia, where: str) -> np.ndarray:
+    """(3, 3) rotary inertia (global axes) of a ``[[masses]] inertia``: number, diagonal or matrix.
+
+    A matrix must be symmetric and positive semi-definite, to a relative tolerance of 1e-12 of its
+    largest entry (the digits a deck writes).
+    """
+    J = np.zeros((3, 3))
+    if inertia is None:
+        return J
+    if dim == 2:
+        if isinstance(inertia, list):
+            raise DeckError(where, f"expected one number, Izz, in a 2D model, got a list "
+                            f"{shown(inertia)}")
+        J[2, 2] = inertia
+    elif not isinstance(inertia, list):
+        raise DeckError(where, f"expected [Ixx, Iyy, Izz] or a 3 x 3 matrix [[Ixx, Ixy, Ixz], "
+                        f"[Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]] in a 3D model, got {inertia!r}")
+    elif all(isinstance(x, list) for x in inertia):
+        if len(inertia) != 3 or any(len(r) != 3 for r in inertia):
+            raise DeckError(where, "expected a 3 x 3 matrix [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], "
+                            f"[Ixz, Iyz, Izz]], got {shown(inertia)}")
+        J[:] = np.array(inertia, dtype=float)
+        scale = np.abs(J).max()
+        asym = np.abs(J - J.T)
+        if np.any(asym > 1e-12 * scale):
+            i, j = (int(x) for x in np.argwhere(asym == asym.max())[0])
+            axes = "xyz"
+            raise DeckError(where, f"expected a symmetric matrix, got I{axes[i]}{axes[j]} = "
+                            f"{float(J[i, j])!r} and I{axes[j]}{axes[i]} = {float(J[j, i])!r}")
+        J = 0.5 * (J + J.T)
+        lowest = np.linalg.eigvalsh(J)[0]
+        if lowest < -1e-12 * scale:
+            raise DeckError(where, "expected a positive semi-definite matrix (a rotary inertia), "
+                            f"got one with the principal value {lowest:.6g}")
+        return J
+    elif len(inertia) == 3:
+        J[:] = np.diag(inertia)
+    else:
+        raise DeckError(where, f"expected [Ixx, Iyy, Izz] or a 3 x 3 matrix, got "
+                        f"{shown(inertia)}")
+    if np.any(np.diag(J) < 0):
+        raise DeckError(where, f"expected rotary inertias >= 0, got {shown(inertia)}")
+    return J
 
 
 def velocities(b, entries: list[Entry]) -> dict:
@@ -64,24 +98,27 @@ def velocities(b, entries: list[Entry]) -> dict:
         vel = np.zeros(3)
         if v["velocity"] is not None:
             if len(v["velocity"]) != d:
-                raise DeckError(f"{e.where}.velocity", f"expected {d} components")
+                raise DeckError(f"{e.where}.velocity", f"expected {d} components (model.dim = "
+                                f"{d}), got {len(v['velocity'])}")
             vel[:d] = v["velocity"]
         w = np.zeros(3)
         if v["angular_velocity"] is not None:
             a = v["angular_velocity"]
             if d == 2:
                 if isinstance(a, list):
-                    raise DeckError(f"{e.where}.angular_velocity", "a 2D angular velocity "
-                                    "is one number, wz")
+                    raise DeckError(f"{e.where}.angular_velocity", "expected one number, wz, in "
+                                    f"a 2D model, got a list {shown(a)}")
                 w[2] = a
             elif isinstance(a, list) and len(a) == 3:
                 w[:] = a
             else:
-                raise DeckError(f"{e.where}.angular_velocity", "expected [wx, wy, wz]")
+                raise DeckError(f"{e.where}.angular_velocity", "expected [wx, wy, wz] in a 3D "
+                                f"model, got {shown(a)}")
         c = np.zeros(3)
         if v["center"] is not None:
             if len(v["center"]) != d:
-                raise DeckError(f"{e.where}.center", f"expected {d} coordinates")
+                raise DeckError(f"{e.where}.center", f"expected {d} coordinates (model.dim = "
+                                f"{d}), got {len(v['center'])}")
             c[:d] = v["center"]
         fields[name] = VelocityField(name, nodes, vel, w, c)
     return fields

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fem.errors import DeckError
 from fem.io.build import STEP_KEYS
+from fem.io.schema import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, sci
 from fem.static import StaticSettings
 
 
@@ -58,6 +59,8 @@ def build_step(b, e, model) -> dict:
         return spec
     if kind[0] == "dynamic":
         return _dynamic(b, e, spec)
+    if kind[1] == "load":
+        _load_control_counts(e)
     s = StaticSettings(nonlinear=v["nonlinear"], control=v["control"] if v["nonlinear"] else
                        "load", load_factor=v["load_factor"], increments=v["increments"],
                        min_increment=v["min_increment"], max_increment=v["max_increment"],
@@ -67,17 +70,7 @@ def build_step(b, e, model) -> dict:
             if v[key] is None:
                 raise DeckError(f"{e.where}.{key}", "missing; displacement control needs node, "
                                 "dof and target")
-        s.node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
-        s.dof = b._slot(v["dof"], f"{e.where}.dof")
-        from fem.dofs import DofMap
-
-        if not DofMap.build(model).active[s.node, s.dof]:
-            raise DeckError(f"{e.where}.dof", f"node {v['node']} has no DOF {v['dof']}: no "
-                            "element using it connects to the node; displacement control needs "
-                            "a free DOF")
-        if model.fixed[s.node, s.dof]:
-            raise DeckError(f"{e.where}.dof", f"node {v['node']} {v['dof']} is supported; "
-                            "displacement control needs a free DOF")
+        s.node, s.dof = _free_dof(b, e, model, "displacement control needs")
         s.target = v["target"]
         if s.target == 0:
             raise DeckError(f"{e.where}.target", "must be nonzero")
@@ -94,8 +87,7 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.{watched[0]}", "stopping on a displacement needs node, "
                             "dof and target together")
         if watched:
-            s.node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
-            s.dof = b._slot(v["dof"], f"{e.where}.dof")
+            s.node, s.dof = _free_dof(b, e, model, "arc-length control watches")
             s.target = v["target"]
     if kind[1] in ("displacement", "arclength"):
         for ld in loads:
@@ -106,6 +98,38 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.loads", f"{kind[1]} control needs a reference load")
     spec["settings"] = s
     return spec
+
+
+def _free_dof(b, e, model, needs: str) -> tuple[int, int]:
+    """Node index and DOF slot of a step's ``node`` and ``dof``, which must be a free DOF."""
+    from fem.dofs import DofMap
+
+    v = e.values
+    node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
+    slot = b._slot(v["dof"], f"{e.where}.dof")
+    if not DofMap.build(model).active[node, slot]:
+        raise DeckError(f"{e.where}.dof", f"node {v['node']} has no DOF {v['dof']}: no "
+                        f"element using it connects to the node; {needs} a free DOF")
+    if model.fixed[node, slot] or any(p.slot == slot and node in p.nodes
+                                      for p in model.prescribed):
+        raise DeckError(f"{e.where}.dof", f"node {v['node']} {v['dof']} is supported or "
+                        f"prescribed; {needs} a free DOF")
+    return node, slot
+
+
+def _load_control_counts(e) -> None:
+    """``load_factor`` applies a load, in at most ``MAX_INCREMENTS`` increments."""
+    v = e.values
+    if v["load_factor"] == 0:
+        raise DeckError(f"{e.where}.load_factor", "expected a nonzero load factor, got 0: the "
+                        "step applies no load (a negative one reverses the loads)")
+    count = v["increments"]
+    if v["max_increment"] is not None:
+        count = max(count, abs(v["load_factor"]) / v["max_increment"])
+    if count > MAX_INCREMENTS:
+        raise DeckError(f"{e.where}.max_increment", f"expected at most {MAX_INCREMENTS} "
+                        f"increments, got |load_factor| / max_increment = {count:.3g}; raise "
+                        "max_increment")
 
 
 def _select(names, table: dict, what: str, where: str) -> tuple:
@@ -127,6 +151,21 @@ def _dynamic(b, e, spec: dict) -> dict:
     if v["time_step"] > v["duration"]:
         raise DeckError(f"{e.where}.time_step", f"{v['time_step']} exceeds the duration "
                         f"{v['duration']}")
+    steps = v["duration"] / v["time_step"]
+    if steps > MAX_TIME_STEPS:
+        raise DeckError(f"{e.where}.time_step", f"expected at most {sci(MAX_TIME_STEPS)} time "
+                        f"steps, got duration / time_step = {steps:.3g} (time_step = "
+                        f"{v['time_step']!r}, duration = {v['duration']!r})")
+    if v["output_interval"] is not None:
+        frames = v["duration"] / max(v["output_interval"], v["time_step"])
+        key, what = "output_interval", "duration / output_interval"
+    else:
+        frames = steps / getattr(b, "output_every", 1)
+        key, what = "time_step", "duration / time_step / [output] every"
+    if frames > MAX_FRAMES:
+        raise DeckError(f"{e.where}.{key}", f"expected at most {sci(MAX_FRAMES)} output frames, "
+                        f"got {what} = {frames:.3g}; write fewer frames (a longer "
+                        "output_interval, or [output] every)")
     if v["rho_inf"] > 1:
         raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
     if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":

@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 
 from fem.errors import DeckError, did_you_mean
 from fem.io import build
-from fem.io.schema import SCHEMA, TOP, shown, table_header, take, type_name
+from fem.io.schema import (
+    MAX_DEPTH,
+    SCHEMA,
+    TOP,
+    check_values,
+    shown,
+    table_header,
+    take,
+    type_name,
+)
 from fem.model import Model
 
 
@@ -50,11 +59,10 @@ def locate(text: str, key: str) -> int | None:
     ...        "steps[1].name")
     7
     """
-    parts = re.findall(r"(\w+)(?:\[(\d+)\])?", key)
-    if not parts:
+    m = re.match(r"(\w+)(?:\[(\d+)\])?(?:\.([^.\[]+))?", key)
+    if not m:
         return None
-    table, index = parts[0]
-    sub = parts[1][0] if len(parts) > 1 else None
+    table, index, sub = m.group(1), m.group(2) or "", m.group(3)
     lines = text.splitlines()
     # a header is a whole line (rows of a multi-line array also start with "[")
     any_header = re.compile(r"^\s*\[\[?\s*[A-Za-z_][\w.\s-]*\]\]?\s*(#.*)?$")
@@ -90,12 +98,148 @@ def locate(text: str, key: str) -> int | None:
         if any_header.match(lines[i]):
             break
         if _key_line(sub).match(lines[i]):
-            return i + 1
+            row = re.match(r"\[(\d+)\]", key[m.end():])
+            return (_row_line(lines, i, int(row.group(1))) if row else None) or i + 1
     return start + 1
 
 
+def _row_line(lines: list[str], i: int, row: int) -> int | None:
+    r"""1-based line where element ``row`` of the array assigned on line ``i`` (0-based) starts.
+
+    >>> _row_line(["x = [", "  [1, 2],  # one", "  [3, 4],", "]"], 0, 1)
+    3
+    """
+    depth, count, quote = 0, 0, None
+    for n in range(i, len(lines)):
+        line = lines[n]
+        j = line.index("=") + 1 if n == i and "=" in line else 0
+        while j < len(line):
+            c = line[j]
+            if quote is not None:
+                if c == "\\" and quote in ('"', '"""'):
+                    j += 2
+                    continue
+                if line.startswith(quote, j):
+                    j += len(quote) - 1
+                    quote = None
+                j += 1
+                continue
+            if c == "#":
+                break
+            starts = depth == 1 and count == row
+            if c in "\"'":
+                if starts:
+                    return n + 1
+                quote = c * 3 if line.startswith(c * 3, j) else c
+                j += len(quote)
+                continue
+            if c in "[{":
+                depth += 1
+                if depth == 2 and count == row:
+                    return n + 1
+            elif c in "]}":
+                depth -= 1
+                if depth <= 0:
+                    return None
+            elif c == "," and depth == 1:
+                count += 1
+            elif not c.isspace() and starts:
+                return n + 1
+            j += 1
+        if quote in ('"', "'"):
+            quote = None
+    return None
+
+
+def _value_lines(text: str):
+    """Per line of ``text``: ``(line, key, depth)``, the deck key whose value the line is in.
+
+    ``key`` is the dotted key of the value (``"steps[1].loads"``; ``None`` outside values) and
+    ``depth`` the deepest nesting of arrays and inline tables the line reaches. Strings and comments
+    are skipped. A small scanner for the places tomllib cannot report (it recurses, and limits
+    integers to 4300 digits without saying where); it does not validate anything.
+    """
+    header = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$")
+    part = r"""(?:[\w-]+|"[^"]*"|'[^']*')"""
+    assign = re.compile(r"^\s*(%s(?:\s*\.\s*%s)*)\s*=" % (part, part))
+    table, key, depth, quote = "", None, 0, None
+    counts: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        i = 0
+        if quote is None and depth == 0:
+            m = header.match(line)
+            if m:
+                name = re.sub(r"\s*\.\s*", ".", m.group(2)).replace('"', "").replace("'", "")
+                if m.group(1) == "[[":
+                    counts[name] = counts.get(name, -1) + 1
+                    name = f"{name}[{counts[name]}]"
+                table, key = name, None
+                yield number, None, 0
+                continue
+            m = assign.match(line)
+            if m:
+                sub = re.sub(r"\s*\.\s*", ".", m.group(1)).replace('"', "").replace("'", "")
+                key = f"{table}.{sub}" if table else sub
+                i = m.end()
+        deepest = depth
+        while i < len(line):
+            c = line[i]
+            if quote is not None:                      # inside a string
+                if c == "\\" and quote in ('"', '"""'):
+                    i += 2
+                    continue
+                if line.startswith(quote, i):
+                    i += len(quote)
+                    quote = None
+                    continue
+                i += 1
+                continue
+            if c == "#":
+                break
+            if c in "\"'":
+                quote = c * 3 if line.startswith(c * 3, i) else c
+                i += len(quote)
+                continue
+            if c in "[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif c in "]}":
+                depth = max(depth - 1, 0)
+            i += 1
+        if quote in ('"', "'"):                        # single-line strings end with the line
+            quote = None
+        yield number, key, deepest
+
+
+MAX_INT_DIGITS = 4300      # Python's limit on the digits of an integer read from text
+
+
+def _unparsable(text: str, path: str, err: Exception) -> DeckError:
+    """The error of a deck tomllib fails on without a TOML error: deep nesting, a long integer."""
+    long_int = re.compile(r"(?<![\w.])[+-]?\d[\d_]{%d,}" % MAX_INT_DIGITS)
+    for number, key, depth in _value_lines(text):
+        if isinstance(err, RecursionError) and depth > MAX_DEPTH:
+            return DeckError(key or os.path.basename(path), "expected a value nested at most "
+                             f"{MAX_DEPTH} levels deep (a matrix is 2 levels), got deeper nesting",
+                             number)
+        line = text.splitlines()[number - 1]
+        m = long_int.search(line) if isinstance(err, ValueError) else None
+        if m:
+            n = sum(ch.isdigit() for ch in m.group())
+            return DeckError(key or os.path.basename(path), "expected an integer of magnitude "
+                             f"below 2^63 (64 bits), got an integer of {n} digits; write a large "
+                             "number as a float (e.g. 1e20)", number)
+    what = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+    return DeckError(os.path.basename(path), f"cannot read the deck: {what}")
+
+
 def parse(text: str, path: str = "<deck>") -> dict:
-    """TOML text -> dict; syntax errors become a DeckError with their line."""
+    """TOML text -> dict; syntax errors become a DeckError with their line.
+
+    A byte-order mark (U+FEFF, written by some Windows editors) is dropped at the start of the text
+    and at the start of any line (files joined with ``cat`` keep the marks of the later ones).
+    """
+    text = strip_bom(text)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -109,6 +253,17 @@ def parse(text: str, path: str = "<deck>") -> dict:
         reason = re.sub(r"\s*\(at (line|end of document).*\)", "", msg)
         raise DeckError(os.path.basename(path), f"TOML syntax error{column}: {reason}",
                         line) from None
+    except (RecursionError, ValueError) as err:
+        raise _unparsable(text, path, err) from None
+
+
+def strip_bom(text: str) -> str:
+    r"""``text`` without byte-order marks at the start of its lines.
+
+    >>> strip_bom("\ufeff[model]\ndim = 2\n\ufeff# joined\n")
+    '[model]\ndim = 2\n# joined\n'
+    """
+    return re.sub(r"(?m)^\ufeff", "", text)
 
 
 def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -> Deck:
@@ -119,6 +274,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     if "model" not in data:
         raise DeckError("model", "missing required table [model]: expected a [model] header "
                         "followed by dim = 2 or 3")
+    check_values(data)
     model_t = take(data["model"], SCHEMA["model"], "model")
     if model_t["dim"] not in (2, 3):
         raise DeckError("model.dim", f"expected 2 or 3, got {model_t['dim']}")
@@ -139,11 +295,12 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     builder.loads(_array(data, "loads"))
     builder.velocities(_array(data, "velocities"))
     model = builder.model()
-    steps = builder.steps(_array(data, "steps"), model)
     output = take(data.get("output", {}), SCHEMA["output"], "output")
+    steps = builder.steps(_array(data, "steps"), model, output["every"])
     solver = take(data.get("solver", {}), SCHEMA["solver"], "solver")
     return Deck(model=model, steps=steps, output=output,
-                solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path)
+                solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path,
+                extra={"inputs": builder.inputs})
 
 
 def _unknown_table(name: str) -> DeckError:
@@ -187,25 +344,42 @@ def load(path: str) -> Deck:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as err:
-        raise DeckError(os.path.basename(path) or path, f"cannot read the deck {path!r}: "
-                        f"{err.strerror}") from None
+        raise DeckError(one_line(os.path.basename(path) or path), f"cannot read the deck "
+                        f"{path!r}: {err.strerror}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
-        raise DeckError(os.path.basename(path), f"cannot read the deck: expected UTF-8 text, got "
-                        f"the byte 0x{raw[err.start]:02x}", line) from None
+        raise DeckError(one_line(os.path.basename(path)), f"cannot read the deck: expected UTF-8 "
+                        f"text, got the byte 0x{raw[err.start]:02x}", line) from None
     return loads(text, path)
 
 
 def loads(text: str, path: str = "<deck>") -> Deck:
-    """Validate and build a deck from its text; errors carry the line where it can be found."""
-    data = parse(text, path)
+    """Validate and build a deck from its text; errors carry the line where it can be found.
+
+    Every error is one line: characters that would break it (newlines and other control characters
+    in names or keys the deck wrote) are shown escaped.
+    """
+    text = strip_bom(text)
     try:
+        data = parse(text, path)
         return from_dict(data, os.path.dirname(os.path.abspath(path)), text, path)
     except DeckError as err:
-        if err.line is None:
-            line = locate(text, err.key)
-            if line is not None:
-                raise DeckError(err.key, err.message, line) from None
+        line = err.line if err.line is not None else locate(text, err.key)
+        key, message = one_line(err.key), one_line(err.message)
+        if (line, key, message) != (err.line, err.key, err.message):
+            raise DeckError(key, message, line) from None
         raise
+
+
+def one_line(text: str) -> str:
+    r"""``text`` with control characters and line separators escaped.
+
+    >>> one_line("a\nb\u2028c d")
+    'a\\nb\\u2028c d'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)

@@ -125,6 +125,10 @@ def read(path: str) -> MeshData:
             rows += len(b.data)
             lines.append(np.asarray(b.data, dtype=np.int64))
     lines_arr = np.concatenate(lines) if lines else np.zeros((0, 2), dtype=np.int64)
+    outside = np.flatnonzero(np.any((lines_arr < 0) | (lines_arr >= len(pts)), axis=1))
+    if len(outside):
+        raise ValueError(f"line cell {outside[0] + 1} refers to a node the file does not have "
+                         f"(it has {len(pts)} nodes)")
     line_sets, node_sets, cell_types = {}, {}, {}
     for name, per_block in _cell_groups(mesh).items():
         sel, nodes, types = [], [], set()

@@ -3,11 +3,22 @@
 :func:`take` validates one deck table against its schema (unknown keys with a "did you mean",
 types, ranges, choices) and :func:`reference_markdown` renders the schema as the README's deck
 reference, so that the two never disagree (a test compares them).
+
+Bounds (documented in the reference, section "Names, numbers and sizes"), so that no deck can make
+the arithmetic overflow, a loop run without end or a name break a file path:
+
+* every number of a deck or mesh is finite and ``0`` or of magnitude in
+  ``[MIN_MAGNITUDE, MAX_MAGNITUDE]``; integers fit in 64 bits; node ids in ``MAX_NODE_ID``;
+* every defined name follows :data:`NAME_RULE`;
+* values nest at most :data:`MAX_DEPTH` deep;
+* every count that drives a loop has a maximum (``Key.maximum``), justified where it is defined.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,14 +26,92 @@ from fem.errors import DeckError, did_you_mean
 
 REQUIRED = object()
 
+# --- bounds -------------------------------------------------------------------------------------
+# Every number of a deck or mesh (coordinates, properties, loads, velocities, table points, ids,
+# ...) is finite and, unless it is 0, of magnitude between MIN_MAGNITUDE and MAX_MAGNITUDE. No
+# physical quantity in any unit system comes near them: from the Planck length (1.6e-35 m) to the
+# mass of the observable universe (1e53 kg) physics spans about 90 decades in SI, and a change of
+# units moves a quantity by a few decades. Products and quotients of three such numbers (E I / L^3,
+# the squares inside a norm) stay within double precision (1e300 < 1.8e308; 1e-300 is above the
+# smallest normal double, 2.2e-308), so building a model from a deck never overflows or underflows.
+MAX_MAGNITUDE = 1e100
+MIN_MAGNITUDE = 1e-100
+# Integers are 64-bit (numpy int64 arrays, HDF5 datasets): a longer literal is an error, not an
+# OverflowError.
+MAX_INT = 2**63 - 1
+# Node ids: 64-bit, and exact as floats too (ids may be written 1.0, and pass through float64 in
+# numeric lists, which represent every integer only up to 2^53 = 9.007e15); nodes made by
+# `divisions` take the ids after the largest, which stay far inside int64.
+MAX_NODE_ID = 10**15
+# Values nest at most MAX_DEPTH containers deep, counted from the document root: a matrix in an
+# array of tables (``[[functions]] points = [[t, y], ...]``) is 4 deep; the TOML parser is
+# recursive and would fail near 490 levels.
+MAX_DEPTH = 8
+# Names become HDF5 group names, file names (``out_<step>_modes.xdmf``), PETSc options prefixes
+# (``<step>_``) and XDMF references, which break on "/", ".", "%", quotes, control characters or
+# non-ASCII letters: one rule for every name.
+NAME_MAX = 64
+NAME_RULE = ("letters (A-Z, a-z), digits, _ and -, with spaces inside, starting with a letter, a "
+             f"digit or _, at most {NAME_MAX} characters")
+_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_ -]*[A-Za-z0-9_-])?")
+# Counts that drive loops (each used as Key.maximum below):
+# - increments of load/displacement control and arc-length steps: every increment is at least one
+#   factorization and one results frame; 1e6 increments of 1e-6 of the load take a quarter of an
+#   hour at 1 ms each on the smallest model and are far finer than any path needs (the adaptive
+#   control refines by itself where Newton struggles).
+MAX_INCREMENTS = 10**6
+# - Newton iterations (and the arc-length target): Newton converges quadratically near a solution
+#   and the default is 25; an iteration that has not converged in 1000 will not.
+MAX_ITERATIONS = 1000
+# - halvings of the time step in a row: after 50 the step is 2^-50 = 8.9e-16 of the time step, below
+#   the resolution of the time itself in double precision (2.2e-16 relative): more halvings cannot
+#   advance the time.
+MAX_CUTS = 50
+# - buckling modes: a buckling analysis looks at the lowest few; 1000 already needs a Krylov space
+#   of about 2000 vectors of the model's size.
+MAX_MODES = 1000
+# - time steps of a dynamic step (duration / time_step): each is at least one factorization (1 ms
+#   on the smallest model: 1e7 steps are about 3 hours), and the time, a sum of 1e7 steps, keeps
+#   about 9 of its 16 digits.
+MAX_TIME_STEPS = 10**7
+# - output frames of a step (duration / output_interval, or the steps written): each frame appends
+#   to every results dataset and flushes the file (about 160 bytes per node per frame); 1e6 frames
+#   are gigabytes for a 10-node model and 100 times what a plot or a ParaView animation can show.
+MAX_FRAMES = 10**6
+# Memory of a model, estimated generously before it is built (``divisions`` can ask for billions of
+# elements): the nodes' coordinates, ids, DOF numbering and states (trial, committed, mid-point),
+# the elements' matrices (tangent and mass, 2 x 144 doubles for a 3D beam) and assembly index
+# arrays, the global matrix with its fill-in in the factorization, and the results buffers.
+# Measured with a chain of 3D co-rotational beams (one node per element): 20 kB per element in a
+# nonlinear static step (50 000 elements: 1.0 GB above the empty run), 24 kB in a dynamic step;
+# the bounds take about 1.5 times that.
+BYTES_PER_NODE = 10_000
+BYTES_PER_ELEMENT = 25_000
+# Quantities derived from deck values (section properties, element stiffnesses E A / L and
+# E I / L^3, element masses) are finite and at most MAX_DERIVED, so that their squares (norms,
+# energies) stay finite as well.
+MAX_DERIVED = 1e150
+
+
+def sci(x: float) -> str:
+    """``1e100``, ``1e-100``, ``1e7``: a power of ten for messages and the reference.
+
+    >>> sci(1e100), sci(1e-100), sci(10**7), sci(2.5e6)
+    ('1e100', '1e-100', '1e7', '2.5e6')
+    """
+    mantissa, exponent = f"{float(x):.1e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
 
 @dataclass(frozen=True)
 class Key:
     """One deck key.
 
-    ``kind`` is one of ``str``, ``int``, ``float``, ``bool``, ``vector`` (list of numbers),
-    ``matrix`` (list of lists of numbers), ``nodes`` (node id, list of ids or set name),
-    ``names`` (list of strings), ``table`` (inline table), ``number_or_vector``.
+    ``kind`` is one of ``str``, ``name`` (a string following :data:`NAME_RULE`), ``int``,
+    ``float``, ``bool``, ``vector`` (list of numbers), ``matrix`` (list of lists of numbers),
+    ``nodes`` (node id, list of ids or set name), ``names`` (list of strings), ``table`` (inline
+    table), ``number_or_vector``, ``number_vector_or_matrix``. ``maximum`` bounds an ``int`` key
+    (a count that drives a loop).
     """
 
     name: str
@@ -32,6 +121,7 @@ class Key:
     choices: tuple[str, ...] = ()
     positive: bool = False
     nonnegative: bool = False
+    maximum: int | None = None
 
     @property
     def required(self) -> bool:
@@ -50,10 +140,12 @@ def _is_number(v) -> bool:
 
 
 EXPECTED = {
-    "str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+    "str": "a string", "name": f"a name ({NAME_RULE})", "int": "an integer",
+    "float": "a number", "bool": "true or false",
     "vector": "a list of numbers", "matrix": "a list of lists of numbers",
     "nodes": "a node id, a list of node ids or a node-set name",
     "names": "a list of names", "table": "a table", "number_or_vector": "a number or a list",
+    "number_vector_or_matrix": "a number, a list of numbers or a list of lists of numbers",
 }
 
 
@@ -61,6 +153,104 @@ def shown(value, limit: int = 60) -> str:
     """``repr(value)``, shortened to about ``limit`` characters for messages."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 4] + " ..."
+
+
+def digits(n: int) -> int:
+    """Number of decimal digits of ``n`` (without converting it to text, which Python limits)."""
+    n = abs(n)
+    if n < 10**18:
+        return len(str(n))
+    d = int(n.bit_length() * 0.30102999566398120)
+    return d + (n >= 10**d)
+
+
+def check_number(x, where: str, bounded: bool = True) -> None:
+    """A ``DeckError`` unless ``x`` is finite and in bounds (see the module docstring).
+
+    ``bounded`` false checks only that ``x`` is finite and a 64-bit integer where it is one.
+
+    >>> check_number(float("nan"), "loads[0].force[0]")
+    Traceback (most recent call last):
+    fem.errors.DeckError: loads[0].force[0]: expected a finite number, got nan
+    """
+    if isinstance(x, bool):
+        return
+    if isinstance(x, int):
+        if not -MAX_INT - 1 <= x <= MAX_INT:
+            raise DeckError(where, "expected an integer of magnitude below 2^63 (64 bits), got an "
+                            f"integer of {digits(x)} digits; write a large number as a float "
+                            "(e.g. 1e20)")
+        return
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise DeckError(where, f"expected a finite number, got {x!r}")
+        if bounded and abs(x) > MAX_MAGNITUDE:
+            raise DeckError(where, f"expected a number of magnitude at most {sci(MAX_MAGNITUDE)} "
+                            f"(fem's bound on every deck value), got {x!r}")
+        if bounded and 0 < abs(x) < MIN_MAGNITUDE:
+            raise DeckError(where, f"expected 0 or a number of magnitude at least "
+                            f"{sci(MIN_MAGNITUDE)} (fem's bound on every deck value), got {x!r}")
+
+
+def _check_text(text: str, where: str) -> None:
+    """No NUL character in a deck string or key: HDF5 attributes and C strings end at one."""
+    if "\x00" in text:
+        raise DeckError(where, f"expected text without NUL characters (\\u0000), got "
+                        f"{shown(text)}")
+
+
+def check_values(data: dict) -> None:
+    """Check every number, string and key and the nesting depth of a parsed deck, first.
+
+    Numbers of the ``[solver]`` table (PETSc options) are only checked to be finite and 64-bit;
+    strings and keys anywhere must not hold a NUL character. The walk is iterative (decks may
+    nest deeper than Python recurses) and in document order.
+    """
+    todo = deque([(data, "", 0)])
+    while todo:
+        value, where, depth = todo.popleft()
+        if isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
+            where = re.sub(r"(\[\d+\])+$", "", where)        # the key whose value it is
+            raise DeckError(where, f"expected a value nested at most {MAX_DEPTH} levels deep "
+                            "(a matrix is 2 levels), got deeper nesting")
+        bounded = not where.startswith("solver")
+        if isinstance(value, dict):
+            for k in value:
+                _check_text(str(k), f"{where}.{shown(k)}" if where else shown(k))
+            todo.extendleft(reversed([(v, f"{where}.{k}" if where else str(k), depth + 1)
+                                      for k, v in value.items()]))
+        elif isinstance(value, list):
+            inner = []
+            for i, x in enumerate(value):
+                if isinstance(x, (dict, list)):
+                    inner.append((x, f"{where}[{i}]", depth + 1))
+                elif isinstance(x, str):
+                    _check_text(x, f"{where}[{i}]")
+                elif isinstance(x, (int, float)):
+                    check_number(x, f"{where}[{i}]", bounded)
+            todo.extendleft(reversed(inner))
+        elif isinstance(value, str):
+            _check_text(value, where)
+        else:
+            check_number(value, where, bounded)
+
+
+def valid_name(name) -> bool:
+    """Whether ``name`` follows :data:`NAME_RULE`.
+
+    >>> valid_name("load 50"), valid_name("load 50%"), valid_name("."), valid_name("-a")
+    (True, False, False, False)
+    """
+    return isinstance(name, str) and len(name) <= NAME_MAX and bool(_NAME.fullmatch(name))
+
+
+def check_name(name, where: str, what: str = "a name") -> str:
+    """``name`` if it follows :data:`NAME_RULE`, else a ``DeckError`` at ``where`` saying why."""
+    if not valid_name(name):
+        got = (f"{len(name)} characters" if isinstance(name, str) and len(name) > NAME_MAX
+               else f"{type_name(name)} {shown(name)}")
+        raise DeckError(where, f"expected {what} of {NAME_RULE}, got {got}")
+    return name
 
 
 def _check(key: Key, value, where: str):
@@ -72,14 +262,17 @@ def _check(key: Key, value, where: str):
     bad = DeckError(where, f"expected {expected}, got {type_name(value)} {shown(value)}{hint}")
     if k == "str" and not isinstance(value, str):
         raise bad
+    if k == "name":
+        if not isinstance(value, str):
+            raise bad
+        check_name(value, where)
     if k == "int" and (not isinstance(value, int) or isinstance(value, bool)):
         raise bad
     if k == "float":
         if not _is_number(value):
             raise bad
+        check_number(value, where)
         value = float(value)
-        if not math.isfinite(value):
-            raise DeckError(where, f"expected a finite number, got {value!r}")
     if k == "bool" and not isinstance(value, bool):
         raise bad
     if k == "vector" and not (isinstance(value, list) and all(_is_number(x) for x in value)):
@@ -99,14 +292,22 @@ def _check(key: Key, value, where: str):
     if k == "number_or_vector" and not (_is_number(value) or (
             isinstance(value, list) and all(_is_number(x) for x in value))):
         raise bad
+    if k == "number_vector_or_matrix" and not (_is_number(value) or (isinstance(value, list) and (
+            all(_is_number(x) for x in value) or all(
+                isinstance(r, list) and all(_is_number(x) for x in r) for r in value)))):
+        raise bad
     if key.choices and value not in key.choices:
-        raise DeckError(where, f"expected one of {', '.join(key.choices)}, got {value!r}"
+        raise DeckError(where, f"expected one of {', '.join(key.choices)}, got {shown(value)}"
                         + did_you_mean(str(value), key.choices))
     noun = "integer" if k == "int" else "number"
     if key.positive and _is_number(value) and not value > 0:
         raise DeckError(where, f"expected a positive {noun}, got {value!r}")
     if key.nonnegative and _is_number(value) and not value >= 0:
         raise DeckError(where, f"expected a {noun} >= 0, got {value!r}")
+    if key.maximum is not None and _is_number(value) and value > key.maximum:
+        low = 1 if key.positive else 0
+        raise DeckError(where, f"expected an integer from {low} to {key.maximum} (a bound on "
+                        f"{key.name}, see the deck reference), got {value!r}")
     return value
 
 
@@ -183,14 +384,14 @@ SCHEMA: dict[str, list[Key]] = {
         Key("units", "str", "", "the units of the deck, e.g. \"N, mm, s\" (never assumed)"),
     ],
     "materials": [
-        Key("name", "str", REQUIRED, "name used by elements"),
+        Key("name", "name", REQUIRED, "name used by elements"),
         Key("E", "float", REQUIRED, "Young's modulus", positive=True),
         Key("nu", "float", None, "Poisson's ratio (give nu or G)"),
         Key("G", "float", None, "shear modulus (give nu or G)", positive=True),
         Key("density", "float", 0.0, "mass per unit volume", nonnegative=True),
     ],
     "sections": [
-        Key("name", "str", REQUIRED, "name used by elements"),
+        Key("name", "name", REQUIRED, "name used by elements"),
         Key("shape", "str", "general", "general, rectangle, circle or tube",
             choices=("general", "rectangle", "circle", "tube")),
         Key("A", "float", None, "area (general)", positive=True),
@@ -208,21 +409,22 @@ SCHEMA: dict[str, list[Key]] = {
     ],
     "nodes": [
         Key("coordinates", "matrix", None, "`[[x, y], ...]` (2D) or `[[x, y, z], ...]` (3D)"),
-        Key("ids", "vector", None, "node ids, default 1..n"),
+        Key("ids", "vector", None, f"node ids (integers, magnitude at most {sci(MAX_NODE_ID)}), "
+            "default 1..n"),
         Key("mesh", "str", None, "mesh file read by meshio (Gmsh .msh 2.2 or 4.1, Abaqus .inp, "
             "...), relative to the deck; its node ids are 1..n in file order; its named physical "
             "groups (Gmsh) or sets (Abaqus *NSET/*ELSET) become node sets, and those with 2-node "
             "line cells can be element groups (`mesh_group`)"),
     ],
     "elements": [
-        Key("name", "str", REQUIRED, "group name (also an element set)"),
+        Key("name", "name", REQUIRED, "group name (also an element set)"),
         Key("type", "str", REQUIRED, "truss or beam", choices=("truss", "beam")),
         Key("material", "str", REQUIRED, "material name"),
         Key("section", "str", REQUIRED, "section name"),
         Key("connectivity", "matrix", None, "`[[node_id, node_id], ...]`"),
         Key("mesh_group", "str", None, "line cells of this mesh physical group / element set"),
-        Key("divisions", "int", 1, "split each connectivity row into this many equal elements",
-            positive=True),
+        Key("divisions", "int", 1, "split each connectivity row into this many equal elements "
+            "(the model must fit in memory, see Names, numbers and sizes)", positive=True),
         Key("formulation", "str", "linear", "linear or corotational",
             choices=("linear", "corotational")),
         Key("theory", "str", "euler-bernoulli", "beams: euler-bernoulli or timoshenko",
@@ -236,7 +438,7 @@ SCHEMA: dict[str, list[Key]] = {
         Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass"),
     ],
     "springs": [
-        Key("name", "str", REQUIRED, "group name"),
+        Key("name", "name", REQUIRED, "group name"),
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("dof", "str", REQUIRED, "the DOF tied to the ground: ux, uy, uz (or rz in 2D)"),
         Key("stiffness", "float", REQUIRED, "spring constant", positive=True),
@@ -244,15 +446,16 @@ SCHEMA: dict[str, list[Key]] = {
     "masses": [
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("mass", "float", 0.0, "translational mass per node", nonnegative=True),
-        Key("inertia", "number_or_vector", None, "rotary inertia per node: a number (2D, about "
-            "z), [Ixx, Iyy, Izz] or [[...], [...], [...]] (3D, global axes)"),
+        Key("inertia", "number_vector_or_matrix", None, "rotary inertia per node: a number (2D, "
+            "about z), [Ixx, Iyy, Izz] or [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]] (3D, "
+            "global axes; symmetric, positive semi-definite)"),
     ],
     "supports": [
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("fixed", "names", REQUIRED, "DOF names (ux, uy, uz, rx, ry, rz) or [\"all\"]"),
     ],
     "prescribed": [
-        Key("name", "str", REQUIRED, "name used by steps"),
+        Key("name", "name", REQUIRED, "name used by steps"),
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("dof", "str", REQUIRED, "ux, uy, uz, rx, ry or rz"),
         Key("value", "float", REQUIRED, "target value"),
@@ -260,7 +463,7 @@ SCHEMA: dict[str, list[Key]] = {
             "step start (static), at once (dynamic)"),
     ],
     "functions": [
-        Key("name", "str", REQUIRED, "name used by loads"),
+        Key("name", "name", REQUIRED, "name used by loads"),
         Key("type", "str", REQUIRED, "constant, ramp or table", choices=("constant", "ramp",
                                                                          "table")),
         Key("value", "float", 1.0, "constant: the value"),
@@ -272,7 +475,7 @@ SCHEMA: dict[str, list[Key]] = {
             "beyond the ends"),
     ],
     "loads": [
-        Key("name", "str", REQUIRED, "name used by steps"),
+        Key("name", "name", REQUIRED, "name used by steps"),
         Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
         Key("force", "vector", None, "`[fx, fy]` (2D) or `[fx, fy, fz]` (3D), per node"),
         Key("moment", "number_or_vector", None, "`mz` (2D) or `[mx, my, mz]` (3D), per node"),
@@ -282,7 +485,7 @@ SCHEMA: dict[str, list[Key]] = {
             "(static), constant (dynamic)"),
     ],
     "velocities": [
-        Key("name", "str", REQUIRED, "name used by dynamic steps"),
+        Key("name", "name", REQUIRED, "name used by dynamic steps"),
         Key("nodes", "nodes", None, "node id, list of ids or node-set name (default: all)"),
         Key("velocity", "vector", None, "translational velocity [vx, vy(, vz)]"),
         Key("angular_velocity", "number_or_vector", None, "rigid rotation: wz (2D) or [wx, wy, "
@@ -290,7 +493,7 @@ SCHEMA: dict[str, list[Key]] = {
         Key("center", "vector", None, "centre of the rigid rotation (default: origin)"),
     ],
     "steps": [
-        Key("name", "str", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
+        Key("name", "name", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
         Key("type", "str", REQUIRED, "static, buckling or dynamic",
             choices=("static", "buckling", "dynamic")),
         Key("loads", "names", None, "loads the step applies, on top of those applied before "
@@ -301,13 +504,15 @@ SCHEMA: dict[str, list[Key]] = {
         Key("nonlinear", "bool", False, "static: geometrically nonlinear path following"),
         Key("control", "str", "load", "static nonlinear: load, displacement or arclength",
             choices=("load", "displacement", "arclength")),
-        Key("load_factor", "float", 1.0, "load control: final load factor"),
+        Key("load_factor", "float", 1.0, "load control: final load factor (nonzero; negative "
+            "reverses the loads)"),
         Key("increments", "int", 10, "load/displacement control: initial number of increments",
-            positive=True),
+            positive=True, maximum=MAX_INCREMENTS),
         Key("min_increment", "float", None, "load control: smallest increment before giving up",
             positive=True),
         Key("max_increment", "float", None, "load control: largest increment", positive=True),
-        Key("max_iterations", "int", 25, "Newton iterations per increment", positive=True),
+        Key("max_iterations", "int", 25, "Newton iterations per increment", positive=True,
+            maximum=MAX_ITERATIONS),
         Key("tolerance", "float", 1e-9, "relative residual tolerance", positive=True),
         Key("node", "int", None, "displacement control: the controlled node; arclength: the "
             "node watched by target"),
@@ -317,13 +522,15 @@ SCHEMA: dict[str, list[Key]] = {
         Key("arc_length", "float", None, "arclength: initial arc length", positive=True),
         Key("max_arc_length", "float", None, "arclength: largest arc length (default 10 x the "
             "initial)", positive=True),
-        Key("max_steps", "int", 100, "arclength: number of increments", positive=True),
+        Key("max_steps", "int", 100, "arclength: number of increments", positive=True,
+            maximum=MAX_INCREMENTS),
         Key("psi", "float", 0.0, "arclength: load weight, 0 cylindrical, 1 spherical",
             nonnegative=True),
         Key("target_iterations", "int", 5, "arclength: iterations the arc length adapts to",
-            positive=True),
+            positive=True, maximum=MAX_ITERATIONS),
         Key("stop_load_factor", "float", None, "arclength: stop when |load factor| reaches it"),
-        Key("modes", "int", 4, "buckling: number of buckling modes", positive=True),
+        Key("modes", "int", 4, "buckling: number of buckling modes", positive=True,
+            maximum=MAX_MODES),
         Key("interior_modes", "bool", True, "buckling: add interior (bubble) modes to each beam "
             "for the buckling mode, so that loads converge faster with the mesh; false gives the "
             "eigenvalues of the nodal discretization (see Linear buckling)"),
@@ -332,13 +539,14 @@ SCHEMA: dict[str, list[Key]] = {
                                                           "trapezoidal", "generalized_alpha")),
         Key("rho_inf", "float", 0.8, "dynamic, generalized_alpha: spectral radius at infinite "
             "frequency, 0 to 1", nonnegative=True),
-        Key("time_step", "float", None, "dynamic: time step", positive=True),
+        Key("time_step", "float", None, "dynamic: time step (duration / time_step at most "
+            f"{sci(MAX_TIME_STEPS)})", positive=True),
         Key("duration", "float", None, "dynamic: length of the step in time", positive=True),
         Key("output_interval", "float", None, "dynamic: time between output frames (default: "
-            "every [output] every-th step)", positive=True),
+            f"every [output] every-th step; at most {sci(MAX_FRAMES)} frames)", positive=True),
         Key("velocities", "names", None, "dynamic: velocity fields set at the start"),
         Key("max_cuts", "int", 8, "dynamic: halvings of the time step allowed in a row when "
-            "Newton fails", nonnegative=True),
+            "Newton fails", nonnegative=True, maximum=MAX_CUTS),
     ],
     "output": [
         Key("every", "int", 1, "write every n-th converged increment or time step",
@@ -362,7 +570,8 @@ def reference_markdown() -> str:
         lines.append(f"#### `{header}`: {doc}")
         lines.append("")
         if table == "sets":
-            lines.append("Each key is a set name, each value a list of node ids.")
+            lines.append("Each key is a set name (a name, see below), each value a list of node "
+                         "ids.")
             lines.append("")
             continue
         lines.append("| key | type | default | meaning |")
@@ -372,9 +581,36 @@ def reference_markdown() -> str:
                              else '""' if k.default == "" else k.default)
             default = "required" if k.required else ("" if k.default is None else
                                                      f"`{shown_default}`")
-            lines.append(f"| `{k.name}` | {k.kind} | {default} | {k.doc} |")
+            doc = k.doc + (f" (at most {k.maximum})" if k.maximum is not None else "")
+            lines.append(f"| `{k.name}` | {k.kind} | {default} | {doc} |")
         lines.append("")
+    lines += LIMITS
     return "\n".join(lines).rstrip() + "\n"
+
+
+LIMITS = [
+    "#### Names, numbers and sizes",
+    "",
+    f"* **Names** (of materials, sections, element groups, springs, sets, loads, prescribed "
+    f"values, functions, velocity fields, steps, and the named groups of a mesh file) are "
+    f"{NAME_RULE}: they become HDF5 groups, file names and PETSc options prefixes. Two step "
+    "names that differ only in `-` and `_` or spaces share a PETSc prefix and are refused.",
+    "* **Numbers** are finite and 0 or of magnitude from "
+    f"{sci(MIN_MAGNITUDE)} to {sci(MAX_MAGNITUDE)} in every key and mesh file; no physical "
+    "quantity in any units comes near these bounds, and "
+    "products of three such numbers stay finite in double precision. Integers fit in 64 bits; "
+    f"node ids have magnitude at most {sci(MAX_NODE_ID)}; a list of numbers that must be integers "
+    "(connectivity, ids) may write them as 2.0, not 2.5. Derived quantities (section properties, "
+    f"element stiffnesses and masses) must be finite and at most {sci(MAX_DERIVED)}.",
+    f"* **Nesting**: values nest at most {MAX_DEPTH} levels deep, counted from the top of the "
+    "deck (a matrix in an array of tables is 4).",
+    "* **Sizes**: the nodes and elements a deck makes (with `divisions`) must fit in this "
+    f"machine's memory, estimated at {BYTES_PER_NODE} bytes per node and {BYTES_PER_ELEMENT} "
+    "bytes per element; a dynamic step "
+    f"takes at most {sci(MAX_TIME_STEPS)} time steps (duration / time_step) and writes at most "
+    f"{sci(MAX_FRAMES)} frames; the other counts have the maxima in the tables above.",
+]
+
 
 
 def update_readme(path: str = "README.md") -> None:
