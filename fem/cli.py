@@ -3,27 +3,46 @@
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
 first used, and win over the deck's ``[solver]`` options. User mistakes end with one message and an
-exit code (2 bad input, 3 no convergence), never a traceback.
+exit code, never a traceback:
+
+====  ==============================================================================
+0     done
+1     ``fem validate``: some quantity failed
+2     bad input: the deck, the mesh, the results path (or it is open elsewhere)
+3     no convergence, or a result would not be accurate in double precision
+4     the results cannot be written (disk full, I/O error); frames before stay
+70    an internal error (a bug: please report it, with ``--debug``)
+130   interrupted by Ctrl-C (SIGINT); 143: by SIGTERM. The frames written stay.
+====  ==============================================================================
+
+Ctrl-C and SIGTERM stop the run at the next safe point (:mod:`fem.interrupt`): the increment being
+computed is dropped, the results and XDMF files are closed with every dataset at the same frame
+count, and the message says where they are. A closed pipe (``fem run ... | head``) is not an
+error, and numpy's floating-point warnings are not shown (results are checked for finiteness
+instead); ``--debug`` shows both.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import warnings
 
-from fem import __version__, _petsc
-from fem.errors import ConvergenceError, FemError
+from fem import __version__, _petsc, interrupt
+from fem.errors import ConvergenceError, FemError, Interrupted, OutputError
 
 
 def _completed_note(args) -> None:
     """Say where the frames written before a failure or an interrupt are."""
-    import os
-
     path = getattr(args, "results", None)
     if path and os.path.exists(path):
         print(f"fem: the completed steps and increments are in {os.path.abspath(path)}",
               file=sys.stderr)
+        xdmf = os.path.splitext(path)[0] + ".xdmf"
+        if os.path.exists(xdmf):
+            print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
                                 "solver. PETSc options (-<prefix>ksp_type ...) may follow.")
     p.add_argument("--version", action="version", version=f"fem {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    p.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="log progress: a line per output frame on stderr")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a deck")
     r.add_argument("deck", help="TOML deck")
@@ -68,10 +88,9 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _cmd_run(args, petsc: list[str]) -> int:
-    import os
-
+    from fem import console
     from fem.io import deck as deck_io
-    from fem.run import run
+    from fem.run import results_path, run
 
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
     _petsc.init(petsc)
@@ -81,8 +100,11 @@ def _cmd_run(args, petsc: list[str]) -> int:
         raise FemError(f"fem runs serially for now; started on {size} MPI ranks: run it without "
                        "mpirun (or with -n 1)")
     out = args.output or os.path.splitext(args.deck)[0] + ".h5"
+    out = results_path(deck, out)
+    interrupt.check()
     args.results = out
-    result = run(deck, out)
+    result = run(deck, out, progress=console.choose(args.verbose))
+    interrupt.check()           # a signal during the last frame: the run is complete, say so
     for s in result.steps:
         print(f"step {s.name} ({s.type})")
         for line in s.lines:
@@ -90,6 +112,7 @@ def _cmd_run(args, petsc: list[str]) -> int:
     print(f"results: {result.h5}")
     for x in result.xdmf:
         print(f"ParaView: {x}")
+    sys.stdout.flush()
     return 0
 
 
@@ -115,10 +138,22 @@ def main(argv: list[str] | None = None) -> int:
     ours, petsc = _split_petsc(argv)
     args = _parser().parse_args(ours)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    if args.command != "run":
-        _petsc.init(petsc)
+                        format="fem: %(levelname)s: %(message)s" if not args.debug else
+                        "%(levelname)s %(name)s: %(message)s", force=True)
+    logging.addLevelName(logging.WARNING, "warning")
+    logging.addLevelName(logging.INFO, "info")
+    with warnings.catch_warnings():
+        if not args.debug:
+            # overflow and invalid values are caught by the finiteness checks of the analysis
+            warnings.simplefilter("ignore", RuntimeWarning)
+        with interrupt.installed():
+            return _dispatch(args, petsc)
+
+
+def _dispatch(args, petsc: list[str]) -> int:
     try:
+        if args.command != "run":
+            _petsc.init(petsc)
         if args.command == "run":
             return _cmd_run(args, petsc)
         if args.command == "validate":
@@ -132,12 +167,21 @@ def main(argv: list[str] | None = None) -> int:
 
         print(reference_markdown(), end="")
         return 0
+    except BrokenPipeError:
+        # the reader of our output went away (``fem run ... | head``): not an error of the run;
+        # point stdout at /dev/null so that the interpreter's final flush does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except FemError as err:
-        print(f"fem: error: {err}", file=sys.stderr)
-        if isinstance(err, ConvergenceError):
+        if isinstance(err, Interrupted):
+            print(f"fem: {err}: the run stopped", file=sys.stderr)
+        else:
+            print(f"fem: error: {err}", file=sys.stderr)
+        if isinstance(err, (ConvergenceError, Interrupted, OutputError)) or err.exit_code == 3:
             _completed_note(args)
         return err.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:            # before the handlers were installed
         print("fem: interrupted", file=sys.stderr)
         _completed_note(args)
         return 130

@@ -112,7 +112,8 @@ class DynamicStep(StepBase):
         t_start = state.t
         state.t = 0.0
         integ.begin(state)
-        writer = results.begin_step(self.name, "dynamic", self.system) if results else None
+        writer = results.begin_step(self.name, "dynamic", self.system, clock="time",
+                                    span=s.duration) if results else None
         strain0 = self._initial_strain(state)
         self.energy0 = inertia.kinetic_energy(state) + strain0
         work = [0.0, 0.0]                          # external, constraint
@@ -127,6 +128,8 @@ class DynamicStep(StepBase):
                 work = [work[0] + dwork[0], work[1] + dwork[1]]
                 state.assign(trial)
                 self.steps += 1
+                if writer:
+                    writer.advance(state.t, self._stats["iterations"])
                 if self.on_step is not None:
                     self.on_step(state)
                 due = (next_out is None and self.steps % self.output_every == 0) or (

@@ -41,6 +41,15 @@ def check() -> None:
         raise Interrupted(_pending)
 
 
+def request(signum: int = signal.SIGTERM) -> None:
+    """Ask the run to stop as if ``signum`` had arrived (a watchdog, a GUI's stop button).
+
+    Safe to call from another thread: the run stops at its next :func:`check`.
+    """
+    global _pending
+    _pending = signum
+
+
 def pending() -> int | None:
     """The signal that arrived, if any."""
     return _pending

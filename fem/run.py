@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fem import interior
+from fem import interior, interrupt
 from fem.buckling import BucklingStep
 from fem.dynamic import DynamicStep
 from fem.info import versions
+from fem.io import files
 from fem.io.deck import Deck
 from fem.io.hdf5 import ResultsFile
 from fem.loads import StepLoads
@@ -56,15 +57,33 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
                       solver_options=deck.solver_options, output_every=output_every)
 
 
-def run(deck: Deck, output: str) -> RunResult:
-    """Run every step of ``deck``, writing ``output`` (HDF5) and XDMF files beside it."""
+def inputs(deck: Deck) -> list[str]:
+    """The files a run of ``deck`` reads: the deck and its mesh file (never to be overwritten)."""
+    paths = [os.path.abspath(deck.path)] if deck.path else []
+    return paths + list(deck.extra.get("inputs", ()))
+
+
+def results_path(deck: Deck, output: str) -> str:
+    """The checked absolute path of the results file ``output`` for a run of ``deck``."""
+    buckling = [s["name"] for s in deck.steps if s["type"] == "buckling"]
+    return files.results_path(output, inputs(deck), buckling)
+
+
+def run(deck: Deck, output: str, progress=None) -> RunResult:
+    """Run every step of ``deck``, writing ``output`` (HDF5) and XDMF files beside it.
+
+    ``progress`` is an optional :class:`fem.progress.Progress`. Between steps and inside them the
+    run stops at a signal (:mod:`fem.interrupt`), keeping every frame written.
+    """
+    path = results_path(deck, output)
     system = System(deck.model)
     state = system.reference_state()
     summaries = []
     xdmf = []
-    with ResultsFile(output, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
-            deck.path) if deck.path else "", versions=versions()) as results:
+    with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
+            deck.path) if deck.path else "", versions=versions(), progress=progress) as results:
         for spec in deck.steps:
+            interrupt.check()
             step = make_step(spec, system, deck, deck.output["every"])
             log.info("step %s (%s)", spec["name"], spec["type"])
             step.run(state, results)
@@ -73,10 +92,17 @@ def run(deck: Deck, output: str) -> RunResult:
                 xdmf.append(step.xdmf)
         if results.frames:
             xdmf.insert(0, results.xdmf_path)
-    return RunResult(h5=os.path.abspath(output), xdmf=xdmf, steps=summaries)
+    return RunResult(h5=path, xdmf=xdmf, steps=summaries)
 
 
 def _summary(spec, step, state, system) -> StepSummary:
+    s = _outcome(spec, step, state, system)
+    prefix = f"step '{spec['name']}': "
+    s.lines.extend(f"warning: {w.removeprefix(prefix)}" for w in getattr(step, "warnings", ()))
+    return s
+
+
+def _outcome(spec, step, state, system) -> StepSummary:
     s = StepSummary(spec["name"], spec["type"])
     if isinstance(step, DynamicStep):
         s.lines.extend(step.summary())
@@ -84,7 +110,7 @@ def _summary(spec, step, state, system) -> StepSummary:
     if isinstance(step, BucklingStep):
         for i, lam in enumerate(step.factors):
             s.lines.append(f"mode {i + 1}: load factor {lam:.6g}")
-        if len(step.factors) == 0:
+        if len(step.factors) == 0 and not step.warnings:
             s.lines.append("no real positive buckling factor")
         if step.interior_modes:
             s.lines.append(f"with the beams' interior modes: {interior.count(system.model)} "

@@ -102,7 +102,15 @@ class StaticStep(StepBase):
         s = self.settings
         self.open_solver()
         self.loads.begin(state)
-        writer = recorder.begin_step(self.name, "static", self.system) if recorder else None
+        writer = None
+        if recorder:
+            # the ParaView clock must only grow (fem.io.hdf5.StepWriter): the load factor's
+            # magnitude under load control, the increment count where the load factor can fall
+            path = s.nonlinear and s.control != "load"
+            span = (s.increments if s.control == "displacement" else s.max_steps) if path \
+                else (abs(s.load_factor) if s.nonlinear else 1.0)
+            writer = recorder.begin_step(self.name, "static", self.system,
+                                         clock="count" if path else "abs", span=span)
         try:
             if s.nonlinear:
                 self._check_start(state)
@@ -175,6 +183,8 @@ class StaticStep(StepBase):
             lam += dlam
             k += 1
             state.assign(trial)
+            if writer:
+                writer.advance(lam, its)
             if writer and (k % self.output_every == 0 or lam >= lam_end - 1e-14 * abs(lam_end)):
                 writer.frame(state, time=lam, reactions=self._last_r, stats=self._stats(lam, its))
             if its <= s.fast_iterations:
@@ -239,6 +249,8 @@ class StaticStep(StepBase):
             trial.t = lam
             state.assign(trial)
             control.adapt(len(self.test.norms) - 1)
+            if writer:
+                writer.advance(k, len(self.test.norms) - 1)
             if writer and (k % self.output_every == 0 or control.finished(state, lam, k)):
                 writer.frame(state, time=lam, reactions=self._last_r,
                              stats=self._stats(lam, len(self.test.norms) - 1))

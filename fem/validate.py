@@ -26,7 +26,9 @@ value::
     tolerance = 1e-8             # relative tolerance (or abs_tolerance for references near zero)
     source = "PL^3/(3EI)"        # where the value comes from
 
-``fem validate`` and the test suite both use :func:`check_case`.
+``fem validate`` and the test suite both use :func:`check_case`. A case that cannot be run or
+compared (its deck fails, a step does not converge, its reference file is malformed) is one FAIL
+row saying why, and the other cases still run.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from fem.errors import FemError, Interrupted
 from fem.io import deck as deck_io
 from fem.run import run
 
@@ -58,11 +61,19 @@ class Row:
     error: float
     tolerance: float
     absolute: bool
+    reason: str = ""
 
     @property
     def passed(self) -> bool:
         """Whether the error is within tolerance."""
-        return bool(np.isfinite(self.computed) and self.error <= self.tolerance)
+        return bool(not self.reason and np.isfinite(self.computed)
+                    and self.error <= self.tolerance)
+
+    @classmethod
+    def failed(cls, case: str, quantity: str, reason: str) -> Row:
+        """A row for a case or quantity that could not be computed."""
+        nan = float("nan")
+        return cls(case, quantity, nan, nan, nan, nan, False, reason)
 
 
 def default_cases_dir() -> Path:
@@ -154,26 +165,63 @@ def _period(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
     return float((times[-1] - times[0]) / (len(times) - 1))
 
 
-def check_case(case: Path, workdir: str | None = None) -> list[Row]:
-    """Run one case and compare every reference quantity."""
+def _reference(case: Path) -> list[dict]:
+    """The quantities of ``reference.toml``; ValueError says what is wrong with it."""
     with open(case / "reference.toml", "rb") as fh:
         ref = tomllib.load(fh)
-    deck = deck_io.load(str(case / "deck.toml"))
+    quantities = ref.get("quantities")
+    if not isinstance(quantities, list) or not quantities:
+        raise ValueError("no [[quantities]] tables")
+    for i, q in enumerate(quantities):
+        missing = [k for k in ("name", "step", "kind", "value") if k not in q]
+        if not ("tolerance" in q or "abs_tolerance" in q):
+            missing.append("tolerance")
+        if missing:
+            raise ValueError(f"quantities[{i}] lacks {', '.join(missing)}")
+        if q["kind"] not in KINDS:
+            raise ValueError(f"quantities[{i}].kind: expected one of {', '.join(KINDS)}, got "
+                             f"{q['kind']!r}")
+    return quantities
+
+
+def check_case(case: Path, workdir: str | None = None) -> list[Row]:
+    """Run one case and compare every reference quantity; failures become FAIL rows."""
+    try:
+        quantities = _reference(case)
+    except (OSError, ValueError, tomllib.TOMLDecodeError) as err:
+        return [Row.failed(case.name, "reference.toml", f"malformed reference file: {err}")]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(workdir or tmp, f"{case.name}.h5")
-        run(deck, out)
+        try:
+            run(deck_io.load(str(case / "deck.toml")), out)
+        except Interrupted:
+            raise
+        except Exception as err:  # noqa: BLE001 - a case's failure must not stop the others
+            what = str(err) if isinstance(err, FemError) else \
+                f"internal error: {type(err).__name__}: {err}"
+            if not os.path.exists(out):
+                return [Row.failed(case.name, q["name"], what) for q in quantities]
+            failure = what              # compare what was written; the rest fails with it
+        else:
+            failure = ""
         rows = []
         with h5py.File(out, "r") as h5:
             node_ids = h5["model/node_ids"][()]
             slots = [str(s) for s in h5["model"].attrs["dof_names"]]
-            for q in ref["quantities"]:
-                computed = _value(h5, q, node_ids, slots)
+            for q in quantities:
+                try:
+                    computed = _value(h5, q, node_ids, slots)
+                except (KeyError, IndexError, ValueError, TypeError) as err:
+                    rows.append(Row.failed(case.name, q["name"], failure or
+                                           f"cannot read the quantity: {err!r}"))
+                    continue
                 absolute = "abs_tolerance" in q
                 tol = q["abs_tolerance"] if absolute else q["tolerance"]
                 err = abs(computed - q["value"])
                 if not absolute:
                     err /= abs(q["value"])
-                rows.append(Row(case.name, q["name"], q["value"], computed, err, tol, absolute))
+                rows.append(Row(case.name, q["name"], q["value"], computed, err, tol, absolute,
+                                "" if np.isfinite(computed) else failure))
     return rows
 
 
@@ -187,4 +235,8 @@ def table(rows: list[Row]) -> str:
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]
     lines += [fmt.format(*b) for b in body]
+    reasons = {(r.case, r.reason) for r in rows if r.reason}
+    if reasons:
+        lines.append("")
+        lines += [f"{case}: {reason}" for case, reason in sorted(reasons)]
     return "\n".join(lines)

@@ -21,79 +21,174 @@ Layout (DESIGN.md, "Results file")::
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs
     /xdmf/...               virtual datasets (views of the arrays above) that the XDMF files name
 
-Every time-indexed dataset is chunked and extended by one frame at a time, and the file is flushed
-after each frame, so an interrupted run keeps every completed frame readable.
+Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
+
+* the file is created under a temporary name beside the target, and moved into place only if no
+  other program has the old one open: a refused run leaves an existing file untouched;
+* the writer holds no HDF5 lock, only a shared ``flock``, so h5py, h5dump and ParaView can open
+  the file while a run writes it, and a second writer is refused;
+* readers see the file as the last *commit* left it: frames are written into HDF5's caches and
+  committed together (their ParaView views created, the file flushed, then the XDMF naming them
+  rewritten) at most every ``COMMIT_INTERVAL`` seconds, at the end of every step, and on every
+  error or signal. Between commits the file on disk does not change, so a reader (which HDF5
+  does not protect from a concurrent writer without SWMR, which ParaView cannot read) meets a
+  consistent file unless it reads during the few milliseconds of a commit; then it gets an
+  error and reads again. A run killed outright (SIGKILL, power loss) loses at most the frames of
+  the last ``COMMIT_INTERVAL``;
+* a frame is a transaction: every dataset of a step grows by the same frame, or, when writing
+  fails (a full disk) or a signal arrives, none does; a quantity missing from a frame is ``NaN``;
+* datasets are chunked by about one frame (at least 4 KiB, at most 1 MiB), so the file grows
+  with the data instead of by a thousand frames at a time.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import os
-import re
+import time as _time
 
 import h5py
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import _petsc
-from fem.errors import FemError
-from fem.io import paraview
+from fem import _petsc, interrupt
+from fem.errors import OutputError
+from fem.io import files, paraview
+from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
+
+log = logging.getLogger(__name__)
+
+CHUNK_MIN = 4096            # bytes: one disk page; smaller chunks cost more index than data
+CHUNK_MAX = 1 << 20         # bytes
+FRAME_OVERHEAD = 1 << 20    # bytes a frame may need beyond its data (views, metadata, XDMF)
+COMMIT_INTERVAL = 0.5       # seconds between commits of written frames (see the docstring)
 
 
-class ResultsFileError(FemError):
-    """The results file cannot be created (exit code 2, like any bad input)."""
+def _chunk(shape: tuple[int, ...], itemsize: int = 8) -> tuple[int, ...]:
+    """Chunk of an extendable ``(T,) + shape`` dataset: about one frame, 4 KiB to 1 MiB.
 
-    exit_code = 2
+    >>> _chunk(())                      # a scalar per frame: 512 frames in a 4 KiB chunk
+    (512,)
+    >>> _chunk((12000, 3))              # 288 kB per frame: one frame
+    (1, 12000, 3)
+    >>> _chunk((200000, 3))             # 4.8 MB per frame: split along the nodes
+    (1, 43690, 3)
+    """
+    frame = int(np.prod(shape, dtype=np.int64)) * itemsize
+    if frame <= CHUNK_MIN:
+        return (max(1, CHUNK_MIN // max(frame, 1)),) + tuple(shape)
+    if frame <= CHUNK_MAX or not shape:
+        return (1,) + tuple(shape)
+    rest = int(np.prod(shape[1:], dtype=np.int64)) * itemsize
+    return (1, max(1, CHUNK_MAX // max(rest, 1))) + tuple(shape[1:])
 
 
-def _create(path: str) -> h5py.File:
-    """``h5py.File(path, "w")``, with a clear error when it cannot be created."""
+def _open_unlocked(path: str) -> h5py.File:
+    """``h5py.File(path, "w")`` holding no HDF5 file lock (readers may open it meanwhile)."""
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return h5py.File(path, "w", locking=False)
+    except (TypeError, ValueError):     # an HDF5 without the option: readers wait for the end
+        log.info("this HDF5 cannot write without file locks; the results file can be read "
+                 "only after the run")
         return h5py.File(path, "w")
-    except OSError as err:
-        m = re.search(r"error message = '([^']*)'", str(err))
-        reason = m.group(1) if m else (err.strerror or str(err))
-        if "lock" in str(err).lower():
-            reason = ("it is locked by another program (is it open in ParaView or another "
-                      "fem run?)")
-        raise ResultsFileError(f"cannot create the results file {path}: {reason}") from None
-
-
-def _chunk(shape: tuple[int, ...]) -> tuple[int, ...]:
-    per_frame = int(np.prod(shape)) or 1
-    return (max(1, min(1024, 262144 // per_frame)),) + tuple(shape)
 
 
 class ResultsFile:
-    """An open results file; :meth:`begin_step` returns a writer for one step's frames."""
+    """An open results file; :meth:`begin_step` returns a writer for one step's frames.
+
+    Parameters
+    ----------
+    path : the results file (``.h5``); see :func:`fem.io.files.results_path`
+    model : the model, written to ``/model``
+    progress : optional :class:`fem.progress.Progress` told about steps and frames
+    """
 
     def __init__(self, path: str, model, *, deck_text: str = "", deck_path: str = "",
-                 versions: dict | None = None):
+                 versions: dict | None = None, progress=None):
         self.path = os.path.abspath(path)
-        self.xdmf_path = os.path.splitext(self.path)[0] + ".xdmf"
+        self.xdmf_path = files.xdmf_path(self.path)
         self.model = model
+        self.progress = progress
+        self.h5 = None
+        self._lock = None
+        self.sealed = False
         # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
-        # helper that would inherit the file descriptor and keep HDF5's lock after we close it.
+        # helper that would inherit the file descriptor and keep it open after we close it.
         _petsc.init()
-        self.h5 = _create(self.path)
-        attrs = self.h5.attrs
-        from fem import __version__
-
-        attrs["fem_version"] = __version__
-        attrs["created"] = datetime.datetime.now().isoformat(timespec="seconds")
-        attrs["title"] = model.title
-        attrs["units"] = model.units
-        attrs["deck"] = deck_text
-        attrs["deck_path"] = deck_path
-        for k, v in (versions or {}).items():
-            attrs[f"version_{k}"] = str(v)
-        self._write_model()
+        tmp = files.temporary_beside(self.path, ".h5")
+        try:
+            self.h5 = _open_unlocked(tmp)
+            self._write_header(deck_text, deck_path, versions or {})
+            self._write_model()
+            self.h5.flush()
+            self._lock = files.SharedLock(tmp)
+            files.replace(tmp, self.path)
+        except BaseException as err:
+            self._abandon(tmp)
+            if files.is_io_error(err):
+                raise ResultsFileError(f"cannot create the results file {self.path}: "
+                                       f"{files.reason(err)}") from None
+            raise
+        files.remove_stale_xdmf(self.path)
         self.time_offset = 0.0
         self.step_index = 0
-        self.frames: list[paraview.Frame] = []
+        self.frames: list[paraview.Frame] = []          # committed frames
+        self.pending: list[tuple[StepWriter, paraview.Frame]] = []
+        self._committed_at = -np.inf
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path), model)
-        self.h5.flush()
+
+    def commit(self, force: bool = False) -> None:
+        """Make the frames written so far visible to readers (see the module docstring)."""
+        if not self.pending or self.sealed:
+            return
+        if not force and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
+            return
+        with interrupt.critical():
+            try:
+                self.h5.flush()
+                views = [(w, f, paraview.frame_fields(self.h5, w.name, f.index))
+                         for w, f in self.pending]
+            except BaseException as err:
+                if files.is_io_error(err):
+                    self.seal()
+                    raise OutputError(f"cannot write {self.path}: {files.reason(err)}") from None
+                raise
+            for w, f, fields in views:
+                self.frames.append(f)
+                self.series.add(f"{w.name} {f.index}", f.time, fields)
+            self.pending.clear()
+            self._committed_at = _time.monotonic()
+            self.series.write(force=force)
+
+    def _abandon(self, tmp: str) -> None:
+        """Undo a creation that failed or was refused: the target was never touched."""
+        if self.h5 is not None:
+            try:
+                self.h5.close()
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
+            self.h5 = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+    def _write_header(self, deck_text: str, deck_path: str, versions: dict) -> None:
+        from fem import __version__
+
+        attrs = self.h5.attrs
+        attrs["fem_version"] = __version__
+        attrs["created"] = datetime.datetime.now().isoformat(timespec="seconds")
+        attrs["title"] = self.model.title
+        attrs["units"] = self.model.units
+        attrs["deck"] = deck_text
+        attrs["deck_path"] = deck_path
+        for k, v in versions.items():
+            attrs[f"version_{k}"] = str(v)
 
     def _write_model(self) -> None:
         m = self.model
@@ -120,35 +215,77 @@ class ResultsFile:
                 cells.append(grp.conn)
         g.create_dataset("cells", data=np.concatenate(cells) if cells else np.zeros((0, 2), int))
 
-    def begin_step(self, name: str, step_type: str, system) -> StepWriter:
-        """A writer for the frames of step ``name``."""
-        w = StepWriter(self, name, step_type, system, self.step_index, self.time_offset)
+    def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
+                   span: float | None = None) -> StepWriter:
+        """A writer for the frames of step ``name``; see :class:`StepWriter` for ``clock``."""
+        w = StepWriter(self, name, step_type, system, self.step_index, self.time_offset,
+                       clock=clock, span=span)
         self.step_index += 1
         return w
 
     def write_modes(self, name: str, step_type: str, eigenvalues: NDArray, shapes: NDArray,
-                    attrs: dict | None = None, extra: dict | None = None) -> str:
+                    attrs: dict | None = None, extra: dict | None = None) -> str | None:
         """Eigenvalues ``(m,)`` and nodal shapes ``(m, n, nslots)``; returns the XDMF path."""
-        g = self.h5.require_group("modes").create_group(name)
-        g.attrs["type"] = step_type
-        g.attrs["dof_names"] = list(self.model.slots)
-        for k, v in (attrs or {}).items():
-            g.attrs[k] = v
-        g.create_dataset("eigenvalues", data=eigenvalues)
-        g.create_dataset("shapes", data=shapes)
-        for k, v in (extra or {}).items():
-            g.create_dataset(k, data=v)
-        self.h5.flush()
-        path = os.path.splitext(self.path)[0] + f"_{name}_modes.xdmf"
-        paraview.write_modes(path, self, name, len(eigenvalues))
+        files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes) + FRAME_OVERHEAD,
+                          f"the modes of step '{name}'")
+        with interrupt.critical():
+            try:
+                g = self.h5.require_group("modes").create_group(name)
+                g.attrs["type"] = step_type
+                g.attrs["dof_names"] = list(self.model.slots)
+                for k, v in (attrs or {}).items():
+                    g.attrs[k] = v
+                g.create_dataset("eigenvalues", data=eigenvalues)
+                g.create_dataset("shapes", data=shapes)
+                for k, v in (extra or {}).items():
+                    g.create_dataset(k, data=v)
+                self.h5.flush()
+            except (OSError, RuntimeError) as err:
+                if not files.is_io_error(err):
+                    raise
+                raise OutputError(f"cannot write the modes of step '{name}' to {self.path}: "
+                                  f"{files.reason(err)}") from None
+            if len(eigenvalues) == 0:
+                return None
+            path = files.modes_xdmf_path(self.path, name)
+            paraview.write_modes(path, self, name, len(eigenvalues))
         return path
 
+    def seal(self) -> None:
+        """After a failed write, keep the file as it was at the last flush (every frame whole).
+
+        The HDF5 library's state is not to be trusted after a write failed: flushing or closing
+        would write half-updated metadata (frames of unequal length, ``NaN``) or crash. So its
+        file descriptor is pointed at ``/dev/null`` first: whatever HDF5 writes from now on goes
+        nowhere, and the file on disk stays as the last flush left it.
+        """
+        if self.h5 is None or self.sealed:
+            return
+        self.sealed = True
+        try:
+            fd = self.h5.id.get_vfd_handle()
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, RuntimeError, ValueError) as err:
+            log.warning("could not detach %s after a failed write: %s", self.path, err)
+
     def close(self) -> None:
-        """Flush and close the file."""
-        if self.h5:
-            self.h5.flush()
-            self.h5.close()
+        """Commit the last frames, close the file, release the lock."""
+        if self.h5 is None:
+            return
+        try:
+            self.commit(force=True)
+        finally:
+            try:
+                self.h5.flush()
+                self.h5.close()
+            except (OSError, RuntimeError) as err:   # e.g. the disk is full: say, don't mask
+                log.warning("closing %s: %s", self.path, files.reason(err))
             self.h5 = None
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
 
     def __enter__(self):
         return self
@@ -158,64 +295,144 @@ class ResultsFile:
 
 
 class StepWriter:
-    """Appends frames of one step; each :meth:`frame` extends every dataset and flushes."""
+    """Appends frames of one step; each :meth:`frame` extends every dataset and flushes.
+
+    ``clock`` says how the step's frames are placed in the ParaView time series, whose times
+    must strictly increase: ``"time"`` (dynamic steps: the time), ``"abs"`` (static load control:
+    the magnitude of the load factor, which also grows when the load factor goes negative) or
+    ``"count"`` (static steps whose load factor can fall, arc-length and displacement control:
+    1, 2, 3, ... per frame). The results file keeps the step's own ``time`` in any case. ``span``
+    is where the clock ends, for the progress display.
+    """
 
     def __init__(self, results: ResultsFile, name: str, step_type: str, system, index: int,
-                 time_offset: float):
+                 time_offset: float, clock: str = "time", span: float | None = None):
         self.results = results
         self.h5 = results.h5
         self.system = system
         self.name = name
+        self.clock = clock
         self.g = self.h5.require_group("steps").create_group(name)
         self.g.attrs["type"] = step_type
         self.g.attrs["index"] = index
         self.g.attrs["time_offset"] = time_offset
         self.g.attrs["dof_names"] = list(system.model.slots)
+        self.g.attrs["clock"] = clock
         self.time_offset = time_offset
+        self.series_time = time_offset
         self.count = 0
         self.last_time = 0.0
+        self.datasets: dict[str, h5py.Dataset] = {}
+        if results.progress is not None:
+            results.progress.begin(name, step_type, span, clock)
 
-    def _append(self, path: str, value) -> None:
-        value = np.asarray(value, dtype=float)
-        if path not in self.g:
-            self.g.create_dataset(path, shape=(0,) + value.shape, maxshape=(None,) + value.shape,
-                                  chunks=_chunk(value.shape), dtype="f8")
-        d = self.g[path]
-        d.resize(self.count + 1, axis=0)
-        d[self.count] = value
+    def _dataset(self, path: str, value: NDArray) -> h5py.Dataset:
+        """The dataset of ``path`` (in the step's group, or absolute).
+
+        A dataset that first appears after frame 0 gets ``NaN`` for the frames written before.
+        """
+        d = self.datasets.get(path)
+        if d is None:
+            parent = self.h5 if path.startswith("/") else self.g
+            d = parent.create_dataset(path, shape=(self.count,) + value.shape,
+                                      maxshape=(None,) + value.shape, dtype="f8",
+                                      chunks=_chunk(value.shape), fillvalue=np.nan)
+            self.datasets[path] = d
+        return d
+
+    def _clock(self, time: float) -> float:
+        """Where frame ``self.count`` (the next one) stands on the step's clock."""
+        if self.clock == "count":
+            return float(self.count + 1)
+        return abs(time) if self.clock == "abs" else time
+
+    def advance(self, value: float, iterations: int | None = None) -> None:
+        """Tell the progress display that the step reached ``value`` (not a frame).
+
+        ``value`` is the load factor or time of an increment or time step, or for the
+        ``"count"`` clock the increment number.
+        """
+        if self.results.progress is not None:
+            self.results.progress.update(abs(value) if self.clock == "abs" else value,
+                                         iterations)
 
     def frame(self, state, *, time: float, reactions: NDArray | None = None,
               stats: dict | None = None, energy: dict | None = None,
               dynamic: bool = False) -> None:
         """Write one output frame of ``state``; ``reactions`` is a full active-DOF vector."""
         sysm = self.system
-        self._append("time", time)
-        self._append("displacement", state.u)
-        self._append("rotation", state.quaternions())
-        self._append("rotation_vector", state.rotation_vectors())
+        values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
+                  "rotation_vector": state.rotation_vectors()}
         if reactions is not None:
             nodal = sysm.dofmap.to_nodal(reactions)
             nodal[~sysm.dofmap.fixed] = 0.0
-            self._append("reaction", nodal)
+            values["reaction"] = nodal
         if dynamic:
-            self._append("velocity", state.v)
-            self._append("acceleration", state.a)
+            values["velocity"] = state.v
+            values["acceleration"] = state.a
         for gname, outs in sysm.outputs(state).items():
             for q, arr in outs.items():
-                self._append(f"elements/{gname}/{q}", arr)
+                values[f"elements/{gname}/{q}"] = arr
         for k, v in (stats or {}).items():
-            self._append(f"increments/{k}", v)
+            values[f"increments/{k}"] = v
         for k, v in (energy or {}).items():
-            self._append(f"energy/{k}", v)
-        self.results.frames.append(paraview.Frame(self.name, self.count,
-                                                  self.time_offset + time))
-        self.count += 1
-        self.last_time = time
-        fields = paraview.add_frame_views(self.results, self.name, self.count - 1)
-        self.h5.flush()
-        self.results.series.add(f"{self.name} {self.count - 1}", self.time_offset + time, fields)
+            values[f"energy/{k}"] = v
+        values.update(paraview.frame_arrays(sysm.model, self.name, values))
+        clock = self._clock(time)
+        at = self.time_offset + clock
+        need = sum(np.asarray(v).nbytes for v in values.values())
+        # data, the views ParaView reads, HDF5's metadata and the XDMF text: generously
+        files.ensure_room(self.results.path, 2 * need + FRAME_OVERHEAD,
+                          f"frame {self.count} of step '{self.name}'")
+        with interrupt.critical():
+            self._write(values)
+            self.results.pending.append((self, paraview.Frame(self.name, self.count - 1, at)))
+            self.last_time = time
+            self.series_time = at
+        self.results.commit()
+        if self.results.progress is not None:
+            self.results.progress.frame(self.name, self.count - 1, clock)
+        interrupt.check()               # a frame boundary is a safe point to stop at
+
+    def _write(self, values: dict) -> None:
+        """Extend every dataset by one frame, or none of them (see the module docstring)."""
+        k = self.count
+        try:
+            for path, value in values.items():
+                value = np.asarray(value, dtype=float)
+                d = self._dataset(path, value)
+                d.resize(k + 1, axis=0)
+                d[k] = value
+            for path, d in self.datasets.items():
+                if path not in values:          # a quantity this frame does not have
+                    d.resize(k + 1, axis=0)
+        except BaseException as err:
+            if files.is_io_error(err):
+                self.results.seal()
+                raise OutputError(f"cannot write frame {k} of step '{self.name}' to "
+                                  f"{self.results.path}: {files.reason(err)}") from None
+            self._rollback(k)
+            raise
+        self.count = k + 1
+
+    def _rollback(self, k: int) -> None:
+        """Cut every dataset back to ``k`` frames (best effort: the disk may be full)."""
+        for d in self.datasets.values():
+            try:
+                if d.shape[0] > k:
+                    d.resize(k, axis=0)
+            except (OSError, RuntimeError):
+                pass
+        try:
+            self.h5.flush()
+        except (OSError, RuntimeError):
+            pass
 
     def close(self) -> None:
-        """Finish the step: the next step's times continue after this one's."""
-        self.results.time_offset = self.time_offset + self.last_time
-        self.h5.flush()
+        """Finish the step: commit its frames; the next step's times continue after its own."""
+        self.results.time_offset = self.series_time
+        try:
+            self.results.commit(force=True)
+        finally:
+            if self.results.progress is not None:
+                self.results.progress.end()

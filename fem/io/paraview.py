@@ -1,15 +1,31 @@
-"""XDMF files that let ParaView (and meshio) read the results file as a time series.
+"""XDMF files that let ParaView read the results file as a time series.
 
-The data stay in the results file: for every output frame, ``/xdmf/<step>/<k>/<field>`` is an HDF5
-*virtual dataset* (a view, no copy) of one frame of ``/steps/<step>/<field>``, in the shape XDMF
-wants (``(n, 3)`` point vectors, ``(E_total,)`` cell scalars over all line elements, ``NaN`` where a
-group lacks a quantity). Each frame's grid is appended to the XDMF text in place (the closing tags
-are written again after it), so the file is valid after every frame and writing it costs the same
-for the ten-thousandth frame as for the first.
+The data stay in the results file, and the XDMF names slices of them: a frame's displacement is
+``out.h5:/steps/<step>/displacement|k 0 0:1 1 1:1 n 3:T n 3`` (Xdmf3's hyperslab of frame ``k``:
+start, stride, count and the dataset's dimensions), so a frame adds no HDF5 object at all. Arrays
+that ParaView needs in another shape are written per step beside the frames, in the same
+transaction (:mod:`fem.io.hdf5`): ``/xdmf/<step>/velocity`` and ``reaction`` ``(T, n, 3)`` (the
+translational parts, three components also in 2D) and ``/xdmf/<step>/cells/<q>`` ``(T, E_total)``
+(each section force over all line elements, ``NaN`` where a group lacks it).
 
-* ``<out>.xdmf``: one temporal collection with the frames of every static and dynamic step; times
-  continue from step to step (a static step's pseudo-time is its load factor).
+* ``<out>.xdmf``: one temporal collection with the frames of every static and dynamic step.
 * ``<out>_<step>_modes.xdmf``: the mode shapes of an eigen/buckling step, "time" = mode number.
+
+ParaView opens them with its *Xdmf3ReaderT* reader (the hyperslab syntax is Xdmf3's; the older
+*XDMFReader* reads the mesh only).
+
+**Always a valid document, naming only frames that exist.** The XDMF text is rewritten whole under
+a temporary name and renamed into place (:func:`fem.io.files.write_text`), after the frames it
+names were committed to the results file (:meth:`fem.io.hdf5.ResultsFile.commit`). An interrupted
+run, a full disk or an unwritable folder therefore leave either the previous complete document or
+the new one. Rewriting costs time proportional to the number of frames, so when a write takes
+long the next one waits proportionally longer (at most a few percent of the run's time).
+
+**Every frame is drawable.** Both of ParaView's XDMF readers return an empty grid at a time that
+two grids of a temporal collection share, so the series times strictly increase: a frame at the
+same time as the one before (a dynamic step starts where the previous step ended, in the same
+configuration) takes its place in the series (both stay in the results file), and the steps
+choose clocks that only grow (see :class:`fem.io.hdf5.StepWriter`).
 
 Beams and trusses are ``Polyline`` cells of two nodes. Point data: ``displacement``, ``rotation``
 (rotation vector), ``velocity``, ``reaction`` (forces). Cell data: the section forces. One-node
@@ -18,12 +34,19 @@ elements (grounded springs) are not drawn.
 
 from __future__ import annotations
 
+import logging
 import os
+import time as _time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import h5py
 import numpy as np
+
+from fem.io import files
+
+log = logging.getLogger(__name__)
+WRITE_SHARE = 0.05          # at most this share of the run's time goes to rewriting the XDMF
 
 
 @dataclass(frozen=True)
@@ -40,44 +63,55 @@ def line_groups(model) -> list:
     return [g for g in model.groups if g.nen == 2]
 
 
-def _virtual(group: h5py.Group, name: str, shape, pieces, fill=np.nan) -> None:
-    """Create ``group[name]`` from ``pieces = [(dest_slices, source_dataset, source_slices)]``."""
-    layout = h5py.VirtualLayout(shape=shape, dtype="f8")
-    for dest, src, sel in pieces:
-        layout[dest] = h5py.VirtualSource(".", src.name, shape=src.shape)[sel]
-    group.create_virtual_dataset(name, layout, fillvalue=fill)
+def frame_arrays(model, step: str, values: dict) -> dict:
+    """The per-step arrays ParaView needs beside a frame's ``values`` (see the module docstring).
+
+    ``values`` maps the step's dataset names to one frame's arrays; the keys returned are
+    absolute paths in the results file.
+    """
+    n, d = model.n_nodes, model.dim
+    out = {}
+    for key in ("velocity", "reaction"):
+        if key in values:
+            v = np.zeros((n, 3))
+            v[:, :d] = np.asarray(values[key])[:, :d]
+            out[f"/xdmf/{step}/{key}"] = v
+    groups = line_groups(model)
+    names = sorted({key.split("/")[2] for key in values if key.startswith("elements/")})
+    total = sum(len(g.conn) for g in groups)
+    for q in names:
+        arr = np.full(total, np.nan)
+        off = 0
+        for g in groups:
+            src = values.get(f"elements/{g.name}/{q}")
+            if src is not None:
+                arr[off:off + len(g.conn)] = src
+            off += len(g.conn)
+        out[f"/xdmf/{step}/cells/{q}"] = arr
+    return out
 
 
-def add_frame_views(results, step: str, k: int) -> list[tuple[str, tuple, str]]:
-    """Virtual datasets of frame ``k`` of ``step``; returns ``(name, shape, h5 path)`` of each."""
-    h5, model = results.h5, results.model
-    s = h5["steps"][step]
-    g = h5.require_group(f"xdmf/{step}/{k}")
-    n = model.n_nodes
-    d = model.dim
-    made = []
-    for name, src in (("displacement", "displacement"), ("rotation", "rotation_vector")):
-        _virtual(g, name, (n, 3), [(slice(None), s[src], (k, slice(None), slice(None)))])
-        made.append((name, (n, 3)))
-    for name, src in (("velocity", "velocity"), ("reaction", "reaction")):
-        if src in s:
-            _virtual(g, name, (n, 3), [((slice(None), slice(0, d)), s[src],
-                                        (k, slice(None), slice(0, d)))], fill=0.0)
-            made.append((name, (n, 3)))
-    if "elements" in s:
-        names = sorted({q for grp in s["elements"].values() for q in grp})
-        total = sum(len(grp.conn) for grp in line_groups(model))
-        for q in names:
-            pieces, off = [], 0
-            for grp in line_groups(model):
-                E = len(grp.conn)
-                src = s["elements"].get(grp.name)
-                if src is not None and q in src:
-                    pieces.append((slice(off, off + E), src[q], (k, slice(None))))
-                off += E
-            _virtual(g, q, (total,), pieces)
-            made.append((q, (total,)))
-    return [(name, shape, f"{g.name}/{name}") for name, shape in made]
+def frame_fields(h5, step: str, k: int) -> list[tuple[str, str, tuple]]:
+    """``(attribute, hyperslab reference, frame shape)`` of frame ``k`` of ``step``."""
+    s = h5[f"steps/{step}"]
+    refs = [("displacement", s.get("displacement")), ("rotation", s.get("rotation_vector"))]
+    x = h5.get(f"xdmf/{step}")
+    if x is not None:
+        refs += [(name, x.get(name)) for name in ("velocity", "reaction")]
+        cells = x.get("cells")
+        if cells is not None:
+            refs += [(q, cells[q]) for q in sorted(cells)]
+    return [(name, _slab(d, k), d.shape[1:]) for name, d in refs if d is not None]
+
+
+def _slab(d: h5py.Dataset, k: int) -> str:
+    """Xdmf3's ``path|start:stride:count:dims`` for frame ``k`` of dataset ``d``."""
+    rank = len(d.shape)
+    start = " ".join([str(k)] + ["0"] * (rank - 1))
+    stride = " ".join(["1"] * rank)
+    count = " ".join(["1"] + [str(x) for x in d.shape[1:]])
+    dims = " ".join(str(x) for x in d.shape)
+    return f"{d.name}|{start}:{stride}:{count}:{dims}"
 
 
 def _mesh_grid(domain: ET.Element, h5name: str, model) -> None:
@@ -99,14 +133,14 @@ def _frame_grid(parent, name, time, h5name, fields) -> ET.Element:
     ET.SubElement(grid, "{http://www.w3.org/2001/XInclude}include",
                   xpointer="xpointer(//Grid[@Name='mesh']/*[self::Topology or self::Geometry])")
     ET.SubElement(grid, "Time", Value=repr(float(time)))
-    for field, shape, path in fields:
+    for field, ref, shape in fields:
         vector = len(shape) == 2
         att = ET.SubElement(grid, "Attribute", Name=field,
                             AttributeType="Vector" if vector else "Scalar",
                             Center="Node" if vector else "Cell")
         item = ET.SubElement(att, "DataItem", DataType="Float", Precision="8", Format="HDF",
                              Dimensions=" ".join(str(x) for x in shape))
-        item.text = f"{h5name}:{path}"
+        item.text = f"{h5name}:{ref}"
     return grid
 
 
@@ -118,48 +152,58 @@ def _text(element: ET.Element, level: int) -> str:
 
 
 class SeriesFile:
-    """``<out>.xdmf``, appended frame by frame."""
+    """``<out>.xdmf``: the frames so far, rewritten whole (see the module docstring)."""
 
     FOOTER = "    </Grid>\n  </Domain>\n</Xdmf>\n"
 
     def __init__(self, path: str, h5name: str, model):
         self.path, self.h5name, self.model = path, h5name, model
-        self._end = None
+        self.grids: list[tuple[float, str]] = []
+        self._dirty = False
+        self._written_at = -np.inf
+        self._cost = 0.0
 
-    def _start(self) -> None:
+    def _head(self) -> str:
         holder = ET.Element("Domain")
         _mesh_grid(holder, self.h5name, self.model)
-        head = ('<?xml version="1.0" encoding="utf-8"?>\n'
+        return ('<?xml version="1.0" encoding="utf-8"?>\n'
                 '<Xdmf xmlns:xi="http://www.w3.org/2001/XInclude" Version="3.0">\n'
                 "  <Domain>\n" + _text(holder[0], 2)
                 + '    <Grid Name="history" GridType="Collection" CollectionType="Temporal">\n')
-        with open(self.path, "w", encoding="utf-8") as fh:
-            fh.write(head)
-            self._end = fh.tell()
-            fh.write(self.FOOTER)
 
     def add(self, name: str, time: float, fields) -> None:
-        """Append one frame and close the document again."""
-        if self._end is None:
-            self._start()
+        """Add one frame (already committed to the results file); :meth:`write` shows it."""
+        time = float(time)
+        if self.grids and time <= self.grids[-1][0]:
+            if time == self.grids[-1][0]:
+                self.grids.pop()                 # same time, same configuration: the newer wins
+            else:                                # the steps' clocks only grow; keep it drawable
+                log.debug("frame %s at time %r before %r", name, time, self.grids[-1][0])
+                time = float(np.nextafter(self.grids[-1][0], np.inf))
         holder = ET.Element("Grid")
-        grid = _frame_grid(holder, name, time, self.h5name, fields)
-        text = _text(grid, 3)
-        with open(self.path, "r+", encoding="utf-8") as fh:
-            fh.seek(self._end)
-            fh.write(text)
-            self._end = fh.tell()
-            fh.write(self.FOOTER)
-            fh.truncate()
+        self.grids.append((time, _text(_frame_grid(holder, name, time, self.h5name, fields),
+                                       3)))
+        self._dirty = True
+
+    def write(self, force: bool = True) -> None:
+        """Write the document if frames were added (unless ``force``, only when it is cheap)."""
+        if not self._dirty:
+            return
+        if not force and _time.monotonic() - self._written_at < self._cost / WRITE_SHARE:
+            return
+        start = _time.monotonic()
+        files.write_text(self.path, self._head() + "".join(g for _, g in self.grids)
+                         + self.FOOTER)
+        self._written_at = _time.monotonic()
+        self._cost = self._written_at - start
+        self._dirty = False
 
 
 def _write(path: str, root: ET.Element) -> None:
     ET.register_namespace("xi", "http://www.w3.org/2001/XInclude")
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    tmp = path + ".tmp"
-    tree.write(tmp, xml_declaration=True, encoding="utf-8")
-    os.replace(tmp, path)
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode")
+    files.write_text(path, '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
 
 
 def _root() -> tuple[ET.Element, ET.Element]:
@@ -170,22 +214,27 @@ def _root() -> tuple[ET.Element, ET.Element]:
 def write_modes(path: str, results, name: str, count: int) -> None:
     """``<out>_<step>_modes.xdmf``: mode ``i`` at "time" ``i + 1``."""
     h5, model = results.h5, results.model
-    shapes = h5[f"modes/{name}/shapes"]
+    shapes = h5[f"modes/{name}/shapes"][()]
     d, n = model.dim, model.n_nodes
+    disp = np.zeros((count, n, 3))
+    disp[:, :, :d] = shapes[:, :, :d]
+    rot = np.zeros((count, n, 3))
+    if d == 2:
+        rot[:, :, 2] = shapes[:, :, 2]
+    else:
+        rot[:] = shapes[:, :, 3:6]
+    g = h5.require_group(f"xdmf/modes/{name}")
+    fields = []
+    for field, data in (("displacement", disp), ("rotation", rot)):
+        ds = g.create_dataset(field, data=data)
+        fields.append((field, ds))
+    h5.flush()
     root, domain = _root()
     h5name = os.path.basename(results.path)
     _mesh_grid(domain, h5name, model)
     series = ET.SubElement(domain, "Grid", Name="modes", GridType="Collection",
                            CollectionType="Temporal")
     for i in range(count):
-        g = h5.require_group(f"xdmf/modes/{name}/{i}")
-        _virtual(g, "displacement", (n, 3),
-                 [((slice(None), slice(0, d)), shapes, (i, slice(None), slice(0, d)))], fill=0.0)
-        rot = slice(2, 3) if d == 2 else slice(3, 6)
-        dest = slice(2, 3) if d == 2 else slice(0, 3)
-        _virtual(g, "rotation", (n, 3), [((slice(None), dest), shapes, (i, slice(None), rot))],
-                 fill=0.0)
         _frame_grid(series, f"mode {i + 1}", i + 1, h5name,
-                    [(f, g[f].shape, g[f].name) for f in g])
-    h5.flush()
+                    [(f, _slab(ds, i), ds.shape[1:]) for f, ds in fields])
     _write(path, root)

@@ -1,0 +1,246 @@
+"""Output files that never lose or corrupt a result, and never touch a file they must not.
+
+* :func:`results_path` checks ``-o``: a results file ends in ``.h5`` (added when there is no
+  suffix), and neither it nor the XDMF files written beside it may be an input of the run.
+* :func:`create_replacing` makes a new file under a temporary name beside the target, refuses
+  the target while another program has it open (ParaView, h5py, another fem run), and only then
+  moves the new file into place. A refused run leaves the existing file exactly as it was; a
+  reader that had the old file open keeps reading the old data.
+* :class:`SharedLock` is how a running fem says "in use": it holds a shared ``flock`` on its
+  results file. HDF5 readers (h5py, h5dump, ParaView) take shared locks too, so they can open the
+  file while it is written, but a second writer, which needs an exclusive lock, is refused.
+* :func:`write_text` writes a text file (the XDMF) under a temporary name and renames it, so the
+  file on disk is always a complete document.
+* :func:`ensure_room` is checked before every frame: a full disk (or a file-size limit) stops
+  the run cleanly *before* a write fails, because the HDF5 library cannot be trusted after a
+  failed write (its metadata cache is left half-flushed, and it may even crash at exit).
+* :func:`reason` turns an ``OSError`` (also the ``OSError``/``RuntimeError`` that h5py raises
+  for HDF5) into plain words, and says "the disk is full" for the errors that mean it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import resource
+import tempfile
+
+from fem.errors import FemError, OutputError
+
+SUFFIX = ".h5"
+FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+class ResultsFileError(FemError):
+    """The results file cannot be created where asked (exit code 2, like any bad input)."""
+
+    exit_code = 2
+
+
+def reason(err: BaseException) -> str:
+    """Plain words for an I/O error, e.g. ``"the disk is full (No space left on device)"``."""
+    text = str(err)
+    code = getattr(err, "errno", None)
+    if code is None:                      # h5py: "... errno = 28, error message = '...' ..."
+        m = re.search(r"errno = (\d+)", text)
+        code = int(m.group(1)) if m else None
+    m = re.search(r"error message = '([^']*)'", text)
+    detail = m.group(1) if m else (getattr(err, "strerror", None) or text)
+    if code in FULL:
+        return f"the disk is full or a file-size limit is reached ({detail})"
+    return detail
+
+
+def is_io_error(err: BaseException) -> bool:
+    """Whether ``err`` is a failed read or write (h5py raises RuntimeError for some)."""
+    return isinstance(err, OSError) or (isinstance(err, RuntimeError) and "errno" in str(err))
+
+
+def room(path: str) -> float:
+    """Bytes the file ``path`` may still grow by: free disk space and the file-size limit."""
+    try:
+        st = os.statvfs(os.path.dirname(path) or ".")
+        free = float(st.f_bavail) * st.f_frsize
+    except OSError:
+        free = float("inf")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        try:
+            free = min(free, limit - os.path.getsize(path))
+        except OSError:
+            pass
+    return free
+
+
+def ensure_room(path: str, need: float, what: str) -> None:
+    """Raise :class:`~fem.errors.OutputError` unless ``need`` bytes can still be written."""
+    left = room(path)
+    if left < need:
+        raise OutputError(f"cannot write {what} to {path}: the disk is full or a file-size "
+                          f"limit is reached ({max(left, 0) / 1e6:.2f} MB left, about "
+                          f"{need / 1e6:.2f} MB needed); the frames before it are in the file")
+
+
+def xdmf_path(h5: str) -> str:
+    """The time-series XDMF file beside results file ``h5``."""
+    return os.path.splitext(h5)[0] + ".xdmf"
+
+
+def modes_xdmf_path(h5: str, step: str) -> str:
+    """The mode-shape XDMF file of step ``step`` beside results file ``h5``."""
+    return os.path.splitext(h5)[0] + f"_{step}_modes.xdmf"
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> str:
+    """The absolute results path for ``-o output``; refuses a clash with an input of the run.
+
+    ``inputs`` are the files the run reads (the deck, its mesh); ``steps`` the names of the steps
+    that write mode-shape XDMF files.
+    """
+    base, ext = os.path.splitext(output)
+    if ext == "":
+        output = output + SUFFIX
+    elif ext.lower() not in (".h5", ".hdf5"):
+        raise ResultsFileError(
+            f"-o {output}: expected a results file ending in .h5 (the ParaView file "
+            f"{os.path.basename(base)}.xdmf is written beside it), got a '{ext}' file")
+    path = os.path.abspath(output)
+    if os.path.isdir(path):
+        raise ResultsFileError(f"-o {output}: {path} is a folder; give a file name ending "
+                               "in .h5")
+    written = [path, xdmf_path(path)] + [modes_xdmf_path(path, s) for s in steps]
+    for out in written:
+        for src in inputs:
+            if src and os.path.exists(out) and _same(out, src):
+                raise ResultsFileError(
+                    f"-o {output}: the run would overwrite its own input {src}; choose "
+                    "another results file")
+    for out in written[1:]:
+        if os.path.lexists(out) and not os.path.isfile(out):
+            raise ResultsFileError(f"-o {output}: cannot write {out}: it exists and is not a "
+                                   "regular file")
+    return path
+
+
+def in_use(path: str) -> bool:
+    """Whether another program holds ``path`` open with a lock (an HDF5 reader or writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)              # closing the descriptor drops the test lock
+    return False
+
+
+class SharedLock:
+    """A shared ``flock`` on a file, held until :meth:`release` (see the module docstring)."""
+
+    def __init__(self, path: str):
+        self.fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    def release(self) -> None:
+        """Drop the lock."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _umask_mode() -> int:
+    """``0o666`` less the process's umask: the mode ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def temporary_beside(path: str, suffix: str) -> str:
+    """A new, empty file in the folder of ``path`` (created, so no other run can take it)."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=suffix,
+                                   dir=folder)
+    except OSError as err:
+        raise ResultsFileError(f"cannot create the results file {path}: {reason(err)}") from None
+    os.fchmod(fd, _umask_mode())          # mkstemp makes 0600; results are ordinary files
+    os.close(fd)
+    return tmp
+
+
+def replace(tmp: str, path: str) -> None:
+    """Move ``tmp`` over ``path``, unless another program has ``path`` open (then refuse)."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ResultsFileError(f"cannot write the results file {path}: it exists and is not a "
+                               "regular file")
+    if in_use(path):
+        raise ResultsFileError(
+            f"the results file {path} is open in another program (ParaView, h5py, or another "
+            "fem run that is writing it); it was not touched. Close it there, or write to "
+            "another file with -o")
+    try:
+        os.replace(tmp, path)
+    except OSError as err:
+        raise ResultsFileError(f"cannot write the results file {path}: {reason(err)}") from None
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``path`` whole or not at all (temporary file, then rename)."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=os.path.dirname(path))
+        os.fchmod(fd, _umask_mode())
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as err:
+        raise OutputError(f"cannot write the ParaView file {path}: {reason(err)}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def remove_stale_xdmf(h5: str) -> None:
+    """Remove XDMF files beside ``h5`` that describe the results file it replaces."""
+    folder, name = os.path.split(h5)
+    stem = os.path.splitext(name)[0]
+    candidates = [xdmf_path(h5)]
+    try:
+        candidates += [os.path.join(folder, f) for f in os.listdir(folder)
+                       if f.startswith(stem + "_") and f.endswith("_modes.xdmf")]
+    except OSError:
+        return
+    for path in candidates:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(65536)
+        except OSError:
+            continue
+        if "<Xdmf" in text and f">{name}:/" in text:       # it names data inside ``h5``
+            try:
+                os.unlink(path)
+            except OSError:
+                pass

@@ -1,0 +1,42 @@
+"""``fem validate`` runs every case, whatever happens to one of them (issue "Trust", section 5)."""
+
+import shutil
+from pathlib import Path
+
+from results_checks import run_fem
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+
+
+def test_validate_runs_every_case_and_reports_failures_as_rows(tmp_path):
+    good = tmp_path / "cantilever_2d"
+    shutil.copytree(CASES / "cantilever_2d", good)
+    # a case whose step cannot converge: one Newton iteration for a large nonlinear load
+    stuck = tmp_path / "stuck"
+    shutil.copytree(CASES / "elastica_cantilever", stuck)
+    deck = (stuck / "deck.toml").read_text()
+    (stuck / "deck.toml").write_text(deck.replace("nonlinear = true",
+                                                  "nonlinear = true\nmax_iterations = 1", 1))
+    # a case whose reference file is not TOML, and one whose quantities lack values
+    broken = tmp_path / "broken"
+    shutil.copytree(CASES / "cantilever_2d", broken)
+    (broken / "reference.toml").write_text("[[quantities]\nname = ")
+    empty = tmp_path / "empty"
+    shutil.copytree(CASES / "cantilever_2d", empty)
+    (empty / "reference.toml").write_text('[[quantities]]\nname = "x"\nstep = "s"\n'
+                                          'kind = "displacement"\n')
+    proc = run_fem("validate", "--cases-dir", str(tmp_path))
+    out = proc.stdout
+    assert proc.returncode == 1, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    rows = [line.split() for line in out.splitlines() if line.endswith(("PASS", "FAIL"))]
+    by_case = {}
+    for row in rows:
+        by_case.setdefault(row[0], set()).add(row[-1])
+    assert by_case["cantilever_2d"] == {"PASS"}            # the good case still ran and passed
+    assert by_case["stuck"] == {"FAIL"} and by_case["broken"] == {"FAIL"}
+    assert by_case["empty"] == {"FAIL"}
+    assert "stuck: " in out and "iterations" in out        # why it failed
+    assert "broken: malformed reference file" in out
+    assert "empty: malformed reference file: quantities[0] lacks value, tolerance" in out
+    assert "FAIL" in out.splitlines()[-1]
