@@ -16,6 +16,12 @@ bifurcation loads that a nonlinear analysis of the same mesh meets.
 The eigenproblem is solved by SLEPc as ``(-K_D) phi = nu K_0 phi`` with ``nu = 1 / lam``, so the
 lowest positive buckling factors are the largest real ``nu``; real eigenvalues only are reported
 (a non-conservative load can leave none: no divergence-type instability).
+
+Eigenvalues ``nu`` within round-off of zero are discarded: ``nu <= 1000 eps max|nu|`` (the
+largest magnitude over the pencil) cannot be told from zero, and its ``1 / nu`` (about ``1e16``
+for a column pulled instead of pushed) is noise, not a buckling load. A step with no mode left says
+so (a warning: no buckling mode below the largest resolvable factor, and the factor at which the
+reversed load buckles the structure, if it does); the results file then gets zero modes.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import logging
 
 import numpy as np
 
-from fem import _petsc, interior, linalg
+from fem import _petsc, interior, interrupt, linalg
 from fem.errors import ConvergenceError, ModelError
 from fem.steps import StepBase
 
@@ -83,7 +89,10 @@ class BucklingStep(StepBase):
         """Compute the buckling factors and modes; ``state`` is not changed."""
         self.open_solver()
         try:
-            factors, vectors = self._solve(*self.operators(state))
+            operators = self.operators(state)
+            interrupt.check()
+            factors, vectors = self._solve(*operators)
+            interrupt.check()
         finally:
             self.close()
         n_nodes, ns = self.system.model.n_nodes, self.system.model.nslots
@@ -104,14 +113,25 @@ class BucklingStep(StepBase):
         symmetric = _is_symmetric(KD) and _is_symmetric(K0)
         if K0.shape[0] <= DENSE_LIMIT:
             nu, vecs = _dense_eigen(-KD.toarray(), K0.toarray(), symmetric)
+            finite = nu[np.isfinite(nu)]
+            scale = float(np.abs(finite).max()) if len(finite) else 0.0
         else:
-            nu, vecs = self._slepc_eigen(-KD, K0, symmetric)
-        keep = (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300)) & (nu.real > 0)
+            nu, vecs, scale = self._slepc_eigen(-KD, K0, symmetric)
+        floor = ROUND_OFF * scale
+        real = np.isfinite(nu) & (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300))
+        keep = real & (nu.real > floor)
         lam = 1.0 / nu.real[keep]
         vecs = [np.real(v) for v, k in zip(vecs, keep, strict=True) if k]
         order = np.argsort(lam)[: self.modes]
         if len(order) == 0:
-            log.warning("step %s: no real positive buckling factor", self.name)
+            reverse = real & (nu.real < -floor)
+            self.warn(f"no buckling mode below load factor {1 / floor if floor > 0 else np.inf:.2g}"
+                      ": the reference load does not make the structure unstable (larger "
+                      "factors are round-off)"
+                      + (f"; reversed, it buckles at load factor {1 / nu.real[reverse].min():.6g}"
+                         if reverse.any() else "")
+                      + ("" if symmetric else "; a non-conservative load may lose stability by "
+                         "flutter, which a buckling step does not find"))
         return lam[order], [vecs[i] for i in order]
 
     def _slepc_eigen(self, a, b, symmetric):
@@ -141,12 +161,31 @@ class BucklingStep(StepBase):
         for i in range(eps.getConverged()):
             vals.append(eps.getEigenpair(i, vr))
             vecs.append(vr.getArray().copy())
+        scale = max((abs(v) for v in vals), default=0.0)
+        if not vals or any(v.real > 0 for v in vals):
+            # Are they all round-off? Only the largest magnitude of the pencil (a tension mode,
+            # say) tells; the factorization of b is reused. A negative one is the factor of the
+            # reversed load, kept for the report (it is never a buckling mode of this load).
+            interrupt.check()
+            eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_MAGNITUDE)
+            eps.setDimensions(nev=1)
+            try:
+                eps.solve()
+                if eps.getConverged():
+                    top = eps.getEigenpair(0, vr)
+                    scale = max(scale, abs(top))
+                    if top.real < 0:
+                        vals.append(top)
+                        vecs.append(vr.getArray().copy())
+            except _petsc.PETSc().Error:
+                pass                    # keep the scale of the values found
         for obj in (eps, A, B, vr):
             obj.destroy()
-        return np.array(vals, dtype=complex), vecs
+        return np.array(vals, dtype=complex), vecs, scale
 
 
 DENSE_LIMIT = 400   # below this many unknowns, a dense LAPACK solve is faster and more robust
+ROUND_OFF = 1e3 * np.finfo(float).eps   # |nu| below this times the largest is indistinguishable
 
 
 def _dense_eigen(a, b, symmetric):

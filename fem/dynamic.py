@@ -4,8 +4,15 @@ Each step goes from the committed state ``s0`` to a trial ``s1`` predicted as ``
 corrected by Newton on the integrator's residual (:mod:`fem.integrators`). If Newton fails, the
 step is retried with ``h`` halved, at most ``max_cuts`` times in a row; after a cut the step size
 grows back (doubling) towards the requested one; the cuts are counted in the statistics. Nothing
-loops without bound: past ``max_cuts`` the step stops with a :class:`~fem.errors.ConvergenceError`
-and the frames written so far stay in the results file.
+loops without bound: past ``max_cuts``, or once a halved step would no longer advance time (a few
+ulps of ``t``), the step stops with a :class:`~fem.errors.ConvergenceError` and the frames written
+so far stay in the results file. Output times are computed, never counted up one interval at a
+time, and :func:`fem.interrupt.check` runs at every time step and Newton iteration.
+
+A singular effective tangent is not a reason to cut the step when a free DOF has no mass: no time
+step can help, and the step raises a :class:`~fem.errors.ModelError` naming it (every free DOF
+needs mass or stiffness). A converged time step whose state is not finite raises
+:class:`~fem.errors.AccuracyError`.
 
 Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
 
@@ -32,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fem import linalg
-from fem.errors import ConvergenceError
+from fem import interrupt, linalg
+from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators import make_integrator
 from fem.integrators.inertia import NodalInertia
 from fem.newton import NewtonFailure, NormTest
@@ -95,6 +102,7 @@ class DynamicStep(StepBase):
         self.history: list[dict] = []
         self.cuts = 0
         self.steps = 0
+        self._du_rel = np.inf
 
     def run(self, state, results):
         """Advance ``state`` through the step, writing frames and the energy balance."""
@@ -123,6 +131,7 @@ class DynamicStep(StepBase):
         h = s.time_step
         try:
             while state.t < s.duration - 1e-12 * s.duration:
+                interrupt.check()
                 h = min(h, s.duration - state.t)
                 trial, strain, dwork = self._advance(state, h)
                 work = [work[0] + dwork[0], work[1] + dwork[1]]
@@ -137,10 +146,10 @@ class DynamicStep(StepBase):
                 if due or state.t >= s.duration - 1e-12 * s.duration:
                     self._frame(writer, state, strain, work)
                     if next_out is not None:
-                        while next_out <= state.t + 1e-9 * s.time_step:
-                            next_out += s.output_interval
+                        next_out = self._next_output(state.t)
                 h = min(2 * h, s.time_step) if h < s.time_step else h
             self.loads.finish(state, state.t)
+            self.warn_solves("time")
         finally:
             if writer:
                 writer.close()
@@ -148,16 +157,31 @@ class DynamicStep(StepBase):
         state.t = t_start + state.t
         return state
 
+    def _next_output(self, t: float) -> float:
+        """The first output time after ``t``.
+
+        Computed, not counted up: an interval far below the time step would take billions of
+        additions per step.
+        """
+        s = self.settings
+        after = t + 1e-9 * s.time_step
+        k = np.floor(after / s.output_interval) + 1
+        nxt = k * s.output_interval
+        return nxt if nxt > after else (k + 1) * s.output_interval
+
     def _initial_strain(self, state) -> float:
         return self.system.strain_energy(state)
 
     def _advance(self, s0, h):
         """One time step from ``s0``, cutting ``h`` on failure; returns (s1, strain, work)."""
         cuts = 0
+        # a step below a few ulps of the time scale no longer advances time
+        h_min = 4 * np.spacing(max(abs(s0.t), self.settings.time_step))
         while True:
             try:
                 return self._newton(s0, h)
             except NewtonFailure as fail:
+                self.commit_solves(s0.t + h, failed=True)
                 cuts += 1
                 self.cuts += 1
                 if cuts > self.settings.max_cuts:
@@ -165,6 +189,12 @@ class DynamicStep(StepBase):
                         f"Newton failed ({fail.reason}) after {cuts - 1} halvings of the time "
                         f"step (to {h:.3g})", step=self.name, time=s0.t + h,
                         iteration=fail.iteration, norms=fail.norms) from None
+                if h / 2 < h_min:
+                    raise ConvergenceError(
+                        f"Newton failed ({fail.reason}) after {cuts - 1} halvings of the time "
+                        f"step: a step of {h / 2:.3g} would no longer advance time",
+                        step=self.name, time=s0.t + h, iteration=fail.iteration,
+                        norms=fail.norms) from None
                 log.info("step %s: t=%.6g, %s; halving the time step", self.name, s0.t + h,
                          fail.reason)
                 h /= 2
@@ -183,12 +213,16 @@ class DynamicStep(StepBase):
         self.test.start()
         n = self.system.n_free
         asm = self.system.assembler
+        self._du_rel = np.inf
         for _ in range(self.settings.max_iterations + 2):
+            interrupt.check()
             # after a tiny correction the residual has almost surely converged: skip its tangent
-            likely = self.test.norms and self.test._du_ratio < 1e-8
+            likely = self.test.norms and self._du_rel < 1e-8
             r, scale, data = integ.evaluate(s0, s1, tangent=not likely)
             if self.test.converged(np.linalg.norm(r[:n]), scale):
                 strain, work = integ.finish(s0, s1)
+                self._check_finite(s1, r, strain, work)
+                self.commit_solves(s1.t)
                 self._reactions = r
                 inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
                 constraint = float(r[n:] @ inc[n:])       # reactions on prescribed motion
@@ -199,15 +233,72 @@ class DynamicStep(StepBase):
                 r, scale, data = integ.evaluate(s0, s1, tangent=True)
             self._tangent_data = data
             linalg.fill_matrix(self.A, asm.indptr, asm.indices, data)
+            self.test.set_floor(self.system.round_off_floor(data, self.system.positions(s1)))
             try:
-                du = linalg.solve(self.ksp, -r[:n])
+                du, report = linalg.solve_checked(self.ksp, -r[:n])
             except linalg.SingularMatrixError as err:
-                raise NewtonFailure(f"singular tangent ({err})", len(self.test.norms),
+                raise self._singular(err) from None
+            except linalg.NonFiniteError as err:
+                raise NewtonFailure(f"linear solve: {err}", len(self.test.norms),
                                     self.test.norms) from None
+            self.note_solve(report)
             self.system.update(s1, self.free_to_nodal(du))
-            self.test.correction(np.linalg.norm(du), np.linalg.norm(
+            du_norm = np.linalg.norm(du)
+            self._du_rel = du_norm / (np.linalg.norm(
                 self.system.dofmap.from_nodal(s1.dof_values())[:n]) + 1e-300)
+            self.test.correction(du_norm, np.linalg.norm(self.system.positions(s1)))
         raise NewtonFailure("no convergence", len(self.test.norms), self.test.norms)
+
+    def _check_finite(self, s1, r, strain: float, work: float) -> None:
+        """A converged time step must have a finite state, residual and energy balance."""
+        if not all(np.all(np.isfinite(a)) for a in (s1.u, s1.rot, s1.v, s1.a, r)) \
+                or not (np.isfinite(strain) and np.isfinite(work)):
+            raise AccuracyError(f"step '{self.name}', time {s1.t:.6g}: the solution overflowed "
+                                "(displacements, velocities, forces or energies are not finite)")
+
+    def mass_diagonal(self) -> np.ndarray:
+        """(n_free,) the lumped mass or rotary inertia of each free DOF."""
+        inert, d = self.inertia, self.system.model.dim
+        nodal = np.zeros((len(inert.m), self.system.model.nslots))
+        nodal[:, :d] = inert.m[:, None]
+        if d == 2:
+            nodal[:, 2] = inert.I
+        else:
+            nodal[:, 3:6] = np.einsum("nii->ni", inert.J)
+        return self.system.dofmap.from_nodal(nodal)[:self.system.n_free]
+
+    def _singular(self, err) -> Exception:
+        """What a singular effective tangent means.
+
+        A massless DOF without stiffness: a :class:`~fem.errors.ModelError` naming it (no time
+        step helps). When the DOF it leaves free has mass: a Newton failure, which a shorter step
+        (more ``M / h^2``) may cure.
+        """
+        mass = self.mass_diagonal()
+        fail = NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
+        if np.all(mass > 0):
+            return fail
+        csr = self.system.assembler.to_scipy(self._tangent_data)
+        diag = np.abs(csr.diagonal())
+        zero = np.flatnonzero(diag <= 1e-14 * (diag.max() if len(diag) else 1.0))
+        if len(zero):               # DOFs on their own
+            moving, joint = zero, "as have"
+        else:                       # a combination of DOFs: those the null mode moves most
+            phi = np.abs(linalg.null_vector(csr))
+            moving = np.argsort(-phi)[:int(np.sum(phi > 0.5 * phi.max()))]
+            joint = "moving with"
+        k = int(moving[0])
+        if mass[k] > 0:
+            return fail
+        dm, ids = self.system.dofmap, self.system.model.node_ids
+        others = [dm.describe(int(j), ids) for j in moving[1:3]]
+        more = len(moving) - 1 - len(others)
+        also = (f" ({joint} " + ", ".join(others) + (f" and {more} more" if more else "")
+                + ")") if others else ""
+        return ModelError(f"step '{self.name}': {dm.describe(k, ids)} has neither mass nor "
+                          f"stiffness{also}: in a dynamic step every free DOF needs mass or "
+                          "stiffness; give the node a mass ([[masses]]) or its elements a "
+                          "density, or support the DOF")
 
     def _frame(self, writer, state, strain: float, work: list[float]) -> None:
         inertia = self.inertia
@@ -228,14 +319,17 @@ class DynamicStep(StepBase):
     def summary(self) -> list[str]:
         """Lines for the run summary: steps, cuts, energy and momentum balance."""
         first, last = self.history[0], self.history[-1]
-        scale = max(abs(first["total"]), abs(first["kinetic"]) + abs(first["strain"]), 1e-300)
+        scale = max(abs(first["total"]), abs(first["kinetic"]) + abs(first["strain"]))
+        change = last["total"] - first["total"]
+        # from rest and unstrained there is nothing to be relative to: say the change itself
+        change = (f"change {change / scale:+.2e} relative" if scale > 0 else
+                  f"change {change:+.3e}")
         lines = [f"{self.steps} time steps, {self.cuts} step-size halvings",
                  f"energy: kinetic {last['kinetic']:.6g}, strain {last['strain']:.6g}, "
                  f"external work {last['external_work']:.6g}, "
                  + (f"constraint work {last['constraint_work']:.6g}, "
                     if last["constraint_work"] else "")
-                 + f"total {last['total']:.10g} "
-                 f"(change {(last['total'] - first['total']) / scale:+.2e} relative)"]
+                 + f"total {last['total']:.10g} ({change})"]
         for key in ("linear_momentum", "angular_momentum"):
             a, b = first[key], last[key]
             lines.append(f"{key.replace('_', ' ')}: {np.array2string(b, precision=6)} "

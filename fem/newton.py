@@ -25,17 +25,37 @@ class NewtonFailure(Exception):
 
 @dataclass
 class NormTest:
-    """Residual test ``|r| <= max(rtol * scale, atol)`` with a divergence guard.
+    """Residual test with a round-off floor, a stagnation guard and a divergence guard.
 
-    ``scale`` is supplied per iteration by the caller (typically the larger of the external-force
-    and internal-force norms over all active DOFs), so the test is unit-free.
+    An increment has converged when, after ``k`` Newton corrections,
 
-    The residual has a round-off floor: nodal coordinates are known to ``eps |x|``, so a member of
-    axial stiffness ``EA`` cannot balance better than about ``EA eps``. Once the last Newton
-    correction is at round-off, ``|du| <= round_off * |u|`` (see :meth:`correction`), and the
-    residual no longer falls, the increment is accepted if the residual is within ``1000 rtol``
-    and otherwise fails with a message that says so (the tolerance is below what the model's
-    arithmetic can resolve).
+    * ``|r| <= max(rtol * scale, atol)``, with ``scale`` supplied per iteration by the caller
+      (the larger of the external-, internal- and inertial-force norms over the active DOFs,
+      reactions included), so the test is unit-free; or
+    * ``|r| <= floor``, the residual's round-off floor (:meth:`set_floor`), and the last
+      correction no longer halved it: the residual is round-off, no iteration can lower it.
+
+    **Why a floor.** Nodal coordinates are stored as positions ``x = X + u``, known only to
+    ``eps |x|`` however small the displacement ``u`` is; internal forces computed from them carry
+    errors of about ``eps |K| |x|`` (``|K|`` the entrywise absolute tangent, rotations counted
+    with magnitude 1, :meth:`fem.system.System.round_off_floor`). No iteration can reduce the
+    residual below that. When the load is small compared with the stiffness of the members
+    (0.01 N on a steel rod, a stiff pendulum hanging at rest), ``rtol * scale`` falls below it
+    and a plain relative test never passes. Since the floor is an upper estimate of the
+    round-off (sums of absolute values), a residual below it may still be falling: the increment
+    is accepted there only once a correction has stopped halving it (so at least one correction
+    is always made, and a load whose residual is already below the floor still moves the
+    structure, by the solution of the linearized problem; where the relative test can be met,
+    the iterations are those it needs).
+
+    **Stagnation guard.** When the last correction is at round-off *relative to the positions*,
+    ``|du| <= round_off * |x|`` (:meth:`correction`; comparing with the displacements instead
+    would never fire for small motions), and the residual no longer halves, the increment is
+    accepted if ``|r| <= 1000 rtol scale`` and otherwise fails with a message that says so (the
+    tolerance is below what the model's arithmetic resolves).
+
+    **Divergence.** A non-finite residual, ``max_iterations`` exceeded, or a residual a million
+    times its first value after three iterations fail the increment (:class:`NewtonFailure`).
     """
 
     rtol: float = 1e-9
@@ -43,32 +63,42 @@ class NormTest:
     max_iterations: int = 25
     round_off: float = 1e-13
     norms: list[float] = field(default_factory=list)
+    floor: float = 0.0
+    at_floor: bool = False
 
     def start(self) -> None:
         """Begin a new increment."""
         self.norms = []
         self._du_ratio = np.inf
+        self.floor = 0.0
+        self.at_floor = False
 
-    def correction(self, du_norm: float, u_norm: float) -> None:
-        """Record the size of the Newton correction just applied, relative to the solution."""
-        self._du_ratio = du_norm / u_norm if u_norm > 0 else np.inf
+    def set_floor(self, floor: float) -> None:
+        """The residual's round-off floor ``eps |K| |x|`` at the latest tangent."""
+        self.floor = float(floor) if np.isfinite(floor) else 0.0
+
+    def correction(self, du_norm: float, x_norm: float) -> None:
+        """Record the size of the Newton correction just applied and of the positions it moved."""
+        self._du_ratio = du_norm / x_norm if x_norm > 0 else np.inf
 
     def converged(self, rnorm: float, scale: float) -> bool:
         """Record ``rnorm``; true when converged; :class:`NewtonFailure` when diverging."""
         self.norms.append(float(rnorm))
+        it = len(self.norms) - 1
         if not np.isfinite(rnorm):
-            raise NewtonFailure("residual is not finite", len(self.norms) - 1, self.norms)
+            raise NewtonFailure("residual is not finite", it, self.norms)
         if rnorm <= max(self.rtol * scale, self.atol):
             return True
-        if self._du_ratio <= self.round_off and len(self.norms) > 1 \
-                and rnorm > 0.5 * self.norms[-2]:
+        if it >= 1 and rnorm <= self.floor and rnorm > 0.5 * self.norms[-2]:
+            self.at_floor = True
+            return True
+        if self._du_ratio <= self.round_off and it >= 1 and rnorm > 0.5 * self.norms[-2]:
             if rnorm <= 1e3 * self.rtol * scale:
                 return True
             raise NewtonFailure(f"the residual stagnates at {rnorm:.3e} ({rnorm / scale:.1e} "
                                 f"relative) while the corrections are at round-off: the tolerance "
                                 f"{self.rtol:g} is below what this model resolves; raise the "
-                                "step's tolerance", len(self.norms) - 1, self.norms)
-        it = len(self.norms) - 1
+                                "step's tolerance", it, self.norms)
         if it >= self.max_iterations:
             raise NewtonFailure(f"no convergence in {self.max_iterations} iterations", it,
                                 self.norms)

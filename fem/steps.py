@@ -47,6 +47,8 @@ class StepBase:
         self.ksp = None
         self._tangent_data = None
         self.warnings: list[str] = []
+        self._poor_pending: list[float] = []             # this increment's inaccurate solves
+        self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""
@@ -55,12 +57,49 @@ class StepBase:
             self.warnings.append(text)
             log.warning("%s", text)
 
+    # --- accuracy of Newton's linear solves ---------------------------------------------------
+    def note_solve(self, report) -> None:
+        """Keep the backward error of a Newton solve that stayed inaccurate after refinement."""
+        if report.poor:
+            self._poor_pending.append(report.backward_error)
+
+    def commit_solves(self, where: float, failed: bool = False) -> None:
+        """End of an increment or time step at ``where``: keep its inaccurate solves.
+
+        Only if it converged: an increment that failed is retried and says nothing.
+        """
+        if self._poor_pending and not failed:
+            self._poor_done.append((where, max(self._poor_pending)))
+        self._poor_pending = []
+
+    def warn_solves(self, what: str = "load factor") -> None:
+        """One warning for all the converged increments some of whose solves were inaccurate.
+
+        Newton converged anyway (its residual is computed independently of the solves), so the
+        results hold to the tolerance; the warning says the tangent was hard to solve with.
+        """
+        if self._poor_done:
+            where, _ = self._poor_done[0]
+            worst = max(b for _, b in self._poor_done)
+            unit = "time steps" if what == "time" else "increments"
+            self.warn(f"{len(self._poor_done)} {unit} had linear solves that stayed "
+                      f"inaccurate after iterative refinement (backward error up to {worst:.1e}, "
+                      f"first at {what} {where:.6g}); Newton converged anyway")
+            self._poor_done = []
+
     # --- PETSc objects ------------------------------------------------------------------------
-    def open_solver(self) -> None:
-        """Create the step's matrix and direct solver."""
+    def open_solver(self, defaults: dict | None = None) -> None:
+        """Create the step's matrix and direct solver.
+
+        ``defaults`` are options the step needs (e.g. MUMPS's determinant), given under the
+        deck's: the deck and the command line win.
+        """
         asm = self.system.assembler
         self.A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
-        self.ksp = linalg.direct_solver(self.A, self.prefix, self.solver_options)
+        if defaults and linalg.best_lu_package() != "mumps":
+            defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
+        self.ksp = linalg.direct_solver(self.A, self.prefix,
+                                        {**(defaults or {}), **self.solver_options})
 
     def close(self) -> None:
         """Destroy the PETSc objects."""

@@ -28,6 +28,7 @@ class System:
         self.dofmap = DofMap.build(model)
         self.assembler = Assembler(model, self.dofmap)
         self.additive = self._additive_nodes(model)
+        self._entry_rows = None      # CSR row of every tangent entry (round_off_floor)
 
     @staticmethod
     def _additive_nodes(model) -> NDArray | None:
@@ -96,6 +97,35 @@ class System:
         for g, due in zip(self.model.groups, self.element_increments(du_nodal), strict=True):
             blocks.append(g.internal_force(state) + np.einsum("eij,ej->ei", g.tangent(state), due))
         return self.assembler.vector(blocks)
+
+    def positions(self, state: State) -> NDArray:
+        """(n_free,) the magnitude each free DOF's coordinate is known to relative precision.
+
+        A translation is stored as part of a position ``x = X + u``, so round-off limits it to
+        ``eps |x|`` however small ``u`` is; a rotation to ``eps max(|angle|, 1)`` (angles enter
+        through sines and cosines, 3D orientations through unit quaternions).
+        """
+        nodal = np.ones((state.n_nodes, self.model.nslots))
+        d = self.model.dim
+        nodal[:, :d] = np.abs(self.model.X[:, :d] + state.u[:, :d])
+        rot = np.abs(state.dof_values()[:, d:])
+        nodal[:, d:] = np.maximum(rot, 1.0)
+        return self.dofmap.from_nodal(nodal)[:self.n_free]
+
+    def round_off_floor(self, tangent: NDArray, positions: NDArray) -> float:
+        """``eps | |K| q |``: the residual norm below which round-off hides equilibrium.
+
+        Coordinates are known to ``eps q`` (:meth:`positions`), so internal forces computed from
+        them carry errors up to about ``eps |K| q`` (``|K|`` the entrywise absolute tangent, CSR
+        values ``tangent``); no Newton iteration can bring the residual below that. One pass over
+        the matrix entries (its row of every entry is computed once).
+        """
+        asm = self.assembler
+        if self._entry_rows is None:
+            self._entry_rows = np.repeat(np.arange(asm.n_free), np.diff(asm.indptr))
+        absK_q = np.bincount(self._entry_rows, weights=np.abs(tangent) * positions[asm.indices],
+                             minlength=asm.n_free)
+        return float(np.finfo(float).eps * np.linalg.norm(absK_q))
 
     def outputs(self, state: State) -> dict[str, dict[str, NDArray]]:
         """Section forces per group."""

@@ -276,3 +276,31 @@ def test_shear_deformable_column_converges_to_engesser(dim):
     e = {n: engesser(dim, n, True) for n in (4, 8, 16)}
     assert 0 < e[16] < e[8] < e[4] < 1e-4
     assert 3.9 < math.log2(e[4] / e[8]) < 4.3 and 3.9 < math.log2(e[8] / e[16]) < 4.3
+
+
+@pytest.mark.parametrize("n", [4, 80])          # LAPACK; SLEPc (481 nodal unknowns in 3D)
+@pytest.mark.parametrize("bc", ["cantilever", "pinned"])
+def test_columns_pulled_have_no_buckling_mode(n, bc, tmp_path):
+    """R25: pulled instead of pushed, a column does not buckle. The positive eigenvalues ``nu``
+    of the pencil are then round-off (factors 1 / nu ~ 1e16 used to be printed as modes): they
+    are discarded, the step says that no mode lies below the largest resolvable factor and at
+    which factor the reversed load buckles it (the Euler load, negative), and the results file
+    gets zero modes."""
+    import h5py
+
+    d = euler(3, bc, n)
+    d["loads"][0]["force"] = [1.0, 0.0, 0.0]                 # tension
+    d["steps"][0]["modes"] = 3
+    step = solve(d, h5=str(tmp_path / "b.h5"))[3][-1]
+    assert len(step.factors) == 0 and step.shapes.shape[0] == 0
+    (w,) = step.warnings
+    assert "no buckling mode below load factor" in w
+    limit = float(w.split("below load factor ")[1].split(":")[0])
+    assert 1e11 < limit < 1e14                               # 1 / (1000 eps |nu|max)
+    reversed_factor = float(w.split("buckles at load factor ")[1].split(";")[0])
+    assert reversed_factor == pytest.approx(-EULER[bc], rel=1e-3)
+    with h5py.File(tmp_path / "b.h5") as f:
+        assert f["modes/b/eigenvalues"].shape == (0,)
+    d["loads"][0]["force"] = [-1.0, 0.0, 0.0]                # pushed: the Euler load, silently
+    pushed = solve(d)[3][-1]
+    assert pushed.factors[0] == pytest.approx(EULER[bc], rel=1e-3) and pushed.warnings == []

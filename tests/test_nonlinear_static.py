@@ -188,3 +188,141 @@ def test_load_history_is_continuous_across_steps():
                               {"name": "b", "loads": ["P"], "load_factor": 0.5, **nl}])
     once = cantilever_steps([{"name": "a", "loads": ["P"], "load_factor": 1.5, **nl}])
     assert np.allclose(twice, once, atol=1e-10)           # re-applied loads add up
+
+
+# --- no silent wrong answers ------------------------------------------------------------------
+
+def von_mises_load_control(load_factor, solver=None):
+    """R21: the shallow two-bar truss of the von Mises case under load control."""
+    d = deck_io.parse((CASES / "von_mises_truss" / "deck.toml").read_text())
+    d["steps"] = [{"name": "snap", "type": "static", "nonlinear": True,
+                   "load_factor": load_factor, "increments": 10}]
+    if solver:
+        d["solver"] = {"petsc_options": {"pc_factor_mat_solver_type": solver}}
+    return solve(d)
+
+
+@pytest.mark.parametrize("solver", [None, "superlu"])
+def test_load_control_past_a_limit_point_warns(solver):
+    """Loaded to 2.6 times its limit load, the apex jumps to the inverted branch within one
+    increment and the step used to say nothing. Now it warns, naming the increment that contains
+    the closed-form limit load, by MUMPS's determinant or (SuperLU) by F . K^-1 F."""
+    a, h = 1.0, 0.1
+    L0 = math.hypot(a, h)
+    Ls = (a * a * L0) ** (1 / 3)
+    Pmax = 2 * math.sqrt(Ls**2 - a * a) * (1 / Ls - 1 / L0)              # 3.85e-4
+    dk, _, st, steps = von_mises_load_control(1e-3, solver)
+    y = h + st.u[node(dk, 2), 1]
+    assert y < -0.1                                          # it did jump to the far branch
+    warnings = steps[0].warnings
+    assert len(warnings) == 1 and 'control = "arclength"' in warnings[0], warnings
+    lo, hi = (float(v) for v in warnings[0].split("near load factor ")[1].split(":")[0]
+              .split(" to "))
+    assert lo < Pmax < hi
+    below = von_mises_load_control(0.9 * Pmax, solver)[3][0]      # short of the limit: silent
+    assert below.warnings == []
+
+
+@pytest.mark.parametrize("solver", [None, "superlu"])
+def test_no_limit_point_warning_on_stable_paths(solver, tmp_path):
+    """The elastica case and a 300-element cantilever bent far: Newton's first iterates of a
+    slender co-rotational beam have tangents of either sign, which are no limit point."""
+    dk = deck_io.load(str(CASES / "elastica_cantilever" / "deck.toml"))
+    if solver:
+        dk.solver_options["pc_factor_mat_solver_type"] = solver
+    result = run(dk, str(tmp_path / "e.h5"))
+    assert not [line for s in result.steps for line in s.lines if "warning" in line]
+    d = line_beam(2, 300, A=1e3, Iz=1.0)
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["loads"] = [{"name": "P", "nodes": 2, "force": [0, -3.0]}]
+    d["steps"] = [{"name": "s", "type": "static", "nonlinear": True, "increments": 5}]
+    if solver:
+        d["solver"] = {"petsc_options": {"pc_factor_mat_solver_type": solver}}
+    step = solve(d)[3][0]
+    assert step.warnings == []
+
+
+def test_negative_load_factor_loads_the_other_way():
+    """R06: load_factor = -1 is -1 times the loads (it used to do nothing and exit 0)."""
+    def tip(load_factor):
+        d = line_beam(2, 8, A=1e3, Iz=1.0)
+        d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+        d["loads"] = [{"name": "P", "nodes": 2, "force": [0, -2.0]}]
+        d["steps"] = [{"name": "s", "type": "static", "nonlinear": True,
+                       "load_factor": load_factor, "tolerance": 1e-11}]
+        dk, _, st, _ = solve(d)
+        return st.t, st.u[node(dk, 2)].copy()
+
+    t_down, down = tip(1.0)
+    t_up, up = tip(-1.0)
+    assert t_up == pytest.approx(-1.0) and t_down == pytest.approx(1.0)
+    assert down[1] < -0.1                                      # a large deflection ...
+    assert up[1] == pytest.approx(-down[1], rel=1e-9)          # ... mirrored
+    assert up[0] == pytest.approx(down[0], rel=1e-9)           # the same shortening
+
+
+def test_arc_length_that_stops_short_of_its_target_warns():
+    """R22: max_steps reached before the watched DOF's target: a warning says what was reached;
+    the case itself, which reaches its target, says nothing."""
+    d = deck_io.parse((CASES / "von_mises_truss" / "deck.toml").read_text())
+    full = solve(d)[3][0]
+    assert full.warnings == []
+    d["steps"][0]["max_steps"] = 20
+    dk, _, st, steps = solve(d)
+    (w,) = steps[0].warnings
+    uy = st.u[node(dk, 2), 1]
+    assert uy > -0.15
+    assert "max_steps = 20" in w and "target uy = -0.25 of node 2" in w
+    assert f"reached {uy:.6g}" in w
+
+
+def test_small_load_on_a_slender_rod_converges(tmp_path):
+    """R19: 0.01 N on a 2 m steel rod (d = 10 mm): internal forces of the stiff axial mode carry
+    round-off above 1e-9 of the first increments' loads (it failed after 25 iterations). Newton
+    stops at the residual's round-off floor, within three iterations per increment, at the linear
+    deflection P L^3 / 3 EI (0.26 mm, small)."""
+    E, d_, L, P = 210000.0, 10.0, 2000.0, 0.01
+    d = {"model": {"dim": 2}, "materials": [{"name": "steel", "E": E, "nu": 0.3}],
+         "sections": [{"name": "rod", "shape": "circle", "d": d_}],
+         "nodes": {"coordinates": [[0, 0], [L, 0]]},
+         "elements": [{"name": "rod", "type": "beam", "formulation": "corotational",
+                       "material": "steel", "section": "rod", "connectivity": [[1, 2]],
+                       "divisions": 10}],
+         "supports": [{"nodes": 1, "fixed": ["all"]}],
+         "loads": [{"name": "P", "nodes": 2, "force": [0, -P]}],
+         "steps": [{"name": "bend", "type": "static", "nonlinear": True}]}
+    dk, _, st, _ = solve(d, h5=str(tmp_path / "r.h5"))
+    I = math.pi * d_**4 / 64
+    assert st.u[node(dk, 2), 1] == pytest.approx(-P * L**3 / (3 * E * I), rel=1e-6)
+    with h5py.File(tmp_path / "r.h5") as f:
+        iterations = f["steps/bend/increments/iterations"][()]
+    assert len(iterations) == 10 and iterations.max() <= 3
+
+
+def test_load_control_cut_backs_are_bounded(monkeypatch):
+    """With min_increment = 0 a failing increment is still halved a bounded number of times."""
+    from fem.errors import ConvergenceError
+    from fem.newton import NewtonFailure
+    from fem.static import MAX_CUTS, StaticStep
+
+    calls = []
+
+    def never(self, trial, lam, start):
+        calls.append(lam)
+        raise NewtonFailure("made to fail", 0, [1.0])
+
+    monkeypatch.setattr(StaticStep, "_newton_fixed_load", never)
+    d = line_beam(2, 2)
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["loads"] = [{"name": "P", "nodes": 2, "force": [0, -1.0]}]
+    d["steps"] = [{"name": "s", "type": "static", "nonlinear": True}]
+    from fem.run import make_step
+    from fem.system import System
+
+    dk = deck_io.from_dict(d)
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    step.settings.min_increment = 0.0                # the deck refuses it; the loop must not care
+    with pytest.raises(ConvergenceError, match="halvings of the increment in a row"):
+        step.run(sysm.reference_state(), None)
+    assert len(calls) == MAX_CUTS + 1
