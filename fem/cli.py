@@ -88,12 +88,13 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _cmd_run(args, petsc: list[str]) -> int:
-    from fem import console
+    from fem import console, solver_options
     from fem.io import deck as deck_io
     from fem.run import results_path, run
 
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
     _petsc.init(petsc)
+    solver_options.check(deck.solver_options, deck.text, [s["name"] for s in deck.steps])
     size = _petsc.PETSc().COMM_WORLD.getSize()
     if size > 1:
         # every rank would solve the whole model and write the same file

@@ -84,11 +84,17 @@ _PUSHED: dict[str, list[str]] = {}
 
 
 def push_options(prefix: str, options: dict | None) -> None:
-    """Put ``options`` into the database under ``prefix`` unless already set (command line wins)."""
+    """Put ``options`` into the database under ``prefix`` unless already set (command line wins).
+
+    Deck names become PETSc names as :func:`fem.solver_options.petsc_name` says: SLEPc options
+    (``eps_tol``) go to the eigen-solver of the step (``<prefix>eps_eps_tol``).
+    """
+    from fem.solver_options import petsc_name
+
     opts = _petsc.PETSc().Options()
     pushed = _PUSHED.setdefault(prefix, [])
     for key, value in (options or {}).items():
-        name = prefix + key.lstrip("-")
+        name = prefix + petsc_name(key)
         if opts.hasName(name):
             continue
         if isinstance(value, bool):

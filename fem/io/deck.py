@@ -314,7 +314,14 @@ def _unknown_table(name: str) -> DeckError:
 
 
 def _petsc_options(options: dict | None) -> dict:
-    """``[solver] petsc_options``: option names without ``-``, values strings/numbers/booleans."""
+    """``[solver] petsc_options``: option names without ``-``, values strings/numbers/booleans.
+
+    Solver settings only (:func:`fem.solver_options.check_allowed`, which needs no PETSc); that
+    PETSc uses them and accepts their values is checked once PETSc has started
+    (:func:`fem.solver_options.check`).
+    """
+    from fem.solver_options import check_allowed
+
     for key, value in (options or {}).items():
         where = f"solver.petsc_options.{key}"
         if not re.fullmatch(r"-?\w+", key):
@@ -323,6 +330,7 @@ def _petsc_options(options: dict | None) -> dict:
         if isinstance(value, (dict, list)):
             raise DeckError(where, "expected a string, a number or true/false, got "
                             f"{type_name(value)} {shown(value)}")
+    check_allowed(options)
     return dict(options or {})
 
 
