@@ -66,3 +66,23 @@ def test_a_terminal_shows_a_bar_with_the_steps_clock(tmp_path):
     percents = [int(re.search(r"(\d+)%\|", u).group(1)) for u in updates]
     assert percents == sorted(percents) and percents[-1] > 0     # refreshes: every 0.2 s
     assert any(re.search(r"/20, \d+ it", u) for u in updates)  # 20 s clock, Newton its
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path):
+    """``fem run ... | head``: the reader goes away; the run completes, no internal error.
+
+    ``true`` leaves before anything is written (``head`` may read all of a short output first,
+    which hides the failure).
+    """
+    deck = CASES / "cantilever_2d" / "deck.toml"
+    out = tmp_path / "c.h5"
+    command = " ".join(fem_command("run", str(deck), "-o", str(out)))
+    proc = subprocess.run(f"{command} | true; exit ${{PIPESTATUS[0]}}", shell=True, env=env(),
+                          capture_output=True, text=True, timeout=120, executable="/bin/bash")
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "BrokenPipe" not in proc.stderr
+    assert out.exists()                                   # the results are complete
+    import h5py
+    with h5py.File(out, "r") as h5:
+        assert set(h5["steps"]) == {"tip_force", "tip_moment"}
