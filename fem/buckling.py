@@ -138,19 +138,8 @@ class BucklingStep(StepBase):
         """Largest real ``nu`` of ``a x = nu b x``: SLEPc Krylov-Schur, ``b`` factored by LU."""
         SLEPc = _petsc.SLEPc()
         A, B = (linalg.matrix_from_scipy(m) for m in (a, b))
-        eps = SLEPc.EPS().create(comm=A.getComm())
-        eps.setOptionsPrefix(self.prefix + "eps_")
-        eps.setOperators(A, B)
-        eps.setProblemType(SLEPc.EPS.ProblemType.GHEP if symmetric else
-                           SLEPc.EPS.ProblemType.GNHEP)
-        eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
-        eps.setDimensions(nev=self.modes if symmetric else 2 * self.modes + 4)
-        eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_REAL)
-        ksp = eps.getST().getKSP()
-        ksp.setType("preonly")
-        ksp.getPC().setType("lu")
-        ksp.getPC().setFactorSolverType(linalg.best_lu_package())
-        eps.setFromOptions()
+        eps = linalg.eigen_solver(A, B, self.prefix + "eps_", symmetric=symmetric,
+                                  nev=self.modes if symmetric else 2 * self.modes + 4)
         try:
             eps.solve()
         except _petsc.PETSc().Error as err:

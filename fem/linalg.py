@@ -80,6 +80,33 @@ def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
     A.assemble()
 
 
+
+def eigen_solver(A, B, prefix: str, *, symmetric: bool, nev: int):
+    """A SLEPc EPS for the largest real ``nu`` of ``A x = nu B x``, configured from options.
+
+    Krylov-Schur with ``B`` factored by a direct LU (the best package, as :func:`direct_solver`);
+    options under ``prefix`` (``<step>_eps_``) then apply. Buckling steps and the check of the
+    deck's SLEPc options (:mod:`fem.solver_options`) both make theirs here, so they agree.
+    """
+    SLEPc = _petsc.SLEPc()
+    eps = SLEPc.EPS().create(comm=A.getComm())
+    eps.setOptionsPrefix(prefix)
+    eps.setOperators(A, B)
+    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP if symmetric else SLEPc.EPS.ProblemType.GNHEP)
+    eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
+    eps.setDimensions(nev=nev)
+    eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_REAL)
+    ksp = eps.getST().getKSP()
+    ksp.setType("preonly")
+    ksp.getPC().setType("lu")
+    ksp.getPC().setFactorSolverType(best_lu_package())
+    try:
+        eps.setFromOptions()
+    except Exception:
+        eps.destroy()          # a bad option: nothing half-built stays behind
+        raise
+    return eps
+
 _PUSHED: dict[str, list[str]] = {}
 
 

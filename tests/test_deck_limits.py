@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from repro_base import BASE
 
 from fem.errors import DeckError
 from fem.io import deck as deck_io
@@ -19,43 +20,6 @@ from fem.io import deck as deck_io
 # the bounds the deck reference documents (fem.io.schema)
 MAX_INCREMENTS, MAX_ITERATIONS, MAX_CUTS, MAX_MODES, MAX_FRAMES = 10**6, 1000, 50, 1000, 10**6
 
-BASE = """\
-[model]
-dim = 2
-
-[[materials]]
-name = "steel"
-E = 210000.0
-nu = 0.3
-
-[[sections]]
-name = "s"
-A = 100.0
-Iz = 1000.0
-
-[nodes]
-coordinates = [[0, 0], [1000, 0]]
-
-[[elements]]
-name = "beam"
-type = "beam"
-material = "steel"
-section = "s"
-connectivity = [[1, 2]]
-
-[[supports]]
-nodes = 1
-fixed = ["all"]
-
-[[loads]]
-name = "P"
-nodes = 2
-force = [0, -1.0]
-
-[[steps]]
-name = "load"
-type = "static"
-"""
 
 
 

@@ -13,49 +13,13 @@ import sys
 import h5py
 import numpy as np
 import pytest
+from repro_base import BASE
 
 from fem import _petsc, linalg, solver_options
 from fem.errors import DeckError
 
 _petsc.init()
 
-BASE = """\
-[model]
-dim = 2
-
-[[materials]]
-name = "steel"
-E = 210000.0
-nu = 0.3
-
-[[sections]]
-name = "s"
-A = 100.0
-Iz = 1000.0
-
-[nodes]
-coordinates = [[0, 0], [1000, 0]]
-
-[[elements]]
-name = "beam"
-type = "beam"
-material = "steel"
-section = "s"
-connectivity = [[1, 2]]
-
-[[supports]]
-nodes = 1
-fixed = ["all"]
-
-[[loads]]
-name = "P"
-nodes = 2
-force = [0, -1.0]
-
-[[steps]]
-name = "load"
-type = "static"
-"""
 
 TIP = 1.0 * 1000.0**3 / (3 * 210000.0 * 1000.0)      # P L^3 / 3 E I
 
