@@ -267,6 +267,20 @@ def test_results_can_be_read_while_the_run_writes_them(tmp_path):
                                timeout=60)
             assert d.returncode == 0, d.stderr
             assert "swing" in d.stdout
+        if shutil.which("pvpython"):                     # and ParaView, through the XDMF
+            probe = tmp_path / "probe.py"
+            probe.write_text(textwrap.dedent("""
+                import sys
+                from paraview import simple as pv
+                r = pv.Xdmf3ReaderT(FileName=[sys.argv[1]])
+                r.UpdatePipelineInformation()
+                r.UpdatePipeline(r.TimestepValues[-1])
+                print(len(r.TimestepValues), r.GetDataInformation().GetNumberOfPoints())
+                """))
+            p = subprocess.run(["pvpython", str(probe), str(tmp_path / "live.xdmf")],
+                               capture_output=True, text=True, timeout=120)
+            shown = [line.split() for line in p.stdout.splitlines() if len(line.split()) == 2]
+            assert shown and int(shown[-1][0]) >= 1 and int(shown[-1][1]) == 9, p.stdout
         assert run.poll() is None, "the run was disturbed by the readers"
         run.send_signal(15)
         run.wait(timeout=60)
