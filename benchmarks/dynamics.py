@@ -12,7 +12,7 @@ import numpy as np
 
 from benchmarks.common import space_frame
 from fem import linalg
-from fem.dynamic import DynamicSettings, DynamicStep, VelocityField
+from fem.analysis.dynamic import DynamicSettings, DynamicStep, VelocityField
 from fem.loads import StepLoads
 from fem.system import System
 

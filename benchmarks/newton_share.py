@@ -12,9 +12,9 @@ import numpy as np
 
 from benchmarks.common import space_frame
 from fem import linalg
+from fem.analysis.static import StaticSettings, StaticStep
 from fem.loads import StepLoads
 from fem.model import NodalLoad
-from fem.static import StaticSettings, StaticStep
 from fem.system import System
 
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fem import interior, interrupt
-from fem.buckling import BucklingStep
-from fem.dynamic import DynamicStep
+from fem.analysis.buckling import BucklingStep
+from fem.analysis.dynamic import DynamicStep
+from fem.analysis.static import StaticStep
 from fem.info import versions
 from fem.io import files
 from fem.io.deck import Deck
 from fem.io.hdf5 import ResultsFile
 from fem.loads import StepLoads
-from fem.static import StaticStep
 from fem.system import System
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from helpers import solve
 
 from fem import _petsc, cli, interrupt, linalg
 from fem.errors import AccuracyError, ConvergenceError, Interrupted
-from fem.newton import NewtonFailure, NormTest
+from fem.solvers.newton import NewtonFailure, NormTest
 
 CANTILEVER = """
 # a slender cantilever: L = 10, EI = 25, EA = 1, tip load 1: P L^3 / 3 EI = 13.333
@@ -289,7 +289,7 @@ def test_a_signal_stops_a_step_at_the_next_iteration(monkeypatch, no_pending_sig
 
 
 def test_a_signal_stops_a_buckling_step_before_its_eigen_solve(monkeypatch, no_pending_signal):
-    from fem.buckling import BucklingStep
+    from fem.analysis.buckling import BucklingStep
 
     stop_after(monkeypatch, BucklingStep, "operators", 1)
     solved = []

@@ -396,9 +396,9 @@ def test_an_output_interval_far_below_the_time_step_does_not_hang():
 
 def test_time_step_halving_stops_when_time_no_longer_advances(monkeypatch):
     """Even with max_cuts huge, halving stops once the step is a few ulps of the time scale."""
-    from fem.dynamic import DynamicStep
+    from fem.analysis.dynamic import DynamicStep
     from fem.errors import ConvergenceError
-    from fem.newton import NewtonFailure
+    from fem.solvers.newton import NewtonFailure
 
     def never(self, s0, h):
         raise NewtonFailure("made to fail", 0, [1.0])

@@ -302,16 +302,16 @@ def test_small_load_on_a_slender_rod_converges(tmp_path):
 def test_load_control_cut_backs_are_bounded(monkeypatch):
     """With min_increment = 0 a failing increment is still halved a bounded number of times."""
     from fem.errors import ConvergenceError
-    from fem.newton import NewtonFailure
-    from fem.static import MAX_CUTS, StaticStep
+    from fem.solvers.controls import MAX_CUTS
+    from fem.solvers.newton import Newton, NewtonFailure
 
     calls = []
 
-    def never(self, trial, lam, start):
+    def never(self, problem, trial, lam, control=None):
         calls.append(lam)
         raise NewtonFailure("made to fail", 0, [1.0])
 
-    monkeypatch.setattr(StaticStep, "_newton_fixed_load", never)
+    monkeypatch.setattr(Newton, "iterate", never)
     d = line_beam(2, 2)
     d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
     d["loads"] = [{"name": "P", "nodes": 2, "force": [0, -1.0]}]

@@ -1,7 +1,7 @@
 """What every time integrator shares: the protocol, velocity updates and inertial forces.
 
 An integrator advances a step from ``s0`` (time ``t0``, committed) to the trial ``s1`` (``t0 + h``)
-that a Newton loop (:mod:`fem.dynamic`) corrects. It supplies, for the current ``s1``:
+that a Newton loop (:mod:`fem.analysis.dynamic`) corrects. It supplies, for the current ``s1``:
 
 * ``evaluate(s0, s1, tangent)``: the residual (inertial + internal - external forces, full
   active-DOF vector), its norm scale and the CSR values of its derivative with respect to the

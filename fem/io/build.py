@@ -450,8 +450,8 @@ class ModelBuilder:
 
         ``every`` is ``[output] every``, for the number of frames a dynamic step writes.
         """
+        from fem.analysis.base import options_prefix
         from fem.io.build_steps import build_step
-        from fem.steps import options_prefix
 
         if not entries:
             raise DeckError("steps", "the deck has no [[steps]]: nothing to run")

@@ -87,7 +87,7 @@ def _inertia(dim: int, inertia, where: str) -> np.ndarray:
 
 def velocities(b, entries: list[Entry]) -> dict:
     """``[[velocities]]``: initial velocity fields."""
-    from fem.dynamic import VelocityField
+    from fem.analysis.dynamic import VelocityField
 
     fields = {}
     d = b.dim

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from fem.analysis.static import StaticSettings
 from fem.errors import DeckError
 from fem.io.build import STEP_KEYS
 from fem.io.schema import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, sci
-from fem.static import StaticSettings
 
 
 def _kind(v: dict) -> tuple[str, str]:
@@ -141,7 +141,7 @@ def _select(names, table: dict, what: str, where: str) -> tuple:
 
 
 def _dynamic(b, e, spec: dict) -> dict:
-    from fem.dynamic import DynamicSettings
+    from fem.analysis.dynamic import DynamicSettings
 
     v = e.values
     for key in ("time_step", "duration"):

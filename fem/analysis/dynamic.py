@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fem import interrupt, linalg
+from fem.analysis.base import StepBase
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators import make_integrator
 from fem.integrators.inertia import NodalInertia
-from fem.newton import NewtonFailure, NormTest
-from fem.steps import StepBase
+from fem.solvers.controls import CutBack
+from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,35 @@ class DynamicSettings:
     extra: dict = field(default_factory=dict)
 
 
+class TimeStep:
+    """The Newton problem of one time step from ``s0``: the integrator's residual at ``s1``.
+
+    The integrator evaluates the residual and its tangent in one pass (``fused``).
+    """
+
+    fused = True
+
+    def __init__(self, step, s0):
+        self.step, self.s0, self.system = step, s0, step.system
+
+    def evaluate(self, s1, lam: float, tangent: bool) -> Evaluation:
+        """The integrator's residual (and effective tangent) at the trial end state ``s1``."""
+        r, scale, K = self.step.integrator.evaluate(self.s0, s1, tangent=tangent)
+        return Evaluation(r, scale, K)
+
+    def update(self, s1, du) -> None:
+        """Apply a free-DOF correction to the end state."""
+        self.system.update(s1, self.step.free_to_nodal(du))
+
+    def floor(self, K, s1) -> float:
+        """The residual's round-off floor at the tangent ``K``."""
+        return self.system.round_off_floor(K, self.system.positions(s1))
+
+    def positions(self, s1) -> float:
+        """Norm of the positions the corrections move."""
+        return float(np.linalg.norm(self.system.positions(s1)))
+
+
 class DynamicStep(StepBase):
     """A dynamic step; see the module docstring."""
 
@@ -102,7 +132,6 @@ class DynamicStep(StepBase):
         self.history: list[dict] = []
         self.cuts = 0
         self.steps = 0
-        self._du_rel = np.inf
 
     def run(self, state, results):
         """Advance ``state`` through the step, writing frames and the energy balance."""
@@ -128,12 +157,14 @@ class DynamicStep(StepBase):
         self._reactions = None
         self._frame(writer, state, strain0, work)
         next_out = s.output_interval
-        h = s.time_step
+        # the time step: halved when Newton fails, doubled back after every converged step
+        self.policy = CutBack(size=s.time_step, nominal=s.time_step, smallest=0.0,
+                              max_cuts=s.max_cuts, grow=2.0, what="time step",
+                              too_small="a step of {half:.3g} would no longer advance time")
         try:
             while state.t < s.duration - 1e-12 * s.duration:
                 interrupt.check()
-                h = min(h, s.duration - state.t)
-                trial, strain, dwork = self._advance(state, h)
+                trial, strain, dwork = self._advance(state)
                 work = [work[0] + dwork[0], work[1] + dwork[1]]
                 state.assign(trial)
                 self.steps += 1
@@ -147,7 +178,6 @@ class DynamicStep(StepBase):
                     self._frame(writer, state, strain, work)
                     if next_out is not None:
                         next_out = self._next_output(state.t)
-                h = min(2 * h, s.time_step) if h < s.time_step else h
             self.loads.finish(state, state.t)
             self.warn_solves("time")
         finally:
@@ -172,82 +202,53 @@ class DynamicStep(StepBase):
     def _initial_strain(self, state) -> float:
         return self.system.strain_energy(state)
 
-    def _advance(self, s0, h):
-        """One time step from ``s0``, cutting ``h`` on failure; returns (s1, strain, work)."""
-        cuts = 0
+    def _advance(self, s0):
+        """One time step from ``s0``, cut back on failure (``self.policy``); (s1, strain, work)."""
+        policy = self.policy
         # a step below a few ulps of the time scale no longer advances time
-        h_min = 4 * np.spacing(max(abs(s0.t), self.settings.time_step))
+        policy.smallest = 4 * np.spacing(max(abs(s0.t), self.settings.time_step))
         while True:
+            policy.size = h = min(policy.size, self.settings.duration - s0.t)
             try:
-                return self._newton(s0, h)
+                result = self._newton(s0, h)
             except NewtonFailure as fail:
                 self.commit_solves(s0.t + h, failed=True)
-                cuts += 1
                 self.cuts += 1
-                if cuts > self.settings.max_cuts:
-                    raise ConvergenceError(
-                        f"Newton failed ({fail.reason}) after {cuts - 1} halvings of the time "
-                        f"step (to {h:.3g})", step=self.name, time=s0.t + h,
-                        iteration=fail.iteration, norms=fail.norms) from None
-                if h / 2 < h_min:
-                    raise ConvergenceError(
-                        f"Newton failed ({fail.reason}) after {cuts - 1} halvings of the time "
-                        f"step: a step of {h / 2:.3g} would no longer advance time",
-                        step=self.name, time=s0.t + h, iteration=fail.iteration,
-                        norms=fail.norms) from None
+                why = policy.cut()
+                if why is not None:
+                    raise ConvergenceError(f"Newton failed ({fail.reason}) after "
+                                           f"{policy.cuts - 1} halvings of the time step: {why}",
+                                           step=self.name, time=s0.t + h,
+                                           iteration=fail.iteration, norms=fail.norms) from None
                 log.info("step %s: t=%.6g, %s; halving the time step", self.name, s0.t + h,
                          fail.reason)
-                h /= 2
+                continue
+            policy.success(self._stats["iterations"])
+            return result
 
     def _newton(self, s0, h):
+        """Newton on the time step of size ``h`` from ``s0``; (s1, strain, (work, constraint))."""
         integ = self.integrator
         integ.h = h
         integ.start_step(s0)
         s1 = s0.copy()
         s1.t = s0.t + h
         predictor = h * s0.v            # d_n + h v_n, Crisfield & Shi's (notes, section 2.1)
-        fixed = self.system.dofmap.fixed
-        predictor[fixed] = 0.0
+        predictor[self.system.dofmap.fixed] = 0.0
         self.system.update(s1, predictor)
         self.apply_prescribed(s1, s1.t)
-        self.test.start()
-        n = self.system.n_free
-        asm = self.system.assembler
-        self._du_rel = np.inf
-        for _ in range(self.settings.max_iterations + 2):
-            interrupt.check()
-            # after a tiny correction the residual has almost surely converged: skip its tangent
-            likely = self.test.norms and self._du_rel < 1e-8
-            r, scale, data = integ.evaluate(s0, s1, tangent=not likely)
-            if self.test.converged(np.linalg.norm(r[:n]), scale):
-                strain, work = integ.finish(s0, s1)
-                self._check_finite(s1, r, strain, work)
-                self.commit_solves(s1.t)
-                self._reactions = r
-                inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
-                constraint = float(r[n:] @ inc[n:])       # reactions on prescribed motion
-                self._stats = {"iterations": len(self.test.norms) - 1, "time_step": h,
-                               "residual": self.test.norms[-1]}
-                return s1, strain, (work, constraint)
-            if data is None:
-                r, scale, data = integ.evaluate(s0, s1, tangent=True)
-            self._tangent_data = data
-            linalg.fill_matrix(self.A, asm.indptr, asm.indices, data)
-            self.test.set_floor(self.system.round_off_floor(data, self.system.positions(s1)))
-            try:
-                du, report = linalg.solve_checked(self.ksp, -r[:n])
-            except linalg.SingularMatrixError as err:
-                raise self._singular(err) from None
-            except linalg.NonFiniteError as err:
-                raise NewtonFailure(f"linear solve: {err}", len(self.test.norms),
-                                    self.test.norms) from None
-            self.note_solve(report)
-            self.system.update(s1, self.free_to_nodal(du))
-            du_norm = np.linalg.norm(du)
-            self._du_rel = du_norm / (np.linalg.norm(
-                self.system.dofmap.from_nodal(s1.dof_values())[:n]) + 1e-300)
-            self.test.correction(du_norm, np.linalg.norm(self.system.positions(s1)))
-        raise NewtonFailure("no convergence", len(self.test.norms), self.test.norms)
+        newton = Newton(self, self.test)
+        its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
+        r = newton.last.r
+        strain, work = integ.finish(s0, s1)
+        self._check_finite(s1, r, strain, work)
+        self.commit_solves(s1.t)
+        self._reactions = r
+        n = self.n
+        inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
+        constraint = float(r[n:] @ inc[n:])       # reactions on prescribed motion
+        self._stats = {"iterations": its, "time_step": h, "residual": self.test.norms[-1]}
+        return s1, strain, (work, constraint)
 
     def _check_finite(self, s1, r, strain: float, work: float) -> None:
         """A converged time step must have a finite state, residual and energy balance."""
@@ -267,7 +268,7 @@ class DynamicStep(StepBase):
             nodal[:, 3:6] = np.einsum("nii->ni", inert.J)
         return self.system.dofmap.from_nodal(nodal)[:self.system.n_free]
 
-    def _singular(self, err) -> Exception:
+    def singular(self, err) -> Exception:
         """What a singular effective tangent means.
 
         A massless DOF without stiffness: a :class:`~fem.errors.ModelError` naming it (no time

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.errors import ModelError
+from fem.solvers.newton import NewtonFailure
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,38 @@ class StepBase:
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self.ksp = linalg.direct_solver(self.A, self.prefix,
                                         {**(defaults or {}), **self.solver_options})
+
+    # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
+    @property
+    def n(self) -> int:
+        """Number of unknowns of the step's linear systems."""
+        return self.system.n_free
+
+    def fill(self, K: NDArray) -> None:
+        """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
+        asm = self.system.assembler
+        linalg.fill_matrix(self.A, asm.indptr, asm.indices, K)
+        self._tangent_data = K
+
+    def solve(self, rhs: NDArray) -> NDArray:
+        """A checked Newton solve (:func:`fem.linalg.solve_checked`); its accuracy is kept.
+
+        A singular factorization raises what :meth:`singular` says, a non-finite right-hand side
+        or solution a :class:`~fem.solvers.newton.NewtonFailure`.
+        """
+        try:
+            x, report = linalg.solve_checked(self.ksp, rhs)
+        except linalg.SingularMatrixError as err:
+            raise self.singular(err) from None
+        except linalg.NonFiniteError as err:
+            raise NewtonFailure(f"linear solve: {err}", len(self.test.norms),
+                                self.test.norms) from None
+        self.note_solve(report)
+        return x
+
+    def singular(self, err) -> Exception:
+        """What a singular tangent inside Newton means: a failure the step may cut back from."""
+        return NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
 
     def close(self) -> None:
         """Destroy the PETSc objects."""

@@ -31,8 +31,8 @@ import logging
 import numpy as np
 
 from fem import _petsc, interior, interrupt, linalg
+from fem.analysis.base import StepBase
 from fem.errors import ConvergenceError, ModelError
-from fem.steps import StepBase
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,22 @@
+"""Analysis steps, one module per step type, registered by their deck type name.
+
+=================  ===========================================  ==================================
+``type``           step                                         module
+=================  ===========================================  ==================================
+``static``         linear; nonlinear under load, displacement   :mod:`fem.analysis.static`
+                   or arc-length control
+``buckling``       linear buckling about the current state      :mod:`fem.analysis.buckling`
+``dynamic``        time integration                             :mod:`fem.analysis.dynamic`
+=================  ===========================================  ==================================
+
+Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
+see the model through :class:`fem.system.System` and solve with :mod:`fem.solvers`.
+"""
+
+from fem.analysis.buckling import BucklingStep
+from fem.analysis.dynamic import DynamicStep
+from fem.analysis.static import StaticStep
+
+STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep}
+
+__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "StaticStep"]

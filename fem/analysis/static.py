@@ -1,0 +1,353 @@
+"""Static steps: linear, and nonlinear path following (load, displacement, arc-length control).
+
+A nonlinear step is one loop over increments, whatever its control (:mod:`fem.solvers.controls`):
+the control says where the increment starts (load control: the load factor it is solved at;
+displacement control and arc-length: the load factor it starts from, the factor being an unknown
+of the increment), :class:`fem.solvers.newton.Newton` iterates it to equilibrium with this step
+as its problem (residual ``f_int - f_ext(lam)``, tangent, load pattern ``F``), and the control
+accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`).
+
+External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so
+displacement and arc-length control need the default (ramp) load functions. Prescribed
+displacements ramp with ``lam`` under load control, which runs towards a negative ``load_factor``
+as well (the loads reversed).
+
+No silent wrong answers:
+
+* every linear solve is checked (:func:`fem.linalg.solve_checked`); a linear step estimates the
+  condition number and raises :class:`~fem.errors.AccuracyError` when double precision cannot
+  give the answer (:data:`ACCURACY_LIMIT`), and warns when it may have lost digits;
+* load control watches the tangent: when the sign of its determinant (MUMPS, ``ICNTL(33)``) or,
+  with other solvers, of the current stiffness parameter ``F . K^-1 F`` differs from the one at
+  the start of the step at a converged state or at a Newton iterate of a converged increment that
+  is as close to equilibrium as the increment's start (residual no larger than its first), a limit
+  or bifurcation point was passed and the step warns. Such iterates count, not only the converged
+  states: an increment that snaps through a limit point ends on a stable branch again, but its
+  iterates cross the unstable one. Iterates far from equilibrium are ignored (the first
+  corrections of slender co-rotational beams often have a tangent of either sign). Eigenvalues
+  that cross zero in pairs leave the sign alone.
+* an arc-length path that ends at ``max_steps`` before its target warns;
+* a converged increment whose state or residual is not finite raises ``AccuracyError``;
+* every loop is bounded, and :func:`fem.interrupt.check` runs at every increment and iteration.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import interrupt, linalg
+from fem.analysis.base import StepBase
+from fem.errors import AccuracyError, ConvergenceError, ModelError
+from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl
+from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
+
+log = logging.getLogger(__name__)
+
+ACCURACY_LIMIT = 1e-2    # linear steps: above this estimated relative error the answer is refused
+ACCURACY_WARN = 1e-4     # ... and above this it comes with a warning
+
+
+@dataclass
+class StaticSettings:
+    """Settings of a static step (deck keys of ``[[steps]]`` with ``type = "static"``)."""
+
+    nonlinear: bool = False
+    control: str = "load"              # load | displacement | arclength
+    load_factor: float = 1.0           # final lam (load control)
+    increments: int = 10               # initial increment = load_factor / increments
+    min_increment: float | None = None
+    max_increment: float | None = None
+    fast_iterations: int = 4
+    max_iterations: int = 25
+    tolerance: float = 1e-9
+    # displacement control
+    node: int | None = None            # node index
+    dof: int | None = None             # slot
+    target: float | None = None
+    # arc-length
+    arc_length: float | None = None
+    max_arc_length: float | None = None
+    max_steps: int = 100
+    psi: float = 0.0                   # 0 cylindrical, 1 spherical
+    target_iterations: int = 5
+    stop_load_factor: float | None = None
+    stop_displacement: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class StaticStep(StepBase):
+    """A static step (see the module docstring), and the Newton problem of its increments."""
+
+    step_type = "static"
+    fused = False          # internal force and tangent are evaluated separately
+
+    def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,
+                 output_every: int = 1):
+        super().__init__(name, system, loads, solver_options)
+        self.settings = settings
+        self.test = NormTest(rtol=settings.tolerance, max_iterations=settings.max_iterations)
+        self.output_every = output_every
+        self._signs: list[tuple] = []           # (tangent sign, residual) of the increment
+        self._watch = False                     # load control watches the tangent's sign
+        self._pattern = None                    # free part of F, for F . K^-1 F
+        self._sign0 = None                      # tangent sign at the start (load control)
+
+    # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
+    def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
+        """Residual ``f_int - f_ext(lam)``, its scale, the pattern ``F``, the tangent if asked."""
+        fint = self.system.internal_force(trial)
+        fext = self.external(trial, lam)
+        F = self.system.dofmap.from_nodal(self.loads.pattern(trial))
+        scale = max(np.linalg.norm(fext), np.linalg.norm(fint), 1e-300)
+        K = self.system.tangent(trial, self.loads.stiffness(trial, lam)) if tangent else None
+        if self._watch:
+            self._pattern = F[:self.n]
+        return Evaluation(fint - fext, scale, K, F)
+
+    def update(self, trial, du: NDArray) -> None:
+        """Apply a free-DOF correction."""
+        self.system.update(trial, self.free_to_nodal(du))
+
+    def floor(self, K: NDArray, trial) -> float:
+        """The residual's round-off floor at the tangent ``K``."""
+        return self.system.round_off_floor(K, self.system.positions(trial))
+
+    def positions(self, trial) -> float:
+        """Norm of the positions the corrections move."""
+        return float(np.linalg.norm(self.system.positions(trial)))
+
+    def _factored(self, r_norm: float) -> None:
+        """After a new factorization's first solve: record the tangent's sign (load control)."""
+        if self._watch:
+            self._signs.append((self._tangent_sign(), r_norm))
+
+    def _tangent_sign(self) -> int | None:
+        """Sign of the determinant of the factored tangent, or of ``F . K^-1 F`` without one.
+
+        Only load control asks; MUMPS's determinant is free, the stiffness parameter costs one
+        more solve with the same factorization.
+        """
+        sign = linalg.determinant_sign(self.ksp)
+        if sign is not None or self._pattern is None or not np.any(self._pattern):
+            return sign
+        try:
+            x = linalg.solve(self.ksp, self._pattern)
+        except (linalg.SingularMatrixError, linalg.NonFiniteError):
+            return 0
+        return int(np.sign(self._pattern @ x))
+
+    def _increment_checks(self, state, r, lam) -> None:
+        """After a converged increment: finite results; keep its inaccurate solves."""
+        if not (np.all(np.isfinite(state.u)) and np.all(np.isfinite(state.rot))
+                and np.all(np.isfinite(r))):
+            raise AccuracyError(f"step '{self.name}', load factor {lam:.6g}: the solution "
+                                "overflowed (displacements, rotations or forces are not finite)")
+        self.commit_solves(lam)
+
+    # --- the step -----------------------------------------------------------------------------
+    def control(self):
+        """The control object of a nonlinear step (see :mod:`fem.solvers.controls`)."""
+        s, dm = self.settings, self.system.dofmap
+        if s.control == "load":
+            return LoadControl(s.load_factor, s.increments, s.min_increment, s.max_increment,
+                               s.fast_iterations)
+        if not self.loads.proportional:
+            raise ModelError(f"step '{self.name}': {s.control} control needs proportional loads "
+                             "(no 'function' on the step's loads)")
+        if s.control == "displacement":
+            k = dm.index[s.node, s.dof]
+            if k < 0 or k >= self.n:
+                raise ModelError("displacement control needs a free DOF")
+            return DisplacementControl(k, s.target, s.increments)
+        watch = None
+        if s.node is not None:
+            start = float(self.system.reference_state().dof_values()[s.node, s.dof])
+            watch = (s.node, s.dof, s.target, start)
+        return ArcLength(s.arc_length, s.max_arc_length, s.psi, s.max_steps,
+                         s.target_iterations, s.stop_load_factor, watch, dm.index)
+
+    def run(self, state, recorder):
+        """Advance ``state`` (committed in place) through the step, recording frames."""
+        s = self.settings
+        self._watch = s.nonlinear and s.control == "load"
+        # MUMPS computes the determinant of every factorization for the limit-point watch
+        self.open_solver({"mat_mumps_icntl_33": 1} if self._watch else None)
+        self.loads.begin(state)
+        writer = None
+        if recorder:
+            # the ParaView clock must only grow (fem.io.hdf5.StepWriter): the load factor's
+            # magnitude under load control, the increment count where the load factor can fall
+            path = s.nonlinear and s.control != "load"
+            span = (s.increments if s.control == "displacement" else s.max_steps) if path \
+                else (abs(s.load_factor) if s.nonlinear else 1.0)
+            writer = recorder.begin_step(self.name, "static", self.system,
+                                         clock="count" if path else "abs", span=span)
+        try:
+            if not s.nonlinear:
+                self._linear(state, writer)
+            elif s.load_factor != 0 or s.control != "load":
+                control = self.control()
+                self._check_start(state)
+                self._increments(state, writer, control)
+            self.loads.finish(state, state.t)
+            self.warn_solves()
+        finally:
+            if writer:
+                writer.close()
+            self.close()
+        return state
+
+    def _check_start(self, state) -> None:
+        """Factor the tangent at the start of a nonlinear step; a singular one is a mechanism.
+
+        Load control also takes the sign of this tangent as the reference of its limit-point
+        watch (a step normally starts from a stable state).
+        """
+        ev = self.evaluate(state, 0.0, tangent=True)
+        self.fill(ev.K)
+        self._check_finite_tangent(state)
+        try:
+            linalg.solve(self.ksp, np.ones(self.n))
+        except (linalg.SingularMatrixError, linalg.NonFiniteError):
+            raise self.mechanism_error() from None
+        if self._watch:
+            self._sign0 = self._tangent_sign()
+
+    def _check_finite_tangent(self, state) -> None:
+        if not np.all(np.isfinite(self._tangent_data)):
+            raise AccuracyError(f"step '{self.name}': the tangent stiffness is not finite at the "
+                                "start of the step (coordinates, section data or the state "
+                                "overflow)")
+
+    def _linear(self, state, writer) -> None:
+        """One solve linearized about the step's initial state: ``K du = F - f_int``.
+
+        The solution is the result, so its accuracy is estimated (:func:`fem.linalg.accuracy`):
+        beyond :data:`ACCURACY_LIMIT` the step raises :class:`~fem.errors.AccuracyError`
+        instead of returning a wrong number.
+        """
+        trial = state.copy()
+        du_p = self.apply_prescribed(trial, 1.0)
+        fext = self.external(state, 1.0)
+        r = self.system.linearized_force(state, du_p) - fext
+        self.fill(self.system.tangent(state, self.loads.stiffness(state, 1.0)))
+        self._check_finite_tangent(state)
+        n = self.system.n_free
+        try:
+            du_f, report = linalg.solve_checked(self.ksp, -r[:n])
+        except linalg.SingularMatrixError:
+            raise self.mechanism_error() from None
+        except linalg.NonFiniteError as err:
+            raise AccuracyError(f"step '{self.name}': {err}") from None
+        self._check_accuracy(-r[:n], du_f, report)
+        du = du_p + self.free_to_nodal(du_f)
+        r = self.system.linearized_force(state, du) - fext
+        self.system.update(state, du)
+        self._increment_checks(state, r, 1.0)
+        state.t = 1.0
+        state.hist = trial.hist
+        if writer:
+            writer.frame(state, time=1.0, reactions=r, stats={
+                "load_factor": 1.0, "iterations": 1, "residual": float(np.linalg.norm(r[:n]))})
+
+    def _check_accuracy(self, b, x, report) -> None:
+        """Refuse (or flag) the solution of a linear step that double precision cannot give."""
+        if not np.any(b):
+            return                           # nothing loads it: zero is exact
+        cond, bound = linalg.accuracy(self.ksp, b, x)
+        if not np.isfinite(bound):           # no condition estimate: the backward error alone
+            if report.poor:
+                raise AccuracyError(f"step '{self.name}': the linear solve is inaccurate "
+                                    f"(backward error {report.backward_error:.1e} after "
+                                    f"{report.refinements} refinements)")
+            return
+        detail = (f"condition number about {cond:.1e} (1-norm estimate of the equilibrated "
+                  f"tangent), so the relative error of the solution may reach {bound:.0e}")
+        if bound > ACCURACY_LIMIT:
+            raise AccuracyError("the linear system is too ill-conditioned to solve in double "
+                                f"precision: {detail} (step '{self.name}'); a chain of many "
+                                "slender beam elements does this (the condition number grows "
+                                "with the fourth power of the number of elements along a "
+                                "member): use fewer elements")
+        if bound > ACCURACY_WARN:
+            self.warn(f"the linear system is ill-conditioned: {detail}")
+
+    def _increments(self, state, writer, control) -> None:
+        """The increments of a nonlinear step under ``control``; every loop is bounded."""
+        newton = Newton(self, self.test, factored=self._factored)
+        warned = False
+        while not control.finished(state):
+            interrupt.check()
+            lam0 = tried = control.lam
+            trial = state.copy()
+            self._signs = []
+            try:
+                if control.bordered:
+                    its, lam = newton.iterate(self, trial, control.start(), control)
+                    if control.overshoots(trial):      # land exactly on the watched target
+                        trial = state.copy()
+                        its, lam = newton.iterate(self, trial, control.start(),
+                                                  control.landing(state))
+                else:
+                    lam = tried = control.start()
+                    if lam == lam0:
+                        raise ConvergenceError(f"the load increment {lam - lam0:.3g} no longer "
+                                               "changes the load factor", step=self.name,
+                                               time=lam0)
+                    self.apply_prescribed(trial, lam)
+                    trial.t = lam
+                    its, _ = newton.iterate(self, trial, lam)
+            except NewtonFailure as fail:
+                self.commit_solves(0.0, failed=True)
+                why = control.cut()
+                if why is not None:
+                    what = ("Newton failed" if control.bordered is False else
+                            f"{self.settings.control} control failed")
+                    raise ConvergenceError(f"{what}: {fail.reason}; {why}", step=self.name,
+                                           time=tried, iteration=fail.iteration,
+                                           norms=fail.norms) from None
+                log.info("step %s: cutting the increment from lam=%.6g (%s)", self.name, lam0,
+                         fail.reason)
+                continue
+            r = newton.last.r
+            trial.t = lam
+            self._increment_checks(trial, r, lam)
+            if self._watch and not warned:
+                warned = self._limit_point(lam0, lam)
+            control.accept(its, lam, newton.increment)
+            state.assign(trial)
+            k = control.k if hasattr(control, "k") else control.count
+            if writer:
+                writer.advance(lam if not control.bordered else k, its)
+                if k % self.output_every == 0 or control.finished(state):
+                    writer.frame(state, time=lam, reactions=r, stats={
+                        "load_factor": lam, "iterations": its, "residual": self.test.norms[-1]})
+        short = getattr(control, "short_of_target", None)
+        if short is not None:
+            message = short(state, lambda node, dof, target: (
+                f"{self.system.dofmap.slots[dof]} = {target:g} of node "
+                f"{self.system.model.node_ids[node]}"))
+            if message:
+                self.warn(message)
+
+    def _limit_point(self, lam0: float, lam: float) -> bool:
+        """Warn when the tangent's sign changed near the path in the increment just converged.
+
+        Iterates far from equilibrium (the first corrections of a slender co-rotational beam
+        stretch or shorten its elements wildly) may have any sign; those as close to equilibrium
+        as the increment's start (residual at most its first) are near the path, and a sign
+        change there is the path's.
+        """
+        r0 = self.test.norms[0]
+        if not any(g is not None and g != self._sign0 and rk <= r0 for g, rk in self._signs):
+            return False
+        self.warn(f"passed a limit (or bifurcation) point near load factor {lam0:.6g} to "
+                  f"{lam:.6g}: the sign of the tangent stiffness's determinant (or of "
+                  "F . K^-1 F) changed in that increment (the structure snaps through or "
+                  "branches), so the path beyond it is not reliable under load control; use "
+                  'control = "arclength" to follow it')
+        return True
