@@ -50,8 +50,7 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
         return DynamicStep(spec["name"], system, loads, settings,
                            solver_options=deck.solver_options, output_every=output_every)
     if spec["type"] == "buckling":
-        return BucklingStep(spec["name"], system, loads, modes=spec["modes"],
-                            interior_modes=spec["interior_modes"],
+        return BucklingStep(spec["name"], system, loads, spec["settings"],
                             solver_options=deck.solver_options)
     return StaticStep(spec["name"], system, loads, spec["settings"],
                       solver_options=deck.solver_options, output_every=output_every)

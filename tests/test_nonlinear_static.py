@@ -302,7 +302,7 @@ def test_small_load_on_a_slender_rod_converges(tmp_path):
 def test_load_control_cut_backs_are_bounded(monkeypatch):
     """With min_increment = 0 a failing increment is still halved a bounded number of times."""
     from fem.errors import ConvergenceError
-    from fem.solvers.controls import MAX_CUTS
+    from fem.solvers.controls import MAX_HALVINGS
     from fem.solvers.newton import Newton, NewtonFailure
 
     calls = []
@@ -325,4 +325,4 @@ def test_load_control_cut_backs_are_bounded(monkeypatch):
     step.settings.min_increment = 0.0                # the deck refuses it; the loop must not care
     with pytest.raises(ConvergenceError, match="halvings of the increment in a row"):
         step.run(sysm.reference_state(), None)
-    assert len(calls) == MAX_CUTS + 1
+    assert len(calls) == MAX_HALVINGS + 1

@@ -27,26 +27,49 @@ reversed load buckles the structure, if it does); the results file then gets zer
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
 from fem import _petsc, interior, interrupt, linalg
 from fem.analysis.base import StepBase
+from fem.analysis.settings import MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class BucklingSettings:
+    """Settings of a buckling step: the deck keys of ``[[steps]]`` with ``type = "buckling"``."""
+
+    modes: int = setting("int", 4, "number of buckling modes", positive=True, maximum=MAX_MODES)
+    interior_modes: bool = setting("bool", True, "add interior (bubble) modes to each beam for "
+                                   "the buckling mode, so that loads converge faster with the "
+                                   "mesh; false gives the eigenvalues of the nodal "
+                                   "discretization (see Linear buckling)")
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """Buckling steps have one variant."""
+        return ""
 
 
 class BucklingStep(StepBase):
     """Eigenvalue buckling; see the module docstring."""
 
     step_type = "buckling"
+    Settings = BucklingSettings
 
-    def __init__(self, name, system, loads, modes: int = 4, interior_modes: bool = True,
+    def __init__(self, name, system, loads, settings: BucklingSettings | None = None,
                  solver_options=None):
         super().__init__(name, system, loads, solver_options)
-        self.modes = modes
-        self.interior_modes = interior_modes and interior.count(system.model) > 0
+        self.settings = settings = settings or BucklingSettings()
+        self.modes = settings.modes
+        self.interior_modes = settings.interior_modes and interior.count(system.model) > 0
         self.factors = np.zeros(0)
         self.shapes = np.zeros((0,))
 

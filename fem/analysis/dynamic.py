@@ -35,12 +35,20 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
+from fem.analysis.settings import (
+    MAX_CUTS,
+    MAX_FRAMES,
+    MAX_ITERATIONS,
+    MAX_TIME_STEPS,
+    REQUIRED,
+    setting,
+)
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators import make_integrator
 from fem.integrators.inertia import NodalInertia
@@ -72,20 +80,41 @@ class VelocityField:
             state.v[self.nodes, 3:6] = self.angular_velocity
 
 
+INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
+
+
 @dataclass
 class DynamicSettings:
-    """Settings of a dynamic step (deck keys of ``[[steps]]`` with ``type = "dynamic"``)."""
+    """Settings of a dynamic step: the deck keys of ``[[steps]]`` with ``type = "dynamic"``.
 
-    integrator: str = "energy_conserving"
-    rho_inf: float = 0.8
-    time_step: float = 0.01
-    duration: float = 1.0
-    output_interval: float | None = None
-    max_iterations: int = 30
-    tolerance: float = 1e-10
-    max_cuts: int = 8
-    velocities: tuple = ()
-    extra: dict = field(default_factory=dict)
+    ``velocities`` holds :class:`VelocityField` objects (the deck names them).
+    """
+
+    integrator: str = setting("str", "energy_conserving", "energy_conserving, midpoint, "
+                              "trapezoidal or generalized_alpha", choices=INTEGRATORS)
+    rho_inf: float = setting("float", 0.8, "generalized_alpha: spectral radius at infinite "
+                             "frequency, 0 to 1", nonnegative=True)
+    time_step: float = setting("float", REQUIRED, "time step (duration / time_step at most "
+                               f"{MAX_TIME_STEPS:.0e})".replace("e+0", "e"), positive=True)
+    duration: float = setting("float", REQUIRED, "length of the step in time", positive=True)
+    output_interval: float | None = setting("float", None, "time between output frames "
+                                            "(default: every [output] every-th step; at most "
+                                            f"{MAX_FRAMES:.0e} frames)".replace("e+0", "e"),
+                                            positive=True)
+    velocities: tuple = setting("names", (), "velocity fields set at the start")
+    max_iterations: int = setting("int", 25, "Newton iterations per time step", positive=True,
+                                  maximum=MAX_ITERATIONS)
+    tolerance: float = setting("float", 1e-9, "relative residual tolerance", positive=True)
+    max_cuts: int = setting("int", 8, "halvings of the time step allowed in a row when Newton "
+                            "fails", nonnegative=True, maximum=MAX_CUTS)
+
+    VARIANTS = ("",)
+    REMOVES = ("",)
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """Dynamic steps have one variant."""
+        return ""
 
 
 class TimeStep:
@@ -121,6 +150,7 @@ class DynamicStep(StepBase):
     """A dynamic step; see the module docstring."""
 
     step_type = "dynamic"
+    Settings = DynamicSettings
 
     def __init__(self, name, system, loads, settings: DynamicSettings, solver_options=None,
                  output_every: int = 1, on_step=None):

@@ -34,13 +34,14 @@ No silent wrong answers:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
+from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
@@ -51,38 +52,71 @@ ACCURACY_LIMIT = 1e-2    # linear steps: above this estimated relative error the
 ACCURACY_WARN = 1e-4     # ... and above this it comes with a warning
 
 
+PATHS = ("displacement", "arclength")
+
+
 @dataclass
 class StaticSettings:
-    """Settings of a static step (deck keys of ``[[steps]]`` with ``type = "static"``)."""
+    """Settings of a static step: the deck keys of ``[[steps]]`` with ``type = "static"``.
 
-    nonlinear: bool = False
-    control: str = "load"              # load | displacement | arclength
-    load_factor: float = 1.0           # final lam (load control)
-    increments: int = 10               # initial increment = load_factor / increments
-    min_increment: float | None = None
-    max_increment: float | None = None
-    fast_iterations: int = 4
-    max_iterations: int = 25
-    tolerance: float = 1e-9
-    # displacement control
-    node: int | None = None            # node index
-    dof: int | None = None             # slot
-    target: float | None = None
-    # arc-length
-    arc_length: float | None = None
-    max_arc_length: float | None = None
-    max_steps: int = 100
-    psi: float = 0.0                   # 0 cylindrical, 1 spherical
-    target_iterations: int = 5
-    stop_load_factor: float | None = None
-    stop_displacement: float | None = None
-    extra: dict = field(default_factory=dict)
+    The variant of a static step is ``"linear"``, or its control when ``nonlinear = true``.
+    ``node`` and ``dof`` hold a node index and a DOF slot (the deck gives an id and a name).
+    """
+
+    nonlinear: bool = setting("bool", False, "geometrically nonlinear path following")
+    control: str = setting("str", "load", "nonlinear: load, displacement or arclength",
+                           used_by=("load", *PATHS),
+                           choices=("load", "displacement", "arclength"))
+    load_factor: float = setting("float", 1.0, "load control: final load factor (nonzero; "
+                                 "negative reverses the loads)", used_by=("load",))
+    increments: int = setting("int", 10, "load/displacement control: initial number of "
+                              "increments", used_by=("load", "displacement"), positive=True,
+                              maximum=MAX_INCREMENTS)
+    min_increment: float | None = setting("float", None, "load control: smallest increment "
+                                          "before giving up", used_by=("load",), positive=True)
+    max_increment: float | None = setting("float", None, "load control: largest increment",
+                                          used_by=("load",), positive=True)
+    max_iterations: int = setting("int", 25, "Newton iterations per increment",
+                                  used_by=("load", *PATHS), positive=True,
+                                  maximum=MAX_ITERATIONS)
+    tolerance: float = setting("float", 1e-9, "relative residual tolerance",
+                               used_by=("load", *PATHS), positive=True)
+    node: int | None = setting("int", None, "displacement control: the controlled node; "
+                               "arclength: the node watched by target", used_by=PATHS)
+    dof: int | None = setting("str", None, "displacement control / arclength: DOF name of node",
+                              used_by=PATHS)
+    target: float | None = setting("float", None, "displacement control: final value of the "
+                                   "DOF; arclength: stop once the DOF passes it", used_by=PATHS)
+    arc_length: float | None = setting("float", None, "arclength: initial arc length",
+                                       used_by=("arclength",), positive=True)
+    max_arc_length: float | None = setting("float", None, "arclength: largest arc length "
+                                           "(default 10 x the initial)", used_by=("arclength",),
+                                           positive=True)
+    max_steps: int = setting("int", 100, "arclength: number of increments",
+                             used_by=("arclength",), positive=True, maximum=MAX_INCREMENTS)
+    psi: float = setting("float", 0.0, "arclength: load weight, 0 cylindrical, 1 spherical",
+                         used_by=("arclength",), nonnegative=True)
+    target_iterations: int = setting("int", 5, "arclength: iterations the arc length adapts "
+                                     "to", used_by=("arclength",), positive=True,
+                                     maximum=MAX_ITERATIONS)
+    stop_load_factor: float | None = setting("float", None, "arclength: stop when |load "
+                                             "factor| reaches it", used_by=("arclength",))
+    fast_iterations: int = setting("int", 4, deck=False)
+
+    VARIANTS = ("linear", "load", "displacement", "arclength")
+    REMOVES = ("linear", "load")           # the variants that may take loads off
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """``"linear"`` or the control of a nonlinear step, from its deck values."""
+        return values["control"] if values["nonlinear"] else "linear"
 
 
 class StaticStep(StepBase):
     """A static step (see the module docstring), and the Newton problem of its increments."""
 
     step_type = "static"
+    Settings = StaticSettings
     fused = False          # internal force and tangent are evaluated separately
 
     def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,

@@ -61,25 +61,6 @@ def _lookup(table: dict, name: str, what: str, where: str):
 SECTION_KEYS = {"general": {"A", "Iy", "Iz", "J", "Ay", "Az"}, "rectangle": {"b", "h"},
                 "circle": {"d"}, "tube": {"d", "t"}}
 
-# Step keys that each kind of step uses (others given in the deck are errors).
-_COMMON = {"name", "type", "loads", "prescribed"}
-_STATIC = _COMMON | {"nonlinear"}
-_NEWTON = {"control", "max_iterations", "tolerance"}
-STEP_KEYS = {
-    ("static", "linear"): _STATIC | {"remove"},
-    ("static", "load"): _STATIC | _NEWTON | {"load_factor", "increments", "min_increment",
-                                             "max_increment", "remove"},
-    ("static", "displacement"): _STATIC | _NEWTON | {"increments", "node", "dof", "target"},
-    ("static", "arclength"): _STATIC | _NEWTON | {"arc_length", "max_arc_length", "max_steps",
-                                                  "psi", "target_iterations", "stop_load_factor",
-                                                  "node", "dof", "target"},
-    ("buckling", ""): _COMMON | {"modes", "interior_modes"},
-    ("dynamic", ""): _COMMON | {"remove", "integrator", "rho_inf", "time_step", "duration",
-                                "output_interval", "velocities", "max_cuts", "max_iterations",
-                                "tolerance"},
-}
-
-
 class ModelBuilder:
     """Accumulates the parts of a model while validating them."""
 

@@ -1,23 +1,37 @@
-"""Build one ``[[steps]]`` entry: check the keys its kind uses, resolve loads, make settings."""
+"""Build one ``[[steps]]`` entry: check the keys its kind uses, resolve loads, make settings.
+
+The keys, their defaults and the keys each variant of a step uses come from the step type's
+settings dataclass (:mod:`fem.analysis.settings`), as the deck reference does.
+"""
 
 from __future__ import annotations
 
-from fem.analysis.static import StaticSettings
+from fem.analysis.settings import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, deck_fields, uses
 from fem.errors import DeckError
-from fem.io.build import STEP_KEYS
-from fem.io.schema import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, sci
+from fem.io.schema import STEP_COMMON, sci, step_settings
 
 
-def _kind(v: dict) -> tuple[str, str]:
-    if v["type"] in ("buckling", "dynamic"):
-        return (v["type"], "")
-    if not v["nonlinear"]:
-        return ("static", "linear")
-    return ("static", v["control"])
+def _with_defaults(e) -> tuple[type, dict]:
+    """The step type's settings class, and the deck values with that type's defaults."""
+    v = dict(e.values)
+    cls = step_settings()[v["type"]]
+    for f in deck_fields(cls):
+        if f.name not in e.given:
+            v[f.name] = None if f.metadata["setting"]["required"] else f.default
+    return cls, v
+
+
+def _settings(cls, v: dict):
+    """An instance of settings class ``cls`` from the deck values ``v``."""
+    return cls(**{f.name: v[f.name] for f in deck_fields(cls)})
+
+
+def _kind(v: dict, cls) -> tuple[str, str]:
+    return (v["type"], cls.variant(v))
 
 
 def _describe(kind: tuple[str, str]) -> str:
-    if kind[0] in ("buckling", "dynamic"):
+    if kind[0] != "static":
         return f"a {kind[0]} step"
     if kind[1] == "linear":
         return "a linear static step (set nonlinear = true for path following)"
@@ -26,9 +40,12 @@ def _describe(kind: tuple[str, str]) -> str:
 
 def build_step(b, e, model) -> dict:
     """A step description ``{name, type, loads, prescribed, settings}``."""
-    v = e.values
-    kind = _kind(v)
-    allowed = STEP_KEYS[kind]
+    cls, v = _with_defaults(e)
+    kind = _kind(v, cls)
+    allowed = {k.name for k in STEP_COMMON} | {f.name for f in deck_fields(cls)
+                                               if uses(f, kind[1])}
+    if kind[1] not in cls.REMOVES:
+        allowed.discard("remove")
     for key in sorted(e.given - allowed):
         raise DeckError(f"{e.where}.{key}", f"not used by {_describe(kind)}")
     loads_by_name = {ld.name: ld for ld in model.loads}
@@ -54,17 +71,13 @@ def build_step(b, e, model) -> dict:
     if kind[0] == "buckling":
         if not loads:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")
-        spec["modes"] = v["modes"]
-        spec["interior_modes"] = v["interior_modes"]
+        spec["settings"] = _settings(cls, v)
         return spec
     if kind[0] == "dynamic":
-        return _dynamic(b, e, spec)
+        return _dynamic(b, e, v, cls, spec)
     if kind[1] == "load":
-        _load_control_counts(e)
-    s = StaticSettings(nonlinear=v["nonlinear"], control=v["control"] if v["nonlinear"] else
-                       "load", load_factor=v["load_factor"], increments=v["increments"],
-                       min_increment=v["min_increment"], max_increment=v["max_increment"],
-                       max_iterations=v["max_iterations"], tolerance=v["tolerance"])
+        _load_control_counts(e, v)
+    s = _settings(cls, {**v, "control": v["control"] if v["nonlinear"] else "load"})
     if kind[1] == "displacement":
         for key in ("node", "dof", "target"):
             if v[key] is None:
@@ -117,9 +130,8 @@ def _free_dof(b, e, model, needs: str) -> tuple[int, int]:
     return node, slot
 
 
-def _load_control_counts(e) -> None:
+def _load_control_counts(e, v: dict) -> None:
     """``load_factor`` applies a load, in at most ``MAX_INCREMENTS`` increments."""
-    v = e.values
     if v["load_factor"] == 0:
         raise DeckError(f"{e.where}.load_factor", "expected a nonzero load factor, got 0: the "
                         "step applies no load (a negative one reverses the loads)")
@@ -140,10 +152,7 @@ def _select(names, table: dict, what: str, where: str) -> tuple:
     return tuple(_lookup(table, n, what, where) for n in names)
 
 
-def _dynamic(b, e, spec: dict) -> dict:
-    from fem.analysis.dynamic import DynamicSettings
-
-    v = e.values
+def _dynamic(b, e, v: dict, cls, spec: dict) -> dict:
     for key in ("time_step", "duration"):
         if v[key] is None:
             raise DeckError(f"{e.where}.{key}", "missing; a dynamic step needs time_step and "
@@ -176,9 +185,5 @@ def _dynamic(b, e, spec: dict) -> dict:
 
         fields.append(_lookup(b.velocity_fields, name, "velocity field",
                               f"{e.where}.velocities"))
-    spec["settings"] = DynamicSettings(
-        integrator=v["integrator"], rho_inf=v["rho_inf"], time_step=v["time_step"],
-        duration=v["duration"], output_interval=v["output_interval"],
-        max_iterations=v["max_iterations"], tolerance=v["tolerance"], max_cuts=v["max_cuts"],
-        velocities=tuple(fields))
+    spec["settings"] = _settings(cls, {**v, "velocities": tuple(fields)})
     return spec

@@ -22,6 +22,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS  # bounds live with the settings
 from fem.errors import DeckError, did_you_mean
 
 REQUIRED = object()
@@ -54,30 +55,7 @@ NAME_MAX = 64
 NAME_RULE = ("letters (A-Z, a-z), digits, _ and -, with spaces inside, starting with a letter, a "
              f"digit or _, at most {NAME_MAX} characters")
 _NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_ -]*[A-Za-z0-9_-])?")
-# Counts that drive loops (each used as Key.maximum below):
-# - increments of load/displacement control and arc-length steps: every increment is at least one
-#   factorization and one results frame; 1e6 increments of 1e-6 of the load take a quarter of an
-#   hour at 1 ms each on the smallest model and are far finer than any path needs (the adaptive
-#   control refines by itself where Newton struggles).
-MAX_INCREMENTS = 10**6
-# - Newton iterations (and the arc-length target): Newton converges quadratically near a solution
-#   and the default is 25; an iteration that has not converged in 1000 will not.
-MAX_ITERATIONS = 1000
-# - halvings of the time step in a row: after 50 the step is 2^-50 = 8.9e-16 of the time step, below
-#   the resolution of the time itself in double precision (2.2e-16 relative): more halvings cannot
-#   advance the time.
-MAX_CUTS = 50
-# - buckling modes: a buckling analysis looks at the lowest few; 1000 already needs a Krylov space
-#   of about 2000 vectors of the model's size.
-MAX_MODES = 1000
-# - time steps of a dynamic step (duration / time_step): each is at least one factorization (1 ms
-#   on the smallest model: 1e7 steps are about 3 hours), and the time, a sum of 1e7 steps, keeps
-#   about 9 of its 16 digits.
-MAX_TIME_STEPS = 10**7
-# - output frames of a step (duration / output_interval, or the steps written): each frame appends
-#   to every results dataset and flushes the file (about 160 bytes per node per frame); 1e6 frames
-#   are gigabytes for a 10-node model and 100 times what a plot or a ParaView animation can show.
-MAX_FRAMES = 10**6
+
 # Memory of a model, estimated generously before it is built (``divisions`` can ask for billions of
 # elements): the nodes' coordinates, ids, DOF numbering and states (trial, committed, mid-point),
 # the elements' matrices (tangent and mass, 2 x 144 doubles for a 3D beam) and assembly index
@@ -492,62 +470,7 @@ SCHEMA: dict[str, list[Key]] = {
             "wz]; adds w x (x - center) and sets the nodal spins"),
         Key("center", "vector", None, "centre of the rigid rotation (default: origin)"),
     ],
-    "steps": [
-        Key("name", "name", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
-        Key("type", "str", REQUIRED, "static, buckling or dynamic",
-            choices=("static", "buckling", "dynamic")),
-        Key("loads", "names", None, "loads the step applies, on top of those applied before "
-            "(default: the loads no earlier step applied); see Load history"),
-        Key("remove", "names", None, "loads applied by earlier steps that this step takes off "
-            "(ramped down over a static step)"),
-        Key("prescribed", "names", None, "prescribed values active in the step (default: all)"),
-        Key("nonlinear", "bool", False, "static: geometrically nonlinear path following"),
-        Key("control", "str", "load", "static nonlinear: load, displacement or arclength",
-            choices=("load", "displacement", "arclength")),
-        Key("load_factor", "float", 1.0, "load control: final load factor (nonzero; negative "
-            "reverses the loads)"),
-        Key("increments", "int", 10, "load/displacement control: initial number of increments",
-            positive=True, maximum=MAX_INCREMENTS),
-        Key("min_increment", "float", None, "load control: smallest increment before giving up",
-            positive=True),
-        Key("max_increment", "float", None, "load control: largest increment", positive=True),
-        Key("max_iterations", "int", 25, "Newton iterations per increment", positive=True,
-            maximum=MAX_ITERATIONS),
-        Key("tolerance", "float", 1e-9, "relative residual tolerance", positive=True),
-        Key("node", "int", None, "displacement control: the controlled node; arclength: the "
-            "node watched by target"),
-        Key("dof", "str", None, "displacement control / arclength: DOF name of node"),
-        Key("target", "float", None, "displacement control: final value of the DOF; arclength: "
-            "stop once the DOF passes it"),
-        Key("arc_length", "float", None, "arclength: initial arc length", positive=True),
-        Key("max_arc_length", "float", None, "arclength: largest arc length (default 10 x the "
-            "initial)", positive=True),
-        Key("max_steps", "int", 100, "arclength: number of increments", positive=True,
-            maximum=MAX_INCREMENTS),
-        Key("psi", "float", 0.0, "arclength: load weight, 0 cylindrical, 1 spherical",
-            nonnegative=True),
-        Key("target_iterations", "int", 5, "arclength: iterations the arc length adapts to",
-            positive=True, maximum=MAX_ITERATIONS),
-        Key("stop_load_factor", "float", None, "arclength: stop when |load factor| reaches it"),
-        Key("modes", "int", 4, "buckling: number of buckling modes", positive=True,
-            maximum=MAX_MODES),
-        Key("interior_modes", "bool", True, "buckling: add interior (bubble) modes to each beam "
-            "for the buckling mode, so that loads converge faster with the mesh; false gives the "
-            "eigenvalues of the nodal discretization (see Linear buckling)"),
-        Key("integrator", "str", "energy_conserving", "dynamic: energy_conserving, midpoint, "
-            "trapezoidal or generalized_alpha", choices=("energy_conserving", "midpoint",
-                                                          "trapezoidal", "generalized_alpha")),
-        Key("rho_inf", "float", 0.8, "dynamic, generalized_alpha: spectral radius at infinite "
-            "frequency, 0 to 1", nonnegative=True),
-        Key("time_step", "float", None, "dynamic: time step (duration / time_step at most "
-            f"{sci(MAX_TIME_STEPS)})", positive=True),
-        Key("duration", "float", None, "dynamic: length of the step in time", positive=True),
-        Key("output_interval", "float", None, "dynamic: time between output frames (default: "
-            f"every [output] every-th step; at most {sci(MAX_FRAMES)} frames)", positive=True),
-        Key("velocities", "names", None, "dynamic: velocity fields set at the start"),
-        Key("max_cuts", "int", 8, "dynamic: halvings of the time step allowed in a row when "
-            "Newton fails", nonnegative=True, maximum=MAX_CUTS),
-    ],
+    "steps": [],            # generated from the step types' settings: see _step_keys below
     "output": [
         Key("every", "int", 1, "write every n-th converged increment or time step",
             positive=True),
@@ -560,6 +483,58 @@ SCHEMA: dict[str, list[Key]] = {
 
 ARRAYS = ("materials", "sections", "elements", "springs", "masses", "supports", "prescribed",
           "functions", "loads", "velocities", "steps")
+
+# --- steps: every step type's settings dataclass is its schema (fem.analysis.settings) ---------
+
+STEP_COMMON = [
+    Key("name", "name", REQUIRED, "step name; also the PETSc options prefix `<name>_`"),
+    Key("type", "str", REQUIRED, "the step type, see below"),
+    Key("loads", "names", None, "loads the step applies, on top of those applied before "
+        "(default: the loads no earlier step applied); see Load history"),
+    Key("remove", "names", None, "loads applied by earlier steps that this step takes off "
+        "(ramped down over a static step)"),
+    Key("prescribed", "names", None, "prescribed values active in the step (default: all)"),
+]
+
+
+def step_settings() -> dict:
+    """``{type name: settings dataclass}`` of every registered step type."""
+    from fem.analysis import STEP_TYPES
+
+    return {name: step.Settings for name, step in STEP_TYPES.items()}
+
+
+def setting_key(f, *, with_default: bool) -> Key:
+    """The :class:`Key` of settings field ``f`` (its default, or None for the flat schema)."""
+    meta = f.metadata["setting"]
+    default = (REQUIRED if meta["required"] else f.default) if with_default else None
+    if isinstance(default, tuple) and not default:
+        default = None
+    return Key(f.name, meta["kind"], default, meta["doc"], **meta["check"])
+
+
+def _step_keys() -> list[Key]:
+    """The flat schema of ``[[steps]]``: the common keys and every type's keys, no defaults.
+
+    :func:`take` checks kinds and bounds with it; the defaults of a type's keys come from its
+    settings class when the step is built (types may differ in them).
+    """
+    from fem.analysis.settings import deck_fields
+
+    keys = {k.name: k for k in STEP_COMMON}
+    types = step_settings()
+    keys["type"] = Key("type", "str", REQUIRED, "the step type, see below", choices=tuple(types))
+    for cls in types.values():
+        for f in deck_fields(cls):
+            key = setting_key(f, with_default=False)
+            if f.name in keys:
+                assert keys[f.name].kind == key.kind, f"step key {f.name}: two kinds"
+                continue
+            keys[f.name] = key
+    return list(keys.values())
+
+
+SCHEMA["steps"] = _step_keys()
 
 
 def reference_markdown() -> str:
@@ -574,18 +549,51 @@ def reference_markdown() -> str:
                          "ids.")
             lines.append("")
             continue
-        lines.append("| key | type | default | meaning |")
-        lines.append("|---|---|---|---|")
-        for k in SCHEMA[table]:
-            shown_default = (str(k.default).lower() if isinstance(k.default, bool)
-                             else '""' if k.default == "" else k.default)
-            default = "required" if k.required else ("" if k.default is None else
-                                                     f"`{shown_default}`")
-            doc = k.doc + (f" (at most {k.maximum})" if k.maximum is not None else "")
-            lines.append(f"| `{k.name}` | {k.kind} | {default} | {doc} |")
-        lines.append("")
+        if table == "steps":
+            lines += _steps_markdown()
+            continue
+        lines += _table_markdown(SCHEMA[table])
     lines += LIMITS
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _table_markdown(keys: list[Key], used=None) -> list[str]:
+    """A Markdown table of ``keys`` (with a "used by" column when ``used`` maps them)."""
+    extra = used is not None
+    lines = ["| key | type | default | meaning |" + (" used by |" if extra else ""),
+             "|---|---|---|---|" + ("---|" if extra else "")]
+    for k in keys:
+        shown_default = (str(k.default).lower() if isinstance(k.default, bool)
+                         else '""' if k.default == "" else k.default)
+        default = "required" if k.required else ("" if k.default is None else
+                                                 f"`{shown_default}`")
+        doc = k.doc + (f" (at most {k.maximum})" if k.maximum is not None else "")
+        lines.append(f"| `{k.name}` | {k.kind} | {default} | {doc} |"
+                     + (f" {used[k.name]} |" if extra else ""))
+    return lines + [""]
+
+
+def _steps_markdown() -> list[str]:
+    """``[[steps]]``: the keys every step takes, then each type's own (from its settings)."""
+    from fem.analysis.settings import deck_fields
+
+    lines = ["Every step:", ""] + _table_markdown(
+        [k if k.name != "type" else Key("type", "str", REQUIRED, " or ".join(
+            f'`"{t}"`' for t in step_settings())) for k in STEP_COMMON])
+    for name, cls in step_settings().items():
+        fields = deck_fields(cls)
+        if len(cls.VARIANTS) > 1:
+            used = {f.name: ", ".join(f.metadata["setting"]["used_by"] or ["all"])
+                    for f in fields}
+            lines += [f'With `type = "{name}"`: its variant is ' + ", ".join(
+                f"`{v}`" for v in cls.VARIANTS) + " (see `nonlinear` and `control`); `remove` "
+                "is taken by " + ", ".join(f"`{v}`" for v in cls.REMOVES) + ".", ""]
+        else:
+            used = None
+            lines += [f'With `type = "{name}"`' + (" (and `remove`):" if cls.REMOVES else ":"),
+                      ""]
+        lines += _table_markdown([setting_key(f, with_default=True) for f in fields], used)
+    return lines
 
 
 LIMITS = [

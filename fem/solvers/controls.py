@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from fem.solvers.newton import NewtonFailure
 
-MAX_CUTS = 60            # halvings in a row of a load increment, whatever min_increment says
+MAX_HALVINGS = 60        # halvings in a row of a load increment, whatever min_increment says
 
 
 @dataclass
@@ -99,7 +99,7 @@ class LoadControl:
         self.policy = CutBack(size=first, smallest=abs(min_increment) if min_increment is not
                               None else first / 2**12,
                               nominal=abs(max_increment) if max_increment is not None else first,
-                              max_cuts=MAX_CUTS, grow=1.5, fast=fast_iterations)
+                              max_cuts=MAX_HALVINGS, grow=1.5, fast=fast_iterations)
         self.done = 0.0          # |lam| reached
         self.k = 0
 
