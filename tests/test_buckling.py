@@ -228,13 +228,13 @@ def test_buckling_about_a_preloaded_state(interior):
 @pytest.mark.parametrize("interior", [False, True])
 def test_large_models_go_to_slepc_with_the_same_factors(monkeypatch, interior):
     """Above ``DENSE_LIMIT`` unknowns SLEPc (Krylov-Schur, LU) solves; LAPACK agrees with it."""
-    from fem.analysis import buckling
+    from fem.solvers import eigen
 
     d = euler(3, "pinned", 80, interior)       # 481 nodal unknowns (+ 240 interior)
     d["steps"][0]["modes"] = 3
     step = solve(d)[3][-1]
-    assert step.system.n_free > buckling.DENSE_LIMIT
-    monkeypatch.setattr(buckling, "DENSE_LIMIT", 10**6)
+    assert step.system.n_free > eigen.DENSE_LIMIT
+    monkeypatch.setattr(eigen, "DENSE_LIMIT", 10**6)
     dense = solve(d)[3][-1]
     assert step.factors == pytest.approx(dense.factors, rel=1e-9)
     assert step.factors[0] == pytest.approx(EULER["pinned"], rel=1e-5)

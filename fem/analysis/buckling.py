@@ -31,10 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem import _petsc, interior, interrupt, linalg
+from fem import interior, interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
-from fem.errors import ConvergenceError, ModelError
+from fem.errors import ModelError
+from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
 
@@ -132,15 +133,15 @@ class BucklingStep(StepBase):
         return state
 
     def _solve(self, K0, KD):
-        """Lowest positive factors of ``(K0 + lam KD) phi = 0`` (scipy CSR matrices)."""
-        symmetric = _is_symmetric(KD) and _is_symmetric(K0)
-        if K0.shape[0] <= DENSE_LIMIT:
-            nu, vecs = _dense_eigen(-KD.toarray(), K0.toarray(), symmetric)
-            finite = nu[np.isfinite(nu)]
-            scale = float(np.abs(finite).max()) if len(finite) else 0.0
-        else:
-            nu, vecs, scale = self._slepc_eigen(-KD, K0, symmetric)
-        floor = ROUND_OFF * scale
+        """Lowest positive factors of ``(K0 + lam KD) phi = 0`` (scipy CSR matrices).
+
+        Solved as ``(-K_D) phi = nu K_0 phi`` (:func:`fem.solvers.eigen.largest_real`); values of
+        ``nu`` within round-off of the pencil's largest magnitude are no buckling modes.
+        """
+        pairs = eigen.largest_real(-KD, K0, self.modes, self.prefix + "eps_",
+                                   what=f"step '{self.name}': the buckling eigen-solve")
+        nu, vecs, symmetric = pairs.values, pairs.vectors, pairs.symmetric
+        floor = ROUND_OFF * pairs.scale
         real = np.isfinite(nu) & (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300))
         keep = real & (nu.real > floor)
         lam = 1.0 / nu.real[keep]
@@ -157,63 +158,5 @@ class BucklingStep(StepBase):
                          "flutter, which a buckling step does not find"))
         return lam[order], [vecs[i] for i in order]
 
-    def _slepc_eigen(self, a, b, symmetric):
-        """Largest real ``nu`` of ``a x = nu b x``: SLEPc Krylov-Schur, ``b`` factored by LU."""
-        SLEPc = _petsc.SLEPc()
-        A, B = (linalg.matrix_from_scipy(m) for m in (a, b))
-        eps = linalg.eigen_solver(A, B, self.prefix + "eps_", symmetric=symmetric,
-                                  nev=self.modes if symmetric else 2 * self.modes + 4)
-        try:
-            eps.solve()
-        except _petsc.PETSc().Error as err:
-            raise ConvergenceError(f"buckling eigen-solve failed (PETSc error {err.ierr})",
-                                   step=self.name) from None
-        vr = A.createVecRight()
-        vals, vecs = [], []
-        for i in range(eps.getConverged()):
-            vals.append(eps.getEigenpair(i, vr))
-            vecs.append(vr.getArray().copy())
-        scale = max((abs(v) for v in vals), default=0.0)
-        if not vals or any(v.real > 0 for v in vals):
-            # Are they all round-off? Only the largest magnitude of the pencil (a tension mode,
-            # say) tells; the factorization of b is reused. A negative one is the factor of the
-            # reversed load, kept for the report (it is never a buckling mode of this load).
-            interrupt.check()
-            eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_MAGNITUDE)
-            eps.setDimensions(nev=1)
-            try:
-                eps.solve()
-                if eps.getConverged():
-                    top = eps.getEigenpair(0, vr)
-                    scale = max(scale, abs(top))
-                    if top.real < 0:
-                        vals.append(top)
-                        vecs.append(vr.getArray().copy())
-            except _petsc.PETSc().Error:
-                pass                    # keep the scale of the values found
-        for obj in (eps, A, B, vr):
-            obj.destroy()
-        return np.array(vals, dtype=complex), vecs, scale
 
-
-DENSE_LIMIT = 400   # below this many unknowns, a dense LAPACK solve is faster and more robust
 ROUND_OFF = 1e3 * np.finfo(float).eps   # |nu| below this times the largest is indistinguishable
-
-
-def _dense_eigen(a, b, symmetric):
-    """All eigenpairs of ``a x = nu b x`` (LAPACK through scipy)."""
-    import scipy.linalg as sla
-
-    if symmetric:
-        try:
-            nu, v = sla.eigh(a, b)
-            return nu.astype(complex), list(v.T)
-        except np.linalg.LinAlgError:      # b not positive definite: fall through
-            pass
-    nu, v = sla.eig(a, b)
-    return nu, list(v.T)
-
-
-def _is_symmetric(csr, rtol: float = 1e-10) -> bool:
-    diff = abs(csr - csr.T).max() if csr.nnz else 0.0
-    return diff <= rtol * max(abs(csr).max(), 1e-300)
