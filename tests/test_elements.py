@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import fd_tangent, random_state, rigid_state
+from conftest import fd_tangent, perturbed, random_state, rigid_state
 
 from fem import rotations as so3
 
@@ -21,6 +21,30 @@ def test_tangent_matches_finite_differences(group):
         K = group.tangent(st)[0]
         Kfd = fd_tangent(group, st)
         assert np.abs(K - Kfd).max() <= 1e-6 * np.abs(Kfd).max()
+
+
+def test_frame_derivative_of_B_times_a_vector(group):
+    """``frame.bw_derivative(kin, w)`` is d(B w)/dd at fixed ``w`` (a central difference along
+    spins and translations), and the transpose partner of the geometric stiffness:
+    ``q . d(B w) == w . geometric(q)`` (both are contractions of one third-order tensor)."""
+    frame = getattr(group, "frame", None)
+    if frame is None or frame.linear:
+        pytest.skip("B is constant (linear) or there is no frame (trusses)")
+    h = 1e-6
+    for _ in range(3):
+        st = random_state(group, rng)
+        kin = group._kinematics(st)
+        w = rng.normal(size=(1, group.nd))
+        q = rng.normal(size=(1, kin.B.shape[1]))
+        J = frame.bw_derivative(kin, w)[0]
+        fd = np.column_stack([
+            (group._kinematics(perturbed(group, st, j, h)).B[0] @ w[0]
+             - group._kinematics(perturbed(group, st, j, -h)).B[0] @ w[0]) / (2 * h)
+            for j in range(group.nd)])
+        assert np.abs(J - fd).max() <= 1e-6 * np.abs(fd).max()
+        left = frame.geometric(kin, q)[0]
+        assert np.allclose(q[0] @ J, w[0] @ left, rtol=0, atol=1e-12 * np.abs(left).max()
+                           * np.abs(w).max() * 12)
 
 
 def test_tangent_splits_into_material_and_geometric(group):

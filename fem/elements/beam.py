@@ -191,7 +191,7 @@ class Beam(ElementGroup):
         """The algorithmic basic deformations start from the geometric ones."""
         return {"v": self._kinematics(state).v.copy()}
 
-    def conserving(self, s0, s1, sm, inc, hist):
+    def conserving(self, s0, s1, sm, inc, hist, spins=None):
         """Algorithmic force with ``f . (d1 - d0) = Phi(v1) - Phi(v0)`` exactly, and momentum.
 
         The basic deformations are *algorithmic*: ``v1 = v0 + B_m inc`` with ``B_m`` the frame's
@@ -204,22 +204,38 @@ class Beam(ElementGroup):
         and ``f = B_m^T q`` does the same work. ``B_m`` annihilates rigid motions about the
         mid-point configuration, so ``f`` has neither resultant force nor moment there: linear
         and angular momentum are conserved with the mid-point inertia.
-        The tangent neglects the derivatives of ``B_m`` contracted with the increment (a
-        first-order term in the step size): Newton converges, slightly slower than quadratically.
+
+        The tangent is the exact derivative of ``f`` with respect to Newton's corrections ``ds``
+        of ``s1`` (translations added, 3D rotations turned by spatial spins where ``spins`` (E, 2)
+        says so: by default co-rotational beams, not linear ones; see :func:`_correction_map`).
+        With ``P = d(mid-point motion)/ds``, ``Q = d(inc)/ds``, ``B'`` the scaled ``B_m``,
+        ``q' = (beta N, m)`` and ``b1 = {-e1; e1}`` (end chord)::
+
+            dv1 = [b1 ; B_m Q + d(B_m inc)/dd_m P] ds        (elongation: dv1_0 = d l_1)
+            df  = B'^T kb dv1 + geometric(q') P ds + B_m,0^T N dbeta
+            kb  = (D_m^T S D_1 + sum_k sigma_av,k H_k) / 2,
+            dbeta = (e_m - beta e1) . dx21 / (l_n + l_n+1)    (notes/crisfield_shi.md, 1.4)
+
+        ``d(B_m inc)/dd_m`` is :meth:`bw_derivative` of the frame, the right-hand contraction of
+        ``dB/dd`` whose left-hand one is the geometric stiffness. Newton converges quadratically.
         """
         basic = self.basic
         kin = self._kinematics(sm)
         B = kin.B
         v0 = hist["v"]
-        if not self.frame.linear:
+        linear = self.frame.linear
+        Bs = B
+        if not linear:
             x0 = self.positions(s0)
             x1 = self.positions(s1)
             l_n = np.linalg.norm(x0[:, 1] - x0[:, 0], axis=1)
-            l_1 = np.linalg.norm(x1[:, 1] - x1[:, 0], axis=1)
-            B = B.copy()
-            B[:, 0, :] *= (2 * kin.l / (l_n + l_1))[:, None]
-        v1 = v0 + np.einsum("ebd,ed->eb", B, inc)
-        if not self.frame.linear:
+            x21 = (x1[:, 1] - x1[:, 0])[:, :self.dim]
+            l_1 = np.linalg.norm(x21, axis=1)
+            beta = 2 * kin.l / (l_n + l_1)
+            Bs = B.copy()
+            Bs[:, 0, :] *= beta[:, None]
+        v1 = v0 + np.einsum("ebd,ed->eb", Bs, inc)
+        if not linear:
             v1[:, 0] = l_1 - self.l0                      # the same, without round-off drift
         S = basic.S
         sig0 = (S @ basic.strain(v0)[:, :, None])[:, :, 0]
@@ -228,16 +244,54 @@ class Beam(ElementGroup):
         sig_av = 0.5 * (sig0 + sig1)
         Dm = basic.strain_jacobian(0.5 * (v0 + v1))
         q = np.einsum("ekb,ek->eb", Dm, sig_av)
-        f = np.einsum("ebd,eb->ed", B, q)
+        f = np.einsum("ebd,eb->ed", Bs, q)
+        energy = 0.5 * np.einsum("ek,ek->e", eps1, sig1)
         kb = 0.5 * np.swapaxes(Dm, 1, 2) @ S @ basic.strain_jacobian(v1)
         if basic.nonlinear:
             kb = kb + 0.5 * basic.stress_hessian(sig_av)
-        K = np.swapaxes(B, 1, 2) @ kb @ B
-        if not self.frame.linear:
-            K = K + 0.5 * self.frame.geometric(kin, q)
-            if self.dim == 3:
-                # Newton corrects s1 by spins: the step's rotation vectors move by jl_inv(theta)
-                for cols in (slice(3, 6), slice(9, 12)):
-                    K[:, :, cols] = K[:, :, cols] @ so3.jl_inv(inc[:, cols])
-        energy = 0.5 * np.einsum("ek,ek->e", eps1, sig1)
+        if spins is None:
+            spins = np.full((len(self), 2), not linear)
+        Q = _correction_map(self.dim, inc, spins, half=False)
+        if linear:
+            K = np.swapaxes(B, 1, 2) @ kb @ (B if Q is None else B @ Q)
+            return f, K, energy, {"v": v1}
+        P = _correction_map(self.dim, inc, spins, half=True)
+        d, ndn = self.dim, self.ndn
+        e1 = x21 / l_1[:, None]
+        em = B[:, 0, ndn:ndn + d]                          # row 0 of B is {-e_m; e_m}
+        dv1 = B @ Q if Q is not None else B.copy()
+        dv1 += self.frame.bw_derivative(kin, inc) @ P
+        dv1[:, 0] = 0.0
+        dv1[:, 0, :d], dv1[:, 0, ndn:ndn + d] = -e1, e1
+        qs = q.copy()
+        qs[:, 0] *= beta
+        gb = (q[:, 0] / (l_n + l_1))[:, None] * (em - beta[:, None] * e1)
+        dbeta = np.zeros_like(inc)
+        dbeta[:, :d], dbeta[:, ndn:ndn + d] = -gb, gb
+        K = (np.swapaxes(Bs, 1, 2) @ kb @ dv1 + self.frame.geometric(kin, qs) @ P
+             + np.einsum("ei,ej->eij", B[:, 0], dbeta))
         return f, K, energy, {"v": v1}
+
+
+def _correction_map(dim: int, inc: NDArray, spins: NDArray, half: bool) -> NDArray | None:
+    """(E, nd, nd) derivative of the step (or, ``half``, of the mid-point motion) by ``s1``.
+
+    How Newton's corrections of ``s1`` move the step's increment ``inc`` (``half=False``) or the
+    mid-point configuration (``half=True``), node by node. Translations and additive rotations
+    (2D, 3D nodes without ``spins``): 1 and 1/2. 3D nodes corrected by spatial spins ``dw``: the
+    step's rotation vector ``theta`` (``inc``) moves by ``jl_inv(theta) dw`` and the mid-point
+    orientation ``exp(hat(theta)/2) R0`` turns by :func:`fem.rotations.half_spin`. ``None``
+    stands for the identity.
+    """
+    E, nd = inc.shape
+    lie = dim == 3 and nd == 12 and bool(np.any(spins))
+    if not half and not lie:
+        return None
+    M = np.zeros((E, nd, nd))
+    M[:, range(nd), range(nd)] = 0.5 if half else 1.0
+    if lie:
+        th = inc.reshape(E, 2, 6)[:, :, 3:]                      # both nodes' rotation vectors
+        blocks = so3.half_spin(th) if half else so3.jl_inv(th)
+        blocks = np.where(spins[:, :, None, None], blocks, M[:, 3:6, 3:6][:, None])
+        M[:, 3:6, 3:6], M[:, 9:12, 9:12] = blocks[:, 0], blocks[:, 1]
+    return M

@@ -82,6 +82,24 @@ class CorotFrame2D:
                 out[:, a:a + 2, b:b + 2] = sa * sb * k
         return out
 
+    def bw_derivative(self, kin: Kinematics2D, w: NDArray) -> NDArray:
+        """(E, 3, 6) derivative of ``B w`` for fixed element vectors ``w (E, 6)``.
+
+        The right-hand contraction of ``dB/dd`` (``geometric`` is the left-hand one). With
+        ``dw = w_q - w_p`` (translations) and ``dx = dx_q - dx_p``: ``de = z z^T dx / l`` and
+        ``d(z/l) = -(e z^T + z e^T) dx / l^2``, so row 0 changes by ``(z.dw) z^T dx / l`` and
+        both rotation rows by ``((e.dw) z + (z.dw) e)^T dx / l^2``.
+        """
+        dw = w[:, 3:5] - w[:, 0:2]
+        e, z, l = kin.e, kin.z, kin.l
+        ez, zz = np.einsum("ei,ei->e", e, dw), np.einsum("ei,ei->e", z, dw)
+        rows = np.stack([(zz / l)[:, None] * z,
+                         (ez / l**2)[:, None] * z + (zz / l**2)[:, None] * e], axis=1)
+        out = np.zeros((len(w), 3, 6))
+        out[:, 0:2, 0:2], out[:, 0:2, 3:5] = -rows, rows
+        out[:, 2] = out[:, 1]
+        return out
+
 
 class LinearFrame2D(CorotFrame2D):
     """Small-displacement planar frame: ``v = B0 d`` with ``B0`` at the reference geometry."""

@@ -19,7 +19,10 @@ the rotating chord (``N/l (I - r1 r1^T)``), the rotation of the frame carrying t
 the change of ``jl_inv^T`` (``K_h``, :func:`fem.rotations.kh`) and the change of ``G`` itself. Each
 is written below as a linear map of ``dd``; a central finite difference of the internal force checks
 them in the tests. The tangent is not symmetric away from equilibrium (spatial spins are not
-integrable coordinates); assembled at equilibrium under conservative loads it is.
+integrable coordinates); assembled at equilibrium under conservative loads it is. The same
+third-order tensor ``dB/dd`` contracted on its other side, ``d(B w)/dd`` at fixed ``w``
+(:meth:`CorotFrame3D.bw_derivative`), linearizes the energy-conserving step, whose basic
+deformations move by ``B_m inc``.
 
 ``LinearFrame3D`` freezes ``B`` at the reference geometry (small displacements, rotation vectors).
 """
@@ -52,6 +55,7 @@ class Kinematics3D:
     theta: NDArray    # (E, 2, 3) local rotations
     Lam: NDArray      # (E, 2, 3, 3) jl_inv(theta)
     Bhat: NDArray     # (E, 2, 3, 12) R_r^T E_a - G
+    dG: NDArray | None = None   # (E, 3, 12, 12) dG/dd, computed when first needed
 
 
 def reference_triad(X: NDArray, ref: NDArray) -> NDArray:
@@ -111,8 +115,8 @@ class CorotFrame3D:
     def geometric(self, kin: Kinematics3D, q: NDArray) -> NDArray:
         """(E, 12, 12) derivative of ``B^T q`` at fixed basic forces ``q (E, 7)``."""
         E = len(q)
-        Rr, l, G, t, p1, p2 = kin.Rr, kin.l, kin.G, kin.t, kin.p1, kin.p2
-        r1, r2, r3 = Rr[:, :, 0], Rr[:, :, 1], Rr[:, :, 2]
+        Rr, l, G = kin.Rr, kin.l, kin.G
+        r1 = Rr[:, :, 0]
         m = q[:, 1:].reshape(E, 2, 3)
         mu = np.einsum("eaji,eaj->eai", kin.Lam, m)                  # Lambda_a^T m_a
         K = np.zeros((E, 12, 12))
@@ -134,9 +138,21 @@ class CorotFrame3D:
             Bh = kin.Bhat[:, a]
             K += np.swapaxes(Bh, 1, 2) @ Kh[:, a] @ kin.Lam[:, a] @ Bh
 
-        # 4. change of G: -sum_k mu_k dG_k / dd, with mu = mu_p + mu_q; dG_k / dd has the row
-        #    blocks of G_k (x_p, w_p, x_q, w_q), each a linear map of dd written as (E, 3, 12)
-        mus = mu.sum(axis=1)
+        # 4. change of G: -sum_k mu_k dG_k / dd, with mu = mu_p + mu_q
+        K -= np.einsum("ek,ekij->eij", mu.sum(axis=1), self.g_derivative(kin))
+        return K
+
+    def g_derivative(self, kin: Kinematics3D) -> NDArray:
+        """(E, 3, 12, 12) ``dG_ki / dd_j``: the change of the frame spin map ``G``.
+
+        Each row block of ``G`` (``x_p, w_p, x_q, w_q`` of rows 1-3) is a linear map of ``dd``,
+        written as ``(E, 3, 12)``. Kept in ``kin.dG`` once computed.
+        """
+        if kin.dG is not None:
+            return kin.dG
+        E = len(kin.l)
+        Rr, l, G, t, p1, p2 = kin.Rr, kin.l, kin.G, kin.t, kin.p1, kin.p2
+        r1, r2, r3 = Rr[:, :, 0], Rr[:, :, 1], Rr[:, :, 2]
         g1, g2, g3 = G[:, 0], G[:, 1], G[:, 2]
         Ldl = np.zeros((E, 12))
         Ldl[:, _XP], Ldl[:, _XQ] = -r1, r1
@@ -154,18 +170,48 @@ class CorotFrame3D:
         c = p1 / (l * p2)
         Lc = (Lp1 / (l * p2)[:, None] - (p1 / (l**2 * p2))[:, None] * Ldl
               - (p1 / (l * p2**2))[:, None] * Lp2)
-        Ma = outer(r3, Lc) + c[:, None, None] * Lr3
-        m1, m2, m3 = (mus[:, k, None, None] for k in range(3))
-        xrows = m1 * Ma + m2 * M3 - m3 * M2
-        K[:, _XP, :] -= xrows
-        K[:, _XQ, :] += xrows
+        Ma = outer(r3, Lc) + c[:, None, None] * Lr3                    # d(c r3)
+        dG = np.zeros((E, 3, 12, 12))
+        dG[:, 0, _XP], dG[:, 0, _XQ] = Ma, -Ma
+        dG[:, 1, _XP], dG[:, 1, _XQ] = M3, -M3
+        dG[:, 2, _XP], dG[:, 2, _XQ] = -M2, M2
         hat_r3 = so3.hat(r3)
         for a, cols in ((0, _WP), (1, _WQ)):
             tr3 = so3.cross(t[:, a], r3)
             Mb = (hat_t[:, a] @ Lr3 - outer(tr3, Lp2) / p2[:, None, None]) / (2 * p2)[:, None, None]
             Mb[:, :, cols] += hat_r3 @ hat_t[:, a] / (2 * p2)[:, None, None]   # -hat(r3) dt_a
-            K[:, cols, :] -= m1 * Mb
-        return K
+            dG[:, 0, cols] = Mb
+        kin.dG = dG
+        return dG
+
+    def bw_derivative(self, kin: Kinematics3D, w: NDArray) -> NDArray:
+        """(E, 7, 12) derivative of ``B w`` for fixed element vectors ``w (E, 12)``.
+
+        The right-hand contraction of ``dB/dd`` (``geometric`` is the left-hand one:
+        ``q . (dB/dd) w == w . geometric(kin, q)`` for all ``q``, ``w``). Row 0, ``r1 . (w_q -
+        w_p)``: ``(w_q - w_p)^T (I - r1 r1^T)/l (dx_q - dx_p)``. Rows of node ``a``,
+        ``Lambda_a y_a`` with ``y_a = Bhat_a w = R_r^T w_a - G w``:
+
+            d(Lambda_a y_a) = (K_h(theta_a, y_a) + hat(y_a)) B_a dd
+                              + Lambda_a (hat(R_r^T w_a) G - dG[dd] w),
+
+        since ``dtheta_a = B_a dd``, ``d(jl_inv y)/dtheta = K_h(theta, y) + hat(y)``
+        (:func:`fem.rotations.jl_inv_derivative`) and the frame turns by the spin ``R_r G dd``.
+        """
+        E = len(w)
+        Rr, l = kin.Rr, kin.l
+        r1 = Rr[:, :, 0]
+        out = np.zeros((E, 7, 12))
+        P = (np.eye(3) - outer(r1, r1)) / l[:, None, None]
+        row = np.einsum("ei,eij->ej", w[:, _XQ] - w[:, _XP], P)
+        out[:, 0, _XP], out[:, 0, _XQ] = -row, row
+        dGw = np.einsum("ekij,ei->ekj", self.g_derivative(kin), w)    # (E, 3, 12) d(G w)
+        y = np.einsum("eaij,ej->eai", kin.Bhat, w)                       # (E, 2, 3) both nodes
+        wa = np.einsum("eji,eaj->eai", Rr, w.reshape(E, 2, 6)[:, :, 3:])  # R_r^T w_a
+        rows = (so3.jl_inv_derivative(kin.theta, y) @ kin.B[:, 1:].reshape(E, 2, 3, 12)
+                + kin.Lam @ (so3.hat(wa) @ kin.G[:, None] - dGw[:, None]))
+        out[:, 1:] = rows.reshape(E, 6, 12)
+        return out
 
 
 class LinearFrame3D(CorotFrame3D):

@@ -166,6 +166,9 @@ class Truss(ElementGroup):
         written out in notes/crisfield_shi.md section 1.4, not symmetric)
         ``k = N_av/S e_m (e_m - beta e1)^T + beta EA/(2 l0) e_m e1^T + N_m/(2 l_m) (I - e_m
         e_m^T)``. Green strain (Simo & Tarnow; eq. 28): ``f = N_av x21_m / l0``. Linear: ``K d_m``.
+        Each tangent is the exact derivative of ``f`` with respect to the nodal translations of
+        ``s1`` (Newton's corrections; ``d x21_m = d x21_1 / 2``, ``d beta`` and ``d N_n+1`` as in
+        notes/crisfield_shi.md section 1.4), so Newton converges quadratically.
         """
         d = self.dim
         x0, e0v, l_n = self._chord(s0)

@@ -106,6 +106,12 @@ def midpoint_inertia(inertia, s0, s1, kin, h: float, Pi0=None, R1=None) -> tuple
     ``(Pi1 - Pi0)/h`` (Simo & Wong 1991), whose dot product with the spatial increment is exactly
     the change of rotational kinetic energy; tangent
     ``(-hat(Pi1) + (2/h) R1 J jl_inv(Theta)^T R1^T) / h``.
+
+    The tangent is exact along Newton's spins ``dw`` of ``R1``: ``Pi1 = R1 J W1`` with
+    ``W1 = 2 Theta/h - W0`` and ``exp(hat(Theta)) = R0^T R1``, so ``dPi1 = hat(dw) Pi1
+    + (2/h) R1 J dTheta`` with ``dTheta = jl_inv(Theta) R0^T dw`` (a left perturbation of
+    ``R0^T R1`` by the body spin ``R0^T dw``), and ``jl_inv(Theta) R0^T = jl_inv(Theta)^T R1^T``
+    because ``jl_inv(Theta)^T = jl_inv(Theta) exp(hat(Theta))`` and ``R1 = R0 exp(hat(Theta))``.
     """
     d, n = s0.dim, len(s0.u)
     ns = 3 if d == 2 else 6

@@ -21,12 +21,21 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
       there), and mid-point velocities make ``dL = h sum x_m x (f)`` vanish.
 
     The effective tangent ``K* + (2/h^2) M`` is not symmetric; the default LU solves it.
+
+Both tangents are the exact derivatives of the residual along Newton's corrections of ``s1``
+(translations added, 3D rotations turned by spatial spins), so Newton converges quadratically:
+a spin ``dw`` of ``s1`` turns the step's rotation vector by ``jl_inv(theta) dw`` and the mid-point
+orientation by :func:`fem.rotations.half_spin` ``(theta) dw`` (not ``dw / 2``); the elements
+carry these through their mid-point ``B`` (:meth:`fem.elements.beam.Beam.conserving`) and the
+mid-point rule through ``K(d_m)``; the Simo-Wong inertia tangent is exact as it stands
+(:func:`fem.integrators.base.midpoint_inertia`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fem import rotations as so3
 from fem.integrators.base import Integrator, midpoint_inertia, midpoint_velocities
 from fem.integrators.inertia import midpoint_state
 
@@ -43,8 +52,22 @@ class MidpointRule(Integrator):
         sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
         f = sysm.internal_force(sm)
-        K = 0.5 * sysm.tangent(sm) if tangent else None
-        return f, K, None
+        lie = self.inertia.lie
+        if not tangent:
+            return f, None, None
+        if not lie.any():
+            return f, 0.5 * sysm.tangent(sm), None
+        # the mid-point moves by half a translation and by half_spin(theta) of a spin of s1; the
+        # rotation DOFs of linear elements are rotation vectors, moved by jl_inv(psi_m) of a spin
+        P = np.zeros((len(lie), 6, 6))
+        P[:, range(6), range(6)] = 0.5
+        P[lie, 3:6, 3:6] = so3.half_spin(kin.theta[lie])
+        P_lin = P.copy()
+        P_lin[lie, 3:6, 3:6] = so3.jl_inv(sm.rotation_vectors()[lie]) @ P[lie, 3:6, 3:6]
+        Ks = [g.tangent(sm) @ _element_blocks(
+            g, P_lin if getattr(g, "formulation", "") == "linear" else P)
+            for g in sysm.model.groups]
+        return f, sysm.assembler.matrix(Ks), None
 
     def _parts(self, s0, s1, tangent=False):
         cached = getattr(self, "_cache", None)
@@ -86,6 +109,18 @@ class MidpointRule(Integrator):
         return self.system.strain_energy(s1), work
 
 
+def _element_blocks(g, nodal: np.ndarray) -> np.ndarray:
+    """(E, nd, nd) block-diagonal element matrices of per-node blocks ``(n, nslots, nslots)``."""
+    slots = ("ux", "uy", "rz") if g.dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
+    cols = [slots.index(d) for d in g.dof_names]
+    ndn = g.ndn
+    out = np.zeros((len(g), g.nd, g.nd))
+    for a in range(g.nen):
+        out[:, a * ndn:(a + 1) * ndn, a * ndn:(a + 1) * ndn] = \
+            nodal[g.conn[:, a]][:, cols][:, :, cols]
+    return out
+
+
 class EnergyConserving(MidpointRule):
     """Crisfield & Shi's energy-conserving co-rotational scheme (see the module docstring)."""
 
@@ -109,7 +144,10 @@ class EnergyConserving(MidpointRule):
         fs, Ks, energies, hist = [], [], [], {}
         for g in sysm.model.groups:
             key = CONSERVED + g.name
-            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc), s0.hist[key])
+            # 3D rotations of nodes that Newton turns by spins (the others are additive)
+            spins = {"spins": self.inertia.lie[g.conn]} if "rx" in g.dof_names else {}
+            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc), s0.hist[key],
+                                            **spins)
             fs.append(f)
             Ks.append(K)
             energies.append(energy)
