@@ -1,7 +1,7 @@
 """Nodal loads of a step: the load history, external force vectors and their load stiffness.
 
 **Load history.** Every load carries a scale, zero when the analysis starts and kept in the state
-(``state.hist["__load_scales__"]``). A step
+(``state.load_scales``). A step
 
 * *applies* the loads it lists: each adds ``g(t)`` to its scale, where ``g`` is the load's function
   or, by default, ``t`` itself in a static step (the load factor, on top of what is there) and
@@ -45,9 +45,6 @@ from numpy.typing import NDArray
 from fem import rotations as so3
 from fem.functions import Constant, Linear
 from fem.model import NodalLoad, Prescribed
-
-PRESCRIBED = "__prescribed__"     # state.hist key: applied prescribed values (n, nslots)
-SCALES = "__load_scales__"        # state.hist key: {load name: scale}
 
 
 def nodal_force(load: NodalLoad, scale: float, state, out: NDArray) -> None:
@@ -132,22 +129,23 @@ class StepLoads:
     # --- the history --------------------------------------------------------------------------
     def begin(self, state) -> None:
         """Read the load scales and prescribed values the step starts from."""
-        scales = state.hist.setdefault(SCALES, {})
+        scales = state.load_scales
         gone = {ld.name for ld in self.removed}
         self.held = [(self._all[name], s) for name, s in scales.items()
                      if s != 0.0 and name not in gone and name in self._all]
         self.leaving = [(ld, scales.get(ld.name, 0.0)) for ld in self.removed]
-        applied = state.hist.setdefault(PRESCRIBED, np.zeros((self.n, self.nslots)))
-        self._start = applied.copy()
+        if state.prescribed is None:
+            state.prescribed = np.zeros((self.n, self.nslots))
+        self._start = state.prescribed.copy()
 
     def finish(self, state, t: float) -> None:
         """Record in ``state`` the load scales at the end of the step (pseudo-time ``t``)."""
-        scales = dict(state.hist.get(SCALES, {}))
+        scales = dict(state.load_scales)
         for ld in self.loads:
             scales[ld.name] = scales.get(ld.name, 0.0) + self._scale(ld, t)
         for ld in self.removed:
             scales[ld.name] = 0.0
-        state.hist[SCALES] = scales
+        state.load_scales = scales
 
     def _scale(self, load: NodalLoad, t: float) -> float:
         return float((load.function or self.default)(t))
@@ -209,7 +207,9 @@ class StepLoads:
             return None
         if self._start is None:
             self.begin(state)
-        applied = state.hist.setdefault(PRESCRIBED, np.zeros((self.n, self.nslots)))
+        if state.prescribed is None:
+            state.prescribed = np.zeros((self.n, self.nslots))
+        applied = state.prescribed
         target = applied.copy()
         ramp = min(1.0, t / self.t_end) if self.static else 1.0
         for p in self.prescribed:
@@ -219,5 +219,5 @@ class StepLoads:
                 start = self._start[p.nodes, p.slot]
                 target[p.nodes, p.slot] = start + (p.value - start) * ramp
         du = target - applied
-        state.hist[PRESCRIBED] = target
+        state.prescribed = target
         return du

@@ -19,7 +19,7 @@ from fem import rotations as so3
 
 @dataclass
 class State:
-    """Nodal kinematics of a model at time (or load factor) ``t``.
+    """Everything that changes in an analysis, at time (or load factor) ``t``.
 
     Attributes
     ----------
@@ -28,7 +28,13 @@ class State:
     rot : (n,) rotation angle about z (2D) or (n, 4) unit quaternions (3D), from the reference
     v : (n, nslots) velocities: translational, then angular (spatial angular velocity in 3D)
     a : (n, nslots) accelerations, same layout
-    hist : per element group, named history arrays (algorithmic variables of integrators)
+    internal : (n_internal,) element-internal unknowns (the DOF map's ``internal`` block)
+    multipliers : (n_multipliers,) Lagrange multipliers of the constraint groups (its
+        ``multipliers`` block)
+    load_scales : the load history: the scale each load has reached (:mod:`fem.loads`)
+    prescribed : (n, nslots) the prescribed values applied so far, or None before any
+    conserving : the energy-conserving scheme's algorithmic history, per element group name
+        (:meth:`fem.elements.beam.Beam.conserving`)
     """
 
     dim: int
@@ -37,20 +43,29 @@ class State:
     rot: NDArray
     v: NDArray
     a: NDArray
-    hist: dict[str, dict[str, NDArray]] = field(default_factory=dict)
+    internal: NDArray = field(default_factory=lambda: np.zeros(0))
+    multipliers: NDArray = field(default_factory=lambda: np.zeros(0))
+    load_scales: dict[str, float] = field(default_factory=dict)
+    prescribed: NDArray | None = None
+    conserving: dict[str, dict[str, NDArray]] = field(default_factory=dict)
 
     @classmethod
-    def reference(cls, dim: int, n_nodes: int) -> State:
+    def reference(cls, dim: int, n_nodes: int, n_internal: int = 0,
+                  n_multipliers: int = 0) -> State:
         """The undeformed state at rest."""
         nslots = 3 if dim == 2 else 6
         rot = np.zeros(n_nodes) if dim == 2 else so3.quat_identity(n_nodes)
         return cls(dim=dim, t=0.0, u=np.zeros((n_nodes, 3)), rot=rot,
-                   v=np.zeros((n_nodes, nslots)), a=np.zeros((n_nodes, nslots)))
+                   v=np.zeros((n_nodes, nslots)), a=np.zeros((n_nodes, nslots)),
+                   internal=np.zeros(n_internal), multipliers=np.zeros(n_multipliers))
 
     def copy(self) -> State:
         """Deep copy (trial states never alias committed ones)."""
         return State(dim=self.dim, t=self.t, u=self.u.copy(), rot=self.rot.copy(),
-                     v=self.v.copy(), a=self.a.copy(), hist=copy.deepcopy(self.hist))
+                     v=self.v.copy(), a=self.a.copy(), internal=self.internal.copy(),
+                     multipliers=self.multipliers.copy(), load_scales=dict(self.load_scales),
+                     prescribed=None if self.prescribed is None else self.prescribed.copy(),
+                     conserving=copy.deepcopy(self.conserving))
 
     def assign(self, other: State) -> None:
         """Overwrite this state with ``other`` (commit a trial state)."""
@@ -59,7 +74,46 @@ class State:
         self.rot[...] = other.rot
         self.v[...] = other.v
         self.a[...] = other.a
-        self.hist = copy.deepcopy(other.hist)
+        self.internal = other.internal.copy()
+        self.multipliers = other.multipliers.copy()
+        self.load_scales = dict(other.load_scales)
+        self.prescribed = None if other.prescribed is None else other.prescribed.copy()
+        self.conserving = copy.deepcopy(other.conserving)
+
+    # --- as plain arrays (the results file; restart) -----------------------------------------
+    def arrays(self) -> dict[str, NDArray]:
+        """The state as named arrays, e.g. for ``/steps/<s>/state`` of a results file.
+
+        Nested fields are flattened with ``/`` in the names (``load_scales/P``,
+        ``conserving/beam/v``); :meth:`from_arrays` reads them back.
+        """
+        out = {"dim": np.array(self.dim), "t": np.array(self.t), "u": self.u, "rot": self.rot,
+               "v": self.v, "a": self.a, "internal": self.internal,
+               "multipliers": self.multipliers}
+        if self.prescribed is not None:
+            out["prescribed"] = self.prescribed
+        for name, scale in self.load_scales.items():
+            out[f"load_scales/{name}"] = np.array(scale)
+        for group, history in self.conserving.items():
+            for key, value in history.items():
+                out[f"conserving/{group}/{key}"] = value
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict) -> State:
+        """A state from :meth:`arrays` (values may be h5py datasets or numpy arrays)."""
+        a = {k: np.asarray(v) for k, v in arrays.items()}
+        state = cls(dim=int(a["dim"]), t=float(a["t"]), u=a["u"].copy(), rot=a["rot"].copy(),
+                    v=a["v"].copy(), a=a["a"].copy(), internal=a["internal"].copy(),
+                    multipliers=a["multipliers"].copy(),
+                    prescribed=a["prescribed"].copy() if "prescribed" in a else None)
+        for name, value in a.items():
+            parts = name.split("/")
+            if parts[0] == "load_scales":
+                state.load_scales[parts[1]] = float(value)
+            elif parts[0] == "conserving":
+                state.conserving.setdefault(parts[1], {})[parts[2]] = value.copy()
+        return state
 
     @property
     def n_nodes(self) -> int:

@@ -26,6 +26,13 @@ def solve(deck: dict, h5: str | None = None):
     return dk, sysm, state, steps
 
 
+def case_deck_path(name: str) -> str:
+    """The deck of validation case ``name``."""
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[1] / "cases" / name / "deck.toml")
+
+
 def node(dk, node_id: int) -> int:
     """Index of a node id."""
     return int(np.flatnonzero(dk.model.node_ids == node_id)[0])

@@ -91,9 +91,9 @@ def frame_counts(h5_path: str) -> dict[str, set[int]]:
         for name, step in h5.get("steps", {}).items():
             lengths = set()
 
-            def visit(_, obj, lengths=lengths):
-                if isinstance(obj, h5py.Dataset):
-                    lengths.add(obj.shape[0])
+            def visit(path, obj, lengths=lengths):
+                if isinstance(obj, h5py.Dataset) and not path.startswith("state/"):
+                    lengths.add(obj.shape[0])         # the end state is not a frame series
             step.visititems(visit)
             counts[name] = lengths
     return counts

@@ -283,7 +283,7 @@ class StaticStep(StepBase):
         self.system.update(state, du)
         self._increment_checks(state, r, 1.0)
         state.t = 1.0
-        state.hist = trial.hist
+        state.prescribed = trial.prescribed
         if writer:
             writer.frame(state, time=1.0, reactions=r, stats={
                 "load_factor": 1.0, "iterations": 1, "residual": float(np.linalg.norm(r[:n]))})

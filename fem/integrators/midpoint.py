@@ -39,8 +39,6 @@ from fem import rotations as so3
 from fem.integrators.base import Integrator, midpoint_inertia, midpoint_velocities
 from fem.integrators.inertia import midpoint_state
 
-CONSERVED = "__conserving__"       # state.hist key prefix of the elements' algorithmic history
-
 
 class MidpointRule(Integrator):
     """Plain mid-point rule: internal forces evaluated at the mid-point configuration."""
@@ -135,7 +133,7 @@ class EnergyConserving(MidpointRule):
         for g in self.system.model.groups:
             if not hasattr(g, "conserving"):
                 raise TypeError(f"element group '{g.name}' has no energy-conserving form")
-            s0.hist[CONSERVED + g.name] = g.conserving_start(s0)
+            s0.conserving[g.name] = g.conserving_start(s0)
 
     def _elements(self, s0, s1, kin, tangent: bool):
         sm = midpoint_state(s0, s1, self.additive, kin)
@@ -143,15 +141,14 @@ class EnergyConserving(MidpointRule):
         inc = kin.increment
         fs, Ks, energies, hist = [], [], [], {}
         for g in sysm.model.groups:
-            key = CONSERVED + g.name
             # 3D rotations of nodes that Newton turns by spins (the others are additive)
             spins = {"spins": self.inertia.lie[g.conn]} if "rx" in g.dof_names else {}
-            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc), s0.hist[key],
-                                            **spins)
+            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc),
+                                            s0.conserving[g.name], **spins)
             fs.append(f)
             Ks.append(K)
             energies.append(energy)
-            hist[key] = h1
+            hist[g.name] = h1
         f_full = sysm.assembler.vector(fs)
         K_csr = sysm.assembler.matrix(Ks) if tangent else None
         return f_full, K_csr, (energies, hist)
@@ -159,7 +156,7 @@ class EnergyConserving(MidpointRule):
     def finish(self, s0, s1) -> tuple[float, float]:
         """Rates of ``s1``, its algorithmic history; strain energy and external work."""
         kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
-        s1.hist.update(hist)
+        s1.conserving.update(hist)
         s1.a[:] = (s1.v - s0.v) / self.h
         work = float(np.sum(f_ext * kin.increment))
         return float(sum(e.sum() for e in energies)), work

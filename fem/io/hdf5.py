@@ -270,6 +270,29 @@ class ResultsFile:
         except (OSError, RuntimeError, ValueError) as err:
             log.warning("could not detach %s after a failed write: %s", self.path, err)
 
+    def write_state(self, step: str, state) -> None:
+        """The state at the end of step ``step``, in ``/steps/<step>/state`` (:func:`read_state`).
+
+        Everything an analysis carries from step to step (displacements, rotations, rates,
+        internal unknowns, multipliers, the load history, algorithmic variables), so that a run
+        can be continued from it.
+        """
+        arrays = state.arrays()
+        files.ensure_room(self.path, 2 * sum(np.asarray(v).nbytes for v in arrays.values())
+                          + FRAME_OVERHEAD, f"the state after step '{step}'")
+        with interrupt.critical():
+            try:
+                g = self.h5.require_group(f"steps/{step}").create_group("state")
+                for name, value in arrays.items():
+                    g.create_dataset(name, data=value)
+                self.h5.flush()
+            except (OSError, RuntimeError) as err:
+                if not files.is_io_error(err):
+                    raise
+                self.seal()
+                raise OutputError(f"cannot write the state after step '{step}' to "
+                                  f"{self.path}: {files.reason(err)}") from None
+
     def close(self) -> None:
         """Commit the last frames, close the file, release the lock."""
         if self.h5 is None:
@@ -292,6 +315,18 @@ class ResultsFile:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def read_state(path: str, step: str):
+    """The :class:`~fem.state.State` at the end of step ``step`` of the results file ``path``."""
+    from fem.state import State
+
+    with h5py.File(path, "r") as h5:
+        g = h5[f"steps/{step}/state"]
+        arrays = {}
+        g.visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
+                     if isinstance(obj, h5py.Dataset) else None)
+    return State.from_arrays(arrays)
 
 
 class StepWriter:
