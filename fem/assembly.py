@@ -1,10 +1,14 @@
 """Element batches -> global vectors and a CSR matrix with a pattern computed once per model.
 
-When the DOF map is built, each block source (an element group, or the nodal blocks used by load
-stiffness, springs and point masses) gets ``edofs (E, nd)``, the mask ``keep`` of its entries that
-couple two free DOFs and ``slot``, the CSR position of every kept entry. Assembly is then one
-``np.bincount`` per source: no COO triplets, no sorting, no Python loop over elements
-(STYLE.md, "Assembly"). The same pattern serves every matrix of the model (K, M, K_G).
+When the DOF map is built, each block source (an element group, a constraint group, or the nodal
+blocks used by load stiffness, springs and point masses) gets ``edofs (E, nd)``, the mask ``keep``
+of its entries that couple two unknowns and ``slot``, the CSR position of every kept entry.
+Assembly is then one ``np.bincount`` per source: no COO triplets, no sorting, no Python loop over
+elements (STYLE.md, "Assembly"). The same pattern serves every matrix of the model (K, M, K_G).
+
+An element group's ``edofs`` are its nodal DOFs followed by its internal unknowns (when the DOF
+map numbers them, :mod:`fem.dofs`); a constraint group's are the nodal DOFs it constrains
+followed by its multipliers: the group's vectors and matrices come in that order.
 """
 
 from __future__ import annotations
@@ -44,7 +48,13 @@ class Assembler:
     def __init__(self, model, dofmap: DofMap):
         self.dofmap = dofmap
         n_free = dofmap.n_free
-        edofs = [dofmap.element_dofs(g.conn, g.dof_names) for g in model.groups]
+        constraints = getattr(model, "constraints", ())
+        edofs = [np.hstack([dofmap.element_dofs(g.conn, g.dof_names), inner])
+                 for g, inner in zip(model.groups, dofmap.internal or
+                                     [np.zeros((len(g), 0), np.int64) for g in model.groups],
+                                     strict=True)]
+        edofs += [np.hstack([dofmap.element_dofs(c.conn, c.dof_names), lam])
+                  for c, lam in zip(constraints, dofmap.multipliers, strict=True)]
         sources = edofs + [dofmap.index]  # per-node blocks; -1 marks inactive slots
         keys, keeps = [], []
         for ed in sources:
@@ -62,7 +72,8 @@ class Assembler:
         bounds = np.cumsum([0] + [len(k) for k in keys])
         scatters = [Scatter(ed, keep, inverse[bounds[i]:bounds[i + 1]])
                     for i, (ed, keep) in enumerate(zip(sources, keeps, strict=True))]
-        self.groups = scatters[:-1]
+        self.groups = scatters[:len(model.groups)]
+        self.constraints = scatters[len(model.groups):-1]
         self.nodes = scatters[-1]
         self.n_free = n_free
         self.n_active = dofmap.n_active
@@ -72,13 +83,18 @@ class Assembler:
         """Number of stored entries of the free-DOF matrix."""
         return len(self.indices)
 
-    def vector(self, blocks: list[NDArray | None], nodal: NDArray | None = None) -> NDArray:
+    def vector(self, blocks: list[NDArray | None], nodal: NDArray | None = None,
+               constraints: list[NDArray] | None = None) -> NDArray:
         """Sum element vectors ``(E, nd)`` (one per group, ``None`` to skip) into a full vector.
 
-        ``nodal`` is an optional ``(n, nslots)`` array added at the active DOFs.
+        ``nodal`` is an optional ``(n, nslots)`` array added at the active DOFs; ``constraints``
+        the constraint groups' vectors (one per constraint group).
         """
         out = np.zeros(self.n_active)
-        for sc, fe in zip(self.groups, blocks, strict=True):
+        pairs = list(zip(self.groups, blocks, strict=True))
+        if constraints is not None:
+            pairs += list(zip(self.constraints, constraints, strict=True))
+        for sc, fe in pairs:
             if fe is not None:
                 out += np.bincount(sc.edofs.reshape(-1), weights=fe.reshape(-1),
                                    minlength=self.n_active)[:self.n_active]
@@ -86,14 +102,19 @@ class Assembler:
             out += self.dofmap.from_nodal(nodal)
         return out
 
-    def matrix(self, blocks: list[NDArray | None], node_blocks: NDArray | None = None) -> NDArray:
-        """CSR values (``nnz``,) of the free-DOF matrix from element matrices ``(E, nd, nd)``.
+    def matrix(self, blocks: list[NDArray | None], node_blocks: NDArray | None = None,
+               constraints: list[NDArray] | None = None) -> NDArray:
+        """CSR values (``nnz``,) of the matrix of the unknowns from element matrices.
 
-        ``node_blocks`` is an optional ``(n, nslots, nslots)`` array of per-node blocks (load
-        stiffness, springs, point masses); entries at inactive slots are ignored.
+        ``blocks`` are ``(E, nd, nd)`` per element group (``None`` to skip); ``node_blocks`` an
+        optional ``(n, nslots, nslots)`` array of per-node blocks (load stiffness, springs, point
+        masses), entries at inactive slots ignored; ``constraints`` the constraint groups'
+        matrices.
         """
         data = np.zeros(self.nnz)
         pairs = list(zip(self.groups, blocks, strict=True))
+        if constraints is not None:
+            pairs += list(zip(self.constraints, constraints, strict=True))
         if node_blocks is not None:
             pairs.append((self.nodes, node_blocks))
         for sc, ke in pairs:

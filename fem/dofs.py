@@ -1,10 +1,22 @@
-"""DOF numbering: node slots -> global equation numbers, with the free/fixed split.
+"""One numbering of every unknown: nodal DOFs, element-internal unknowns, Lagrange multipliers.
 
-Every node has the slots of its model's dimension (:data:`fem.model.DOF_SLOTS`); a slot is *active*
-when an element (or, later, a joint) uses it. Active DOFs are numbered node by node, the free ones
-first (``0..n_free-1``, the unknowns of every linear system) and the fixed ones after them
-(``n_free..n_active-1``, where reactions live). A full vector over the active DOFs therefore splits
-as ``r[:n_free]`` (residual) and ``r[n_free:]`` (reactions).
+The full vector of a model (residuals, reactions) is numbered in blocks::
+
+    [ free nodal | internal | multipliers | fixed nodal ]
+      ^0           ^nodal.stop              ^n_free     ^n_active
+
+* **nodal**: the node slots some element uses (``active``) and no support or prescribed value
+  holds, node by node, slot by slot (:data:`fem.model.DOF_SLOTS`);
+* **internal**: unknowns of elements that no node shares, ``n_internal`` per element of a group
+  that declares them (when the step asks for them: the beams' interior modes of linear buckling);
+* **multipliers**: the Lagrange multipliers of the constraint groups, ``n_multipliers`` per item
+  (the force of a tie, ...);
+* **fixed**: the supported and prescribed nodal DOFs, where reactions live.
+
+The first three blocks are the unknowns of every linear system (``n_free`` of them); their named
+slices (:attr:`DofMap.blocks`) replace ``r[:n_free]`` where a block is meant. ``internal[i]`` and
+``multipliers[j]`` give the positions of group ``i``'s and constraint group ``j``'s unknowns,
+``(E, k)`` per element or item.
 """
 
 from __future__ import annotations
@@ -22,10 +34,13 @@ class DofMap:
     Attributes
     ----------
     slots : names of the per-node DOF slots
-    active : (n, nslots) bool, DOFs some element uses
+    active : (n, nslots) bool, DOFs some element (or constraint) uses
     fixed : (n, nslots) bool, active DOFs held by supports or prescribed values
-    index : (n, nslots) int, position in the full active vector, -1 where inactive
-    n_free, n_active : numbers of free and of active DOFs
+    index : (n, nslots) int, position in the full vector, -1 where inactive
+    n_free, n_active : numbers of unknowns and of all positions
+    blocks : ``{"nodal", "internal", "multipliers", "fixed"}`` slices of the full vector
+    internal : per element group, (E, n_internal) positions (E, 0 when it has none)
+    multipliers : per constraint group, (E, n_multipliers) positions
     """
 
     slots: tuple[str, ...]
@@ -34,13 +49,16 @@ class DofMap:
     index: NDArray
     n_free: int
     n_active: int
+    blocks: dict
+    internal: tuple = ()
+    multipliers: tuple = ()
 
     @classmethod
-    def build(cls, model) -> DofMap:
-        """Number the DOFs of ``model``: element DOFs are active, supports fix them."""
+    def build(cls, model, internal: bool = False) -> DofMap:
+        """Number the unknowns of ``model`` (with the groups' internal unknowns if ``internal``)."""
         n, ns = model.n_nodes, model.nslots
         active = np.zeros((n, ns), dtype=bool)
-        for g in model.groups:
+        for g in (*model.groups, *getattr(model, "constraints", ())):
             cols = [model.slots.index(d) for d in g.dof_names]
             active[np.ix_(np.unique(g.conn), cols)] = True
         fixed = model.fixed & active
@@ -48,39 +66,71 @@ class DofMap:
             fixed[p.nodes, p.slot] |= active[p.nodes, p.slot]
         free = active & ~fixed
         index = np.full((n, ns), -1, dtype=np.int64)
-        n_free = int(free.sum())
-        index[free] = np.arange(n_free)          # C order: node by node, slot by slot
+        n_nodal = int(free.sum())
+        index[free] = np.arange(n_nodal)          # C order: node by node, slot by slot
+        start = n_nodal
+        inner = []
+        for g in model.groups:
+            k = getattr(g, "n_internal", 0) if internal else 0
+            inner.append(start + np.arange(len(g) * k, dtype=np.int64).reshape(len(g), k))
+            start += len(g) * k
+        n_internal = start - n_nodal
+        mult = []
+        for c in getattr(model, "constraints", ()):
+            k = c.n_multipliers
+            mult.append(start + np.arange(len(c) * k, dtype=np.int64).reshape(len(c), k))
+            start += len(c) * k
+        n_free = start
         index[fixed] = n_free + np.arange(int(fixed.sum()))
-        for a in (active, fixed, index):
+        for a in (active, fixed, index, *inner, *mult):
             a.setflags(write=False)
+        blocks = {"nodal": slice(0, n_nodal), "internal": slice(n_nodal, n_nodal + n_internal),
+                  "multipliers": slice(n_nodal + n_internal, n_free),
+                  "fixed": slice(n_free, n_free + int(fixed.sum()))}
         return cls(slots=model.slots, active=active, fixed=fixed, index=index, n_free=n_free,
-                   n_active=int(active.sum()))
+                   n_active=n_free + int(fixed.sum()), blocks=blocks, internal=tuple(inner),
+                   multipliers=tuple(mult))
+
+    @property
+    def n_nodal(self) -> int:
+        """Number of free nodal DOFs."""
+        return self.blocks["nodal"].stop
 
     def element_dofs(self, conn: NDArray, dof_names: tuple[str, ...]) -> NDArray:
-        """(E, nen * len(dof_names)) full-vector positions of the DOFs of each element."""
+        """(E, nen * len(dof_names)) full-vector positions of the nodal DOFs of each element."""
         cols = [self.slots.index(d) for d in dof_names]
         return self.index[conn][:, :, cols].reshape(len(conn), -1)
 
     def to_nodal(self, vec: NDArray, fill: float = 0.0) -> NDArray:
-        """Scatter a full active-DOF vector (or its free part) to ``(n, nslots)``."""
+        """Scatter a full vector (or its unknowns) to ``(n, nslots)`` (nodal blocks only)."""
         out = np.full(self.index.shape, fill, dtype=float)
         mask = (self.index >= 0) & (self.index < len(vec))
         out[mask] = vec[self.index[mask]]
         return out
 
     def from_nodal(self, nodal: NDArray) -> NDArray:
-        """Gather ``(n, nslots)`` nodal values into a full active-DOF vector."""
+        """Gather ``(n, nslots)`` nodal values into a full vector (zero in the other blocks)."""
         out = np.zeros(self.n_active)
         mask = self.index >= 0
         out[self.index[mask]] = nodal[mask]
         return out
 
     def describe(self, k: int, node_ids: NDArray, model=None) -> str:
-        """``"node 12 uy"`` for position ``k`` of the full vector.
+        """``"node 12 uy"`` for position ``k`` of the full vector (or what else it is).
 
         With the ``model``, a node made by ``divisions`` is also placed between the nodes the user
-        knows: ``"node 12 uy (the 3rd of 9 interior nodes between nodes 1 and 2, ...)"``.
+        knows: ``"node 12 uy (the 3rd of 9 interior nodes between nodes 1 and 2, ...)"``; an
+        internal unknown or a multiplier is named by its group and element or item.
         """
+        for kind, positions in (("internal", self.internal), ("multipliers", self.multipliers)):
+            for i, pos in enumerate(positions):
+                where = np.argwhere(pos == k)
+                if len(where):
+                    e, j = (int(x) for x in where[0])
+                    if model is None:
+                        return f"{kind} unknown {j + 1} of item {e + 1} of group {i + 1}"
+                    owner = (model.groups if kind == "internal" else model.constraints)[i]
+                    return owner.describe_unknown(e, j)
         node, slot = (int(x) for x in np.argwhere(self.index == k)[0])
         if model is not None:
             return model.describe_node(node, self.slots[slot])

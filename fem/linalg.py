@@ -347,12 +347,13 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
     """Condition number and error bound of a solution ``x`` of ``A x = b`` (``A`` factored).
 
     The matrix is equilibrated, ``S = D^-1/2 A D^-1/2`` with ``D = |diag A|``, so that the estimate
-    does not depend on the units of the DOFs (rotations beside translations). ``|S|_1`` is exact;
-    ``|S^-1|_1`` is Hager and Higham's estimate (``scipy.sparse.linalg.onenormest``) from solves
-    with the existing factorization and its transpose (typically 8 to 20 solves, no new
-    factorization). The bound ``cond * max(backward error of the equilibrated system, eps)`` on the
-    relative error of ``x`` (equilibrated norm) includes the rounding of the matrix entries
-    themselves.
+    does not depend on the units of the DOFs (rotations beside translations); a row with a zero
+    diagonal (a Lagrange multiplier's) is scaled so that its largest equilibrated entry is 1.
+    ``|S|_1`` is exact; ``|S^-1|_1`` is Hager and Higham's estimate
+    (``scipy.sparse.linalg.onenormest``) from solves with the existing factorization and its
+    transpose (typically 8 to 20 solves, no new factorization). The bound
+    ``cond * max(backward error of the equilibrated system, eps)`` on the relative error of ``x``
+    (equilibrated norm) includes the rounding of the matrix entries themselves.
 
     Returns
     -------
@@ -369,7 +370,15 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
     rows = np.repeat(np.arange(n), np.diff(ai))
     d = np.abs(np.where(rows == aj, av, 0.0))
     d = np.bincount(rows, weights=d, minlength=n)
-    d[d == 0] = d.max() if d.max() > 0 else 1.0     # a zero diagonal (saddle point): unscaled
+    zero = d == 0
+    if zero.all():
+        d[:] = 1.0
+    elif zero.any():                     # saddle point: a multiplier row, by its largest entry
+        d[zero] = d[~zero].max()
+        entry = np.abs(av) / np.sqrt(d[aj])
+        top = np.zeros(n)
+        np.maximum.at(top, rows, np.where(zero[rows] & ~zero[aj], entry, 0.0))
+        d[zero] = np.where(top[zero] > 0, top[zero] ** 2, d[zero])
     s = np.sqrt(d)
     w = np.abs(av) / (s[rows] * s[aj])
     norm1 = float(np.bincount(aj, weights=w, minlength=n).max())

@@ -141,6 +141,7 @@ class Model:
     node_ids : (n,) user node ids
     fixed : (n, nslots) bool, DOFs held at zero (or at a prescribed value)
     groups : element groups (see :mod:`fem.elements`)
+    constraints : constraint groups (see :mod:`fem.constraints`): Lagrange multipliers
     node_origin : (n, 4) int or None; for a node made by ``divisions``: the ids of the two end
         nodes of the row it subdivides, its position ``k`` from the first (1 to ``d - 1``) and
         ``d``, the divisions; ``-1`` in every column for a node the user gave
@@ -157,6 +158,7 @@ class Model:
     prescribed: tuple[Prescribed, ...] = ()
     loads: tuple[NodalLoad, ...] = ()
     masses: tuple[PointMass, ...] = ()
+    constraints: tuple = ()
     functions: Mapping[str, TimeFunction] = field(default_factory=dict)
     title: str = ""
     units: str = ""

@@ -1,8 +1,14 @@
 """A model with its DOF map and assembler: full internal-force vectors and tangent values.
 
-This is the only place that loops, and it loops over element *groups* (a handful), never over
-elements. Everything returned is on the full active-DOF vector (free DOFs first, then fixed ones,
-see :mod:`fem.dofs`) or in the free-DOF CSR pattern of the :class:`~fem.assembly.Assembler`.
+This is the only place that loops, and it loops over element and constraint *groups* (a handful),
+never over elements. Everything returned is on the full vector (the unknowns first: free nodal
+DOFs, element-internal unknowns, multipliers; then the fixed DOFs, see :mod:`fem.dofs`) or in the
+CSR pattern of the unknowns of the :class:`~fem.assembly.Assembler`.
+
+The internal force and the tangent include the constraint groups' ``[G^T lambda; g(q)]`` and
+``[[d(G^T lambda)/dq, G^T], [G, 0]]`` (``constraints=True``, the default); the mid-point
+integrators evaluate element forces at the mid-point configuration and add the constraints at
+the end of the step themselves (:meth:`constraint_vector`, :meth:`constraint_matrix`).
 """
 
 from __future__ import annotations
@@ -23,10 +29,14 @@ class System:
     model, dofmap, assembler
     """
 
-    def __init__(self, model):
+    def __init__(self, model, internal: bool = False):
         self.model = model
-        self.dofmap = DofMap.build(model)
+        self.dofmap = DofMap.build(model, internal=internal)
         self.assembler = Assembler(model, self.dofmap)
+        start = self.dofmap.blocks["multipliers"].start
+        # each constraint group's multipliers, as positions in State.multipliers
+        self._lam = [pos - start for pos in self.dofmap.multipliers]
+        self.constraint_scales = self._constraint_scales(model)
         self.additive = self._additive_nodes(model)
         self._entry_rows = None      # CSR row of every tangent entry (round_off_floor)
 
@@ -45,6 +55,15 @@ class System:
         """Apply a nodal increment ``(n, nslots)`` to ``state`` (see :meth:`State.increment`)."""
         state.increment(du_nodal, self.additive)
 
+    def update_unknowns(self, state: State, du: NDArray) -> None:
+        """Apply a correction of the unknowns ``du (n_free,)``: every block of the DOF map."""
+        state.increment(self.dofmap.to_nodal(du), self.additive)
+        blocks = self.dofmap.blocks
+        if blocks["internal"].stop > blocks["internal"].start:
+            state.internal += du[blocks["internal"]]
+        if blocks["multipliers"].stop > blocks["multipliers"].start:
+            state.multipliers += du[blocks["multipliers"]]
+
     @property
     def n_free(self) -> int:
         """Number of unknowns."""
@@ -52,16 +71,65 @@ class System:
 
     def reference_state(self) -> State:
         """The undeformed state at rest."""
-        return State.reference(self.model.dim, self.model.n_nodes)
+        blocks = self.dofmap.blocks
+        return State.reference(self.model.dim, self.model.n_nodes,
+                               n_multipliers=blocks["multipliers"].stop
+                               - blocks["multipliers"].start)
 
-    def internal_force(self, state: State) -> NDArray:
-        """(n_active,) assembled internal forces."""
-        return self.assembler.vector([g.internal_force(state) for g in self.model.groups])
+    # --- constraint groups (fem.constraints) --------------------------------------------------
+    def _constraint_scales(self, model) -> list[float]:
+        """Each constraint group's row scale: the mean stiffness of the DOFs it constrains.
 
-    def tangent(self, state: State, load_stiffness: NDArray | None = None) -> NDArray:
-        """CSR values of the free-DOF tangent (plus nodal load-stiffness blocks)."""
-        return self.assembler.matrix([g.tangent(state) for g in self.model.groups],
-                                     load_stiffness)
+        Constraint rows of entries 1 beside stiffness rows of entries ``EI/l^3`` make a badly
+        scaled saddle-point matrix (and a factorization may take a unit pivot for a null one);
+        rows and multipliers scaled by the stiffness where they act have entries of one size.
+        From the elements' tangent at the reference state, once.
+        """
+        if not model.constraints:
+            return []
+        ref = self.reference_state()
+        diag = np.abs(self.assembler.to_scipy(self.tangent(ref, constraints=False)).diagonal())
+        typical = float(diag[diag > 0].mean()) if np.any(diag > 0) else 1.0
+        scales = []
+        for sc, c in zip(self.assembler.constraints, model.constraints, strict=True):
+            dofs = sc.edofs[:, :c.nd].ravel()
+            dofs = dofs[(dofs >= 0) & (dofs < self.dofmap.n_nodal)]
+            values = diag[dofs]
+            scales.append(float(values[values > 0].mean()) if np.any(values > 0) else typical)
+        return scales
+
+    def multipliers(self, state: State) -> list[NDArray]:
+        """Each constraint group's multiplier unknowns, ``(E, n_multipliers)`` (scaled)."""
+        return [state.multipliers[pos] for pos in self._lam]
+
+    def _constraints(self, state: State, what: str):
+        return [getattr(c, what)(state, mu, s) for c, mu, s in
+                zip(self.model.constraints, self.multipliers(state), self.constraint_scales,
+                    strict=True)]
+
+    def constraint_vector(self, state: State) -> NDArray:
+        """(n_active,) the constraint groups' ``[G^T lambda; g(q)]``."""
+        return self.assembler.vector([None] * len(self.model.groups),
+                                     constraints=self._constraints(state, "vector"))
+
+    def constraint_matrix(self, state: State) -> NDArray:
+        """CSR values of the constraint groups' tangents."""
+        return self.assembler.matrix([None] * len(self.model.groups),
+                                     constraints=self._constraints(state, "tangent"))
+
+    # --- element groups -----------------------------------------------------------------------
+    def internal_force(self, state: State, constraints: bool = True) -> NDArray:
+        """(n_active,) assembled internal forces (and the constraint groups' vectors)."""
+        return self.assembler.vector(
+            [g.internal_force(state) for g in self.model.groups],
+            constraints=self._constraints(state, "vector") if constraints else None)
+
+    def tangent(self, state: State, load_stiffness: NDArray | None = None,
+                constraints: bool = True) -> NDArray:
+        """CSR values of the tangent (plus nodal load-stiffness blocks and the constraints)."""
+        return self.assembler.matrix(
+            [g.tangent(state) for g in self.model.groups], load_stiffness,
+            constraints=self._constraints(state, "tangent") if constraints else None)
 
     def material_tangent(self, state: State) -> NDArray:
         """CSR values of the material part of the tangent."""
@@ -91,12 +159,24 @@ class System:
         return [g.stress_rate(state, due) for g, due in
                 zip(self.model.groups, self.element_increments(du_nodal), strict=True)]
 
-    def linearized_force(self, state: State, du_nodal: NDArray) -> NDArray:
-        """(n_active,) ``f_int(state) + K(state) du`` element by element (for linear steps)."""
+    def linearized_force(self, state: State, du_nodal: NDArray,
+                         dlam: NDArray | None = None) -> NDArray:
+        """(n_active,) ``f_int(state) + K(state) du`` element by element (for linear steps).
+
+        ``dlam (n_multipliers,)`` is the change of the multipliers (constraints are linear in
+        them).
+        """
         blocks = []
         for g, due in zip(self.model.groups, self.element_increments(du_nodal), strict=True):
             blocks.append(g.internal_force(state) + np.einsum("eij,ej->ei", g.tangent(state), due))
-        return self.assembler.vector(blocks)
+        cblocks = []
+        for c, mu, pos, s in zip(self.model.constraints, self.multipliers(state), self._lam,
+                                 self.constraint_scales, strict=True):
+            dl = dlam[pos] if dlam is not None else np.zeros_like(mu)
+            inc = np.hstack([c.element_vector(du_nodal), dl])
+            cblocks.append(c.vector(state, mu, s) + np.einsum("eij,ej->ei",
+                                                              c.tangent(state, mu, s), inc))
+        return self.assembler.vector(blocks, constraints=cblocks)
 
     def positions(self, state: State) -> NDArray:
         """(n_free,) the magnitude each free DOF's coordinate is known to relative precision.
@@ -128,5 +208,9 @@ class System:
         return float(np.finfo(float).eps * np.linalg.norm(absK_q))
 
     def outputs(self, state: State) -> dict[str, dict[str, NDArray]]:
-        """Section forces per group."""
-        return {g.name: g.outputs(state) for g in self.model.groups}
+        """Section forces per element group, and what each constraint group transmits."""
+        out = {g.name: g.outputs(state) for g in self.model.groups}
+        for c, mu, s in zip(self.model.constraints, self.multipliers(state),
+                            self.constraint_scales, strict=True):
+            out[c.name] = c.outputs(state, mu, s)
+        return out

@@ -173,7 +173,8 @@ class StepBase:
         csr = self.system.assembler.to_scipy(self._tangent_data)
         dm, model = self.system.dofmap, self.system.model
         ids = model.node_ids
-        diag = np.abs(csr.diagonal())
+        # only nodal DOFs can lack stiffness: a multiplier's diagonal is zero by design
+        diag = np.abs(csr.diagonal()[dm.blocks["nodal"]])
         scale = diag.max() if len(diag) else 1.0
         zero = np.flatnonzero(diag <= 1e-14 * scale)
         if len(zero):
@@ -182,9 +183,15 @@ class StepBase:
             dof = dm.describe(k, ids, model)
             return ModelError(f"the model is a mechanism: {dof} has no stiffness{more}; add a "
                               "support or an element that restrains it")
-        phi = linalg.null_vector(csr)
-        k = int(np.argmax(np.abs(phi)))
-        moving = int(np.sum(np.abs(phi) > 0.5 * np.abs(phi[k])))
+        phi = np.abs(linalg.null_vector(csr))
+        nodal = phi[dm.blocks["nodal"]]
+        if len(nodal) == 0 or nodal.max() < 1e-6 * phi.max():   # only multipliers move:
+            k = int(np.argmax(phi))                               # the constraints repeat
+            return ModelError(f"redundant constraints: {dm.describe(k, ids, model)} is not "
+                              "determined (the same motion is constrained twice, or a support "
+                              "already holds it); remove one of them")
+        k = int(np.argmax(nodal))
+        moving = int(np.sum(nodal > 0.5 * nodal[k]))
         return ModelError(f"the model is a mechanism: {dm.describe(k, ids, model)} is "
                           "unrestrained "
                           f"(a rigid-body or mechanism mode moves it"

@@ -134,8 +134,8 @@ class TimeStep:
         return Evaluation(r, scale, K)
 
     def update(self, s1, du) -> None:
-        """Apply a free-DOF correction to the end state."""
-        self.system.update(s1, self.step.free_to_nodal(du))
+        """Apply a correction of the unknowns to the end state."""
+        self.system.update_unknowns(s1, du)
 
     def floor(self, K, s1) -> float:
         """The residual's round-off floor at the tangent ``K``."""
@@ -310,7 +310,8 @@ class DynamicStep(StepBase):
         if np.all(mass > 0):
             return fail
         csr = self.system.assembler.to_scipy(self._tangent_data)
-        diag = np.abs(csr.diagonal())
+        # only nodal DOFs can lack mass and stiffness: a multiplier's diagonal is zero by design
+        diag = np.abs(csr.diagonal()[self.system.dofmap.blocks["nodal"]])
         zero = np.flatnonzero(diag <= 1e-14 * (diag.max() if len(diag) else 1.0))
         if len(zero):               # DOFs on their own
             moving, joint = zero, "as have"

@@ -143,8 +143,8 @@ class StaticStep(StepBase):
         return Evaluation(fint - fext, scale, K, F)
 
     def update(self, trial, du: NDArray) -> None:
-        """Apply a free-DOF correction."""
-        self.system.update(trial, self.free_to_nodal(du))
+        """Apply a correction of the unknowns."""
+        self.system.update_unknowns(trial, du)
 
     def floor(self, K: NDArray, trial) -> float:
         """The residual's round-off floor at the tangent ``K``."""
@@ -279,8 +279,10 @@ class StaticStep(StepBase):
             raise AccuracyError(f"step '{self.name}': {err}") from None
         self._check_accuracy(-r[:n], du_f, report)
         du = du_p + self.free_to_nodal(du_f)
-        r = self.system.linearized_force(state, du) - fext
+        dlam = du_f[self.system.dofmap.blocks["multipliers"]]
+        r = self.system.linearized_force(state, du, dlam) - fext
         self.system.update(state, du)
+        state.multipliers += dlam
         self._increment_checks(state, r, 1.0)
         state.t = 1.0
         state.prescribed = trial.prescribed

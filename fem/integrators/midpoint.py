@@ -49,12 +49,12 @@ class MidpointRule(Integrator):
     def _elements(self, s0, s1, kin, tangent: bool):
         sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
-        f = sysm.internal_force(sm)
+        f = sysm.internal_force(sm, constraints=False)
         lie = self.inertia.lie
         if not tangent:
             return f, None, None
         if not lie.any():
-            return f, 0.5 * sysm.tangent(sm), None
+            return f, 0.5 * sysm.tangent(sm, constraints=False), None
         # the mid-point moves by half a translation and by half_spin(theta) of a spin of s1; the
         # rotation DOFs of linear elements are rotation vectors, moved by jl_inv(psi_m) of a spin
         P = np.zeros((len(lie), 6, 6))
@@ -81,6 +81,12 @@ class MidpointRule(Integrator):
         midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
         f_in, K_in = midpoint_inertia(self.inertia, s0, s1, kin, self.h, self.Pi0, R1)
         f_el, K_el, extra = self._elements(s0, s1, kin, tangent)
+        # constraints act at the end of the step with their full tangent: G^T lambda_1 does no
+        # work over a step whose ends both satisfy g = 0 (ideal joints, fem.constraints)
+        if self.system.model.constraints:
+            f_el = f_el + self.system.constraint_vector(s1)
+            if K_el is not None:
+                K_el = K_el + self.system.constraint_matrix(s1)
         f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
         parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
         self._cache = (s0, s1.u.copy(), s1.rot.copy(), parts, s1.v.copy())

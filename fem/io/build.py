@@ -387,6 +387,12 @@ class ModelBuilder:
         self.load_entries = {ld.name: e for ld, e in zip(self.load_items, entries, strict=True)}
 
     # --- the model ----------------------------------------------------------------------------
+    def ties(self, entries: list[Entry]) -> None:
+        """``[[ties]]``: pins between coincident nodes (fem/io/build_constraints.py)."""
+        from fem.io.build_constraints import ties
+
+        self.constraints = ties(self, entries)
+
     def model(self) -> Model:
         """The immutable model; checks that loads act on DOFs that exist."""
         X = self.X
@@ -397,6 +403,7 @@ class ModelBuilder:
                                                   dtype=bool)]),
                   prescribed=tuple(self.prescribed_items), loads=tuple(self.load_items),
                   masses=tuple(getattr(self, "mass_items", ())),
+                  constraints=tuple(getattr(self, "constraints", ())),
                   functions=self.funcs, title=self.title, units=self.units,
                   node_origin=self.origin if np.any(self.origin >= 0) else None)
         from fem.dofs import DofMap

@@ -292,6 +292,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     builder.masses(_array(data, "masses"))
     builder.supports(_array(data, "supports"))
     builder.prescribed(_array(data, "prescribed"))
+    builder.ties(_array(data, "ties"))
     builder.loads(_array(data, "loads"))
     builder.velocities(_array(data, "velocities"))
     model = builder.model()

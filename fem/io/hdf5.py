@@ -7,6 +7,7 @@ Layout (DESIGN.md, "Results file")::
     /model/cells            (E_total, 2) node indices of all line elements (for ParaView)
     /model/sets/<name>      node ids of each node set
     /model/groups/<g>/      connectivity (E, nen) node indices, per-element properties; attrs
+    /model/constraints/<c>/ connectivity (E, 2) node indices of each item (ties: the pairs)
     /steps/<s>/             attrs: type, index, time_offset, dof_names
         time                (T,)     time, or load factor in static steps
         displacement        (T, n, 3)
@@ -214,6 +215,11 @@ class ResultsFile:
             if grp.nen == 2:
                 cells.append(grp.conn)
         g.create_dataset("cells", data=np.concatenate(cells) if cells else np.zeros((0, 2), int))
+        constraints = g.create_group("constraints")
+        for c in m.constraints:
+            cg = constraints.create_group(c.name)
+            cg.attrs["type"] = c.type_name
+            cg.create_dataset("connectivity", data=c.conn)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
                    span: float | None = None) -> StepWriter:

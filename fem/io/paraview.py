@@ -77,7 +77,9 @@ def frame_arrays(model, step: str, values: dict) -> dict:
             v[:, :d] = np.asarray(values[key])[:, :d]
             out[f"/xdmf/{step}/{key}"] = v
     groups = line_groups(model)
-    names = sorted({key.split("/")[2] for key in values if key.startswith("elements/")})
+    drawn = {g.name for g in groups}
+    names = sorted({key.split("/")[2] for key in values
+                    if key.startswith("elements/") and key.split("/")[1] in drawn})
     total = sum(len(g.conn) for g in groups)
     for q in names:
         arr = np.full(total, np.nan)

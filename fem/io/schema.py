@@ -345,6 +345,8 @@ TOP = {
     "masses": "point masses and rotary inertias (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
+    "ties": "pins between members: coincident nodes whose translations are equal (array of "
+            "tables)",
     "functions": "time functions for loads and prescribed values (array of tables)",
     "loads": "nodal forces and moments (array of tables)",
     "velocities": "initial velocity fields for dynamic steps (array of tables)",
@@ -462,6 +464,12 @@ SCHEMA: dict[str, list[Key]] = {
         Key("function", "str", None, "time function name; default: ramp with the load factor "
             "(static), constant (dynamic)"),
     ],
+    "ties": [
+        Key("name", "name", REQUIRED, "group name; the tie forces are written as its section "
+            "forces fx, fy(, fz): the force each first node receives from its second"),
+        Key("pairs", "matrix", REQUIRED, "`[[node_a, node_b], ...]` node ids, two nodes at the "
+            "same point each; their translations become equal, their rotations stay free"),
+    ],
     "velocities": [
         Key("name", "name", REQUIRED, "name used by dynamic steps"),
         Key("nodes", "nodes", None, "node id, list of ids or node-set name (default: all)"),
@@ -482,7 +490,7 @@ SCHEMA: dict[str, list[Key]] = {
 }
 
 ARRAYS = ("materials", "sections", "elements", "springs", "masses", "supports", "prescribed",
-          "functions", "loads", "velocities", "steps")
+          "ties", "functions", "loads", "velocities", "steps")
 
 # --- steps: every step type's settings dataclass is its schema (fem.analysis.settings) ---------
 

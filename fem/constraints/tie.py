@@ -1,0 +1,85 @@
+"""Ties: the translations of two coincident nodes are equal (a pin, in 2D and 3D).
+
+For a pair ``(a, b)`` the constraint is ``g = u_b - u_a = 0`` on the translations, ``G = [-I, I]``:
+linear in the displacements, hence exact under any rotation of the members, and with no
+``d(G^T lambda)/dq`` term. The rotations of the two nodes stay independent: members tied at a
+point are pinned to each other. The multiplier ``lambda`` (``dim`` components, global axes) is the
+force node ``a`` receives from node ``b`` through the pin; node ``b`` receives ``-lambda``.
+
+The rows are scaled for conditioning (:class:`fem.system.System` picks ``scale``, the stiffness of
+the DOFs they constrain): the unknown is ``mu = lambda / scale``, the vector
+``[scale G^T mu; scale g]``, so that constraint and stiffness rows have entries of one size.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+class Tie:
+    """A group of ties between node pairs.
+
+    Parameters
+    ----------
+    name : group name
+    pairs : (E, 2) node indices ``(a, b)`` of each tie
+    dim : 2 or 3
+    node_ids : (n,) the model's node ids (for messages)
+    """
+
+    type_name: ClassVar[str] = "tie"
+    nen: ClassVar[int] = 2
+
+    def __init__(self, name: str, pairs: NDArray, dim: int, node_ids: NDArray | None = None):
+        self.name = name
+        self.conn = np.asarray(pairs, dtype=np.int64)
+        self.conn.setflags(write=False)
+        self.dim = dim
+        self.dof_names = ("ux", "uy") if dim == 2 else ("ux", "uy", "uz")
+        self.n_multipliers = dim
+        self.node_ids = node_ids
+
+    def __len__(self) -> int:
+        return len(self.conn)
+
+    @property
+    def nd(self) -> int:
+        """Nodal DOFs per tie."""
+        return 2 * self.dim
+
+    def element_vector(self, nodal: NDArray) -> NDArray:
+        """(E, 2 dim) the translations of each pair in an ``(n, nslots)`` nodal array."""
+        return nodal[self.conn][:, :, :self.dim].reshape(len(self), -1)
+
+    def _gap(self, state) -> NDArray:
+        """(E, dim) ``u_b - u_a``."""
+        d = self.dim
+        return state.u[self.conn[:, 1], :d] - state.u[self.conn[:, 0], :d]
+
+    def vector(self, state, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """(E, 3 dim) ``scale [G^T mu; g]``: ``-lambda`` at ``a``, ``+lambda`` at ``b``, the gap."""
+        return scale * np.hstack([-mu, mu, self._gap(state)])
+
+    def tangent(self, state, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """(E, 3 dim, 3 dim) ``scale [[0, G^T], [G, 0]]`` (the same in every state)."""
+        d = self.dim
+        eye = np.eye(d)
+        G = np.hstack([-eye, eye])                         # (d, 2d)
+        K = np.zeros((3 * d, 3 * d))
+        K[:2 * d, 2 * d:] = G.T
+        K[2 * d:, :2 * d] = G
+        return np.broadcast_to(scale * K, (len(self), 3 * d, 3 * d)).copy()
+
+    def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
+        """The force each tie transmits to its first node, ``{"fx", "fy"(, "fz"): (E,)}``."""
+        return {f"f{'xyz'[k]}": scale * mu[:, k] for k in range(self.dim)}
+
+    def describe_unknown(self, e: int, j: int) -> str:
+        """Names multiplier ``j`` of tie ``e`` for messages."""
+        a, b = self.conn[e]
+        ids = self.node_ids if self.node_ids is not None else np.arange(1, max(a, b) + 2)
+        return (f"the force {'xyz'[j]} of the tie between nodes {ids[a]} and {ids[b]} "
+                f"(ties '{self.name}')")

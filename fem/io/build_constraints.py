@@ -1,0 +1,110 @@
+"""Build the constraint tables of a deck: ``[[ties]]`` (pins between coincident nodes).
+
+Every tie must add an independent constraint: a node tied to itself, nodes that are not at one
+point, a tie between nodes that other ties already join (a closed loop of ties), or a tie along
+a direction that supports hold at both of its ends would make the constraints redundant (a
+singular system), and each is a deck error naming the tie.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.errors import DeckError
+from fem.io.build import Entry, _unique
+from fem.io.schema import MAX_NODE_ID, shown
+
+
+def _pairs(b, e) -> np.ndarray:
+    """(E, 2) node indices of the ``pairs`` of a ``[[ties]]`` entry."""
+    rows = e.values["pairs"]
+    where = f"{e.where}.pairs"
+    if not rows:
+        raise DeckError(where, "expected at least one [node_a, node_b] pair, got an empty list")
+    bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
+    if bad is not None:
+        raise DeckError(f"{where}[{bad}]", f"expected two node ids, got {shown(rows[bad])}")
+    ids = np.array(rows, dtype=float)                   # finite and bounded (schema.check_values)
+    frac = np.flatnonzero(np.any(ids != np.round(ids), axis=1))
+    if len(frac):
+        raise DeckError(f"{where}[{frac[0]}]", f"expected two node ids (integers), got "
+                        f"{shown(rows[frac[0]])}")
+    known = np.abs(ids) <= MAX_NODE_ID
+    pairs = np.where(known, b.lookup(np.where(known, ids, 0).astype(np.int64)), -1)
+    missing = np.argwhere(pairs < 0)
+    if len(missing):
+        i, k = missing[0]
+        raise DeckError(f"{where}[{i}]", f"unknown node {shown(rows[i][k])}: no node has this "
+                        f"id; the node ids are {b.known_ids()}")
+    return pairs.astype(np.int64)
+
+
+def _find(parent: dict, a: int) -> int:
+    while parent.setdefault(a, a) != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
+def ties(b, entries: list[Entry]) -> list:
+    """``[[ties]]``: one :class:`fem.constraints.Tie` group per entry (see the module docstring)."""
+    from fem.constraints import Tie
+
+    taken = {g.name for g in b.groups}
+    X = np.asarray(b.X)
+    scale = max(float(np.abs(X).max()), 1.0) if len(X) else 1.0
+    connected = np.zeros(len(X), dtype=bool)
+    for g in b.groups:
+        connected[g.conn] = True
+    fixed = b.fixed.copy()
+    for p in getattr(b, "prescribed_items", ()):
+        fixed[p.nodes, p.slot] = True
+    parent: dict[int, int] = {}
+    joined: dict[tuple[int, int], str] = {}              # (root, slot) -> the node that holds it
+    groups = []
+    for name, e in _unique(entries, "tie group").items():
+        if name in taken:
+            raise DeckError(f"{e.where}.name", f"'{name}' is already an element group")
+        pairs = _pairs(b, e)
+        ids = b.ids
+        for k, (a, c) in enumerate(pairs):
+            where = f"{e.where}.pairs[{k}]"
+            if a == c:
+                raise DeckError(where, f"expected two different nodes, got node {ids[a]} tied to "
+                                "itself")
+            gap = float(np.linalg.norm(X[a] - X[c]))
+            if gap > 1e-9 * scale:
+                raise DeckError(where, f"expected two nodes at the same point (a tie pins "
+                                f"coincident nodes), got nodes {ids[a]} and {ids[c]}, "
+                                f"{gap:.6g} apart")
+            loose = [n for n in (a, c) if not connected[n]]
+            if loose:
+                raise DeckError(where, f"expected nodes of elements, got node {ids[loose[0]]}, "
+                                "which no element connects to")
+            ra, rc = _find(parent, int(a)), _find(parent, int(c))
+            if ra == rc:
+                raise DeckError(where, f"redundant tie: nodes {ids[a]} and {ids[c]} are already "
+                                "tied (directly or through other ties); remove this pair")
+            for slot in range(b.dim):
+                holders = [joined.get((r, slot)) for r in (ra, rc)]
+                holders = [h if h is not None else None for h in holders]
+                own = [n for n in (a, c) if fixed[n, slot]]
+                held = [h for h in holders if h is not None] + [int(n) for n in own]
+                if len(set(held)) > 1:
+                    first, second = sorted(set(held))[:2]
+                    raise DeckError(where, f"redundant tie: {b.slots[slot]} is held at node "
+                                    f"{ids[first]} and at node {ids[second]}, which the ties "
+                                    "join, so the tie along it repeats a support; support one "
+                                    "of them only")
+            parent[ra] = rc
+            for slot in range(b.dim):
+                for r in (ra, rc):
+                    h = joined.pop((r, slot), None)
+                    if h is not None:
+                        joined[(rc, slot)] = h
+                for n in (a, c):
+                    if fixed[n, slot]:
+                        joined[(rc, slot)] = int(n)
+        groups.append(Tie(name, pairs, b.dim, np.asarray(b.ids)))
+        taken.add(name)
+    return groups
