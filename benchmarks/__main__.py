@@ -6,10 +6,10 @@ they compare on any machine.
 
 import sys
 
-from benchmarks import beam_assembly, dynamics, newton_share
+from benchmarks import beam_assembly, dynamics, newton_share, slender_arch
 
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
-              "dynamics": dynamics.main}
+              "dynamics": dynamics.main, "slender_arch": slender_arch.main}
 
 
 def main(argv: list[str]) -> int:

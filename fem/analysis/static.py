@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
+from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl
@@ -129,6 +130,8 @@ class StaticStep(StepBase):
         self._watch = False                     # load control watches the tangent's sign
         self._pattern = None                    # free part of F, for F . K^-1 F
         self._sign0 = None                      # tangent sign at the start (load control)
+        self._chords = None                     # bent corrections (fem.analysis.bent)
+        self.bent = 0                           # corrections applied bent
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
@@ -145,6 +148,51 @@ class StaticStep(StepBase):
     def update(self, trial, du: NDArray) -> None:
         """Apply a correction of the unknowns."""
         self.system.update_unknowns(trial, du)
+
+    def correct(self, trial, du: NDArray, lam: float, r_norm: float) -> Evaluation | None:
+        """Apply a load-control correction: straight, or bent if straight raised the residual.
+
+        The straight trial's residual becomes the next iteration's (no extra cost when it is
+        accepted); a correction that raised it is applied along turned chords instead
+        (:mod:`fem.analysis.bent`), never shortened. A bent correction that turns nodes by more
+        than :data:`~fem.analysis.bent.TRUST` and still raises the residual is scaled to that
+        turn (it keeps single large increments on the branch they start from).
+        """
+        if self._chords is None:
+            self._chords = ChordFit(self.system)
+        if not self._chords.active:
+            self.update(trial, du)
+            return None
+        straight = trial.copy()
+        self.update(straight, du)
+        ev = self.evaluate(straight, lam, tangent=False)
+        n = self.n
+        if np.linalg.norm(ev.r[:n]) <= r_norm:
+            trial.assign(straight)
+            return ev
+        self.bent += 1
+        dm, d = self.system.dofmap, self.system.model.dim
+        dn = dm.to_nodal(du)
+        bent = self._chords(trial, dn)
+        big = float(np.abs(dn[:, d:]).max()) if dn.shape[1] > d else 0.0
+        if big > TRUST:
+            candidate = trial.copy()
+            self._apply_bent(candidate, bent, du)
+            ev = self.evaluate(candidate, lam, tangent=False)
+            if np.linalg.norm(ev.r[:n]) <= r_norm:
+                trial.assign(candidate)
+                return ev
+            bent = self._chords(trial, dn * (TRUST / big))
+            du = du * (TRUST / big)
+        self._apply_bent(trial, bent, du)
+        return None
+
+    def _apply_bent(self, trial, bent_nodal: NDArray, du: NDArray) -> None:
+        """The bent nodal correction, and ``du`` for the other blocks (multipliers)."""
+        self.system.update(trial, bent_nodal)
+        blocks = self.system.dofmap.blocks
+        if blocks["multipliers"].stop > blocks["multipliers"].start:
+            trial.multipliers += du[blocks["multipliers"]]
 
     def floor(self, K: NDArray, trial) -> float:
         """The residual's round-off floor at the tangent ``K``."""

@@ -152,6 +152,10 @@ class Problem(Protocol):
     def positions(self, trial) -> float:
         """The norm of the positions the corrections move (see :meth:`NormTest.correction`)."""
 
+    # optional: ``correct(trial, du, lam, r_norm) -> Evaluation | None`` applies a correction of
+    # an unbordered iteration its own way (e.g. fem.analysis.bent) and may return the evaluation
+    # (residual only) at the corrected trial, which then is not computed again
+
 
 class Newton:
     """Full Newton iterations of one increment; see the module docstring.
@@ -203,9 +207,12 @@ class Newton:
             problem.update(trial, Du)
             lam += dlam
         small = False
+        correct = getattr(problem, "correct", None) if control is None else None
+        pending = None
         for _ in range(test.max_iterations + 2):
             interrupt.check()
-            ev = problem.evaluate(trial, lam, tangent=problem.fused and not small)
+            ev = pending or problem.evaluate(trial, lam, tangent=problem.fused and not small)
+            pending = None
             if test.converged(float(np.linalg.norm(ev.r[:n])), ev.scale):
                 self.last, self.increment = ev, Du
                 return len(test.norms) - 1, lam
@@ -219,7 +226,11 @@ class Newton:
                 du = du + d * du_f
                 Du = Du + du
                 lam += d
-            problem.update(trial, du)
+            r_norm = test.norms[-1]
+            if correct is not None:
+                pending = correct(trial, du, lam, r_norm)
+            else:
+                problem.update(trial, du)
             du_norm = float(np.linalg.norm(du))
             x_norm = problem.positions(trial)
             test.correction(du_norm, x_norm)
