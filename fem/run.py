@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fem import interior, interrupt
+from fem import interrupt
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
 from fem.analysis.static import StaticStep
@@ -113,7 +113,7 @@ def _outcome(spec, step, state, system) -> StepSummary:
         if len(step.factors) == 0 and not step.warnings:
             s.lines.append("no real positive buckling factor")
         if step.interior_modes:
-            s.lines.append(f"with the beams' interior modes: {interior.count(system.model)} "
+            s.lines.append(f"with the beams' interior modes: {step.n_interior} "
                            f"unknowns besides the {system.n_free} nodal ones")
         return s
     u = state.u

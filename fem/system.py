@@ -29,14 +29,15 @@ class System:
     model, dofmap, assembler
     """
 
-    def __init__(self, model, internal: bool = False):
+    def __init__(self, model, internal: bool = False, constraint_scales: list | None = None):
         self.model = model
         self.dofmap = DofMap.build(model, internal=internal)
         self.assembler = Assembler(model, self.dofmap)
         start = self.dofmap.blocks["multipliers"].start
         # each constraint group's multipliers, as positions in State.multipliers
         self._lam = [pos - start for pos in self.dofmap.multipliers]
-        self.constraint_scales = self._constraint_scales(model)
+        self.constraint_scales = (list(constraint_scales) if constraint_scales is not None
+                                  else self._constraint_scales(model))
         self.additive = self._additive_nodes(model)
         self._entry_rows = None      # CSR row of every tangent entry (round_off_floor)
 

@@ -8,8 +8,9 @@ geometric stiffness of ``ds`` at the reference geometry plus the load stiffness 
 classical eigenvalue buckling of, e.g., Meijaard 1993, section 3, and of Abaqus ``*BUCKLE``).
 
 By default the eigenproblem is bordered by the interior (bubble) modes of the beams
-(:mod:`fem.interior`, :mod:`fem.elements.beam_interior`): a larger Ritz space for the buckling mode
-only, on the same pre-buckling stresses, so that buckling loads converge faster with the mesh.
+(:mod:`fem.elements.beam_interior`, numbered as element-internal unknowns by :mod:`fem.dofs`): a
+larger Ritz space for the buckling mode only, on the same pre-buckling stresses, so that buckling
+loads converge faster with the mesh.
 ``interior_modes = False`` gives the eigenvalues of the nodal discretization itself, the
 bifurcation loads that a nonlinear analysis of the same mesh meets.
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem import interior, interrupt, linalg
+from fem import interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
 from fem.errors import ModelError
@@ -70,7 +71,9 @@ class BucklingStep(StepBase):
         super().__init__(name, system, loads, solver_options)
         self.settings = settings = settings or BucklingSettings()
         self.modes = settings.modes
-        self.interior_modes = settings.interior_modes and interior.count(system.model) > 0
+        self.interior_modes = settings.interior_modes and any(
+            getattr(g, "n_internal", 0) for g in system.model.groups)
+        self.n_interior = 0                # interior unknowns the step added (0 if none)
         self.factors = np.zeros(0)
         self.shapes = np.zeros((0,))
 
@@ -93,21 +96,58 @@ class BucklingStep(StepBase):
         return k0, kd
 
     def operators(self, state):
-        """``K_0`` and ``K_D`` as scipy CSR matrices, bordered by interior modes if enabled."""
+        """``K_0`` and ``K_D`` as scipy CSR matrices, with the beams' interior modes if enabled.
+
+        The interior modes are element-internal unknowns of a second numbering of the model
+        (:class:`~fem.system.System` with ``internal=True``): each beam's block holds its nodal
+        matrix, its couplings with its interior modes and theirs (``interior_stiffness``: the
+        geometric part of the stresses and, for ``K_0``, the elastic one), and the ordinary
+        assembler places them. The pre-buckling stresses come from the nodal system: the
+        interior modes are orthogonal to the nodal ones in the elastic energy.
+        """
         sysm = self.system
         k0, kd = self.matrices(state)
         if not self.interior_modes:
             K0, KD = sysm.assembler.to_scipy(k0), sysm.assembler.to_scipy(kd)
         else:
-            with_modes = interior.groups_with_modes(sysm.model)
-            s0 = [g.stress(state) if i in with_modes else None
-                  for i, g in enumerate(sysm.model.groups)]
-            K0 = interior.augment(sysm, state, k0, s0, material=True)
-            KD = interior.augment(sysm, state, kd, self._stress_rates, material=False)
+            from fem.system import System
+
+            inner = System(sysm.model, internal=True,
+                           constraint_scales=sysm.constraint_scales)
+            self.inner = inner
+            blocks = inner.dofmap.blocks["internal"]
+            self.n_interior = blocks.stop - blocks.start
+            s0 = [g.stress(state) for g in sysm.model.groups]
+            loads = self.loads
+            K0 = inner.assembler.to_scipy(inner.assembler.matrix(
+                self._blocks(state, s0, material=True), loads.stiffness(state, 0.0, "held"),
+                constraints=inner._constraints(state, "tangent")))
+            KD = inner.assembler.to_scipy(inner.assembler.matrix(
+                self._blocks(state, self._stress_rates, material=False),
+                loads.stiffness(state, 0.0, "pattern")))
         if not np.any(KD.data):
             raise ModelError(f"step '{self.name}': the reference load causes no geometric "
                              "stiffness (no element is stressed by it)")
         return K0, KD
+
+    def _blocks(self, state, stresses: list, material: bool) -> list:
+        """Each group's ``(E, nd + ni, nd + ni)`` block for the stresses (``material``: K_0)."""
+        out = []
+        for g, s in zip(self.system.model.groups, stresses, strict=True):
+            nodal = g.tangent(state) if material else g.geometric_stiffness(state, s)
+            ni = getattr(g, "n_internal", 0)
+            if not ni:
+                out.append(nodal)
+                continue
+            C, Kaa = g.interior_stiffness(state, s, material)
+            E, nd = nodal.shape[:2]
+            full = np.zeros((E, nd + ni, nd + ni))
+            full[:, :nd, :nd] = nodal
+            full[:, :nd, nd:] = C
+            full[:, nd:, :nd] = np.swapaxes(C, 1, 2)
+            full[:, nd:, nd:] = Kaa
+            out.append(full)
+        return out
 
     def run(self, state, results):
         """Compute the buckling factors and modes; ``state`` is not changed."""

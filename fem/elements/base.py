@@ -22,8 +22,9 @@ method                               shape               what
 
 ``tangent == material_tangent + geometric_stiffness(stress)`` at every state; linear buckling uses
 the two parts separately. A group may also offer interior modes for linear buckling
-(``n_interior`` per element and ``interior_stiffness(state, s, material)``, see
-:mod:`fem.interior`); beams do. Element DOFs are ordered node by node, ``dof_names`` within
+(``n_internal`` per element and ``interior_stiffness(state, s, material)``, numbered as internal
+unknowns by :mod:`fem.dofs` when a buckling step asks for them); beams do. Element DOFs are
+ordered node by node, ``dof_names`` within
 each node.
 """
 

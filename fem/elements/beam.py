@@ -167,8 +167,12 @@ class Beam(ElementGroup):
 
     # --- interior modes (linear buckling) ----------------------------------------------------
     @property
-    def n_interior(self) -> int:
-        """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`."""
+    def n_internal(self) -> int:
+        """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`.
+
+        They are internal unknowns of a buckling step that asks for them (the DOF map's
+        ``internal`` block): they enlarge the Ritz space of the buckling mode only.
+        """
         return beam_interior.count(self.dim, self.theory == "timoshenko")
 
     def interior_stiffness(self, state, stress: NDArray, material: bool) -> tuple[NDArray, NDArray]:
