@@ -143,9 +143,26 @@ class System:
             [g.geometric_stiffness(state, s) for g, s in zip(self.model.groups, stresses,
                                                              strict=True)], load_stiffness)
 
+    def point_mass_blocks(self) -> NDArray | None:
+        """(n, nslots, nslots) the ``[[masses]]`` point masses and rotary inertias, or None."""
+        masses = getattr(self.model, "masses", ())
+        if not masses:
+            return None
+        d, ns = self.model.dim, self.model.nslots
+        blocks = np.zeros((self.model.n_nodes, ns, ns))
+        for pm in masses:
+            for k in range(d):
+                np.add.at(blocks[:, k, k], pm.nodes, pm.mass)
+            if d == 2:
+                np.add.at(blocks[:, 2, 2], pm.nodes, pm.inertia[2, 2])
+            else:
+                np.add.at(blocks[:, 3:6, 3:6], pm.nodes, pm.inertia)
+        return blocks
+
     def mass(self, state: State, lumped: bool = False) -> NDArray:
-        """CSR values of the mass matrix."""
-        return self.assembler.matrix([g.mass(state, lumped=lumped) for g in self.model.groups])
+        """CSR values of the mass matrix: the elements' and the point masses (global axes)."""
+        return self.assembler.matrix([g.mass(state, lumped=lumped) for g in self.model.groups],
+                                     self.point_mass_blocks())
 
     def strain_energy(self, state: State) -> float:
         """Total strain energy."""

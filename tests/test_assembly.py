@@ -194,3 +194,29 @@ def test_orientation_by_a_third_node_equals_the_vector():
         bad = deck(orientation_node=3)
         bad["nodes"]["coordinates"][2] = [2, 4, 4]
         from_dict(bad)
+
+
+def test_system_mass_includes_the_point_masses():
+    """Modal analysis and dynamics use one mass: the elements' plus the [[masses]] table's."""
+    from helpers import line_beam
+
+    from fem.io.deck import from_dict
+
+    for dim in (2, 3):
+        d = line_beam(dim, 2, A=0.5)                     # length 1, two elements of 0.5
+        d["materials"][0]["density"] = 2.0
+        d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+        inertia = 0.3 if dim == 2 else [[0.3, 0.01, 0.0], [0.01, 0.4, 0.0], [0.0, 0.0, 0.5]]
+        d["masses"] = [{"nodes": 2, "mass": 7.0, "inertia": inertia}]
+        d["steps"] = [{"name": "s", "type": "static"}]
+        sysm = System(from_dict(d).model)
+        M = sysm.assembler.to_scipy(sysm.mass(sysm.reference_state(), lumped=True)).toarray()
+        tip = sysm.dofmap.index[1]                       # node 2, the free end
+        # half of the tip element's mass (rho A l / 2 = 0.25) plus the point mass
+        assert M[tip[0], tip[0]] == pytest.approx(2.0 * 0.5 * 0.5 / 2 + 7.0, rel=1e-14)
+        without = System(from_dict({**d, "masses": []}).model)
+        M0 = without.assembler.to_scipy(without.mass(without.reference_state(),
+                                                     lumped=True)).toarray()
+        rot = tip[2:3] if dim == 2 else tip[3:6]
+        added = M[np.ix_(rot, rot)] - M0[np.ix_(rot, rot)]
+        np.testing.assert_allclose(added, np.atleast_2d(inertia), rtol=1e-14, atol=1e-15)
