@@ -12,31 +12,7 @@ import numpy as np
 
 from fem.errors import DeckError
 from fem.io.build import Entry, _unique
-from fem.io.schema import MAX_NODE_ID, shown
-
-
-def _pairs(b, e) -> np.ndarray:
-    """(E, 2) node indices of the ``pairs`` of a ``[[ties]]`` entry."""
-    rows = e.values["pairs"]
-    where = f"{e.where}.pairs"
-    if not rows:
-        raise DeckError(where, "expected at least one [node_a, node_b] pair, got an empty list")
-    bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
-    if bad is not None:
-        raise DeckError(f"{where}[{bad}]", f"expected two node ids, got {shown(rows[bad])}")
-    ids = np.array(rows, dtype=float)                   # finite and bounded (schema.check_values)
-    frac = np.flatnonzero(np.any(ids != np.round(ids), axis=1))
-    if len(frac):
-        raise DeckError(f"{where}[{frac[0]}]", f"expected two node ids (integers), got "
-                        f"{shown(rows[frac[0]])}")
-    known = np.abs(ids) <= MAX_NODE_ID
-    pairs = np.where(known, b.lookup(np.where(known, ids, 0).astype(np.int64)), -1)
-    missing = np.argwhere(pairs < 0)
-    if len(missing):
-        i, k = missing[0]
-        raise DeckError(f"{where}[{i}]", f"unknown node {shown(rows[i][k])}: no node has this "
-                        f"id; the node ids are {b.known_ids()}")
-    return pairs.astype(np.int64)
+from fem.io.build_elements import node_pairs
 
 
 def _find(parent: dict, a: int) -> int:
@@ -65,7 +41,7 @@ def ties(b, entries: list[Entry]) -> list:
     for name, e in _unique(entries, "tie group").items():
         if name in taken:
             raise DeckError(f"{e.where}.name", f"'{name}' is already an element group")
-        pairs = _pairs(b, e)
+        pairs = node_pairs(b, e.values["pairs"], f"{e.where}.pairs", "[node_a, node_b] pair")
         ids = b.ids
         for k, (a, c) in enumerate(pairs):
             where = f"{e.where}.pairs[{k}]"

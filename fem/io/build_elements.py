@@ -31,10 +31,18 @@ def _connectivity(b, e) -> tuple[np.ndarray, str]:
             raise DeckError(where, f"mesh group {shown(name)} {what}; expected a group of 2-node "
                             f"line cells; the mesh's groups are: {b.mesh.describe_groups()}")
         return b.mesh.lines[b.mesh.line_sets[name]], where
-    rows = v["connectivity"]
     where = f"{e.where}.connectivity"
+    return node_pairs(b, v["connectivity"], where, "[node, node] row"), where
+
+
+def node_pairs(b, rows: list, where: str, what: str) -> np.ndarray:
+    """(E, 2) node indices of deck rows ``[[id, id], ...]`` (connectivity, tie pairs).
+
+    Each row holds two node ids (integers, possibly written 2.0); an unknown id is a deck error
+    naming the row, as is an empty list (``what`` names a row in the message).
+    """
     if not rows:
-        raise DeckError(where, "expected at least one [node, node] row, got an empty list")
+        raise DeckError(where, f"expected at least one {what}, got an empty list")
     bad = next((i for i, row in enumerate(rows) if len(row) != 2), None)
     if bad is not None:
         raise DeckError(f"{where}[{bad}]", f"expected two node ids, got {shown(rows[bad])}")
@@ -50,7 +58,7 @@ def _connectivity(b, e) -> tuple[np.ndarray, str]:
         i, k = missing[0]
         raise DeckError(f"{where}[{i}]", f"unknown node {shown(rows[i][k])}: no node has this "
                         f"id; the node ids are {b.known_ids()}")
-    return conn.astype(np.int64), where
+    return conn.astype(np.int64)
 
 
 def _duplicates(b, conn: np.ndarray, where: str) -> None:
