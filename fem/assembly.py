@@ -1,10 +1,12 @@
 """Element batches -> global vectors and a CSR matrix with a pattern computed once per model.
 
 When the DOF map is built, each block source (an element group, a constraint group, or the nodal
-blocks used by load stiffness, springs and point masses) gets ``edofs (E, nd)``, the mask ``keep``
-of its entries that couple two unknowns and ``slot``, the CSR position of every kept entry.
-Assembly is then one ``np.bincount`` per source: no COO triplets, no sorting, no Python loop over
-elements (STYLE.md, "Assembly"). The same pattern serves every matrix of the model (K, M, K_G).
+blocks used by load stiffness, springs and point masses) gets ``edofs (E, nd)`` and ``slot``, the
+CSR position of every entry of its element matrices, ``nnz`` (one past the last) for an entry that
+does not couple two unknowns. Assembly is then one ``np.bincount`` per source over the element
+matrices as they are (the dropped entries land in that one extra bin): no COO triplets, no
+sorting, no masking copy, no Python loop over elements (STYLE.md, "Assembly"). The same pattern
+serves every matrix of the model (K, M, K_G).
 
 An element group's ``edofs`` are its nodal DOFs followed by its internal unknowns (when the DOF
 map numbers them, :mod:`fem.dofs`); a constraint group's are the nodal DOFs it constrains
@@ -26,8 +28,7 @@ class Scatter:
     """Where one block source puts its entries."""
 
     edofs: NDArray   # (E, nd) positions in the full active vector
-    keep: NDArray    # (E * nd * nd,) bool, entries coupling two free DOFs
-    slot: NDArray    # (keep.sum(),) CSR positions of the kept entries
+    slot: NDArray    # (E * nd * nd,) CSR position of each entry; nnz where it couples no unknowns
 
 
 class Assembler:
@@ -70,8 +71,12 @@ class Assembler:
         self.indptr = np.searchsorted(rows, np.arange(n_free + 1)).astype(np.int64)
         self.indices = (unique % max(n_free, 1)).astype(np.int64)
         bounds = np.cumsum([0] + [len(k) for k in keys])
-        scatters = [Scatter(ed, keep, inverse[bounds[i]:bounds[i + 1]])
-                    for i, (ed, keep) in enumerate(zip(sources, keeps, strict=True))]
+        nnz = len(unique)
+        scatters = []
+        for i, (ed, keep) in enumerate(zip(sources, keeps, strict=True)):
+            slot = np.full(keep.shape, nnz, dtype=np.int64)
+            slot[keep] = inverse[bounds[i]:bounds[i + 1]]
+            scatters.append(Scatter(ed, slot))
         self.groups = scatters[:len(model.groups)]
         self.constraints = scatters[len(model.groups):-1]
         self.nodes = scatters[-1]
@@ -119,7 +124,8 @@ class Assembler:
             pairs.append((self.nodes, node_blocks))
         for sc, ke in pairs:
             if ke is not None:
-                data += np.bincount(sc.slot, weights=ke.reshape(-1)[sc.keep], minlength=self.nnz)
+                data += np.bincount(sc.slot, weights=ke.reshape(-1),
+                                    minlength=self.nnz + 1)[:self.nnz]
         return data
 
     def diagonal_positions(self) -> NDArray:

@@ -71,7 +71,7 @@ class DofMap:
         start = n_nodal
         inner = []
         for g in model.groups:
-            k = getattr(g, "n_internal", 0) if internal else 0
+            k = g.n_internal if internal else 0
             inner.append(start + np.arange(len(g) * k, dtype=np.int64).reshape(len(g), k))
             start += len(g) * k
         n_internal = start - n_nodal

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from fem.assembly import Assembler
 from fem.dofs import DofMap
+from fem.inertia import NodalInertia
 from fem.state import State
 
 
@@ -43,13 +44,18 @@ class System:
 
     @staticmethod
     def _additive_nodes(model) -> NDArray | None:
-        """3D nodes used only by small-displacement elements: their rotation vector is additive."""
+        """3D nodes whose rotations only small-displacement elements use: additive rotation vectors.
+
+        Only groups with rotation DOFs have a say (a truss's formulation does not change what
+        the rotations of a beam node are).
+        """
         if model.dim != 3:
             return None
         linear = np.zeros(model.n_nodes, dtype=bool)
         nonlinear = np.zeros(model.n_nodes, dtype=bool)
         for g in model.groups:
-            (linear if getattr(g, "formulation", "") == "linear" else nonlinear)[g.conn] = True
+            if {"rx", "ry", "rz"} & set(g.dof_names):
+                (linear if g.additive_rotations else nonlinear)[g.conn] = True
         return linear & ~nonlinear
 
     def update(self, state: State, du_nodal: NDArray) -> None:
@@ -119,11 +125,28 @@ class System:
                                      constraints=self._constraints(state, "tangent"))
 
     # --- element groups -----------------------------------------------------------------------
+    def evaluate(self, state: State, load_stiffness: NDArray | None = None, tangent: bool = True,
+                 constraints: bool = True) -> tuple[NDArray, NDArray | None]:
+        """Internal forces ``(n_active,)`` and (if ``tangent``) the tangent's CSR values.
+
+        One evaluation per group gives both (:meth:`fem.elements.base.ElementGroup.evaluate`:
+        the element kinematics are computed once); the constraint groups' vectors and matrices
+        and the nodal load-stiffness blocks are added.
+        """
+        pairs = [g.evaluate(state, tangent) for g in self.model.groups]
+        f = self.assembler.vector([fe for fe, _ in pairs],
+                                  constraints=self._constraints(state, "vector") if constraints
+                                  else None)
+        if not tangent:
+            return f, None
+        K = self.assembler.matrix([ke for _, ke in pairs], load_stiffness,
+                                  constraints=self._constraints(state, "tangent") if constraints
+                                  else None)
+        return f, K
+
     def internal_force(self, state: State, constraints: bool = True) -> NDArray:
         """(n_active,) assembled internal forces (and the constraint groups' vectors)."""
-        return self.assembler.vector(
-            [g.internal_force(state) for g in self.model.groups],
-            constraints=self._constraints(state, "vector") if constraints else None)
+        return self.evaluate(state, tangent=False, constraints=constraints)[0]
 
     def tangent(self, state: State, load_stiffness: NDArray | None = None,
                 constraints: bool = True) -> NDArray:
@@ -143,26 +166,20 @@ class System:
             [g.geometric_stiffness(state, s) for g, s in zip(self.model.groups, stresses,
                                                              strict=True)], load_stiffness)
 
-    def point_mass_blocks(self) -> NDArray | None:
-        """(n, nslots, nslots) the ``[[masses]]`` point masses and rotary inertias, or None."""
-        masses = getattr(self.model, "masses", ())
-        if not masses:
-            return None
-        d, ns = self.model.dim, self.model.nslots
-        blocks = np.zeros((self.model.n_nodes, ns, ns))
-        for pm in masses:
-            for k in range(d):
-                np.add.at(blocks[:, k, k], pm.nodes, pm.mass)
-            if d == 2:
-                np.add.at(blocks[:, 2, 2], pm.nodes, pm.inertia[2, 2])
-            else:
-                np.add.at(blocks[:, 3:6, 3:6], pm.nodes, pm.inertia)
-        return blocks
-
     def mass(self, state: State, lumped: bool = False) -> NDArray:
-        """CSR values of the mass matrix: the elements' and the point masses (global axes)."""
-        return self.assembler.matrix([g.mass(state, lumped=lumped) for g in self.model.groups],
-                                     self.point_mass_blocks())
+        """CSR values of the mass matrix (global axes, reference geometry).
+
+        Lumped: the nodal inertia group's blocks (:class:`fem.inertia.NodalInertia`, the same
+        masses a dynamic step integrates, point masses included). Consistent: the element
+        groups' consistent masses plus the point masses' nodal blocks.
+        """
+        if lumped:
+            return self.assembler.matrix([None] * len(self.model.groups),
+                                         NodalInertia(self, state).mass_blocks())
+        points = NodalInertia.point_masses(self) if self.model.masses else None
+        return self.assembler.matrix(
+            [g.mass(state, lumped=False) if "mass" in g.capabilities else None
+             for g in self.model.groups], points)
 
     def strain_energy(self, state: State) -> float:
         """Total strain energy."""

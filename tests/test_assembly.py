@@ -220,3 +220,36 @@ def test_system_mass_includes_the_point_masses():
         rot = tip[2:3] if dim == 2 else tip[3:6]
         added = M[np.ix_(rot, rot)] - M0[np.ix_(rot, rot)]
         np.testing.assert_allclose(added, np.atleast_2d(inertia), rtol=1e-14, atol=1e-15)
+
+
+def test_dynamics_and_modal_analysis_use_one_mass():
+    """The lumped mass matrix is the nodal inertia group's (what a dynamic step integrates):
+    equal to the element groups' lumped masses plus the point masses assembled independently,
+    and its kinetic energy ``v^T M v / 2`` is the inertia group's for any velocities."""
+    from helpers import line_beam
+
+    from fem.inertia import NodalInertia
+    from fem.io.deck import from_dict
+    from fem.state import State
+
+    for dim in (2, 3):
+        d = line_beam(dim, 3, A=0.5)
+        d["materials"][0]["density"] = 2.0
+        d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+        inertia = 0.3 if dim == 2 else [[0.3, 0.01, 0.0], [0.01, 0.4, 0.0], [0.0, 0.0, 0.5]]
+        d["masses"] = [{"nodes": [2, 4], "mass": 7.0, "inertia": inertia}]
+        d["steps"] = [{"name": "s", "type": "static"}]
+        sysm = System(from_dict(d).model)
+        ref = sysm.reference_state()
+        M = sysm.assembler.to_scipy(sysm.mass(ref, lumped=True)).toarray()
+        elements = sysm.assembler.matrix([g.mass(ref, lumped=True) for g in sysm.model.groups],
+                                         NodalInertia.point_masses(sysm))
+        np.testing.assert_allclose(M, sysm.assembler.to_scipy(elements).toarray(), rtol=1e-14,
+                                   atol=1e-14)
+        st = State.reference(dim, sysm.model.n_nodes)
+        v = np.random.default_rng(dim).normal(size=(sysm.model.n_nodes, sysm.model.nslots))
+        st.v[:, :v.shape[1]] = v
+        vf = sysm.dofmap.from_nodal(v)[:sysm.n_free]
+        st.v[:, :v.shape[1]] = sysm.dofmap.to_nodal(vf)             # supported nodes at rest
+        T = NodalInertia(sysm).kinetic_energy(st)
+        assert T == pytest.approx(0.5 * vf @ M @ vf, rel=1e-13)

@@ -12,8 +12,9 @@ import pytest
 from conftest import random_state, slot_columns
 
 from fem import rotations as so3
+from fem.inertia import NodalInertia
 from fem.integrators import make_integrator
-from fem.integrators.inertia import NodalInertia, midpoint_state, step_kinematics
+from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.io import deck as deck_io
 from fem.run import make_step
 from fem.system import System

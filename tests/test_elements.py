@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import fd_tangent, perturbed, random_state, rigid_state
+from conftest import CATALOGUE, fd_tangent, perturbed, random_state, rigid_state
 
 from fem import rotations as so3
 
@@ -54,6 +54,55 @@ def test_tangent_splits_into_material_and_geometric(group):
     st = random_state(group, rng)
     K = group.material_tangent(st) + group.geometric_stiffness(st, group.stress(st))
     assert np.allclose(K, group.tangent(st), rtol=0, atol=1e-10 * np.abs(K).max())
+
+
+def test_one_evaluation_gives_the_force_and_the_tangent_of_the_separate_routines(group):
+    """``evaluate`` (what Newton calls: kinematics once) returns the same numbers as the stress
+    path (``B^T q`` from ``stress``'s generalized stresses is not shared code for beams: the
+    section forces' ``q`` and the split tangent below are computed separately)."""
+    for _ in range(3):
+        st = random_state(group, rng)
+        f, K = group.evaluate(st)
+        f_only, none = group.evaluate(st, tangent=False)
+        assert none is None
+        np.testing.assert_array_equal(f, f_only)
+        split = group.material_tangent(st) + group.geometric_stiffness(st, group.stress(st))
+        if getattr(getattr(group, "frame", None), "linear", False) or getattr(
+                group, "formulation", "") == "linear":
+            split = group.material_tangent(st)
+        np.testing.assert_allclose(K, split, rtol=0, atol=1e-12 * np.abs(K).max())
+        fd = fd_tangent(group, st)                    # and the force is the one K linearizes
+        assert np.abs(K[0] - fd).max() <= 1e-6 * np.abs(fd).max()
+
+
+def test_frame_spin_map_contraction_equals_the_full_tensor(group):
+    """``g_contract(kin, c) == sum_k c_k dG_k``: the geometric stiffness contracts the change of
+    the frame spin map without forming the ``(E, 3, 12, 12)`` tensor."""
+    frame = getattr(group, "frame", None)
+    if frame is None or frame.linear or not hasattr(frame, "g_contract"):
+        pytest.skip("only the 3D co-rotational frame has a spin map G")
+    st = random_state(group, rng)
+    c = rng.normal(size=(1, 3))
+    direct = frame.g_contract(group._kinematics(st), c)
+    full = np.einsum("ek,ekij->eij", c, frame.g_derivative(group._kinematics(st)))
+    np.testing.assert_allclose(direct, full, rtol=0, atol=1e-14 * np.abs(full).max())
+
+
+def test_declared_capabilities_and_cells():
+    """Every family declares what it is (steps ask the declaration, not the attributes)."""
+    from fem.elements.base import CAPABILITIES
+    from fem.elements.spring import GroundSpring
+
+    spring = ("spring", lambda: GroundSpring("s", [0], np.zeros((1, 3)), 2, "uy", 5.0))
+    for _, make in [*CATALOGUE, spring]:
+        g = make()
+        assert g.capabilities <= set(CAPABILITIES)
+        assert {"stiffness", "mass"} <= g.capabilities
+        assert g.cell_type == {1: "vertex", 2: "line"}[g.nen]
+        assert g.n_internal == 0 or "internal_unknowns" in g.capabilities
+        # small-displacement groups with rotation DOFs (or a spring's additive DOF value)
+        assert g.additive_rotations == (getattr(g, "formulation", "") == "linear"
+                                        and g.type_name != "truss")
 
 
 def test_rigid_motion_gives_no_force_and_no_energy(group):

@@ -72,7 +72,7 @@ class BucklingStep(StepBase):
         self.settings = settings = settings or BucklingSettings()
         self.modes = settings.modes
         self.interior_modes = settings.interior_modes and any(
-            getattr(g, "n_internal", 0) for g in system.model.groups)
+            g.n_internal for g in system.model.groups)
         self.n_interior = 0                # interior unknowns the step added (0 if none)
         self.factors = np.zeros(0)
         self.shapes = np.zeros((0,))
@@ -135,7 +135,7 @@ class BucklingStep(StepBase):
         out = []
         for g, s in zip(self.system.model.groups, stresses, strict=True):
             nodal = g.tangent(state) if material else g.geometric_stiffness(state, s)
-            ni = getattr(g, "n_internal", 0)
+            ni = g.n_internal
             if not ni:
                 out.append(nodal)
                 continue

@@ -50,8 +50,8 @@ from fem.analysis.settings import (
     setting,
 )
 from fem.errors import AccuracyError, ConvergenceError, ModelError
+from fem.inertia import NodalInertia
 from fem.integrators import make_integrator
-from fem.integrators.inertia import NodalInertia
 from fem.solvers.controls import CutBack
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
 

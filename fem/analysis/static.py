@@ -136,11 +136,11 @@ class StaticStep(StepBase):
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
         """Residual ``f_int - f_ext(lam)``, its scale, the pattern ``F``, the tangent if asked."""
-        fint = self.system.internal_force(trial)
+        fint, K = self.system.evaluate(
+            trial, self.loads.stiffness(trial, lam) if tangent else None, tangent)
         fext = self.external(trial, lam)
         F = self.system.dofmap.from_nodal(self.loads.pattern(trial))
         scale = max(np.linalg.norm(fext), np.linalg.norm(fint), 1e-300)
-        K = self.system.tangent(trial, self.loads.stiffness(trial, lam)) if tangent else None
         if self._watch:
             self._pattern = F[:self.n]
         return Evaluation(fint - fext, scale, K, F)

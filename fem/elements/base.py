@@ -21,11 +21,17 @@ method                               shape               what
 ===================================  ==================  =========================================
 
 ``tangent == material_tangent + geometric_stiffness(stress)`` at every state; linear buckling uses
-the two parts separately. A group may also offer interior modes for linear buckling
-(``n_internal`` per element and ``interior_stiffness(state, s, material)``, numbered as internal
-unknowns by :mod:`fem.dofs` when a buckling step asks for them); beams do. Element DOFs are
-ordered node by node, ``dof_names`` within
-each node.
+the two parts separately. ``evaluate(state, tangent)`` returns the force and the tangent together
+(what Newton calls; one kinematics for both). Element DOFs are ordered node by node, ``dof_names``
+within each node.
+
+A group *declares* what it is and what it can do, and steps ask the declaration (never probe for
+attributes): ``dof_names`` (its DOFs per node), ``cell_type`` (how meshes, results files and
+ParaView draw it), ``capabilities`` (a subset of :data:`CAPABILITIES`; :func:`require` turns a
+missing one into a deck error naming the group and what it can do), ``additive_rotations``
+(small-displacement groups whose rotation DOFs are rotation vectors, added, not composed) and
+``n_internal`` (element-internal unknowns per element, with ``"internal_unknowns"``: the beams'
+interior modes of linear buckling, ``interior_stiffness(state, s, material)``).
 """
 
 from __future__ import annotations
@@ -35,12 +41,29 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from fem.errors import DeckError
+
+#: What a step may ask of an element group, and how a deck error describes it.
+CAPABILITIES = {
+    "stiffness": "internal force and tangent (static steps)",
+    "geometric_stiffness": "a material/geometric split of the tangent (buckling steps)",
+    "mass": "a mass and a lumped nodal inertia (dynamic steps)",
+    "energy_conserving": "an energy-conserving force (integrator = \"energy_conserving\")",
+    "internal_unknowns": "element-internal unknowns (the interior modes of buckling steps)",
+}
+
 
 class ElementGroup:
     """Base class: connectivity, reference geometry and nodal gathering."""
 
     type_name: ClassVar[str] = ""
     nen: ClassVar[int] = 2
+    #: meshio / VTK cell type drawn for each element ("vertex", "line", "triangle", "quad")
+    cell_type: ClassVar[str] = "line"
+    #: what the family can do (keys of CAPABILITIES)
+    capabilities: ClassVar[frozenset[str]] = frozenset({"stiffness"})
+    #: rotation DOFs are rotation vectors updated by addition (small-displacement groups)
+    additive_rotations: bool = False
     dof_names: tuple[str, ...] = ()
     stress_names: tuple[str, ...] = ()
 
@@ -64,6 +87,11 @@ class ElementGroup:
         """DOFs per node of the element."""
         return len(self.dof_names)
 
+    @property
+    def n_internal(self) -> int:
+        """Element-internal unknowns per element (none unless ``"internal_unknowns"``)."""
+        return 0
+
     # --- gathering ----------------------------------------------------------------------------
     def positions(self, state) -> NDArray:
         """(E, nen, 3) current nodal positions relative to each element's first node.
@@ -81,9 +109,40 @@ class ElementGroup:
         return nodal[self.conn][:, :, cols].reshape(len(self), -1)
 
     # --- protocol defaults ----------------------------------------------------------------------
+    def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """Internal force ``(E, nd)`` and, if ``tangent``, the tangent ``(E, nd, nd)``.
+
+        What Newton calls: a family whose force and tangent share kinematics overrides it to
+        compute them once (the beams do).
+        """
+        return self.internal_force(state), self.tangent(state) if tangent else None
+
     def tangent(self, state) -> NDArray:
         """Material plus geometric tangent."""
         return self.material_tangent(state) + self.geometric_stiffness(state, self.stress(state))
+
+    def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
+        """Each element's lumped inertia at its nodes, for :class:`fem.inertia.NodalInertia`.
+
+        ``m (E, nen)`` translational masses and ``J (E, nen, 3, 3)`` rotary inertias in the
+        global axes at the reference (2D: about z only), read from the diagonal node blocks of the
+        lumped ``mass``; a family with another inertia overrides it (or brings its own inertia
+        group).
+        """
+        Me = self.mass(state, lumped=True)
+        E, ndn, names = len(self), self.ndn, self.dof_names
+        m = np.zeros((E, self.nen))
+        J = np.zeros((E, self.nen, 3, 3))
+        trans = [k for k, d in enumerate(names) if d.startswith("u")]
+        rot = [(k, "xyz".index(d[1])) for k, d in enumerate(names) if d.startswith("r")]
+        for a in range(self.nen):
+            o = a * ndn
+            if trans:
+                m[:, a] = Me[:, o + trans[0], o + trans[0]]
+            for ki, i in rot:
+                for kj, j in rot:
+                    J[:, a, i, j] = Me[:, o + ki, o + kj]
+        return m, J
 
     def outputs(self, state) -> dict[str, NDArray]:
         """Generalized stresses by name, ``{name: (E,)}``."""
@@ -93,6 +152,20 @@ class ElementGroup:
     def properties(self) -> dict[str, NDArray]:
         """Per-element data written to results files, ``{name: (E,)}``."""
         return {}
+
+
+def require(groups, capability: str, where: str, asked: str) -> None:
+    """Raise a deck error if a group lacks ``capability`` (``asked``: what asked for it).
+
+    The message names the group, its family and what it can do, e.g. ``element group 'ties'
+    (cable) cannot do an energy-conserving force, asked by integrator = "energy_conserving";
+    it can do: internal force and tangent (static steps)``.
+    """
+    for g in groups:
+        if capability not in g.capabilities:
+            can = "; ".join(CAPABILITIES[c] for c in CAPABILITIES if c in g.capabilities)
+            raise DeckError(where, f"element group '{g.name}' ({g.type_name}) cannot do "
+                            f"{CAPABILITIES[capability]}, asked by {asked}; it can do: {can}")
 
 
 def unit(v: NDArray) -> tuple[NDArray, NDArray]:

@@ -52,6 +52,8 @@ class Beam(ElementGroup):
 
     type_name = "beam"
     nen = 2
+    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving",
+                              "internal_unknowns"})
 
     def __init__(self, name, conn, X, dim, *, E, G, A, Iy=0.0, Iz=0.0, J=0.0, Ay=np.inf, Az=np.inf,
                  rho=0.0, formulation="corotational", theory="euler-bernoulli", ref=None,
@@ -60,6 +62,7 @@ class Beam(ElementGroup):
         n = len(self)
         self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
         self.formulation, self.theory = formulation, theory
+        self.additive_rotations = formulation == "linear"
         self.props = {k: _per_element(v, n) for k, v in
                       dict(E=E, G=G, A=A, Iy=Iy, Iz=Iz, J=J, Ay=Ay, Az=Az, rho=rho).items()}
         p = self.props
@@ -97,21 +100,31 @@ class Beam(ElementGroup):
         kin = self._kinematics(state)
         return self.basic.response(kin.v)[0]
 
+    def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """``B^T q`` and (if asked) the material + geometric tangent, from one kinematics.
+
+        The frame and the basic response are computed once for both (they were about 40% of
+        the element time when force and tangent were separate calls).
+        """
+        kin = self._kinematics(state)
+        sigma, D, q = self.basic.response(kin.v)
+        f = np.einsum("ebd,eb->ed", kin.B, q)
+        if not tangent:
+            return f, None
+        kb = self.basic.material_stiffness(D)
+        BT = np.swapaxes(kin.B, 1, 2)
+        if self.frame.linear:
+            return f, BT @ kb @ kin.B
+        kb = kb + self.basic.stress_hessian(sigma)
+        return f, BT @ kb @ kin.B + self.frame.geometric(kin, q)
+
     def internal_force(self, state) -> NDArray:
         """(E, nd) ``B^T q``."""
-        kin = self._kinematics(state)
-        _, _, q = self.basic.response(kin.v)
-        return np.einsum("ebd,eb->ed", kin.B, q)
+        return self.evaluate(state, tangent=False)[0]
 
     def tangent(self, state) -> NDArray:
         """(E, nd, nd) material + geometric tangent (material only for the linear beam)."""
-        kin = self._kinematics(state)
-        sigma, D, q = self.basic.response(kin.v)
-        kb = self.basic.material_stiffness(D)
-        if self.frame.linear:
-            return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B
-        kb = kb + self.basic.stress_hessian(sigma)
-        return np.swapaxes(kin.B, 1, 2) @ kb @ kin.B + self.frame.geometric(kin, q)
+        return self.evaluate(state)[1]
 
     def material_tangent(self, state) -> NDArray:
         """(E, nd, nd) ``B^T D^T S D B``."""

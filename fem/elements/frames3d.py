@@ -139,7 +139,7 @@ class CorotFrame3D:
             K += np.swapaxes(Bh, 1, 2) @ Kh[:, a] @ kin.Lam[:, a] @ Bh
 
         # 4. change of G: -sum_k mu_k dG_k / dd, with mu = mu_p + mu_q
-        K -= np.einsum("ek,ekij->eij", mu.sum(axis=1), self.g_derivative(kin))
+        K -= self.g_contract(kin, mu.sum(axis=1))
         return K
 
     def g_derivative(self, kin: Kinematics3D) -> NDArray:
@@ -150,6 +150,34 @@ class CorotFrame3D:
         """
         if kin.dG is not None:
             return kin.dG
+        (Ma, M3, M2), Mb = self._g_parts(kin)
+        dG = np.zeros((len(kin.l), 3, 12, 12))
+        dG[:, 0, _XP], dG[:, 0, _XQ] = Ma, -Ma
+        dG[:, 1, _XP], dG[:, 1, _XQ] = M3, -M3
+        dG[:, 2, _XP], dG[:, 2, _XQ] = -M2, M2
+        dG[:, 0, _WP], dG[:, 0, _WQ] = Mb
+        kin.dG = dG
+        return dG
+
+    def g_contract(self, kin: Kinematics3D, c: NDArray) -> NDArray:
+        """(E, 12, 12) ``sum_k c_k dG_k``, without forming ``dG`` (unless it is known)."""
+        if kin.dG is not None:
+            return np.einsum("ek,ekij->eij", c, kin.dG)
+        (Ma, M3, M2), (Mb_p, Mb_q) = self._g_parts(kin)
+        c0, c1, c2 = (c[:, k, None, None] for k in range(3))
+        rows = c0 * Ma + c1 * M3 - c2 * M2
+        out = np.zeros((len(c), 12, 12))
+        out[:, _XP], out[:, _XQ] = rows, -rows
+        out[:, _WP], out[:, _WQ] = c0 * Mb_p, c0 * Mb_q
+        return out
+
+    @staticmethod
+    def _g_parts(kin: Kinematics3D):
+        """The nonzero row blocks of ``dG``, each ``(E, 3, 12)``.
+
+        ``(Ma, M3, M2)`` of the translation rows ``x_p`` of rows 0, 1, 2 of ``G`` (the ``x_q``
+        rows are their negatives) and ``(Mb_p, Mb_q)`` of row 0's spin blocks.
+        """
         E = len(kin.l)
         Rr, l, G, t, p1, p2 = kin.Rr, kin.l, kin.G, kin.t, kin.p1, kin.p2
         r1, r2, r3 = Rr[:, :, 0], Rr[:, :, 1], Rr[:, :, 2]
@@ -171,18 +199,14 @@ class CorotFrame3D:
         Lc = (Lp1 / (l * p2)[:, None] - (p1 / (l**2 * p2))[:, None] * Ldl
               - (p1 / (l * p2**2))[:, None] * Lp2)
         Ma = outer(r3, Lc) + c[:, None, None] * Lr3                    # d(c r3)
-        dG = np.zeros((E, 3, 12, 12))
-        dG[:, 0, _XP], dG[:, 0, _XQ] = Ma, -Ma
-        dG[:, 1, _XP], dG[:, 1, _XQ] = M3, -M3
-        dG[:, 2, _XP], dG[:, 2, _XQ] = -M2, M2
         hat_r3 = so3.hat(r3)
+        Mb = []
         for a, cols in ((0, _WP), (1, _WQ)):
             tr3 = so3.cross(t[:, a], r3)
-            Mb = (hat_t[:, a] @ Lr3 - outer(tr3, Lp2) / p2[:, None, None]) / (2 * p2)[:, None, None]
-            Mb[:, :, cols] += hat_r3 @ hat_t[:, a] / (2 * p2)[:, None, None]   # -hat(r3) dt_a
-            dG[:, 0, cols] = Mb
-        kin.dG = dG
-        return dG
+            m = (hat_t[:, a] @ Lr3 - outer(tr3, Lp2) / p2[:, None, None]) / (2 * p2)[:, None, None]
+            m[:, :, cols] += hat_r3 @ hat_t[:, a] / (2 * p2)[:, None, None]   # -hat(r3) dt_a
+            Mb.append(m)
+        return (Ma, M3, M2), tuple(Mb)
 
     def bw_derivative(self, kin: Kinematics3D, w: NDArray) -> NDArray:
         """(E, 7, 12) derivative of ``B w`` for fixed element vectors ``w (E, 12)``.

@@ -18,6 +18,9 @@ class GroundSpring(ElementGroup):
 
     type_name = "spring"
     nen = 1
+    cell_type = "vertex"
+    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving"})
+    additive_rotations = True          # u is the DOF's value: a rotation about z in 2D
     stress_names = ("F",)
 
     def __init__(self, name: str, nodes, X, dim: int, dof: str, k):

@@ -50,6 +50,7 @@ class Truss(ElementGroup):
 
     type_name = "truss"
     nen = 2
+    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving"})
     stress_names = ("N",)
 
     def __init__(self, name, conn, X, dim, EA, rhoA=0.0, formulation="corotational",

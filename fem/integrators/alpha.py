@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.integrators.base import Integrator, newmark_inertia, newmark_rates
+from fem.integrators.base import Integrator, newmark_rates
 
 
 class GeneralizedAlpha(Integrator):
@@ -41,7 +41,7 @@ class GeneralizedAlpha(Integrator):
         sysm = self.system
         dm = sysm.dofmap
         r = sysm.internal_force(s0) - dm.from_nodal(self.external(s0, s0.t))
-        f_in = newmark_inertia(self.inertia, _with_zero_acc(s0))      # gyroscopic part only
+        f_in = self.inertia.newmark_force(_with_zero_acc(s0))      # gyroscopic part only
         r = r + dm.from_nodal(f_in)
         n = sysm.n_free
         diag = dm.from_nodal(self._mass_diagonal())[:n]
@@ -71,7 +71,7 @@ class GeneralizedAlpha(Integrator):
         """Inertial, internal and external forces at ``t0``, once per time step."""
         super().start_step(s0)
         dm = self.system.dofmap
-        self._f0 = (dm.from_nodal(newmark_inertia(self.inertia, s0)),
+        self._f0 = (dm.from_nodal(self.inertia.newmark_force(s0)),
                     self.system.internal_force(s0), dm.from_nodal(self.f_ext0))
 
     def _end0(self, s0):
@@ -84,11 +84,11 @@ class GeneralizedAlpha(Integrator):
         dm = self.system.dofmap
         am, af = self.alpha_m, self.alpha_f
         if tangent:
-            f_in1, K_in = newmark_inertia(self.inertia, s1, kin, self.h, self.beta, self.gamma)
+            f_in1, K_in = self.inertia.newmark_force(s1, kin, self.h, self.beta, self.gamma)
         else:
-            f_in1 = newmark_inertia(self.inertia, s1)
+            f_in1 = self.inertia.newmark_force(s1)
         fi1 = dm.from_nodal(f_in1)
-        fint1 = self.system.internal_force(s1)
+        fint1, K_el = self.system.evaluate(s1, tangent=tangent)
         fext1 = dm.from_nodal(self.external(s1, s1.t))
         fi0, fint0, fext0 = self._end0(s0)
         r = ((1 - am) * fi1 + am * fi0 + (1 - af) * (fint1 - fext1) + af * (fint0 - fext0))
@@ -99,7 +99,7 @@ class GeneralizedAlpha(Integrator):
         KL = self.load_stiffness(s1, s1.t, 1 - af)
         if KL is not None:
             blocks = blocks + KL
-        K = (1 - af) * self.system.tangent(s1) + self.system.assembler.matrix(
+        K = (1 - af) * K_el + self.system.assembler.matrix(
             [None] * len(self.system.model.groups), blocks)
         return r, scale, K
 

@@ -1,4 +1,4 @@
-"""What every time integrator shares: the protocol, velocity updates and inertial forces.
+"""What every time integrator shares: the protocol and the velocity updates.
 
 An integrator advances a step from ``s0`` (time ``t0``, committed) to the trial ``s1`` (``t0 + h``)
 that a Newton loop (:mod:`fem.analysis.dynamic`) corrects. It supplies, for the current ``s1``:
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import rotations as so3
-from fem.integrators.inertia import NodalInertia, step_kinematics
+from fem.inertia import NodalInertia
+from fem.integrators.inertia import step_kinematics
 
 
 def _nodes_3x3(vecs: NDArray, n: int) -> NDArray:
@@ -99,43 +99,6 @@ def midpoint_velocities(inertia, s0, s1, kin, h: float, W0=None, R1=None) -> Non
     s1.v[~lie, 3:6] = W1[~lie]                 # additive nodes: rates of the rotation vector
 
 
-def midpoint_inertia(inertia, s0, s1, kin, h: float, Pi0=None, R1=None) -> tuple[NDArray, NDArray]:
-    """Inertial forces ``(n, nslots)`` of the mid-point family and their node-block tangents.
-
-    Translations and additive rotations: ``m (v1 - v0)/h`` with tangent ``2 m / h^2``. Lie nodes:
-    ``(Pi1 - Pi0)/h`` (Simo & Wong 1991), whose dot product with the spatial increment is exactly
-    the change of rotational kinetic energy; tangent
-    ``(-hat(Pi1) + (2/h) R1 J jl_inv(Theta)^T R1^T) / h``.
-
-    The tangent is exact along Newton's spins ``dw`` of ``R1``: ``Pi1 = R1 J W1`` with
-    ``W1 = 2 Theta/h - W0`` and ``exp(hat(Theta)) = R0^T R1``, so ``dPi1 = hat(dw) Pi1
-    + (2/h) R1 J dTheta`` with ``dTheta = jl_inv(Theta) R0^T dw`` (a left perturbation of
-    ``R0^T R1`` by the body spin ``R0^T dw``), and ``jl_inv(Theta) R0^T = jl_inv(Theta)^T R1^T``
-    because ``jl_inv(Theta)^T = jl_inv(Theta) exp(hat(Theta))`` and ``R1 = R0 exp(hat(Theta))``.
-    """
-    d, n = s0.dim, len(s0.u)
-    ns = 3 if d == 2 else 6
-    f = np.zeros((n, ns))
-    K = np.zeros((n, ns, ns))
-    m = inertia.m
-    f[:, :d] = m[:, None] * (s1.v[:, :d] - s0.v[:, :d]) / h
-    K[:, range(d), range(d)] = (2 * m / h**2)[:, None]
-    if d == 2:
-        f[:, 2] = inertia.I * (s1.v[:, 2] - s0.v[:, 2]) / h
-        K[:, 2, 2] = 2 * inertia.I / h**2
-        return f, K
-    lie = inertia.lie
-    R1 = s1.rotation_matrices() if R1 is None else R1
-    Pi0 = inertia.spatial_momentum(s0) if Pi0 is None else Pi0
-    Pi1 = inertia.spatial_momentum(s1, R1)
-    f[:, 3:6] = (Pi1 - Pi0) / h
-    Kr = (-so3.hat(Pi1) + (2 / h) * R1 @ inertia.J @ np.swapaxes(so3.jl_inv(kin.Theta), 1, 2)
-          @ np.swapaxes(R1, 1, 2)) / h
-    K[lie, 3:6, 3:6] = Kr[lie]
-    K[~lie, 3:6, 3:6] = 2 * inertia.J[~lie] / h**2
-    return f, K
-
-
 def newmark_rates(inertia, s0, s1, kin, h, beta, gamma) -> None:
     """Set ``s1.v`` and ``s1.a`` by Newmark's formulas (rotations in the material description)."""
     d = s0.dim
@@ -157,42 +120,3 @@ def newmark_rates(inertia, s0, s1, kin, h, beta, gamma) -> None:
     s1.v[lie, 3:6] = np.einsum("nij,nj->ni", R1, W1)[lie]
     s1.a[lie, 3:6] = np.einsum("nij,nj->ni", R1, A1)[lie]
     s1.v[~lie, 3:6], s1.a[~lie, 3:6] = W1[~lie], A1[~lie]
-
-
-def newmark_inertia(inertia, state, kin=None, h=None, beta=None, gamma=None):
-    """Inertial forces ``M a`` of a state (and, given the step, their tangent node blocks).
-
-    Lie nodes: ``R (J A + W x J W)`` with body ``W``, ``A``; tangent
-    ``-hat(f) + R [J/(beta h^2) + gamma/(beta h) (hat(W) J - hat(J W))] jl_inv(Theta)^T R^T``.
-    """
-    d, n = state.dim, len(state.u)
-    ns = 3 if d == 2 else 6
-    f = np.zeros((n, ns))
-    m = inertia.m
-    f[:, :d] = m[:, None] * state.a[:, :d]
-    if d == 2:
-        f[:, 2] = inertia.I * state.a[:, 2]
-    else:
-        R = state.rotation_matrices()
-        W = inertia.body_velocity(state)
-        A = np.einsum("nji,nj->ni", R, state.a[:, 3:6])
-        A[~inertia.lie] = state.a[~inertia.lie, 3:6]
-        JW = np.einsum("nij,nj->ni", inertia.J, W)
-        body = np.einsum("nij,nj->ni", inertia.J, A) + so3.cross(W, JW)
-        f[:, 3:6] = np.einsum("nij,nj->ni", R, body)
-        f[~inertia.lie, 3:6] = np.einsum("nij,nj->ni", inertia.J, A)[~inertia.lie]
-    if kin is None:
-        return f
-    K = np.zeros((n, ns, ns))
-    c = 1 / (beta * h * h)
-    K[:, range(d), range(d)] = (c * m)[:, None]
-    if d == 2:
-        K[:, 2, 2] = c * inertia.I
-        return f, K
-    lie = inertia.lie
-    inner = c * inertia.J + gamma / (beta * h) * (so3.hat(W) @ inertia.J - so3.hat(JW))
-    Kr = -so3.hat(f[:, 3:6]) + R @ inner @ np.swapaxes(so3.jl_inv(kin.Theta), 1, 2) \
-        @ np.swapaxes(R, 1, 2)
-    K[lie, 3:6, 3:6] = Kr[lie]
-    K[~lie, 3:6, 3:6] = c * inertia.J[~lie]
-    return f, K

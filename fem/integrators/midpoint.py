@@ -28,7 +28,7 @@ a spin ``dw`` of ``s1`` turns the step's rotation vector by ``jl_inv(theta) dw``
 orientation by :func:`fem.rotations.half_spin` ``(theta) dw`` (not ``dw / 2``); the elements
 carry these through their mid-point ``B`` (:meth:`fem.elements.beam.Beam.conserving`) and the
 mid-point rule through ``K(d_m)``; the Simo-Wong inertia tangent is exact as it stands
-(:func:`fem.integrators.base.midpoint_inertia`).
+(:meth:`fem.inertia.NodalInertia.midpoint_force`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from fem import rotations as so3
-from fem.integrators.base import Integrator, midpoint_inertia, midpoint_velocities
+from fem.integrators.base import Integrator, midpoint_velocities
 from fem.integrators.inertia import midpoint_state
 
 
@@ -49,12 +49,11 @@ class MidpointRule(Integrator):
     def _elements(self, s0, s1, kin, tangent: bool):
         sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
-        f = sysm.internal_force(sm, constraints=False)
         lie = self.inertia.lie
-        if not tangent:
-            return f, None, None
-        if not lie.any():
-            return f, 0.5 * sysm.tangent(sm, constraints=False), None
+        if not tangent or not lie.any():
+            f, K = sysm.evaluate(sm, tangent=tangent, constraints=False)
+            return f, None if K is None else 0.5 * K, None
+        f = sysm.internal_force(sm, constraints=False)
         # the mid-point moves by half a translation and by half_spin(theta) of a spin of s1; the
         # rotation DOFs of linear elements are rotation vectors, moved by jl_inv(psi_m) of a spin
         P = np.zeros((len(lie), 6, 6))
@@ -63,7 +62,7 @@ class MidpointRule(Integrator):
         P_lin = P.copy()
         P_lin[lie, 3:6, 3:6] = so3.jl_inv(sm.rotation_vectors()[lie]) @ P[lie, 3:6, 3:6]
         Ks = [g.tangent(sm) @ _element_blocks(
-            g, P_lin if getattr(g, "formulation", "") == "linear" else P)
+            g, P_lin if g.additive_rotations else P)
             for g in sysm.model.groups]
         return f, sysm.assembler.matrix(Ks), None
 
@@ -79,7 +78,7 @@ class MidpointRule(Integrator):
         kin = self.kinematics(s0, s1)
         R1 = s1.rotation_matrices() if self.dim == 3 else None
         midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
-        f_in, K_in = midpoint_inertia(self.inertia, s0, s1, kin, self.h, self.Pi0, R1)
+        f_in, K_in = self.inertia.midpoint_force(s0, s1, kin, self.h, self.Pi0, R1)
         f_el, K_el, extra = self._elements(s0, s1, kin, tangent)
         # constraints act at the end of the step with their full tangent: G^T lambda_1 does no
         # work over a step whose ends both satisfy g = 0 (ideal joints, fem.constraints)
@@ -137,8 +136,6 @@ class EnergyConserving(MidpointRule):
         the structure), so any algorithmic drift of a previous dynamic step ends there.
         """
         for g in self.system.model.groups:
-            if not hasattr(g, "conserving"):
-                raise TypeError(f"element group '{g.name}' has no energy-conserving form")
             s0.conserving[g.name] = g.conserving_start(s0)
 
     def _elements(self, s0, s1, kin, tangent: bool):
