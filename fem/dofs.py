@@ -17,6 +17,12 @@ The first three blocks are the unknowns of every linear system (``n_free`` of th
 slices (:attr:`DofMap.blocks`) replace ``r[:n_free]`` where a block is meant. ``internal[i]`` and
 ``multipliers[j]`` give the positions of group ``i``'s and constraint group ``j``'s unknowns,
 ``(E, k)`` per element or item.
+
+Every position also has a *kind* (:data:`KINDS`, :attr:`DofMap.kind`), the block of the convergence
+test it belongs to (:class:`fem.solvers.newton.NormTest`): ``force`` for translational node slots,
+``moment`` for rotational ones (fixed slots too: their rows hold the reactions), ``internal`` and
+``constraint`` for the other two blocks of unknowns. Residuals of different kinds are in
+different units and are never added into one norm.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+KINDS = ("force", "moment", "internal", "constraint")   # the blocks of the convergence test
 
 @dataclass(frozen=True)
 class DofMap:
@@ -41,6 +48,7 @@ class DofMap:
     blocks : ``{"nodal", "internal", "multipliers", "fixed"}`` slices of the full vector
     internal : per element group, (E, n_internal) positions (E, 0 when it has none)
     multipliers : per constraint group, (E, n_multipliers) positions
+    kind : (n_active,) int8, the kind of each position, an index into :data:`KINDS`
     """
 
     slots: tuple[str, ...]
@@ -52,6 +60,7 @@ class DofMap:
     blocks: dict
     internal: tuple = ()
     multipliers: tuple = ()
+    kind: NDArray | None = None
 
     @classmethod
     def build(cls, model, internal: bool = False) -> DofMap:
@@ -82,14 +91,20 @@ class DofMap:
             start += len(c) * k
         n_free = start
         index[fixed] = n_free + np.arange(int(fixed.sum()))
-        for a in (active, fixed, index, *inner, *mult):
+        # translations are the slots named u*, rotations r* (fem.model.DOF_SLOTS)
+        slot_kind = np.array([0 if s.startswith("u") else 1 for s in model.slots], dtype=np.int8)
+        kind = np.empty(n_free + int(fixed.sum()), dtype=np.int8)
+        kind[index[active]] = np.broadcast_to(slot_kind, (n, ns))[active]
+        kind[n_nodal:n_nodal + n_internal] = 2
+        kind[n_nodal + n_internal:n_free] = 3
+        for a in (active, fixed, index, kind, *inner, *mult):
             a.setflags(write=False)
         blocks = {"nodal": slice(0, n_nodal), "internal": slice(n_nodal, n_nodal + n_internal),
                   "multipliers": slice(n_nodal + n_internal, n_free),
                   "fixed": slice(n_free, n_free + int(fixed.sum()))}
         return cls(slots=model.slots, active=active, fixed=fixed, index=index, n_free=n_free,
                    n_active=n_free + int(fixed.sum()), blocks=blocks, internal=tuple(inner),
-                   multipliers=tuple(mult))
+                   multipliers=tuple(mult), kind=kind)
 
     @property
     def n_nodal(self) -> int:

@@ -86,7 +86,7 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
             step = make_step(spec, system, deck, deck.output["every"])
             log.info("step %s (%s)", spec["name"], spec["type"])
             step.run(state, results)
-            results.write_state(spec["name"], state)
+            results.write_state(spec["name"], state, progress=step.progress)
             summaries.append(_summary(spec, step, state, system))
             if isinstance(step, BucklingStep) and getattr(step, "xdmf", None):
                 xdmf.append(step.xdmf)

@@ -40,7 +40,6 @@ class System:
         self.constraint_scales = (list(constraint_scales) if constraint_scales is not None
                                   else self._constraint_scales(model))
         self.additive = self._additive_nodes(model)
-        self._entry_rows = None      # CSR row of every tangent entry (round_off_floor)
 
     @staticmethod
     def _additive_nodes(model) -> NDArray | None:
@@ -226,21 +225,6 @@ class System:
         rot = np.abs(state.dof_values()[:, d:])
         nodal[:, d:] = np.maximum(rot, 1.0)
         return self.dofmap.from_nodal(nodal)[:self.n_free]
-
-    def round_off_floor(self, tangent: NDArray, positions: NDArray) -> float:
-        """``eps | |K| q |``: the residual norm below which round-off hides equilibrium.
-
-        Coordinates are known to ``eps q`` (:meth:`positions`), so internal forces computed from
-        them carry errors up to about ``eps |K| q`` (``|K|`` the entrywise absolute tangent, CSR
-        values ``tangent``); no Newton iteration can bring the residual below that. One pass over
-        the matrix entries (its row of every entry is computed once).
-        """
-        asm = self.assembler
-        if self._entry_rows is None:
-            self._entry_rows = np.repeat(np.arange(asm.n_free), np.diff(asm.indptr))
-        absK_q = np.bincount(self._entry_rows, weights=np.abs(tangent) * positions[asm.indices],
-                             minlength=asm.n_free)
-        return float(np.finfo(float).eps * np.linalg.norm(absK_q))
 
     def outputs(self, state: State) -> dict[str, dict[str, NDArray]]:
         """Section forces per element group, and what each constraint group transmits."""

@@ -14,8 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
+from fem.dofs import KINDS
 from fem.errors import ModelError
-from fem.solvers.newton import NewtonFailure
+from fem.solvers.newton import NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,82 @@ class StepBase:
         self.warnings: list[str] = []
         self._poor_pending: list[float] = []             # this increment's inaccurate solves
         self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
+        self._entry_rows = None      # CSR row of every tangent entry (floors)
+        self.progress = None         # resumable progress (a dataclass) of steps that have one
+        self._lever = None           # the model's size (block_scale)
+
+    @classmethod
+    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
+        """What the step asks of every element group, for deck values ``values``.
+
+        ``(capability, deck key, what asks)`` triples (:data:`fem.elements.base.CAPABILITIES`);
+        the deck builder turns a group lacking one into an error naming the group.
+        """
+        return [("stiffness", "type", f'type = "{cls.step_type}"')]
+
+    def norm_test(self, tolerance: float, max_iterations: int) -> NormTest:
+        """The step's convergence test: a norm per block of the DOF map (:data:`fem.dofs.KINDS`)."""
+        kind = self.system.dofmap.kind[:self.system.n_free]
+        return NormTest(rtol=tolerance, max_iterations=max_iterations, kind=kind, names=KINDS)
+
+    # --- references of the convergence test (fem.solvers.newton.NormTest) -------------------
+    def block_scale(self, *vectors: NDArray) -> NDArray:
+        """(4,) the reference of each block of the residual, in the block's units.
+
+        ``vectors`` are the full (n_active,) force vectors the residual is made of (external,
+        internal, inertial); a block's own part is the largest of their norms over its rows,
+        the fixed rows included (reactions: a cantilever's clamp carries the moment the tip
+        force makes). The blocks then see each other through the model's size ``L`` (the
+        diagonal of its bounding box): forces ``max(F, M / L)``, moments ``max(M, F L)``, so a
+        block with nothing of its own to compare with is still held to the size the other
+        block gives it (a pinned beam with no applied moment has no moment of its own at any
+        node: the members' end moments cancel in the assembled vector; a beam rolled up by a
+        tip moment has no force of its own), and a change of units (N and mm against kN and m)
+        changes the references as it changes the residuals: the test does not depend on it.
+        Element-internal unknowns (generalized forces of interior modes) are held to the force
+        reference, at least. Constraint rows are scaled by the stiffness of the DOFs they hold
+        (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
+        holding rotations only) that would close its violation, compared with that reference.
+        """
+        kind = self.system.dofmap.kind
+        own = np.zeros(len(KINDS))
+        for v in vectors:
+            own = np.maximum(own, np.sqrt(np.bincount(kind, weights=v * v, minlength=len(KINDS))))
+        F, M = own[0], own[1]
+        L = self._model_size()
+        if L > 0:
+            F, M = max(F, M / L), max(M, F * L)
+        return np.maximum([F, M, max(own[2], F), M if self._rotation_constraints() else F],
+                          1e-300)
+
+    def _model_size(self) -> float:
+        if self._lever is None:
+            X = self.system.model.X
+            self._lever = float(np.linalg.norm(X.max(axis=0) - X.min(axis=0))) if len(X) else 0.0
+        return self._lever
+
+    def _rotation_constraints(self) -> bool:
+        """Whether the constraint groups hold rotations only (their rows are moments)."""
+        groups = getattr(self.system.model, "constraints", ())
+        return bool(groups) and all(not d.startswith("u") for c in groups for d in c.dof_names)
+
+    def floors(self, K: NDArray, trial) -> NDArray:
+        """(4,) the round-off floor ``eps |(|K| q)_b|`` of each block at the tangent ``K``.
+
+        Coordinates are known to ``eps q`` (:meth:`fem.system.System.positions`), so internal
+        forces computed from them carry errors up to about ``eps |K| q`` in each row (``|K|``
+        the entrywise absolute tangent, CSR values ``K``); no Newton iteration can bring a
+        block's residual below its part of that. One pass over the matrix entries.
+        """
+        asm = self.system.assembler
+        n = asm.n_free
+        if self._entry_rows is None:
+            self._entry_rows = np.repeat(np.arange(n), np.diff(asm.indptr))
+        q = self.system.positions(trial)
+        absK_q = np.bincount(self._entry_rows, weights=np.abs(K) * q[asm.indices], minlength=n)
+        kind = self.system.dofmap.kind[:n]
+        return np.finfo(float).eps * np.sqrt(np.bincount(kind, weights=absK_q * absK_q,
+                                                         minlength=len(KINDS)))
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""

@@ -55,7 +55,7 @@ class ChordFit:
         model = system.model
         self.dim = d = model.dim
         self.groups = [g for g in model.groups if g.type_name == "beam"
-                       and getattr(g, "formulation", "") == "corotational"]
+                       and not g.additive_rotations]
         self.active = bool(self.groups)
         if not self.active:
             return

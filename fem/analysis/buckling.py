@@ -66,6 +66,12 @@ class BucklingStep(StepBase):
     step_type = "buckling"
     Settings = BucklingSettings
 
+    @classmethod
+    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
+        """A stiffness split into its material and geometric parts."""
+        return [*super().requires(values),
+                ("geometric_stiffness", "type", 'type = "buckling"')]
+
     def __init__(self, name, system, loads, settings: BucklingSettings | None = None,
                  solver_options=None):
         super().__init__(name, system, loads, solver_options)

@@ -52,8 +52,8 @@ from fem.analysis.settings import (
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import NodalInertia
 from fem.integrators import make_integrator
-from fem.solvers.controls import CutBack
-from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
+from fem.solvers.controls import CutBack, DynamicProgress
+from fem.solvers.newton import Evaluation, Newton, NewtonFailure
 
 log = logging.getLogger(__name__)
 
@@ -137,9 +137,9 @@ class TimeStep:
         """Apply a correction of the unknowns to the end state."""
         self.system.update_unknowns(s1, du)
 
-    def floor(self, K, s1) -> float:
-        """The residual's round-off floor at the tangent ``K``."""
-        return self.system.round_off_floor(K, self.system.positions(s1))
+    def floor(self, K, s1):
+        """The residual's round-off floor of each block at the tangent ``K``."""
+        return self.step.floors(K, s1)
 
     def positions(self, s1) -> float:
         """Norm of the positions the corrections move."""
@@ -152,16 +152,39 @@ class DynamicStep(StepBase):
     step_type = "dynamic"
     Settings = DynamicSettings
 
+    @classmethod
+    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
+        """A mass, and the energy-conserving force when that integrator is asked for."""
+        out = [*super().requires(values), ("mass", "type", 'type = "dynamic"')]
+        if values.get("integrator") == "energy_conserving":
+            out.append(("energy_conserving", "integrator", 'integrator = "energy_conserving"'))
+        return out
+
     def __init__(self, name, system, loads, settings: DynamicSettings, solver_options=None,
                  output_every: int = 1, on_step=None):
         super().__init__(name, system, loads, solver_options)
         self.on_step = on_step          # callable(state), after every accepted time step
         self.settings = settings
         self.output_every = output_every
-        self.test = NormTest(rtol=settings.tolerance, max_iterations=settings.max_iterations)
+        self.test = self.norm_test(settings.tolerance, settings.max_iterations)
         self.history: list[dict] = []
-        self.cuts = 0
-        self.steps = 0
+        self.progress = DynamicProgress(size=settings.time_step,
+                                        next_output=settings.output_interval)
+
+    @property
+    def steps(self) -> int:
+        """Converged time steps."""
+        return self.progress.steps
+
+    @property
+    def cuts(self) -> int:
+        """Halvings of the time step in all."""
+        return self.progress.cuts
+
+    @property
+    def energy0(self) -> float:
+        """Kinetic plus strain energy at the start of the step."""
+        return self.progress.initial_energy
 
     def run(self, state, results):
         """Advance ``state`` through the step, writing frames and the energy balance."""
@@ -173,8 +196,10 @@ class DynamicStep(StepBase):
             vf.apply(state, X)
         inertia = NodalInertia(self.system, state)
         self.inertia = inertia
+        # the residual's reference per block of the convergence test, from the integrator's
+        # inertial, internal and external forces
         integ = make_integrator(s.integrator, self.system, inertia, self.loads, s.time_step,
-                                rho_inf=s.rho_inf)
+                                rho_inf=s.rho_inf, reference=self.block_scale)
         self.integrator = integ
         t_start = state.t
         state.t = 0.0
@@ -182,32 +207,34 @@ class DynamicStep(StepBase):
         writer = results.begin_step(self.name, "dynamic", self.system, clock="time",
                                     span=s.duration) if results else None
         strain0 = self._initial_strain(state)
-        self.energy0 = inertia.kinetic_energy(state) + strain0
-        work = [0.0, 0.0]                          # external, constraint
+        p = self.progress
+        p.initial_energy = inertia.kinetic_energy(state) + strain0
         self._reactions = None
-        self._frame(writer, state, strain0, work)
-        next_out = s.output_interval
+        self._frame(writer, state, strain0, (0.0, 0.0))
         # the time step: halved when Newton fails, doubled back after every converged step
-        self.policy = CutBack(size=s.time_step, nominal=s.time_step, smallest=0.0,
+        self.policy = CutBack(p, nominal=s.time_step, smallest=0.0,
                               max_cuts=s.max_cuts, grow=2.0, what="time step",
                               too_small="a step of {half:.3g} would no longer advance time")
         try:
-            while state.t < s.duration - 1e-12 * s.duration:
+            while p.time < s.duration - 1e-12 * s.duration:
                 interrupt.check()
                 trial, strain, dwork = self._advance(state)
-                work = [work[0] + dwork[0], work[1] + dwork[1]]
+                p.external_work += dwork[0]
+                p.constraint_work += dwork[1]
+                work = (p.external_work, p.constraint_work)
                 state.assign(trial)
-                self.steps += 1
+                p.time = state.t
+                p.steps += 1
                 if writer:
                     writer.advance(state.t, self._stats["iterations"])
                 if self.on_step is not None:
                     self.on_step(state)
-                due = (next_out is None and self.steps % self.output_every == 0) or (
-                    next_out is not None and state.t >= next_out - 1e-9 * s.time_step)
-                if due or state.t >= s.duration - 1e-12 * s.duration:
+                due = (p.next_output is None and p.steps % self.output_every == 0) or (
+                    p.next_output is not None and p.time >= p.next_output - 1e-9 * s.time_step)
+                if due or p.time >= s.duration - 1e-12 * s.duration:
                     self._frame(writer, state, strain, work)
-                    if next_out is not None:
-                        next_out = self._next_output(state.t)
+                    if p.next_output is not None:
+                        p.next_output = self._next_output(p.time)
             self.loads.finish(state, state.t)
             self.warn_solves("time")
         finally:
@@ -227,7 +254,7 @@ class DynamicStep(StepBase):
         after = t + 1e-9 * s.time_step
         k = np.floor(after / s.output_interval) + 1
         nxt = k * s.output_interval
-        return nxt if nxt > after else (k + 1) * s.output_interval
+        return float(nxt if nxt > after else (k + 1) * s.output_interval)
 
     def _initial_strain(self, state) -> float:
         return self.system.strain_energy(state)
@@ -243,7 +270,7 @@ class DynamicStep(StepBase):
                 result = self._newton(s0, h)
             except NewtonFailure as fail:
                 self.commit_solves(s0.t + h, failed=True)
-                self.cuts += 1
+                self.progress.cuts += 1
                 why = policy.cut()
                 if why is not None:
                     raise ConvergenceError(f"Newton failed ({fail.reason}) after "
@@ -344,7 +371,8 @@ class DynamicStep(StepBase):
         self.history.append(row)
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})
-            writer.frame(state, time=state.t, dynamic=True, stats=dict(stats, cuts=self.cuts),
+            writer.frame(state, outputs=self.system.outputs(state), time=state.t, dynamic=True,
+                         stats=dict(stats, cuts=self.cuts),
                          reactions=self._reactions,
                          energy={k: v for k, v in row.items() if k != "time"})
 

@@ -44,8 +44,9 @@ from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
 from fem.errors import AccuracyError, ConvergenceError, ModelError
-from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl
-from fem.solvers.newton import Evaluation, Newton, NewtonFailure, NormTest
+from fem.integrators.inertia import step_kinematics
+from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl, StaticProgress
+from fem.solvers.newton import LINE_SEARCHES, Evaluation, LineSearch, Newton, NewtonFailure
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,33 @@ ACCURACY_WARN = 1e-4     # ... and above this it comes with a warning
 
 
 PATHS = ("displacement", "arclength")
+
+# LINE_SEARCH_DEFAULT: ``line_search = "none"``: full Newton corrections, applied along turned
+# chords on co-rotational beams when the straight one raised the residual (fem.analysis.bent).
+# The line searches of fem.solvers.newton.LineSearch are offered, not the default: on
+# co-rotational beams both hurt, on trusses the energy search saves iterations but hides limit
+# points from the load-control watch. Measured (load control, tolerance of the deck; Newton
+# iterations over the step, increments in brackets when cut back):
+#   two-bar string sagging by 1e-3, P = 1e-2, 1 increment:  none 9,  residual 6,  energy 4
+#                                  P = 1e-4, 1 increment:  none 13, residual 4,  energy 5
+#                                  P = 1e-2, 10 increments: none 41, residual 37, energy 33
+#   shallow von Mises truss past its limit, 1 / 4 / 10 increments: none 5 / 17 / 37,
+#       residual 7 / 16 / 35-40, energy 4 / 15 / 34
+#   slender arch (tests/test_slender_arch.py, 1000 elements, 10 equal increments): none (bent)
+#       41; energy and residual fail in the first increment (no cut-back allowed); with
+#       cut-back energy needs 40 increments and 486 iterations
+#   elastica cantilever (cases/), 20 / 5 / 1 increments: none (bent) 88 / 27 / 8; energy
+#       201 / 251 [20] / 273 [16]; residual 33820 [2623] / 33870 / fails
+#   rolled-up cantilevers 2D / 3D, 2 increments: none 16 / 17; energy 44 / 120 [4];
+#       residual 2879 [128] / 16031 [759]
+# Along the straight correction of a co-rotational beam the potential is least at a few percent
+# of it (fem.analysis.bent), so both searches crawl; on trusses the energy search saves up to
+# two thirds of the iterations and never cost any in these runs (the residual one sometimes
+# does), but on the von Mises truss loaded to 2.6 times its limit load in 10 increments
+# (tests/test_nonlinear_static.py) its damped step (s = 0.3) carries the apex across the
+# unstable branch without one factored tangent of the other sign there, so the step's warning
+# that it passed a limit point under load control is lost: a silent wrong path. Where the model
+# has no co-rotational beam, the energy search is one key away (tests/test_line_search.py).
 
 
 @dataclass
@@ -102,6 +130,12 @@ class StaticSettings:
                                      maximum=MAX_ITERATIONS)
     stop_load_factor: float | None = setting("float", None, "arclength: stop when |load "
                                              "factor| reaches it", used_by=("arclength",))
+    line_search: str = setting("str", "none", "load control: how much of each Newton correction "
+                               "to apply: none (all; co-rotational beams bend it), residual "
+                               "(backtracking on the residual norms) or energy (on the "
+                               "potential's slope); see Newton's convergence test and line "
+                               "search", used_by=("load",),
+                               choices=LINE_SEARCHES)
     fast_iterations: int = setting("int", 4, deck=False)
 
     VARIANTS = ("linear", "load", "displacement", "arclength")
@@ -124,7 +158,7 @@ class StaticStep(StepBase):
                  output_every: int = 1):
         super().__init__(name, system, loads, solver_options)
         self.settings = settings
-        self.test = NormTest(rtol=settings.tolerance, max_iterations=settings.max_iterations)
+        self.test = self.norm_test(settings.tolerance, settings.max_iterations)
         self.output_every = output_every
         self._signs: list[tuple] = []           # (tangent sign, residual) of the increment
         self._watch = False                     # load control watches the tangent's sign
@@ -132,6 +166,9 @@ class StaticStep(StepBase):
         self._sign0 = None                      # tangent sign at the start (load control)
         self._chords = None                     # bent corrections (fem.analysis.bent)
         self.bent = 0                           # corrections applied bent
+        self.progress = StaticProgress()        # the control's, once it runs
+        self.line_search = None                 # fem.solvers.newton.LineSearch, if any
+        self._reactions = None                  # of the last converged increment (work)
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
@@ -140,7 +177,7 @@ class StaticStep(StepBase):
             trial, self.loads.stiffness(trial, lam) if tangent else None, tangent)
         fext = self.external(trial, lam)
         F = self.system.dofmap.from_nodal(self.loads.pattern(trial))
-        scale = max(np.linalg.norm(fext), np.linalg.norm(fint), 1e-300)
+        scale = self.block_scale(fext, fint)
         if self._watch:
             self._pattern = F[:self.n]
         return Evaluation(fint - fext, scale, K, F)
@@ -194,9 +231,9 @@ class StaticStep(StepBase):
         if blocks["multipliers"].stop > blocks["multipliers"].start:
             trial.multipliers += du[blocks["multipliers"]]
 
-    def floor(self, K: NDArray, trial) -> float:
-        """The residual's round-off floor at the tangent ``K``."""
-        return self.system.round_off_floor(K, self.system.positions(trial))
+    def floor(self, K: NDArray, trial) -> NDArray:
+        """The residual's round-off floor of each block at the tangent ``K``."""
+        return self.floors(K, trial)
 
     def positions(self, trial) -> float:
         """Norm of the positions the corrections move."""
@@ -334,9 +371,15 @@ class StaticStep(StepBase):
         self._increment_checks(state, r, 1.0)
         state.t = 1.0
         state.prescribed = trial.prescribed
+        inc = self.system.dofmap.from_nodal(du)
+        p = self.progress
+        p.increments, p.load_factor, p.done, p.size = 1, 1.0, 1.0, 1.0
+        p.external_work = 0.5 * float(fext @ inc)           # linear: Clapeyron
+        p.constraint_work = 0.5 * float(r[n:] @ inc[n:])
         if writer:
-            writer.frame(state, time=1.0, reactions=r, stats={
-                "load_factor": 1.0, "iterations": 1, "residual": float(np.linalg.norm(r[:n]))})
+            writer.frame(state, outputs=self.system.outputs(state), time=1.0, reactions=r,
+                         stats={"load_factor": 1.0, "iterations": 1,
+                                "residual": float(np.linalg.norm(r[:n]))})
 
     def _check_accuracy(self, b, x, report) -> None:
         """Refuse (or flag) the solution of a linear step that double precision cannot give."""
@@ -362,7 +405,10 @@ class StaticStep(StepBase):
 
     def _increments(self, state, writer, control) -> None:
         """The increments of a nonlinear step under ``control``; every loop is bounded."""
-        newton = Newton(self, self.test, factored=self._factored)
+        p = self.progress = control.progress
+        p.next_output = self.output_every
+        self.line_search = self._line_search()
+        newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search)
         warned = False
         while not control.finished(state):
             interrupt.check()
@@ -403,13 +449,18 @@ class StaticStep(StepBase):
             if self._watch and not warned:
                 warned = self._limit_point(lam0, lam)
             control.accept(its, lam, newton.increment)
+            self._work(state, trial, lam0, lam, r)
             state.assign(trial)
-            k = control.k if hasattr(control, "k") else control.count
+            k = p.increments
+            due = k >= p.next_output or control.finished(state)
+            if due:
+                p.next_output = (k // self.output_every + 1) * self.output_every
             if writer:
                 writer.advance(lam if not control.bordered else k, its)
-                if k % self.output_every == 0 or control.finished(state):
-                    writer.frame(state, time=lam, reactions=r, stats={
-                        "load_factor": lam, "iterations": its, "residual": self.test.norms[-1]})
+                if due:
+                    writer.frame(state, outputs=self.system.outputs(state), time=lam, reactions=r,
+                                 stats={"load_factor": lam, "iterations": its,
+                                        "residual": self.test.norms[-1]})
         short = getattr(control, "short_of_target", None)
         if short is not None:
             message = short(state, lambda node, dof, target: (
@@ -417,6 +468,26 @@ class StaticStep(StepBase):
                 f"{self.system.model.node_ids[node]}"))
             if message:
                 self.warn(message)
+
+    def _line_search(self) -> LineSearch | None:
+        """The line search of load-control corrections (see LINE_SEARCH_DEFAULT)."""
+        mode = self.settings.line_search
+        return None if mode == "none" else LineSearch(mode)
+
+    def _work(self, s0, s1, lam0: float, lam: float, r: NDArray) -> None:
+        """Add an increment's work to the progress, by the trapezoidal rule.
+
+        The loads' work on the increment from ``s0`` at ``lam0`` to ``s1`` at ``lam``
+        (rotations as spatial increments), and the reactions' (the residual at the fixed DOFs,
+        ``r`` at the end of the increment) on prescribed motions.
+        """
+        n, p = self.n, self.progress
+        inc = self.system.dofmap.from_nodal(step_kinematics(s0, s1, self.system.additive).increment)
+        f = self.external(s0, lam0) + self.external(s1, lam)
+        p.external_work += 0.5 * float(f @ inc)
+        r0 = r if self._reactions is None else self._reactions
+        p.constraint_work += 0.5 * float((r0[n:] + r[n:]) @ inc[n:])
+        self._reactions = r
 
     def _limit_point(self, lam0: float, lam: float) -> bool:
         """Warn when the tangent's sign changed near the path in the increment just converged.

@@ -1,8 +1,62 @@
-"""Element families; every group follows the protocol of :mod:`fem.elements.base`."""
+"""Element families and their registry; every group follows :mod:`fem.elements.base`.
 
+A family is its group class (``fem/elements/<family>.py``: the element, its cell type and its
+capabilities) and its deck module (``fem/elements/<family>_deck.py``: the deck table its entries
+are in, its keys and its construction from deck values), joined by one :func:`register` line
+below. The deck schema, the deck reference, the builders and the results writers find families
+here only, so a new family (a shell) needs no edit anywhere else.
+
+A deck module provides ``TABLE`` (``"elements"``, or a table of its own such as ``"springs"``),
+``PLURAL`` (for messages: ``"trusses"``), ``KEYS`` (its :class:`fem.io.keys.Key` list, besides the
+table's ``name`` and ``type``), ``NOT_USED`` (``{key: message}`` for another family's key whose
+default message, "not used by <plural>", would say too little) and
+``build(entry, inputs) -> GroupPiece`` (:mod:`fem.io.build_elements`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fem.elements import beam_deck, spring_deck, truss_deck
+from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
+from fem.elements.spring import GroundSpring
 from fem.elements.truss import Truss
 
-ELEMENT_TYPES = {"truss": Truss, "beam": Beam}
 
-__all__ = ["Beam", "Truss", "ELEMENT_TYPES"]
+@dataclass(frozen=True)
+class Family:
+    """A registered element family: its deck ``type`` name, group class and deck module."""
+
+    name: str
+    group: type[ElementGroup]
+    deck: object                # a deck module, or any object with the same attributes
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(name: str, group: type[ElementGroup], deck) -> Family:
+    """Register family ``name`` (the deck's ``type``); a name is registered once."""
+    if name in FAMILIES:
+        raise ValueError(f"element family '{name}' is already registered")
+    FAMILIES[name] = Family(name, group, deck)
+    return FAMILIES[name]
+
+
+def unregister(name: str) -> None:
+    """Remove family ``name`` (tests register families of their own)."""
+    del FAMILIES[name]
+
+
+def families(table: str) -> dict[str, Family]:
+    """``{name: family}`` of the families whose entries are in deck table ``table``."""
+    return {n: f for n, f in FAMILIES.items() if f.deck.TABLE == table}
+
+
+register("truss", Truss, truss_deck)
+register("beam", Beam, beam_deck)
+register("spring", GroundSpring, spring_deck)
+
+__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "Truss", "families", "register",
+           "unregister"]

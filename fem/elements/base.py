@@ -153,6 +153,10 @@ class ElementGroup:
         """Per-element data written to results files, ``{name: (E,)}``."""
         return {}
 
+    def options(self) -> dict[str, str]:
+        """The group's deck options written to results files (formulation, theory, ...)."""
+        return {}
+
 
 def require(groups, capability: str, where: str, asked: str) -> None:
     """Raise a deck error if a group lacks ``capability`` (``asked``: what asked for it).

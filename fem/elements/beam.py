@@ -178,6 +178,10 @@ class Beam(ElementGroup):
         """Section and material data per element."""
         return {**self.props, "length": self.l0}
 
+    def options(self) -> dict[str, str]:
+        """Formulation and beam theory."""
+        return {"formulation": self.formulation, "theory": self.theory}
+
     # --- interior modes (linear buckling) ----------------------------------------------------
     @property
     def n_internal(self) -> int:

@@ -67,6 +67,10 @@ class GroundSpring(ElementGroup):
         """Stiffness per spring."""
         return {"k": self.k}
 
+    def options(self) -> dict[str, str]:
+        """Linear, always."""
+        return {"formulation": self.formulation}
+
     def conserving_start(self, state) -> dict:
         """No history."""
         return {}

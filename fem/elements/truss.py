@@ -154,6 +154,10 @@ class Truss(ElementGroup):
         """Axial stiffness and reference length."""
         return {"EA": self.EA, "length": self.l0}
 
+    def options(self) -> dict[str, str]:
+        """Formulation and strain measure."""
+        return {"formulation": self.formulation, "strain": self.strain}
+
     # --- energy-conserving dynamics (Crisfield & Shi 1994) -------------------------------------
     def conserving_start(self, state) -> dict:
         """No algorithmic history: the bar's strain is always the geometric one."""

@@ -17,9 +17,12 @@ INTEGRATORS = {"energy_conserving": EnergyConserving, "midpoint": MidpointRule,
                "trapezoidal": Trapezoidal, "generalized_alpha": GeneralizedAlpha}
 
 
-def make_integrator(name: str, system, inertia, loads, h: float, rho_inf: float = 0.8):
-    """An integrator by name."""
+def make_integrator(name: str, system, inertia, loads, h: float, rho_inf: float = 0.8,
+                    reference=None):
+    """An integrator by name (``reference``: see :class:`fem.integrators.base.Integrator`)."""
     cls = INTEGRATORS[name]
-    if cls is GeneralizedAlpha:
-        return cls(system, inertia, loads, h, rho_inf=rho_inf)
-    return cls(system, inertia, loads, h)
+    extra = {"rho_inf": rho_inf} if cls is GeneralizedAlpha else {}
+    integ = cls(system, inertia, loads, h, **extra)
+    if reference is not None:
+        integ.reference = reference
+    return integ

@@ -78,8 +78,15 @@ class Integrator:
         K = self.loads.stiffness(state, t)
         return None if K is None else factor * K
 
-    def scale(self, *vectors: NDArray) -> float:
-        """Norm scale of the residual: the largest of its parts."""
+    #: the convergence test's reference of a residual made of ``vectors`` (full force vectors):
+    #: a callable, set by the dynamic step to its per-block references
+    #: (:meth:`fem.analysis.base.StepBase.block_scale`); None: one norm, the largest part's
+    reference = None
+
+    def scale(self, *vectors: NDArray):
+        """The residual's reference: per block (``reference``) or the largest part's norm."""
+        if self.reference is not None:
+            return self.reference(*vectors)
         return max([float(np.linalg.norm(v)) for v in vectors] + [1e-300])
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fem.constraints import Tie
 from fem.errors import DeckError
-from fem.io.build import Entry, _unique
+from fem.io.build import Entry, Nodes, unique
 from fem.io.build_elements import node_pairs
+from fem.model import DOF_SLOTS
 
 
 def _find(parent: dict, a: int) -> int:
@@ -22,27 +24,30 @@ def _find(parent: dict, a: int) -> int:
     return a
 
 
-def ties(b, entries: list[Entry]) -> list:
-    """``[[ties]]``: one :class:`fem.constraints.Tie` group per entry (see the module docstring)."""
-    from fem.constraints import Tie
+def ties(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
+         prescribed: tuple) -> tuple[Tie, ...]:
+    """``[[ties]]``: one :class:`fem.constraints.Tie` group per entry (see the module docstring).
 
-    taken = {g.name for g in b.groups}
-    X = np.asarray(b.X)
+    ``groups`` are the element groups, ``fixed (n, nslots)`` the supported DOFs and
+    ``prescribed`` the prescribed values (a tie must not repeat what they hold).
+    """
+    taken = {g.name for g in groups}
+    X, dim = np.asarray(nodes.X), nodes.dim
     scale = max(float(np.abs(X).max()), 1.0) if len(X) else 1.0
     connected = np.zeros(len(X), dtype=bool)
-    for g in b.groups:
+    for g in groups:
         connected[g.conn] = True
-    fixed = b.fixed.copy()
-    for p in getattr(b, "prescribed_items", ()):
+    fixed = fixed.copy()
+    for p in prescribed:
         fixed[p.nodes, p.slot] = True
     parent: dict[int, int] = {}
     joined: dict[tuple[int, int], str] = {}              # (root, slot) -> the node that holds it
-    groups = []
-    for name, e in _unique(entries, "tie group").items():
+    made = []
+    for name, e in unique(entries, "tie group").items():
         if name in taken:
             raise DeckError(f"{e.where}.name", f"'{name}' is already an element group")
-        pairs = node_pairs(b, e.values["pairs"], f"{e.where}.pairs", "[node_a, node_b] pair")
-        ids = b.ids
+        pairs = node_pairs(nodes, e.values["pairs"], f"{e.where}.pairs", "[node_a, node_b] pair")
+        ids = nodes.ids
         for k, (a, c) in enumerate(pairs):
             where = f"{e.where}.pairs[{k}]"
             if a == c:
@@ -61,19 +66,19 @@ def ties(b, entries: list[Entry]) -> list:
             if ra == rc:
                 raise DeckError(where, f"redundant tie: nodes {ids[a]} and {ids[c]} are already "
                                 "tied (directly or through other ties); remove this pair")
-            for slot in range(b.dim):
+            for slot in range(dim):
                 holders = [joined.get((r, slot)) for r in (ra, rc)]
                 holders = [h if h is not None else None for h in holders]
                 own = [n for n in (a, c) if fixed[n, slot]]
                 held = [h for h in holders if h is not None] + [int(n) for n in own]
                 if len(set(held)) > 1:
                     first, second = sorted(set(held))[:2]
-                    raise DeckError(where, f"redundant tie: {b.slots[slot]} is held at node "
+                    raise DeckError(where, f"redundant tie: {DOF_SLOTS[dim][slot]} is held at node "
                                     f"{ids[first]} and at node {ids[second]}, which the ties "
                                     "join, so the tie along it repeats a support; support one "
                                     "of them only")
             parent[ra] = rc
-            for slot in range(b.dim):
+            for slot in range(dim):
                 for r in (ra, rc):
                     h = joined.pop((r, slot), None)
                     if h is not None:
@@ -81,6 +86,6 @@ def ties(b, entries: list[Entry]) -> list:
                 for n in (a, c):
                     if fixed[n, slot]:
                         joined[(rc, slot)] = int(n)
-        groups.append(Tie(name, pairs, b.dim, np.asarray(b.ids)))
+        made.append(Tie(name, pairs, dim, np.asarray(ids)))
         taken.add(name)
-    return groups
+    return tuple(made)

@@ -1,43 +1,28 @@
-"""Build the inertia-related deck tables: grounded springs, point masses, velocity fields."""
+"""Build the inertia-related deck tables: point masses and initial velocity fields.
+
+(Grounded springs are an element family: :mod:`fem.elements.spring_deck`.)
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from fem.analysis.dynamic import VelocityField
 from fem.errors import DeckError
-from fem.io.build import Entry, _unique
-from fem.io.schema import shown
+from fem.io.build import Entry, Nodes, unique
+from fem.io.keys import shown
+from fem.model import PointMass
 
 
-def springs(b, entries: list[Entry]) -> None:
-    """``[[springs]]``: grounded springs, one element group each."""
-    from fem.elements.spring import GroundSpring
-
-    taken = {g.name for g in b.groups}
-    for name, e in _unique(entries, "spring").items():
-        if name in taken:
-            raise DeckError(f"{e.where}.name", f"'{name}' is already an element group")
-        v = e.values
-        nodes = b.node_indices(v["nodes"], f"{e.where}.nodes")
-        allowed = ("ux", "uy", "rz") if b.dim == 2 else ("ux", "uy", "uz")
-        if v["dof"] not in allowed:
-            raise DeckError(f"{e.where}.dof", f"expected one of {', '.join(allowed)} "
-                            f"(a grounded spring acts on a displacement), got '{v['dof']}'")
-        b.groups.append(GroundSpring(name, nodes, b.X, b.dim, v["dof"],
-                                     v["stiffness"]))
-
-
-def masses(b, entries: list[Entry]) -> list:
+def masses(entries: list[Entry], nodes: Nodes) -> tuple[PointMass, ...]:
     """``[[masses]]``: point masses and rotary inertias."""
-    from fem.model import PointMass
-
     items = []
     for i, e in enumerate(entries):
         v = e.values
-        J = _inertia(b.dim, v["inertia"], f"{e.where}.inertia")
-        items.append(PointMass(f"masses[{i}]", b.node_indices(
-            v["nodes"], f"{e.where}.nodes"), v["mass"], J))
-    return items
+        J = _inertia(nodes.dim, v["inertia"], f"{e.where}.inertia")
+        items.append(PointMass(f"masses[{i}]", nodes.indices(v["nodes"], f"{e.where}.nodes"),
+                               v["mass"], J))
+    return tuple(items)
 
 
 def _inertia(dim: int, inertia, where: str) -> np.ndarray:
@@ -85,16 +70,14 @@ def _inertia(dim: int, inertia, where: str) -> np.ndarray:
     return J
 
 
-def velocities(b, entries: list[Entry]) -> dict:
-    """``[[velocities]]``: initial velocity fields."""
-    from fem.analysis.dynamic import VelocityField
-
+def velocities(entries: list[Entry], table: Nodes) -> dict[str, VelocityField]:
+    """``[[velocities]]``: initial velocity fields by name."""
     fields = {}
-    d = b.dim
-    for name, e in _unique(entries, "velocity field").items():
+    d = table.dim
+    for name, e in unique(entries, "velocity field").items():
         v = e.values
-        nodes = (np.arange(len(b.X)) if v["nodes"] is None or v["nodes"] == "all"
-                 else b.node_indices(v["nodes"], f"{e.where}.nodes"))
+        nodes = (np.arange(len(table.X)) if v["nodes"] is None or v["nodes"] == "all"
+                 else table.indices(v["nodes"], f"{e.where}.nodes"))
         vel = np.zeros(3)
         if v["velocity"] is not None:
             if len(v["velocity"]) != d:

@@ -1,14 +1,55 @@
-"""Build one ``[[steps]]`` entry: check the keys its kind uses, resolve loads, make settings.
+"""Build the ``[[steps]]``: check the keys each kind uses, resolve loads, make settings.
 
 The keys, their defaults and the keys each variant of a step uses come from the step type's
-settings dataclass (:mod:`fem.analysis.settings`), as the deck reference does.
+settings dataclass (:mod:`fem.analysis.settings`), as the deck reference does. Steps are built in
+order, each from the model and the loads the steps before it left applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from fem.analysis import STEP_TYPES
+from fem.analysis.base import options_prefix
 from fem.analysis.settings import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, deck_fields, uses
+from fem.dofs import DofMap
+from fem.elements.base import require
 from fem.errors import DeckError
+from fem.io.build import Entry, Nodes, lookup, slot, unique
 from fem.io.schema import STEP_COMMON, sci, step_settings
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What a step is built from: the model, its node table, velocity fields, output rate."""
+
+    model: object
+    nodes: Nodes
+    velocity_fields: Mapping
+    every: int = 1            # [output] every, for the number of frames a dynamic step writes
+
+
+def steps(entries: list[Entry], inputs: StepInputs) -> list[dict]:
+    """``[[steps]]``: validated step descriptions with resolved loads, in order."""
+    if not entries:
+        raise DeckError("steps", "the deck has no [[steps]]: nothing to run")
+    unique(entries, "step")
+    prefixes: dict[str, Entry] = {}
+    for e in entries:
+        prefix = options_prefix(e.values["name"])
+        if prefix.lower() in prefixes:
+            first = prefixes[prefix.lower()]
+            raise DeckError(f"{e.where}.name", f"step name '{e.values['name']}' gives the "
+                            f"same PETSc options prefix, {prefix}, as '{first.values['name']}' "
+                            f"({first.where}): PETSc options and result files would mix; "
+                            "rename one")
+        prefixes[prefix.lower()] = e
+    out, applied = [], frozenset()         # the loads applied by the steps built so far
+    for e in entries:
+        spec, applied = build_step(e, inputs, applied)
+        out.append(spec)
+    return out
 
 
 def _with_defaults(e) -> tuple[type, dict]:
@@ -38,10 +79,16 @@ def _describe(kind: tuple[str, str]) -> str:
     return f"a static step with control = \"{kind[1]}\""
 
 
-def build_step(b, e, model) -> dict:
-    """A step description ``{name, type, loads, prescribed, settings}``."""
+def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, frozenset]:
+    """A step description ``{name, type, loads, prescribed, settings}``, and the loads applied.
+
+    ``applied`` names the loads applied before the step; the set returned, those after it.
+    """
+    model = inputs.model
     cls, v = _with_defaults(e)
     kind = _kind(v, cls)
+    for capability, key, asked in STEP_TYPES[v["type"]].requires(v):
+        require(model.groups, capability, f"{e.where}.{key}", asked)
     allowed = {k.name for k in STEP_COMMON} | {f.name for f in deck_fields(cls)
                                                if uses(f, kind[1])}
     if kind[1] not in cls.REMOVES:
@@ -51,12 +98,12 @@ def build_step(b, e, model) -> dict:
     loads_by_name = {ld.name: ld for ld in model.loads}
     pres_by_name = {p.name: p for p in model.prescribed}
     if v["loads"] is None:          # default: the loads no earlier step applied
-        loads = tuple(ld for ld in model.loads if ld.name not in b.applied)
+        loads = tuple(ld for ld in model.loads if ld.name not in applied)
     else:
         loads = _select(v["loads"], loads_by_name, "load", f"{e.where}.loads")
     removed = _select(v["remove"] or [], loads_by_name, "load", f"{e.where}.remove")
     for ld in removed:
-        if ld.name not in b.applied:
+        if ld.name not in applied:
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is not applied by an earlier "
                             "step, so it cannot be removed")
         if ld in loads:
@@ -64,17 +111,16 @@ def build_step(b, e, model) -> dict:
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
     if kind[0] != "buckling":        # a buckling step's loads are a perturbation: none stays on
-        b.applied |= {ld.name for ld in loads}
-        b.applied -= {ld.name for ld in removed}
+        applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
             "remove": removed, "where": e.where}
     if kind[0] == "buckling":
         if not loads:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")
         spec["settings"] = _settings(cls, v)
-        return spec
+        return spec, applied
     if kind[0] == "dynamic":
-        return _dynamic(b, e, v, cls, spec)
+        return _dynamic(e, inputs, v, cls, spec), applied
     if kind[1] == "load":
         _load_control_counts(e, v)
     s = _settings(cls, {**v, "control": v["control"] if v["nonlinear"] else "load"})
@@ -83,7 +129,7 @@ def build_step(b, e, model) -> dict:
             if v[key] is None:
                 raise DeckError(f"{e.where}.{key}", "missing; displacement control needs node, "
                                 "dof and target")
-        s.node, s.dof = _free_dof(b, e, model, "displacement control needs")
+        s.node, s.dof = _free_dof(e, inputs, "displacement control needs")
         s.target = v["target"]
         if s.target == 0:
             raise DeckError(f"{e.where}.target", "must be nonzero")
@@ -100,7 +146,7 @@ def build_step(b, e, model) -> dict:
             raise DeckError(f"{e.where}.{watched[0]}", "stopping on a displacement needs node, "
                             "dof and target together")
         if watched:
-            s.node, s.dof = _free_dof(b, e, model, "arc-length control watches")
+            s.node, s.dof = _free_dof(e, inputs, "arc-length control watches")
             s.target = v["target"]
     if kind[1] in ("displacement", "arclength"):
         for ld in loads:
@@ -110,24 +156,22 @@ def build_step(b, e, model) -> dict:
         if not loads:
             raise DeckError(f"{e.where}.loads", f"{kind[1]} control needs a reference load")
     spec["settings"] = s
-    return spec
+    return spec, applied
 
 
-def _free_dof(b, e, model, needs: str) -> tuple[int, int]:
+def _free_dof(e: Entry, inputs: StepInputs, needs: str) -> tuple[int, int]:
     """Node index and DOF slot of a step's ``node`` and ``dof``, which must be a free DOF."""
-    from fem.dofs import DofMap
-
-    v = e.values
-    node = int(b.node_indices(v["node"], f"{e.where}.node")[0])
-    slot = b._slot(v["dof"], f"{e.where}.dof")
-    if not DofMap.build(model).active[node, slot]:
+    v, model = e.values, inputs.model
+    node = int(inputs.nodes.indices(v["node"], f"{e.where}.node")[0])
+    dof = slot(model.dim, v["dof"], f"{e.where}.dof")
+    if not DofMap.build(model).active[node, dof]:
         raise DeckError(f"{e.where}.dof", f"node {v['node']} has no DOF {v['dof']}: no "
                         f"element using it connects to the node; {needs} a free DOF")
-    if model.fixed[node, slot] or any(p.slot == slot and node in p.nodes
-                                      for p in model.prescribed):
+    if model.fixed[node, dof] or any(p.slot == dof and node in p.nodes
+                                     for p in model.prescribed):
         raise DeckError(f"{e.where}.dof", f"node {v['node']} {v['dof']} is supported or "
                         f"prescribed; {needs} a free DOF")
-    return node, slot
+    return node, dof
 
 
 def _load_control_counts(e, v: dict) -> None:
@@ -147,12 +191,10 @@ def _load_control_counts(e, v: dict) -> None:
 def _select(names, table: dict, what: str, where: str) -> tuple:
     if names is None:
         return tuple(table.values())
-    from fem.io.build import _lookup
-
-    return tuple(_lookup(table, n, what, where) for n in names)
+    return tuple(lookup(table, n, what, where) for n in names)
 
 
-def _dynamic(b, e, v: dict, cls, spec: dict) -> dict:
+def _dynamic(e: Entry, inputs: StepInputs, v: dict, cls, spec: dict) -> dict:
     for key in ("time_step", "duration"):
         if v[key] is None:
             raise DeckError(f"{e.where}.{key}", "missing; a dynamic step needs time_step and "
@@ -169,7 +211,7 @@ def _dynamic(b, e, v: dict, cls, spec: dict) -> dict:
         frames = v["duration"] / max(v["output_interval"], v["time_step"])
         key, what = "output_interval", "duration / output_interval"
     else:
-        frames = steps / getattr(b, "output_every", 1)
+        frames = steps / inputs.every
         key, what = "time_step", "duration / time_step / [output] every"
     if frames > MAX_FRAMES:
         raise DeckError(f"{e.where}.{key}", f"expected at most {sci(MAX_FRAMES)} output frames, "
@@ -181,9 +223,7 @@ def _dynamic(b, e, v: dict, cls, spec: dict) -> dict:
         raise DeckError(f"{e.where}.rho_inf", "used by integrator = \"generalized_alpha\" only")
     fields = []
     for name in v["velocities"] or []:
-        from fem.io.build import _lookup
-
-        fields.append(_lookup(b.velocity_fields, name, "velocity field",
-                              f"{e.where}.velocities"))
+        fields.append(lookup(inputs.velocity_fields, name, "velocity field",
+                             f"{e.where}.velocities"))
     spec["settings"] = _settings(cls, {**v, "velocities": tuple(fields)})
     return spec

@@ -1,8 +1,12 @@
 """Read a TOML deck: parse, validate against :mod:`fem.io.schema`, build the :class:`Model`.
 
-Every mistake raises one :class:`~fem.errors.DeckError` naming the deck key
-(``elements[2].section``) and, where it can be found in the text, its line. The deck format is
-documented in the README's deck reference, generated from the schema.
+:func:`from_dict` is the one place that composes a model: it calls the builders in dependency order,
+each a function of what was built before that returns its pieces (:mod:`fem.io.build` and the
+``fem.io.build_*`` modules; the element families' deck modules through the registry of
+:mod:`fem.elements`), and puts the pieces together. Every mistake raises one
+:class:`~fem.errors.DeckError` naming the deck key (``elements[2].section``) and, where it can be
+found in the text, its line. The deck format is documented in the README's deck reference,
+generated from the schema.
 """
 
 from __future__ import annotations
@@ -10,21 +14,30 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
+
+from fem.elements import families
 from fem.errors import DeckError, did_you_mean
-from fem.io import build
+from fem.io import build, build_constraints, build_inertia, build_loads, build_steps
+from fem.io.build import Entry, Nodes
+from fem.io.build_elements import GroupInputs
+from fem.io.keys import FAMILY_TABLES, unknown_key
 from fem.io.schema import (
     MAX_DEPTH,
     SCHEMA,
     TOP,
     check_values,
+    family_keys,
     shown,
     table_header,
+    table_keys,
     take,
     type_name,
 )
 from fem.model import Model
+from fem.solver_options import check_allowed
 
 
 @dataclass
@@ -276,38 +289,100 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
                         "followed by dim = 2 or 3")
     check_values(data)
     model_t = take(data["model"], SCHEMA["model"], "model")
-    if model_t["dim"] not in (2, 3):
-        raise DeckError("model.dim", f"expected 2 or 3, got {model_t['dim']}")
-    builder = build.ModelBuilder(model_t, base_dir)
-    builder.materials(_array(data, "materials"))
-    builder.sections(_array(data, "sections"))
+    dim = model_t["dim"]
+    if dim not in (2, 3):
+        raise DeckError("model.dim", f"expected 2 or 3, got {dim}")
+    materials = build.materials(_array(data, "materials"))
+    sections = build.sections(_array(data, "sections"))
     if "nodes" not in data:
         raise DeckError("nodes", "missing required table [nodes]: expected a [nodes] header "
                         "followed by coordinates = [[x, y], ...] or mesh = \"file\"")
-    builder.nodes(take(data["nodes"], SCHEMA["nodes"], "nodes"))
-    builder.sets(data.get("sets", {}))
-    builder.functions(_array(data, "functions"))
-    builder.elements(_array(data, "elements"))
-    builder.springs(_array(data, "springs"))
-    builder.masses(_array(data, "masses"))
-    builder.supports(_array(data, "supports"))
-    builder.prescribed(_array(data, "prescribed"))
-    builder.ties(_array(data, "ties"))
-    builder.loads(_array(data, "loads"))
-    builder.velocities(_array(data, "velocities"))
-    model = builder.model()
+    nodes, inputs = build.nodes(take(data["nodes"], SCHEMA["nodes"], "nodes"), dim, base_dir)
+    nodes = build.sets(data.get("sets", {}), nodes)
+    funcs = build.functions(_array(data, "functions"))
+    group_inputs = GroupInputs(dim, materials, sections, nodes)
+    groups, nodes = _groups("elements", _family_entries(data, "elements"), group_inputs, ())
+    springs, nodes = _groups("springs", _family_entries(data, "springs"),
+                             replace(group_inputs, nodes=nodes), groups)
+    groups += springs
+    masses = build_inertia.masses(_array(data, "masses"), nodes)
+    fixed = build_loads.supports(_array(data, "supports"), nodes)
+    prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
+                                                            funcs)
+    ties = build_constraints.ties(_array(data, "ties"), nodes, groups, fixed, prescribed)
+    loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs)
+    velocities = build_inertia.velocities(_array(data, "velocities"), nodes)
+    model = Model(dim=dim, X=nodes.X, node_ids=nodes.ids.copy(), groups=groups,
+                  node_sets=nodes.sets, materials=materials, sections=sections, fixed=fixed,
+                  prescribed=prescribed, loads=loads, masses=masses, constraints=ties,
+                  functions=funcs, title=model_t["title"], units=model_t["units"],
+                  node_origin=nodes.origin if np.any(nodes.origin >= 0) else None)
+    build_loads.check_model(model, load_entries, prescribed_entries)
     output = take(data.get("output", {}), SCHEMA["output"], "output")
-    steps = builder.steps(_array(data, "steps"), model, output["every"])
+    steps = build_steps.steps(_array(data, "steps"), build_steps.StepInputs(
+        model, nodes, velocities, output["every"]))
     solver = take(data.get("solver", {}), SCHEMA["solver"], "solver")
     return Deck(model=model, steps=steps, output=output,
                 solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path,
-                extra={"inputs": builder.inputs})
+                extra={"inputs": inputs})
+
+
+def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs,
+            before: tuple) -> tuple[tuple, Nodes]:
+    """The element groups of a family table, each built by its family, and the node table.
+
+    Groups are built in deck order, each from the node table the groups before it left (their
+    ``divisions`` add nodes); ``before`` are groups built from other tables (names are unique
+    across them).
+    """
+    spec = FAMILY_TABLES[table]
+    taken = {g.name for g in before}
+    build.unique([e for _, e in entries], spec.item)
+    groups = []
+    for family, e in entries:
+        name = e.values["name"]
+        if name in taken:
+            raise DeckError(f"{e.where}.name", f"'{name}' is already an element group")
+        piece = family.deck.build(e, inputs)
+        nodes = piece.nodes
+        if spec.node_set:
+            nodes = nodes.with_sets({name: np.unique(piece.group.conn)}, keep=True)
+        inputs = replace(inputs, nodes=nodes, n_elements=inputs.n_elements + len(piece.group))
+        groups.append(piece.group)
+    return tuple(groups), inputs.nodes
+
+
+def _family_entries(data: dict, table: str) -> list[tuple[object, Entry]]:
+    """Each entry of family table ``table`` with its family, validated against its keys.
+
+    Unknown keys are found among the keys of every family of the table (a key of another family
+    is "not used by" this one, not unknown); values and required keys are then checked against
+    the table's and the entry's family's own keys, with that family's defaults.
+    """
+    spec, known = FAMILY_TABLES[table], table_keys(table)
+    names = {k.name: k for k in known}
+    by_type = families(table)
+    out = []
+    for i, raw in enumerate(_tables(data, table)):
+        where = f"{table}[{i}]"
+        for key in raw:
+            if key not in names:
+                raise unknown_key(key, names, where)
+        own = list(spec.keys) + ([names["type"]] if spec.typed else [])
+        first = take({k: raw[k] for k in raw if k in {o.name for o in own}}, own, where)
+        family = by_type[first["type"]] if spec.typed else next(iter(by_type.values()))
+        keys = family_keys(table, family)
+        for key in sorted(set(raw) - {k.name for k in keys}):
+            raise DeckError(f"{where}.{key}", family.deck.NOT_USED.get(
+                key, f"not used by {family.deck.PLURAL}"))
+        out.append((family, Entry(where, take(raw, keys, where), frozenset(raw))))
+    return out
 
 
 def _unknown_table(name: str) -> DeckError:
     hint = did_you_mean(name, TOP)
     if not hint:
-        owners = [t for t, keys in SCHEMA.items() if any(k.name == name for k in keys)]
+        owners = [t for t in TOP if t != "sets" and any(k.name == name for k in table_keys(t))]
         if owners:
             hint = (f"; '{name}' is a key of {table_header(owners[0])}: keys above the first "
                     "table header belong to no table, so write it below that header")
@@ -321,8 +396,6 @@ def _petsc_options(options: dict | None) -> dict:
     PETSc uses them and accepts their values is checked once PETSc has started
     (:func:`fem.solver_options.check`).
     """
-    from fem.solver_options import check_allowed
-
     for key, value in (options or {}).items():
         where = f"solver.petsc_options.{key}"
         if not re.fullmatch(r"-?\w+", key):
@@ -335,7 +408,8 @@ def _petsc_options(options: dict | None) -> dict:
     return dict(options or {})
 
 
-def _array(data: dict, name: str) -> list[build.Entry]:
+def _tables(data: dict, name: str) -> list[dict]:
+    """The entries of array of tables ``name`` (none if the deck has no such table)."""
     value = data.get(name, [])
     if isinstance(value, dict):
         raise DeckError(name, f"expected an array of tables: write [[{name}]] (double brackets) "
@@ -343,8 +417,13 @@ def _array(data: dict, name: str) -> list[build.Entry]:
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise DeckError(name, f"expected an array of tables (one [[{name}]] header per entry), "
                         f"got {type_name(value)} {shown(value)}")
-    return [build.Entry(f"{name}[{i}]", take(v, SCHEMA[name], f"{name}[{i}]"), frozenset(v))
-            for i, v in enumerate(value)]
+    return value
+
+
+def _array(data: dict, name: str) -> list[Entry]:
+    """The validated entries of array of tables ``name``."""
+    return [Entry(f"{name}[{i}]", take(v, SCHEMA[name], f"{name}[{i}]"), frozenset(v))
+            for i, v in enumerate(_tables(data, name))]
 
 
 def load(path: str) -> Deck:

@@ -4,9 +4,14 @@ Layout (DESIGN.md, "Results file")::
 
     /                       attrs: fem_version, versions, created, title, units, deck, deck_path
     /model/nodes            (n, 3) reference coordinates        node_ids (n,)
-    /model/cells            (E_total, 2) node indices of all line elements (for ParaView)
+    /model/cells            the cells of every group, as the XDMF topology names them
+                            (:func:`fem.io.paraview.topology`): (E_total, nen) node indices when
+                            all groups have one cell type, else XDMF's flat Mixed array; attrs
+                            topology (XDMF type: Polyline, Triangle, ..., Mixed), cell_type
     /model/sets/<name>      node ids of each node set
     /model/groups/<g>/      connectivity (E, nen) node indices, per-element properties; attrs
+                            type, cell_type (vertex, line, triangle, quad), first_cell (the
+                            position of its first cell in /model/cells and the cell data)
     /model/constraints/<c>/ connectivity (E, 2) node indices of each item (ties: the pairs)
     /steps/<s>/             attrs: type, index, time_offset, dof_names
         time                (T,)     time, or load factor in static steps
@@ -15,10 +20,13 @@ Layout (DESIGN.md, "Results file")::
         rotation_vector     (T, n, 3)
         reaction            (T, n, nslots) at supported DOFs (zero elsewhere)
         velocity, acceleration (T, n, nslots)       dynamic steps
-        elements/<g>/<q>    (T, E)   section forces
+        elements/<g>/<q>    (T, E)   section forces (the step's outputs, handed to the writer)
         energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
                                      constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
+        state/              the state at the step's end: every State field (read_state), and
+            progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
+                            DynamicProgress): scalars as attrs, arrays as datasets
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs
     /xdmf/...               virtual datasets (views of the arrays above) that the XDMF files name
 
@@ -114,6 +122,7 @@ class ResultsFile:
         self.h5 = None
         self._lock = None
         self.sealed = False
+        self.topology = paraview.topology(model)
         # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
         # helper that would inherit the file descriptor and keep it open after we close it.
         _petsc.init()
@@ -137,7 +146,8 @@ class ResultsFile:
         self.frames: list[paraview.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview.Frame]] = []
         self._committed_at = -np.inf
-        self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path), model)
+        self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path), model,
+                                          self.topology)
 
     def commit(self, force: bool = False) -> None:
         """Make the frames written so far visible to readers (see the module docstring)."""
@@ -202,19 +212,25 @@ class ResultsFile:
         for name, idx in m.node_sets.items():
             sets.create_dataset(name, data=m.node_ids[idx])
         groups = g.create_group("groups")
-        cells = []
+        topo = self.topology
+        first = np.cumsum([0] + [len(grp) for grp in topo.groups])
+        first_cell = {grp.name: int(k) for grp, k in zip(topo.groups, first, strict=False)}
         for grp in m.groups:
             gg = groups.create_group(grp.name)
             gg.attrs["type"] = grp.type_name
-            for key in ("formulation", "theory", "strain"):
-                if hasattr(grp, key):
-                    gg.attrs[key] = getattr(grp, key)
+            gg.attrs["cell_type"] = grp.cell_type
+            if grp.name in first_cell:
+                gg.attrs["first_cell"] = first_cell[grp.name]
+            for key, value in grp.options().items():
+                gg.attrs[key] = value
             gg.create_dataset("connectivity", data=grp.conn)
             for key, val in grp.properties().items():
                 gg.create_dataset(key, data=val)
-            if grp.nen == 2:
-                cells.append(grp.conn)
-        g.create_dataset("cells", data=np.concatenate(cells) if cells else np.zeros((0, 2), int))
+        cells = g.create_dataset("cells", data=topo.cells)
+        cells.attrs["topology"] = topo.kind
+        types = {grp.cell_type for grp in topo.groups}
+        cells.attrs["cell_type"] = types.pop() if len(types) == 1 else (
+            "mixed" if types else "line")
         constraints = g.create_group("constraints")
         for c in m.constraints:
             cg = constraints.create_group(c.name)
@@ -254,7 +270,7 @@ class ResultsFile:
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
-            paraview.write_modes(path, self, name, len(eigenvalues))
+            paraview.write_modes(path, self, name, len(eigenvalues), self.topology)
         return path
 
     def seal(self) -> None:
@@ -276,21 +292,37 @@ class ResultsFile:
         except (OSError, RuntimeError, ValueError) as err:
             log.warning("could not detach %s after a failed write: %s", self.path, err)
 
-    def write_state(self, step: str, state) -> None:
+    def write_state(self, step: str, state, progress=None) -> None:
         """The state at the end of step ``step``, in ``/steps/<step>/state`` (:func:`read_state`).
 
         Everything an analysis carries from step to step (displacements, rotations, rates,
         internal unknowns, multipliers, the load history, algorithmic variables), so that a run
-        can be continued from it.
+        can be continued from it. ``progress`` is the step's resumable progress, a dataclass
+        (:class:`fem.solvers.controls.StaticProgress`, ...), written to the subgroup
+        ``progress``: its scalar fields as attributes (None ones listed in the attribute
+        ``none``), its arrays as datasets, its class name in the attribute ``type``.
         """
         arrays = state.arrays()
-        files.ensure_room(self.path, 2 * sum(np.asarray(v).nbytes for v in arrays.values())
+        fields = {} if progress is None else {name: getattr(progress, name)
+                                              for name in progress.__dataclass_fields__}
+        extra = [np.asarray(v) for v in fields.values() if isinstance(v, np.ndarray)]
+        files.ensure_room(self.path, 2 * sum(np.asarray(v).nbytes for v in (*arrays.values(),
+                                                                              *extra))
                           + FRAME_OVERHEAD, f"the state after step '{step}'")
         with interrupt.critical():
             try:
                 g = self.h5.require_group(f"steps/{step}").create_group("state")
                 for name, value in arrays.items():
                     g.create_dataset(name, data=value)
+                if progress is not None:
+                    pg = g.create_group("progress")
+                    pg.attrs["type"] = type(progress).__name__
+                    pg.attrs["none"] = [k for k, v in fields.items() if v is None]
+                    for name, value in fields.items():
+                        if isinstance(value, np.ndarray):
+                            pg.create_dataset(name, data=value)
+                        elif value is not None:
+                            pg.attrs[name] = value
                 self.h5.flush()
             except (OSError, RuntimeError) as err:
                 if not files.is_io_error(err):
@@ -323,16 +355,32 @@ class ResultsFile:
         self.close()
 
 
-def read_state(path: str, step: str):
-    """The :class:`~fem.state.State` at the end of step ``step`` of the results file ``path``."""
+def read_state(path: str, step: str, progress=None):
+    """The :class:`~fem.state.State` at the end of step ``step`` of the results file ``path``.
+
+    With ``progress``, the dataclass the step's progress was written from
+    (:meth:`ResultsFile.write_state`), returns ``(state, progress)``, the progress None when the
+    file has none (or one of another type).
+    """
     from fem.state import State
 
     with h5py.File(path, "r") as h5:
         g = h5[f"steps/{step}/state"]
         arrays = {}
         g.visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
-                     if isinstance(obj, h5py.Dataset) else None)
-    return State.from_arrays(arrays)
+                     if isinstance(obj, h5py.Dataset) and not name.startswith("progress/")
+                     else None)
+        found = None
+        pg = g.get("progress")
+        if progress is not None and pg is not None \
+                and pg.attrs.get("type") == progress.__name__:
+            values = {k: v.item() if isinstance(v, np.generic) else v
+                      for k, v in pg.attrs.items() if k not in ("type", "none")}
+            values.update({k: None for k in pg.attrs["none"]})
+            values.update({k: d[()] for k, d in pg.items()})
+            found = progress(**values)
+    state = State.from_arrays(arrays)
+    return state if progress is None else (state, found)
 
 
 class StepWriter:
@@ -397,10 +445,16 @@ class StepWriter:
             self.results.progress.update(abs(value) if self.clock == "abs" else value,
                                          iterations)
 
-    def frame(self, state, *, time: float, reactions: NDArray | None = None,
+    def frame(self, state, *, outputs: dict, time: float, reactions: NDArray | None = None,
               stats: dict | None = None, energy: dict | None = None,
               dynamic: bool = False) -> None:
-        """Write one output frame of ``state``; ``reactions`` is a full active-DOF vector."""
+        """Write one output frame of ``state``.
+
+        ``outputs`` are the step's element and constraint outputs at ``state``,
+        ``{group: {quantity: (E,) or (E, k)}}`` (what :meth:`fem.system.System.outputs` returns):
+        the writer is handed them and never evaluates elements. ``reactions`` is a full
+        active-DOF vector.
+        """
         sysm = self.system
         values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
                   "rotation_vector": state.rotation_vectors()}
@@ -411,7 +465,7 @@ class StepWriter:
         if dynamic:
             values["velocity"] = state.v
             values["acceleration"] = state.a
-        for gname, outs in sysm.outputs(state).items():
+        for gname, outs in outputs.items():
             for q, arr in outs.items():
                 values[f"elements/{gname}/{q}"] = arr
         for k, v in (stats or {}).items():

@@ -1,4 +1,4 @@
-"""Mesh files through meshio: nodes, line cells, and named sets.
+"""Mesh files through meshio: nodes, cells by type, and named sets.
 
 Named groups of the file become sets:
 
@@ -9,12 +9,12 @@ Named groups of the file become sets:
 * Abaqus (``.inp``) and others: ``cell_sets`` (``*ELSET``, ``*ELEMENT, ELSET=``) and ``point_sets``
   (``*NSET``).
 
-Every group is a node set (the nodes of its cells, or its points). A group with 2-node line cells is
-also an element group (``[[elements]] mesh_group``). Node ids are ``1..n`` in meshio's point order,
-which is the order of the file's node section (meshio renumbers points; for Abaqus files the ids
-written in the file are not kept). Refer to mesh nodes through named groups where possible.
-Only 2-node line cells are used (trusses and beams); other cell types are kept for later element
-families and otherwise ignored.
+Every group is a node set (the nodes of its cells, or its points). Cells are kept by meshio's cell
+type (``vertex``, ``line``, ``triangle``, ``quad``, ...), so a group's cells of one type can be an
+element group (``[[elements]] mesh_group``) of a family whose ``cell_type`` it is (lines for trusses
+and beams, triangles or quads for a shell). Node ids are ``1..n`` in meshio's point order, which is
+the order of the file's node section (meshio renumbers points; for Abaqus files the ids written in
+the file are not kept). Refer to mesh nodes through named groups where possible.
 """
 
 from __future__ import annotations
@@ -32,13 +32,37 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class MeshData:
-    """What a deck takes from a mesh file."""
+    """What a deck takes from a mesh file.
 
-    points: NDArray                                   # (n, 3)
-    lines: NDArray                                    # (E, 2) point indices of all line cells
-    line_sets: dict[str, NDArray] = field(default_factory=dict)   # name -> rows of ``lines``
-    node_sets: dict[str, NDArray] = field(default_factory=dict)   # name -> point indices
-    cell_types: dict[str, list[str]] = field(default_factory=dict)  # name -> its cell types
+    Attributes
+    ----------
+    points : (n, 3) coordinates
+    cells : ``{cell type: (E_t, nen_t) point indices}``, every cell of each type, in file order
+    cell_sets : ``{group: {cell type: rows of cells[type]}}``
+    node_sets : ``{group: point indices}``, every group (its cells' nodes, or its points)
+    cell_types : ``{group: its cell types, sorted}``
+    """
+
+    points: NDArray
+    cells: dict[str, NDArray] = field(default_factory=dict)
+    cell_sets: dict[str, dict[str, NDArray]] = field(default_factory=dict)
+    node_sets: dict[str, NDArray] = field(default_factory=dict)
+    cell_types: dict[str, list[str]] = field(default_factory=dict)
+
+    def group_cells(self, name: str, cell_type: str) -> NDArray | None:
+        """(E, nen) point indices of group ``name``'s cells of ``cell_type``, None if none."""
+        rows = self.cell_sets.get(name, {}).get(cell_type)
+        return None if rows is None else self.cells[cell_type][rows]
+
+    @property
+    def lines(self) -> NDArray:
+        """(E, 2) point indices of every line cell."""
+        return self.cells.get("line", np.zeros((0, 2), dtype=np.int64))
+
+    @property
+    def line_sets(self) -> dict[str, NDArray]:
+        """``{group: rows of lines}`` of the groups with line cells."""
+        return {n: per["line"] for n, per in self.cell_sets.items() if "line" in per}
 
     def describe_groups_of(self, name: str) -> str:
         """``"vertex cells"``: the cell types of group ``name`` (``"points"`` for a point set)."""
@@ -118,31 +142,28 @@ def read(path: str) -> MeshData:
         raise ValueError("meshio read no nodes from it")
     pts = np.zeros((len(mesh.points), 3))
     pts[:, :mesh.points.shape[1]] = mesh.points
-    offsets, rows, lines = {}, 0, []
+    offsets, blocks = {}, {}                 # block -> first row in its type; type -> blocks
     for i, b in enumerate(mesh.cells):
-        if b.type == "line":
-            offsets[i] = rows
-            rows += len(b.data)
-            lines.append(np.asarray(b.data, dtype=np.int64))
-    lines_arr = np.concatenate(lines) if lines else np.zeros((0, 2), dtype=np.int64)
-    outside = np.flatnonzero(np.any((lines_arr < 0) | (lines_arr >= len(pts)), axis=1))
-    if len(outside):
-        raise ValueError(f"line cell {outside[0] + 1} refers to a node the file does not have "
-                         f"(it has {len(pts)} nodes)")
-    line_sets, node_sets, cell_types = {}, {}, {}
+        data = np.asarray(b.data, dtype=np.int64).reshape(len(b.data), -1)
+        offsets[i] = sum(len(d) for d in blocks.get(b.type, []))
+        blocks.setdefault(b.type, []).append(data)
+    cells = {t: np.concatenate(d) for t, d in blocks.items()}
+    for t, c in cells.items():
+        outside = np.flatnonzero(np.any((c < 0) | (c >= len(pts)), axis=1))
+        if len(outside):
+            raise ValueError(f"{t} cell {outside[0] + 1} refers to a node the file does not "
+                             f"have (it has {len(pts)} nodes)")
+    cell_sets, node_sets, cell_types = {}, {}, {}
     for name, per_block in _cell_groups(mesh).items():
-        sel, nodes, types = [], [], set()
+        rows: dict[str, list] = {}
         for i, idx in sorted(per_block.items()):
-            nodes.append(np.asarray(mesh.cells[i].data, dtype=np.int64)[idx].ravel())
-            types.add(mesh.cells[i].type)
-            if i in offsets:
-                sel.append(offsets[i] + idx)
-        if sel:
-            line_sets[name] = np.concatenate(sel)
-        node_sets[name] = np.unique(np.concatenate(nodes))
-        cell_types[name] = sorted(types)
+            rows.setdefault(mesh.cells[i].type, []).append(offsets[i] + idx)
+        cell_sets[name] = {t: np.concatenate(r) for t, r in rows.items()}
+        node_sets[name] = np.unique(np.concatenate(
+            [cells[t][r].ravel() for t, r in cell_sets[name].items()]))
+        cell_types[name] = sorted(rows)
     for name, idx in mesh.point_sets.items():
         idx = np.asarray(idx, dtype=np.int64).ravel()
         node_sets[name] = np.union1d(node_sets.get(name, np.zeros(0, np.int64)), idx)
-    return MeshData(points=pts, lines=lines_arr, line_sets=line_sets, node_sets=node_sets,
+    return MeshData(points=pts, cells=cells, cell_sets=cell_sets, node_sets=node_sets,
                     cell_types=cell_types)

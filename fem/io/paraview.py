@@ -6,7 +6,7 @@ start, stride, count and the dataset's dimensions), so a frame adds no HDF5 obje
 that ParaView needs in another shape are written per step beside the frames, in the same
 transaction (:mod:`fem.io.hdf5`): ``/xdmf/<step>/velocity`` and ``reaction`` ``(T, n, 3)`` (the
 translational parts, three components also in 2D) and ``/xdmf/<step>/cells/<q>`` ``(T, E_total)``
-(each section force over all line elements, ``NaN`` where a group lacks it).
+(each section force over all drawn cells in topology order, ``NaN`` where a group lacks it).
 
 * ``<out>.xdmf``: one temporal collection with the frames of every static and dynamic step.
 * ``<out>_<step>_modes.xdmf``: the mode shapes of an eigen/buckling step, "time" = mode number.
@@ -27,9 +27,19 @@ same time as the one before (a dynamic step starts where the previous step ended
 configuration) takes its place in the series (both stay in the results file), and the steps
 choose clocks that only grow (see :class:`fem.io.hdf5.StepWriter`).
 
-Beams and trusses are ``Polyline`` cells of two nodes. Point data: ``displacement``, ``rotation``
-(rotation vector), ``velocity``, ``reaction`` (forces). Cell data: the section forces. One-node
-elements (grounded springs) are not drawn.
+**Cells by type.** Every element group is drawn by its declared ``cell_type``
+(:class:`fem.elements.base.ElementGroup`): ``vertex`` as ``Polyvertex`` (grounded springs),
+``line`` as ``Polyline`` of two nodes (trusses, beams), ``triangle`` as ``Triangle``, ``quad`` as
+``Quadrilateral`` (shells), ``tetra`` and ``hexahedron`` as solids; the cells are in group order
+(:func:`topology`). A model of one cell type gets that uniform topology; a model of several gets
+one ``Mixed`` topology (each cell: its XDMF type number, the node count for polyvertices and
+polylines, its nodes) rather than one grid per cell type, because then the mesh stays one grid:
+the cell data remain one array per quantity over all cells in topology order, each frame stays
+one grid that includes the mesh's topology and geometry by reference, and ParaView gets one
+unstructured grid (not a multiblock data set) whose filters see every group at once. The
+topology's array is ``/model/cells`` (:mod:`fem.io.hdf5`). Point data: ``displacement``,
+``rotation`` (rotation vector), ``velocity``, ``reaction`` (forces). Cell data: the section forces
+and what else the groups output.
 """
 
 from __future__ import annotations
@@ -58,9 +68,54 @@ class Frame:
     time: float
 
 
-def line_groups(model) -> list:
-    """The element groups drawn as line cells (two-node elements; springs are not drawn)."""
-    return [g for g in model.groups if g.nen == 2]
+# meshio / fem cell type -> XDMF topology type, nodes per cell, number in a Mixed topology
+XDMF_CELLS = {"vertex": ("Polyvertex", 1, 0x1), "line": ("Polyline", 2, 0x2),
+              "triangle": ("Triangle", 3, 0x4), "quad": ("Quadrilateral", 4, 0x5),
+              "tetra": ("Tetrahedron", 4, 0x6), "hexahedron": ("Hexahedron", 8, 0x9)}
+POLY = ("vertex", "line")           # XDMF types whose cells say their node count in Mixed
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The drawn cells, as the XDMF topology names them.
+
+    ``kind`` is the XDMF topology type (``"Polyline"``, ..., ``"Mixed"``), ``cells`` the array
+    ``/model/cells`` (``(E, nen)`` node indices, or the flat Mixed array), ``count`` the number
+    of cells and ``groups`` the groups drawn, in order.
+    """
+
+    kind: str
+    cells: np.ndarray
+    count: int
+    groups: tuple
+
+    @property
+    def nodes_per_element(self) -> int | None:
+        """Nodes of each cell of a uniform topology (None for Mixed)."""
+        return None if self.kind == "Mixed" else self.cells.shape[1]
+
+
+def drawn_groups(model) -> list:
+    """The element groups drawn: every group of a cell type XDMF has (see the docstring)."""
+    return [g for g in model.groups if g.cell_type in XDMF_CELLS]
+
+
+def topology(model) -> Topology:
+    """The cells of every drawn group, uniform if they are of one type, else Mixed."""
+    groups = drawn_groups(model)
+    types = {g.cell_type for g in groups}
+    count = sum(len(g) for g in groups)
+    if len(types) <= 1:
+        kind, nen, _ = XDMF_CELLS[types.pop() if types else "line"]
+        cells = (np.concatenate([g.conn for g in groups]) if groups
+                 else np.zeros((0, nen), dtype=np.int64))
+        return Topology(kind, cells, count, tuple(groups))
+    parts = []
+    for g in groups:                        # per group, vectorized over its cells
+        _, nen, code = XDMF_CELLS[g.cell_type]
+        head = [np.full(len(g), code)] + ([np.full(len(g), nen)] if g.cell_type in POLY else [])
+        parts.append(np.column_stack(head + [g.conn]).ravel())
+    return Topology("Mixed", np.concatenate(parts).astype(np.int64), count, tuple(groups))
 
 
 def frame_arrays(model, step: str, values: dict) -> dict:
@@ -76,7 +131,7 @@ def frame_arrays(model, step: str, values: dict) -> dict:
             v = np.zeros((n, 3))
             v[:, :d] = np.asarray(values[key])[:, :d]
             out[f"/xdmf/{step}/{key}"] = v
-    groups = line_groups(model)
+    groups = drawn_groups(model)
     drawn = {g.name for g in groups}
     names = sorted({key.split("/")[2] for key in values
                     if key.startswith("elements/") and key.split("/")[1] in drawn})
@@ -116,13 +171,15 @@ def _slab(d: h5py.Dataset, k: int) -> str:
     return f"{d.name}|{start}:{stride}:{count}:{dims}"
 
 
-def _mesh_grid(domain: ET.Element, h5name: str, model) -> None:
+def _mesh_grid(domain: ET.Element, h5name: str, model, topo: Topology) -> None:
     grid = ET.SubElement(domain, "Grid", Name="mesh", GridType="Uniform")
-    E = sum(len(grp.conn) for grp in line_groups(model))
-    topo = ET.SubElement(grid, "Topology", TopologyType="Polyline", NumberOfElements=str(E),
-                         NodesPerElement="2")
-    item = ET.SubElement(topo, "DataItem", DataType="Int", Precision="8", Format="HDF",
-                         Dimensions=f"{E} 2")
+    nen = topo.nodes_per_element
+    attrs = {"TopologyType": topo.kind, "NumberOfElements": str(topo.count)}
+    if topo.kind in ("Polyvertex", "Polyline"):
+        attrs["NodesPerElement"] = str(nen)
+    element = ET.SubElement(grid, "Topology", **attrs)
+    item = ET.SubElement(element, "DataItem", DataType="Int", Precision="8", Format="HDF",
+                         Dimensions=" ".join(str(x) for x in topo.cells.shape))
     item.text = f"{h5name}:/model/cells"
     geo = ET.SubElement(grid, "Geometry", GeometryType="XYZ")
     item = ET.SubElement(geo, "DataItem", DataType="Float", Precision="8", Format="HDF",
@@ -158,8 +215,8 @@ class SeriesFile:
 
     FOOTER = "    </Grid>\n  </Domain>\n</Xdmf>\n"
 
-    def __init__(self, path: str, h5name: str, model):
-        self.path, self.h5name, self.model = path, h5name, model
+    def __init__(self, path: str, h5name: str, model, topo: Topology):
+        self.path, self.h5name, self.model, self.topology = path, h5name, model, topo
         self.grids: list[tuple[float, str]] = []
         self._dirty = False
         self._written_at = -np.inf
@@ -167,7 +224,7 @@ class SeriesFile:
 
     def _head(self) -> str:
         holder = ET.Element("Domain")
-        _mesh_grid(holder, self.h5name, self.model)
+        _mesh_grid(holder, self.h5name, self.model, self.topology)
         return ('<?xml version="1.0" encoding="utf-8"?>\n'
                 '<Xdmf xmlns:xi="http://www.w3.org/2001/XInclude" Version="3.0">\n'
                 "  <Domain>\n" + _text(holder[0], 2)
@@ -213,7 +270,7 @@ def _root() -> tuple[ET.Element, ET.Element]:
     return root, ET.SubElement(root, "Domain")
 
 
-def write_modes(path: str, results, name: str, count: int) -> None:
+def write_modes(path: str, results, name: str, count: int, topo: Topology) -> None:
     """``<out>_<step>_modes.xdmf``: mode ``i`` at "time" ``i + 1``."""
     h5, model = results.h5, results.model
     shapes = h5[f"modes/{name}/shapes"][()]
@@ -233,7 +290,7 @@ def write_modes(path: str, results, name: str, count: int) -> None:
     h5.flush()
     root, domain = _root()
     h5name = os.path.basename(results.path)
-    _mesh_grid(domain, h5name, model)
+    _mesh_grid(domain, h5name, model, topo)
     series = ET.SubElement(domain, "Grid", Name="modes", GridType="Collection",
                            CollectionType="Temporal")
     for i in range(count):

@@ -19,11 +19,18 @@ after a failure; a reason to give up, or None). Bordered controls add ``predicto
 :class:`CutBack` is the one step-size policy: halve on failure, grow back once convergence is fast
 again, never beyond the nominal size, and give up (with a reason) below the smallest size or after
 too many halvings in a row. Dynamic steps use it for their time step.
+
+Each step keeps its resumable progress in a small dataclass, :class:`StaticProgress` (kept by the
+controls) or :class:`DynamicProgress` (kept by the dynamic step's time loop): the controls' and the
+loops' own variables live there, not in a copy, so that the progress written with a step's final
+state (``/steps/<s>/state/progress``, :meth:`fem.io.hdf5.ResultsFile.write_state`) is the one the
+step ran on, and, with the state, all a restart needs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,11 +41,76 @@ MAX_HALVINGS = 60        # halvings in a row of a load increment, whatever min_i
 
 
 @dataclass
-class CutBack:
-    """Step-size policy: halve on failure, grow back when fast, bounded (module docstring).
+class StaticProgress:
+    """Where a static step is on its path: with its state, all a restart needs.
 
     Attributes
     ----------
+    control : ``"linear"``, ``"load"``, ``"displacement"`` or ``"arclength"``
+    increments : converged increments
+    load_factor : the load factor reached
+    done : the path reached: ``|load_factor|`` under load control, the controlled DOF's motion
+        under displacement control (unused by arc-length)
+    size : the next increment: of ``|load_factor|``, of the DOF, or the arc length
+    halvings : halvings of the increment in a row (:class:`CutBack`)
+    sign : arc-length: the direction along the path (the predictor's sign)
+    previous : arc-length: (n_free,) the last converged increment ``Du``, or None
+    next_output : the increment count at which the next frame is written
+    external_work : work of the external loads along the path (trapezoidal per increment)
+    constraint_work : work of the reactions on prescribed motions along the path
+    """
+
+    control: str = "linear"
+    increments: int = 0
+    load_factor: float = 0.0
+    done: float = 0.0
+    size: float = 0.0
+    halvings: int = 0
+    sign: float = 1.0
+    previous: NDArray | None = None
+    next_output: int = 1
+    external_work: float = 0.0
+    constraint_work: float = 0.0
+
+
+@dataclass
+class DynamicProgress:
+    """Where a dynamic step is in time: with its state, all a restart needs.
+
+    Attributes
+    ----------
+    time : the time reached, from the start of the step
+    size : the time step of the next step (halved on failure, grown back: :class:`CutBack`)
+    halvings : halvings of the time step in a row
+    steps : converged time steps
+    cuts : halvings of the time step in all
+    next_output : the time of the next output frame (None: every ``[output] every``-th step)
+    external_work, constraint_work : the work of the external loads and of the reactions on
+        prescribed motions since the step started
+    initial_energy : kinetic plus strain energy at the start (the energy balance's reference)
+    """
+
+    time: float = 0.0
+    size: float = 0.0
+    halvings: int = 0
+    steps: int = 0
+    cuts: int = 0
+    next_output: float | None = None
+    external_work: float = 0.0
+    constraint_work: float = 0.0
+    initial_energy: float = 0.0
+
+
+@dataclass
+class CutBack:
+    """Step-size policy: halve on failure, grow back when fast, bounded (module docstring).
+
+    The size and the halvings in a row live in the step's progress (``size`` and ``halvings`` of
+    a :class:`StaticProgress` or :class:`DynamicProgress`).
+
+    Attributes
+    ----------
+    progress : where the size and the halvings in a row are kept
     size : the current size (a magnitude)
     nominal : the largest size (the requested one)
     smallest : below it a halving gives up
@@ -49,15 +121,32 @@ class CutBack:
     too_small : the reason given below ``smallest`` (``{half}`` is the halved size)
     """
 
-    size: float
+    progress: Any
     nominal: float
     smallest: float
     max_cuts: int
     grow: float = 1.5
     fast: int | None = None
     what: str = "increment"
-    too_small: str = ""
-    cuts: int = 0
+    too_small: str = field(default="", repr=False)
+
+    @property
+    def size(self) -> float:
+        """The current size."""
+        return self.progress.size
+
+    @size.setter
+    def size(self, value: float) -> None:
+        self.progress.size = float(value)       # a plain float in the progress (results file)
+
+    @property
+    def cuts(self) -> int:
+        """Halvings in a row."""
+        return self.progress.halvings
+
+    @cuts.setter
+    def cuts(self, value: int) -> None:
+        self.progress.halvings = value
 
     def cut(self) -> str | None:
         """Halve after a failure; the reason to give up instead, or None."""
@@ -96,12 +185,21 @@ class LoadControl:
         self.sign = 1.0 if end > 0 else -1.0
         self.end = abs(end)
         first = self.end / increments
-        self.policy = CutBack(size=first, smallest=abs(min_increment) if min_increment is not
+        self.progress = StaticProgress(control="load", size=first, sign=self.sign)
+        self.policy = CutBack(self.progress, smallest=abs(min_increment) if min_increment is not
                               None else first / 2**12,
                               nominal=abs(max_increment) if max_increment is not None else first,
                               max_cuts=MAX_HALVINGS, grow=1.5, fast=fast_iterations)
-        self.done = 0.0          # |lam| reached
-        self.k = 0
+
+    @property
+    def done(self) -> float:
+        """``|lam|`` reached."""
+        return self.progress.done
+
+    @property
+    def k(self) -> int:
+        """Converged increments."""
+        return self.progress.increments
 
     @property
     def lam(self) -> float:
@@ -122,8 +220,10 @@ class LoadControl:
 
     def accept(self, iterations: int, lam: float, Du=None) -> None:
         """The increment to ``lam`` converged in ``iterations``."""
-        self.done += self.policy.size
-        self.k += 1
+        p = self.progress
+        p.done += self.policy.size
+        p.increments += 1
+        p.load_factor = float(self.lam)
         self.policy.success(iterations)
 
     def cut(self) -> str | None:
@@ -139,12 +239,29 @@ class DisplacementControl:
     def __init__(self, k: int, target: float, increments: int):
         self.k = int(k)
         self.target = target
-        self.done = 0.0
-        self.lam = 0.0
-        self.count = 0
         step = abs(target) / increments
-        self.policy = CutBack(size=step, nominal=step, smallest=step / 2**10, max_cuts=20,
+        self.progress = StaticProgress(control="displacement", size=step)
+        self.policy = CutBack(self.progress, nominal=step, smallest=step / 2**10, max_cuts=20,
                               fast=4)
+
+    @property
+    def done(self) -> float:
+        """The controlled DOF's motion reached."""
+        return self.progress.done
+
+    @property
+    def lam(self) -> float:
+        """The load factor reached."""
+        return self.progress.load_factor
+
+    @lam.setter
+    def lam(self, value: float) -> None:
+        self.progress.load_factor = float(value)
+
+    @property
+    def count(self) -> int:
+        """Converged increments."""
+        return self.progress.increments
 
     def finished(self, state=None) -> bool:
         """Whether the path has reached its end."""
@@ -169,9 +286,10 @@ class DisplacementControl:
 
     def accept(self, iterations: int, lam: float, Du=None) -> None:
         """The increment converged at load factor ``lam``."""
-        self.done += self.step
-        self.lam = lam
-        self.count += 1
+        p = self.progress
+        p.done = float(p.done + self.step)
+        p.load_factor = float(lam)
+        p.increments += 1
         self.policy.success(iterations)
 
     def cut(self) -> str | None:
@@ -199,18 +317,35 @@ class ArcLength:
     def __init__(self, arc_length: float, max_arc_length: float | None, psi: float,
                  max_steps: int, target_iterations: int, stop_load_factor: float | None = None,
                  watch: tuple | None = None, free_index: NDArray | None = None):
-        self.policy = CutBack(size=arc_length, nominal=max_arc_length or 10 * arc_length,
+        self.progress = StaticProgress(control="arclength", size=arc_length)
+        self.policy = CutBack(self.progress, nominal=max_arc_length or 10 * arc_length,
                               smallest=arc_length / 2**12, max_cuts=20, what="arc length")
         self.psi2 = psi**2
         self.max_steps = max_steps
         self.target = target_iterations
         self.stop_lam = stop_load_factor
-        self.sign = 1.0
         self.watch = watch
         self.free_index = free_index
-        self.lam = 0.0
-        self.count = 0
-        self.previous = None               # the last converged increment Du
+
+    @property
+    def lam(self) -> float:
+        """The load factor reached."""
+        return self.progress.load_factor
+
+    @property
+    def count(self) -> int:
+        """Converged increments."""
+        return self.progress.increments
+
+    @property
+    def sign(self) -> float:
+        """The direction along the path."""
+        return self.progress.sign
+
+    @property
+    def previous(self) -> NDArray | None:
+        """The last converged increment ``Du``."""
+        return self.progress.previous
 
     @property
     def dl(self) -> float:
@@ -274,8 +409,8 @@ class ArcLength:
 
     def predictor(self, du_f: NDArray, F: NDArray) -> float:
         """Load-factor increment of the predictor along the tangent direction ``du_f``."""
-        if self.previous is not None:
-            self.sign = 1.0 if du_f @ self.previous >= 0 else -1.0   # follow the path (Feng)
+        if self.previous is not None:      # follow the path (Feng)
+            self.progress.sign = 1.0 if du_f @ self.previous >= 0 else -1.0
         return self.sign * self.dl / np.sqrt(du_f @ du_f + self._load_term(F))
 
     def correction(self, du_r, du_f, Du, Dlam, F) -> float:
@@ -294,9 +429,10 @@ class ArcLength:
 
     def accept(self, iterations: int, lam: float, Du: NDArray | None = None) -> None:
         """The increment converged at ``lam`` in ``iterations``: adapt the arc length."""
-        self.lam = lam
-        self.count += 1
-        self.previous = Du
+        p = self.progress
+        p.load_factor = float(lam)
+        p.increments += 1
+        p.previous = Du
         self.policy.cuts = 0
         self.policy.size = min(self.dl * np.sqrt(self.target / max(iterations, 1)),
                                self.policy.nominal)

@@ -38,85 +38,150 @@ class NewtonFailure(Exception):
 
 @dataclass
 class NormTest:
-    """Residual test with a round-off floor, a stagnation guard and a divergence guard.
+    """Residual test per block, with a round-off floor, a stagnation guard and a divergence guard.
 
-    An increment has converged when, after ``k`` Newton corrections,
+    The unknowns come in blocks of different units (:data:`fem.dofs.KINDS`: forces at the
+    translations, moments at the rotations, element-internal unknowns, constraint rows), given by
+    ``kind``, the block of each unknown (None: one block). Their residuals are never added into
+    one norm: with forces of 1e6 and moments of 1e-3 (a change of units does that) such a norm
+    is the force residual alone, and the moments would pass unconverged, or in the opposite
+    units never. Each block ``b`` has its own norm ``|r_b|`` and its own reference ``scale_b``,
+    supplied per iteration by the caller in the block's units
+    (:meth:`fem.analysis.base.StepBase.block_scale`). An increment has converged when, after
+    ``k`` Newton corrections, every block has:
 
-    * ``|r| <= max(rtol * scale, atol)``, with ``scale`` supplied per iteration by the caller
-      (the larger of the external-, internal- and inertial-force norms over the active DOFs,
-      reactions included), so the test is unit-free; or
-    * ``|r| <= floor``, the residual's round-off floor (:meth:`set_floor`), and the last
-      correction no longer halved it: the residual is round-off, no iteration can lower it.
+    * ``|r_b| <= max(rtol * scale_b, atol)``, so the test is unit-free; or
+    * ``|r_b| <= floor_b``, the block's round-off floor (:meth:`set_floor`), and the last
+      correction no longer halved it, or started below the floor too: the residual is round-off,
+      no iteration can lower it.
 
     **Why a floor.** Nodal coordinates are stored as positions ``x = X + u``, known only to
     ``eps |x|`` however small the displacement ``u`` is; internal forces computed from them carry
     errors of about ``eps |K| |x|`` (``|K|`` the entrywise absolute tangent, rotations counted
-    with magnitude 1, :meth:`fem.system.System.round_off_floor`). No iteration can reduce the
-    residual below that. When the load is small compared with the stiffness of the members
-    (0.01 N on a steel rod, a stiff pendulum hanging at rest), ``rtol * scale`` falls below it
-    and a plain relative test never passes. Since the floor is an upper estimate of the
-    round-off (sums of absolute values), a residual below it may still be falling: the increment
-    is accepted there only once a correction has stopped halving it (so at least one correction
-    is always made, and a load whose residual is already below the floor still moves the
-    structure, by the solution of the linearized problem; where the relative test can be met,
-    the iterations are those it needs).
+    with magnitude 1, :meth:`fem.analysis.base.StepBase.floors`), row by row, so block by block.
+    No iteration can reduce the residual below that. When the load is small compared with the
+    stiffness of the members (0.01 N on a steel rod, a stiff pendulum hanging at rest),
+    ``rtol * scale`` falls below it and a plain relative test never passes. Since the floor is
+    an upper estimate of the round-off (sums of absolute values), a residual below it may still
+    be falling: the block is accepted there only once a correction has stopped halving it, or
+    went from below the floor to below it again (round-off noise halves as often as not: the
+    residual of a small load on a stiff rod went 8e-9, 4e-9 under a floor of 3e-7), so at least
+    one correction is always made, and a load whose residual is already below the floor still
+    moves the structure, by the solution of the linearized problem; where the relative test can
+    be met, the iterations are those it needs.
 
     **Stagnation guard.** When the last correction is at round-off *relative to the positions*,
     ``|du| <= round_off * |x|`` (:meth:`correction`; comparing with the displacements instead
     would never fire for small motions), and the residual no longer halves, the increment is
-    accepted if ``|r| <= 1000 rtol scale`` and otherwise fails with a message that says so (the
-    tolerance is below what the model's arithmetic resolves).
+    accepted if every block has ``|r_b| <= 1000 rtol scale_b`` and otherwise fails with a message
+    that names the block (the tolerance is below what the model's arithmetic resolves).
 
     **Divergence.** A non-finite residual, ``max_iterations`` exceeded, or a residual a million
-    times its first value after three iterations fail the increment (:class:`NewtonFailure`).
+    times its first value after three iterations fail the increment (:class:`NewtonFailure`),
+    with a reason that names the block furthest from its tolerance.
+
+    ``norms`` keeps the 2-norm of the whole residual per iteration (the results file's
+    statistics, the bent corrections' test), ``block_norms`` the norm of each block.
     """
 
     rtol: float = 1e-9
     atol: float = 0.0
     max_iterations: int = 25
     round_off: float = 1e-13
+    kind: NDArray | None = None            # (n,) block of each unknown; None: one block
+    names: tuple[str, ...] = ("",)         # what each block holds, for messages
     norms: list[float] = field(default_factory=list)
-    floor: float = 0.0
+    block_norms: list[NDArray] = field(default_factory=list)
+    floor: NDArray | float = 0.0
     at_floor: bool = False
+    scale: NDArray | float = 1.0           # the latest reference of each block
 
     def start(self) -> None:
         """Begin a new increment."""
         self.norms = []
+        self.block_norms = []
         self._du_ratio = np.inf
         self.floor = 0.0
         self.at_floor = False
 
-    def set_floor(self, floor: float) -> None:
-        """The residual's round-off floor ``eps |K| |x|`` at the latest tangent."""
-        self.floor = float(floor) if np.isfinite(floor) else 0.0
+    def set_floor(self, floor) -> None:
+        """The residual's round-off floor ``eps |K| |x|`` per block at the latest tangent."""
+        floor = np.asarray(floor, dtype=float)
+        self.floor = np.where(np.isfinite(floor), floor, 0.0)
 
     def correction(self, du_norm: float, x_norm: float) -> None:
         """Record the size of the Newton correction just applied and of the positions it moved."""
         self._du_ratio = du_norm / x_norm if x_norm > 0 else np.inf
 
-    def converged(self, rnorm: float, scale: float) -> bool:
-        """Record ``rnorm``; true when converged; :class:`NewtonFailure` when diverging."""
-        self.norms.append(float(rnorm))
+    def blocks(self, r) -> NDArray:
+        """(nblocks,) the norm of each block of the residual ``r`` (a vector, or one norm)."""
+        r = np.atleast_1d(np.asarray(r, dtype=float))
+        if self.kind is None or len(r) != len(self.kind):
+            return np.array([np.linalg.norm(r)])
+        return np.sqrt(np.bincount(self.kind, weights=r * r, minlength=len(self.names)))
+
+    def weighted(self, r, scale) -> float:
+        """A unit-free size of ``r``: the root sum of squares of ``|r_b| / scale_b``."""
+        b = self.blocks(r)
+        return float(np.linalg.norm(b / np.maximum(np.broadcast_to(scale, b.shape), 1e-300)))
+
+    def describe(self, b: NDArray | None = None) -> str:
+        """The block furthest from its tolerance: ``"moment residual 3.2e-04 > 1e-09 x 4.1e+02"``.
+
+        ``b`` are block norms (default: the latest).
+        """
+        b = self.block_norms[-1] if b is None else b
+        tol = self._tolerance(len(b))
+        k = int(np.argmax(b / np.maximum(tol, 1e-300)))
+        name = f"{self.names[k]} residual" if len(b) == len(self.names) and self.names[k] \
+            else "residual"
+        scale = np.broadcast_to(self.scale, b.shape)[k]
+        if self.atol > self.rtol * scale:
+            return f"{name} {b[k]:.3e} > tolerance {self.atol:.3e}"
+        return f"{name} {b[k]:.3e} > tolerance {self.rtol:g} x {scale:.3e}"
+
+    def _tolerance(self, nb: int) -> NDArray:
+        return np.maximum(self.rtol * np.broadcast_to(self.scale, (nb,)), self.atol)
+
+    def converged(self, r, scale) -> bool:
+        """Record a residual; true when converged; :class:`NewtonFailure` when diverging.
+
+        ``r`` is the residual of the unknowns (or its norm), ``scale`` the reference of each
+        block (or one for all).
+        """
+        b = self.blocks(r)
+        rnorm = float(np.linalg.norm(np.asarray(r, dtype=float)))
+        self.norms.append(rnorm)
+        self.block_norms.append(b)
+        self.scale = np.broadcast_to(np.asarray(scale, dtype=float), b.shape).copy()
         it = len(self.norms) - 1
         if not np.isfinite(rnorm):
             raise NewtonFailure("residual is not finite", it, self.norms)
-        if rnorm <= max(self.rtol * scale, self.atol):
+        tol = self._tolerance(len(b))
+        ok = b <= tol
+        if ok.all():
             return True
-        if it >= 1 and rnorm <= self.floor and rnorm > 0.5 * self.norms[-2]:
-            self.at_floor = True
-            return True
-        if self._du_ratio <= self.round_off and it >= 1 and rnorm > 0.5 * self.norms[-2]:
-            if rnorm <= 1e3 * self.rtol * scale:
+        if it >= 1:
+            floor = (np.broadcast_to(self.floor, b.shape) if np.size(self.floor) in (1, b.size)
+                     else np.full(b.shape, np.linalg.norm(self.floor)))   # one block for all
+            prev = self.block_norms[-2]
+            stalled = (b > 0.5 * prev) | (prev <= floor)
+            if np.all(ok | ((b <= floor) & stalled)):
+                self.at_floor = True
                 return True
-            raise NewtonFailure(f"the residual stagnates at {rnorm:.3e} ({rnorm / scale:.1e} "
-                                f"relative) while the corrections are at round-off: the tolerance "
-                                f"{self.rtol:g} is below what this model resolves; raise the "
-                                "step's tolerance", it, self.norms)
+        if self._du_ratio <= self.round_off and it >= 1 and rnorm > 0.5 * self.norms[-2]:
+            if np.all(b <= 1e3 * tol):
+                return True
+            k = int(np.argmax(b / np.maximum(tol, 1e-300)))
+            raise NewtonFailure(f"the {self.describe(b).split(' >')[0]} stagnates "
+                                f"({b[k] / self.scale[k]:.1e} relative) while the corrections "
+                                f"are at round-off: the tolerance {self.rtol:g} is below what "
+                                "this model resolves; raise the step's tolerance", it, self.norms)
         if it >= self.max_iterations:
-            raise NewtonFailure(f"no convergence in {self.max_iterations} iterations", it,
-                                self.norms)
-        if it >= 3 and rnorm > 1e6 * max(self.norms[0], self.rtol * scale):
-            raise NewtonFailure("residual diverging", it, self.norms)
+            raise NewtonFailure(f"no convergence in {self.max_iterations} iterations "
+                                f"({self.describe(b)})", it, self.norms)
+        if it >= 3 and rnorm > 1e6 * max(self.norms[0], float(np.linalg.norm(tol))):
+            raise NewtonFailure(f"residual diverging ({self.describe(b)})", it, self.norms)
         return False
 
 
@@ -125,7 +190,7 @@ class Evaluation:
     """One evaluation of a problem at a trial state (full active-DOF vectors, free DOFs first)."""
 
     r: NDArray                   # (n_active,) residual
-    scale: float                 # norm scale of the residual (see NormTest)
+    scale: NDArray | float       # reference of each block of the residual (see NormTest)
     K: NDArray | None = None     # CSR values of the tangent, when asked
     F: NDArray | None = None     # (n_active,) load pattern, for bordered controls
 
@@ -146,15 +211,124 @@ class Problem(Protocol):
     def update(self, trial, du: NDArray) -> None:
         """Apply the free-DOF correction ``du`` to ``trial``."""
 
-    def floor(self, K: NDArray, trial) -> float:
-        """The residual's round-off floor at this tangent (see :class:`NormTest`)."""
+    def floor(self, K: NDArray, trial) -> NDArray | float:
+        """The residual's round-off floor at this tangent, per block (see :class:`NormTest`)."""
 
     def positions(self, trial) -> float:
         """The norm of the positions the corrections move (see :meth:`NormTest.correction`)."""
 
     # optional: ``correct(trial, du, lam, r_norm) -> Evaluation | None`` applies a correction of
     # an unbordered iteration its own way (e.g. fem.analysis.bent) and may return the evaluation
-    # (residual only) at the corrected trial, which then is not computed again
+    # (residual only) at the corrected trial, which then is not computed again; a line search
+    # (Newton's ``line_search``) takes its place when one is given
+
+
+LINE_SEARCHES = ("none", "residual", "energy")
+
+
+@dataclass
+class LineSearch:
+    """How much of a Newton correction ``du`` to apply: ``trial + s du``, ``0 < s <= 1``.
+
+    The full step is tried first, and kept when it passes, so where Newton converges well a line
+    search costs nothing (the residual at ``s = 1`` is the next iteration's).
+
+    ``"residual"``: backtracking on the unit-free merit ``phi(s) = |r(s)|_w^2 / 2``, the block
+    norms weighted by their references (:meth:`NormTest.weighted`, so that forces and moments do
+    not mix); Newton's direction descends it with ``phi'(0) = -2 phi(0)``; a step passes when
+    ``phi(s) <= (1 - 2 alpha s) phi(0)`` (Armijo, ``alpha = 1e-4``), else the minimizer of the
+    quadratic through ``phi(0)``, ``phi'(0)``, ``phi(s)``, kept within ``[0.1 s, 0.5 s]``
+    (Dennis & Schnabel 1983, section 6.3.2).
+
+    ``"energy"``: the directional derivative of the potential ``g(s) = r(trial + s du) . du``
+    (Crisfield 1991, vol. 1, section 9.5; Bonet & Wood 2008, section 7.4): the step passes when
+    ``|g(s)| <= eta |g(0)|`` (``eta = 0.5``) or ``g(1)`` has the sign of ``g(0)`` (the potential
+    still falls at the full step: no extrapolation); otherwise the root of ``g`` is bracketed in
+    ``[0, 1]`` and found by the Illinois variant of regula falsi (Dowell & Jarratt 1971). When
+    ``du`` is not a descent direction (``g(0) >= 0``: an indefinite tangent past a limit point)
+    the full step is taken.
+
+    At most ``max_trials`` residuals are evaluated after the full step's; then the best trial
+    found is taken (never a zero step).
+    """
+
+    kind: str = "residual"
+    max_trials: int = 6
+    alpha: float = 1e-4
+    eta: float = 0.5
+    steps: list[float] = field(default_factory=list)     # the accepted s of every correction
+
+    def __call__(self, problem, trial, du: NDArray, lam: float, ev0: Evaluation,
+                 test: NormTest) -> tuple[Evaluation, float]:
+        """Apply ``s du`` to ``trial``; the evaluation there (residual only) and ``s``."""
+        n = len(du)
+
+        def at(step: float):
+            cand = trial.copy()
+            problem.update(cand, step * du)
+            return cand, problem.evaluate(cand, lam, tangent=False)
+
+        cand, ev = at(1.0)
+        trials = [(1.0, cand, ev)]
+        if self.kind == "energy":
+            s = self._energy(at, trials, float(ev0.r[:n] @ du), du, n)
+        else:
+            s = self._residual(at, trials, ev0, test, n)
+        s, cand, ev = next(t for t in trials if t[0] == s)
+        trial.assign(cand)
+        self.steps.append(s)
+        return ev, s
+
+    def _residual(self, at, trials, ev0, test, n) -> float:
+        w = ev0.scale                 # the weights stay those of the start of the search
+        phi0 = 0.5 * test.weighted(ev0.r[:n], w) ** 2
+        best, s = (np.inf, 1.0), 1.0
+        for _ in range(self.max_trials + 1):
+            phi = 0.5 * test.weighted(trials[-1][2].r[:n], w) ** 2
+            if np.isfinite(phi) and phi < best[0]:
+                best = (phi, s)
+            if phi <= (1 - 2 * self.alpha * s) * phi0:
+                return s
+            if len(trials) > self.max_trials:
+                break
+            # the minimizer of the quadratic with phi(0), phi'(0) = -2 phi0 and phi(s)
+            curv = phi - phi0 + 2 * phi0 * s if np.isfinite(phi) else np.inf
+            s = float(np.clip(phi0 * s * s / curv if curv > 0 else 0.1 * s, 0.1 * s, 0.5 * s))
+            cand, ev = at(s)
+            trials.append((s, cand, ev))
+        return best[1] if np.isfinite(best[0]) else trials[-1][0]
+
+    def _energy(self, at, trials, g0: float, du, n) -> float:
+        g1 = float(trials[0][2].r[:n] @ du)
+        if not g0 < 0 or (np.isfinite(g1) and (g1 <= 0 or abs(g1) <= self.eta * abs(g0))):
+            return 1.0
+        best = (abs(g1) if np.isfinite(g1) else np.inf, 1.0)
+        a, ga, b, gb = 0.0, g0, 1.0, g1 if np.isfinite(g1) else abs(g0)
+        side = 0
+        for _ in range(self.max_trials):
+            s = float(np.clip(a - ga * (b - a) / (gb - ga), a + 0.01 * (b - a),
+                              b - 0.01 * (b - a)))
+            cand, ev = at(s)
+            trials.append((s, cand, ev))
+            g = float(ev.r[:n] @ du)
+            if not np.isfinite(g):
+                b, gb, side = s, abs(g0), 0
+                continue
+            if abs(g) < best[0]:
+                best = (abs(g), s)
+            if abs(g) <= self.eta * abs(g0):
+                return s
+            if g < 0:                      # the root is beyond s: it replaces the left end
+                a, ga = s, g
+                if side == -1:             # Illinois: the right end was kept twice, halve it
+                    gb *= 0.5
+                side = -1
+            else:
+                b, gb = s, g
+                if side == 1:
+                    ga *= 0.5
+                side = 1
+        return best[1]
 
 
 class Newton:
@@ -167,12 +341,16 @@ class Newton:
     test : the convergence test (its ``max_iterations`` bounds the loop)
     factored : optional ``callable(r_norm)``, called after the first solve with each new
         factorization (the static step watches the tangent's determinant there)
+    line_search : optional :class:`LineSearch` for the corrections of unbordered iterations (it
+        takes the place of the problem's own ``correct``)
     """
 
-    def __init__(self, linear, test: NormTest, factored=None):
+    def __init__(self, linear, test: NormTest, factored=None,
+                 line_search: LineSearch | None = None):
         self.linear = linear
         self.test = test
         self.factored = factored
+        self.line_search = line_search
         self.last: Evaluation | None = None
         self.increment: NDArray | None = None
 
@@ -208,12 +386,13 @@ class Newton:
             lam += dlam
         small = False
         correct = getattr(problem, "correct", None) if control is None else None
+        search = self.line_search if control is None else None
         pending = None
         for _ in range(test.max_iterations + 2):
             interrupt.check()
             ev = pending or problem.evaluate(trial, lam, tangent=problem.fused and not small)
             pending = None
-            if test.converged(float(np.linalg.norm(ev.r[:n])), ev.scale):
+            if test.converged(ev.r[:n], ev.scale):
                 self.last, self.increment = ev, Du
                 return len(test.norms) - 1, lam
             if ev.K is None:
@@ -227,7 +406,10 @@ class Newton:
                 Du = Du + du
                 lam += d
             r_norm = test.norms[-1]
-            if correct is not None:
+            if search is not None:
+                pending, step = search(problem, trial, du, lam, ev, test)
+                du = step * du
+            elif correct is not None:
                 pending = correct(trial, du, lam, r_norm)
             else:
                 problem.update(trial, du)

@@ -1,0 +1,129 @@
+"""The deck entry of :class:`~fem.elements.beam.Beam` groups: ``[[elements]] type = "beam"``.
+
+Its keys (:data:`KEYS`) and its construction (:func:`build`: deck values -> group, with the
+local axes of 3D beams), registered with the class in :mod:`fem.elements`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.elements import truss_deck
+from fem.elements.beam import Beam
+from fem.errors import DeckError
+from fem.io.build import Entry
+from fem.io.build_elements import (
+    CONNECTIVITY,
+    DIVISIONS,
+    FORMULATION,
+    MATERIAL,
+    MESH_GROUP,
+    SECTION,
+    GroupInputs,
+    GroupPiece,
+    check_derived,
+    line_lengths,
+    material,
+    rows,
+    section,
+    subdivided,
+)
+from fem.io.keys import Key
+
+TABLE = "elements"
+PLURAL = "beams"
+KEYS = [MATERIAL, SECTION, CONNECTIVITY, MESH_GROUP, DIVISIONS, FORMULATION,
+        Key("theory", "str", "euler-bernoulli", "beams: euler-bernoulli or timoshenko",
+            choices=("euler-bernoulli", "timoshenko")),
+        Key("orientation", "vector", None, "3D beams: approximate local y axis (made normal to "
+            "the member); default: global Z x member axis, or global Y for members along Z"),
+        Key("orientation_node", "int", None, "3D beams: a node lying in each element's local "
+            "x-y plane, on the side of local +y (instead of orientation)"),
+        Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass")]
+NOT_USED = {"strain": "used by co-rotational trusses only"}
+
+
+def derived(mat, sec, L: np.ndarray, theory: str) -> dict[str, np.ndarray]:
+    """The stiffnesses and masses of each element, by formula (bounded in the deck reference)."""
+    q = truss_deck.derived(mat, sec, L)
+    for p in ("Iy", "Iz"):
+        q[f"12 E {p} / L^3"] = 12 * mat.E * getattr(sec, p) / L**3
+        q[f"density {p} L"] = mat.rho * getattr(sec, p) * L
+    q["G J / L"] = mat.G * sec.J / L
+    q["density A L^3"] = mat.rho * sec.A * L**3
+    if theory == "timoshenko":
+        for p, i in (("Ay", "Iz"), ("Az", "Iy")):
+            q[f"G {p} / L"] = mat.G * getattr(sec, p) / L
+            q[f"12 E {i} / (G {p} L^2)"] = (12 * mat.E * getattr(sec, i)
+                                            / (mat.G * getattr(sec, p) * L**2))
+    return q
+
+
+def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
+    """A beam group from its validated deck entry."""
+    v, dim = e.values, inputs.dim
+    mat, sec = material(e, inputs), section(e, inputs)
+    needs = ["Iz"] if dim == 2 else ["Iy", "Iz", "J"]
+    if v["theory"] == "timoshenko":
+        needs += ["Ay"] if dim == 2 else ["Ay", "Az"]
+    for p in needs:
+        val = getattr(sec, p)
+        if not (val > 0 and np.isfinite(val)):
+            raise DeckError(f"{e.where}.section", f"a {dim}D {v['theory']} beam needs a "
+                            f"section with a positive {p}, got section '{sec.name}' with "
+                            f"{p} = {val:g}")
+    if dim == 2:
+        for key in ("orientation", "orientation_node"):
+            if key in e.given:
+                raise DeckError(f"{e.where}.{key}", "used by 3D beams only")
+    conn, where = rows(e, inputs.nodes, Beam.nen, Beam.cell_type)
+    lengths = line_lengths(inputs.nodes, conn, where)
+    with np.errstate(all="ignore"):              # an overflow is the error reported here
+        L = lengths / v["divisions"]
+        check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L, v["theory"]))
+    conn, nodes = subdivided(e, inputs, conn)
+    ref = _orientation(e, nodes, conn) if dim == 3 else None
+    return GroupPiece(Beam(v["name"], conn, nodes.X, dim, E=mat.E, G=mat.G, A=sec.A, Iy=sec.Iy,
+                           Iz=sec.Iz, J=sec.J, Ay=sec.Ay, Az=sec.Az, rho=mat.rho,
+                           formulation=v["formulation"], theory=v["theory"], ref=ref,
+                           rotary_inertia=v["rotary_inertia"]), nodes)
+
+
+def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:
+    """Local y = global Z x axis (local z as close to Z as possible); global Y along Z."""
+    axis = X[conn[:, 1]] - X[conn[:, 0]]
+    axis /= np.linalg.norm(axis, axis=1)[:, None]
+    ref = np.cross([0.0, 0.0, 1.0], axis)
+    vertical = np.linalg.norm(ref, axis=1) < 1e-6
+    ref[vertical] = [0.0, 1.0, 0.0]
+    return ref
+
+
+def _orientation(e: Entry, nodes, conn: np.ndarray) -> np.ndarray:
+    """(E, 3) local-y reference vectors of 3D beams: default, ``orientation`` or a third node."""
+    v, X = e.values, nodes.X
+    if v["orientation"] is not None and v["orientation_node"] is not None:
+        raise DeckError(f"{e.where}.orientation_node", "give orientation or orientation_node, "
+                        "not both")
+    if v["orientation"] is None and v["orientation_node"] is None:
+        return _default_orientation(X, conn)
+    if v["orientation_node"] is not None:
+        k = nodes.indices(v["orientation_node"], f"{e.where}.orientation_node")[0]
+        ref = X[k] - X[conn[:, 0]]
+        key = "orientation_node"
+    else:
+        if len(v["orientation"]) != 3:
+            raise DeckError(f"{e.where}.orientation", "expected [x, y, z]")
+        ref = np.broadcast_to(np.array(v["orientation"], dtype=float), (len(conn), 3))
+        key = "orientation"
+    axis = X[conn[:, 1]] - X[conn[:, 0]]
+    axis = axis / np.linalg.norm(axis, axis=1)[:, None]
+    norm = np.linalg.norm(ref, axis=1)
+    cross = np.linalg.norm(np.cross(axis, ref), axis=1)
+    bad = cross <= 1e-8 * np.maximum(norm, 1e-300)
+    if np.any(bad):
+        what = ("lies on the axis of" if key == "orientation_node" else
+                "is parallel to (or zero along)")
+        raise DeckError(f"{e.where}.{key}", f"{what} element {int(np.flatnonzero(bad)[0]) + 1} "
+                        "of the group: it cannot define the local y axis")
+    return ref
