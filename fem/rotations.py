@@ -139,6 +139,34 @@ def kh(theta: NDArray, m: NDArray) -> NDArray:
             + mu[..., None, None] * np.einsum("...i,...j->...ij", w, theta))
 
 
+def jl_derivative(theta: NDArray, y: NDArray) -> NDArray:
+    """Derivative ``d(jl(theta) y)/dtheta`` at fixed ``y``; ``(..., 3), (..., 3) -> (..., 3, 3)``.
+
+    ``jl y = y + b theta x y + c theta x (theta x y)`` with ``b = (1 - cos t)/t^2`` and
+    ``c = (t - sin t)/t^3``; ``b'/t`` and ``c'/t`` by their series below ``_SMALL``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    y = np.asarray(y, dtype=float)
+    _, b, c = _coefficients(theta)
+    t = _angle(theta)
+    t2 = t * t
+    small = t < _SMALL
+    ts = np.where(small, 1.0, t)
+    db = np.where(small, _series(t2, (-1 / 12, 1 / 180, -1 / 6720, 1 / 453600)),
+                  np.sin(ts) / ts**3 - 2 * (1 - np.cos(ts)) / ts**4)           # b'(t) / t
+    dc = np.where(small, _series(t2, (-1 / 60, 1 / 1260, -1 / 60480, 1 / 4989600)),
+                  (1 - np.cos(ts)) / ts**4 - 3 * (ts - np.sin(ts)) / ts**5)   # c'(t) / t
+    ty = cross(theta, y)
+    tty = cross(theta, ty)
+    ny = np.einsum("...i,...i->...", theta, y)
+    outer = np.einsum("...i,...j->...ij", ty, theta)
+    return (db[..., None, None] * outer - b[..., None, None] * hat(y)
+            + dc[..., None, None] * np.einsum("...i,...j->...ij", tty, theta)
+            + c[..., None, None] * (ny[..., None, None] * np.eye(3)
+                                    + np.einsum("...i,...j->...ij", theta, y)
+                                    - 2 * np.einsum("...i,...j->...ij", y, theta)))
+
+
 # --- unit quaternions (w, x, y, z) --------------------------------------------------------------
 
 def quat_identity(n: int) -> NDArray:

@@ -63,3 +63,16 @@ def test_matrix_to_quat_near_half_turn():
     for axis in np.eye(3):
         R = so3.expm(np.pi * axis * (1 - 1e-12))
         assert np.allclose(so3.quat_to_matrix(so3.matrix_to_quat(R)), R, atol=1e-12)
+
+
+@pytest.mark.parametrize("angle", [1e-4, 0.1, 0.29, 0.31, 1.0, 3.0])
+def test_jl_derivative_equals_finite_differences(angle):
+    """``d(jl(theta) y)/dtheta`` on both sides of the series threshold."""
+    rng = np.random.default_rng(11)
+    theta = rng.normal(size=3)
+    theta *= angle / np.linalg.norm(theta)
+    y = rng.normal(size=3)
+    h = 1e-6
+    fd = np.column_stack([(so3.jl(theta + h * e) @ y - so3.jl(theta - h * e) @ y) / (2 * h)
+                          for e in np.eye(3)])
+    np.testing.assert_allclose(so3.jl_derivative(theta, y), fd, rtol=0, atol=1e-9)
