@@ -154,7 +154,8 @@ class Spherical:
         """(E, 2, dim) discrete arms (``G_d`` is ``G`` of them) and the step's rotations.
 
         3D: ``jl(theta) a_0`` with ``theta`` the spatial rotation vector of the step; 2D: the
-        arm whose ``perp`` is the bracket of the module docstring. Also returns ``theta`` ((E, 2, 3) or (E, 2)).
+        arm whose ``perp`` is the bracket of the module docstring. Also returns ``theta``
+        ((E, 2, 3) or (E, 2)).
         """
         arms0 = self._arms(s0)
         if self.dim == 2:
