@@ -222,3 +222,55 @@ class NodalInertia:
         K[lie, 3:6, 3:6] = Kr[lie]
         K[~lie, 3:6, 3:6] = c * self.J[~lie]
         return f, K
+
+
+class InertiaSum:
+    """Several inertia groups summed: the nodal group plus element-level ones.
+
+    The nodal group (:class:`NodalInertia`) keeps every nodal quantity the velocity updates use
+    (``lie``, ``body_velocity``, ``spatial_momentum``); the others (e.g.
+    :class:`fem.inertia_beam.ConsistentBeamInertia`) give element forces and tangents for one
+    element group each (``index``). Energies and momenta are sums; ``m``, ``I``, ``J`` are the
+    nodal group's plus the others' translational masses, for diagonal estimates only.
+    """
+
+    def __init__(self, nodal: NodalInertia, extras):
+        self.nodal, self.extras = nodal, list(extras)
+        self.dim, self.nslots, self.lie = nodal.dim, nodal.nslots, nodal.lie
+        self.m = nodal.m + sum(x.nodal_mass(len(nodal.m)) for x in self.extras)
+        self.I, self.J = nodal.I, nodal.J
+
+    def body_velocity(self, state, R=None) -> NDArray:
+        """The nodal group's (see :meth:`NodalInertia.body_velocity`)."""
+        return self.nodal.body_velocity(state, R)
+
+    def spatial_momentum(self, state, R=None) -> NDArray:
+        """The nodal group's (see :meth:`NodalInertia.spatial_momentum`)."""
+        return self.nodal.spatial_momentum(state, R)
+
+    def kinetic_energy(self, state) -> float:
+        """Sum over the groups."""
+        return self.nodal.kinetic_energy(state) + sum(x.kinetic_energy(state)
+                                                      for x in self.extras)
+
+    def linear_momentum(self, state) -> NDArray:
+        """(3,) sum over the groups."""
+        return self.nodal.linear_momentum(state) + sum(x.linear_momentum(state)
+                                                       for x in self.extras)
+
+    def angular_momentum(self, state, X: NDArray) -> NDArray:
+        """(3,) sum over the groups, about the origin."""
+        return self.nodal.angular_momentum(state, X) + sum(x.angular_momentum(state, X)
+                                                           for x in self.extras)
+
+
+def inertia_groups(system, state=None):
+    """The model's inertia: :class:`NodalInertia` alone or an :class:`InertiaSum`.
+
+    NodalInertia alone (today's numbers) unless element groups ask for consistent inertia.
+    """
+    from fem.inertia_beam import consistent_groups
+
+    nodal = NodalInertia(system, state)
+    extras = consistent_groups(system)
+    return InertiaSum(nodal, extras) if extras else nodal

@@ -1,4 +1,4 @@
-"""Nodal loads of a step: the load history, external force vectors and their load stiffness.
+"""Loads of a step: the load history, external force vectors and their load stiffness.
 
 **Load history.** Every load carries a scale, zero when the analysis starts and kept in the state
 (``state.load_scales``). A step
@@ -31,6 +31,19 @@ Meijaard 1993, section 3: "with rotation-vector nodal parameters it has no load 
 follower and axial moments are not. In 2D a moment about z is the same for all three kinds and a
 follower force turns with the nodal angle.
 
+**Distributed loads and gravity** are resolved to nodal loads (:func:`resolve`) once per step:
+
+* a uniform load ``q`` per reference length of a beam: the consistent end loads ``q L / 2`` and
+  ``+-(L^2 / 12) e x q`` of the straight reference element (:func:`_distributed`). *Dead*: fixed,
+  like dead nodal loads (the moments are Argyris's axial ones in 3D; their effect at the ends of
+  a loaded run vanishes as the mesh is refined, and interior ones cancel). *Follower*: the load at
+  each end turns with that end node's rotation, as a follower nodal load does, so it follows the
+  deformed beam axis there (for Euler-Bernoulli beams the nodal rotation turns the tangent) and
+  its load stiffness is the follower nodal loads' ``hat(f)``, ``hat(m)``; total ``q L`` (per
+  reference length: the stretch of the axis does not change it);
+* gravity: ``M g`` with the mass the dynamic step integrates (:func:`gravity_force`): dead,
+  constant forces, whose work over a step is exact in the energy balance.
+
 **Prescribed values** are totals: each listed one goes from its value at the start of the step to
 ``value`` (ramped over a static step, at once in a dynamic one), or follows ``value * g(t)`` when it
 has a function. Prescribed rotations in 3D are applied as spatial increments about the global axis
@@ -39,15 +52,131 @@ of their slot.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
 from fem.functions import Constant, Linear
-from fem.model import NodalLoad, Prescribed
+from fem.model import DistributedLoad, Gravity, NodalLoad, Prescribed
+from fem.state import State
 
 
-def nodal_force(load: NodalLoad, scale: float, state, out: NDArray) -> None:
+@dataclass(frozen=True)
+class Pattern:
+    """A load resolved to the nodes: per-node force and moment at unit scale.
+
+    ``nodes (k,)`` may repeat a node (the ends of adjacent elements); ``force``, ``moment``
+    ``(k, 3)`` global axes at the reference; ``kind`` as for nodal loads.
+    """
+
+    nodes: NDArray
+    force: NDArray
+    moment: NDArray
+    kind: str
+
+
+def resolve(load, model) -> Pattern:
+    """The nodal :class:`Pattern` of a nodal, distributed or gravity load."""
+    if isinstance(load, Gravity):
+        f = gravity_force(model, load.acceleration)
+        nodes = np.flatnonzero(np.any(f != 0.0, axis=1))
+        d = model.dim
+        force, moment = np.zeros((len(nodes), 3)), np.zeros((len(nodes), 3))
+        force[:, :d] = f[nodes, :d]
+        if d == 2:
+            moment[:, 2] = f[nodes, 2]
+        else:
+            moment[:] = f[nodes, 3:6]
+        return Pattern(nodes, force, moment, "dead")
+    if isinstance(load, DistributedLoad):
+        return _distributed(load, model)
+    k = len(load.nodes)
+    return Pattern(load.nodes, np.broadcast_to(load.force, (k, 3)),
+                   np.broadcast_to(load.moment, (k, 3)), load.kind)
+
+
+def _distributed(load: DistributedLoad, model) -> Pattern:
+    """Consistent nodal loads of a uniform load ``q`` per reference length ``L`` of each element.
+
+    With cubic (Hermite) bending and linear axial shape functions on the straight reference
+    element of axis ``e``: ``q L / 2`` at each end, and the moments ``+-(L^2 / 12) e x q`` (only
+    the part of ``q`` normal to the axis bends it). A group without rotations (trusses: linear
+    shape functions) gets the forces alone. Interior moments of equal adjacent elements cancel,
+    so only the ends of a loaded run carry them.
+    """
+    nodes, forces, moments = [], [], []
+    q = load.per_length
+    for name, elements in load.parts:
+        g = model.group(name)
+        conn = g.conn[elements]
+        axis = model.X[conn[:, 1]] - model.X[conn[:, 0]]     # (E, 3) = L e
+        L = np.linalg.norm(axis, axis=1)
+        f = 0.5 * L[:, None] * q                             # (E, 3) at each end
+        m = np.cross(axis, q) * (L / 12)[:, None]            # (L^2 / 12) e x q at the first end
+        if not {"rx", "ry", "rz"} & set(g.dof_names):
+            m = np.zeros_like(m)
+        nodes += [conn[:, 0], conn[:, 1]]
+        forces += [f, f]
+        moments += [m, -m]
+    return Pattern(np.concatenate(nodes), np.vstack(forces), np.vstack(moments), load.kind)
+
+
+def gravity_force(model, acceleration: NDArray) -> NDArray:
+    """(n, nslots) ``M g``: gravity on every mass, with the mass the dynamic step integrates.
+
+    A group that brings its own inertia gives its own ``M g`` by a method
+    ``gravity_force(state, acceleration) -> (E, nd)`` (element vectors on its DOFs, e.g. the
+    consistent ``M g`` of a beam with consistent inertia: ``rho A g L / 2`` and the moments of a
+    distributed load); the others' lumped nodal masses (``lumped_inertia``, which
+    :class:`fem.inertia.NodalInertia` integrates) take ``m_node g``; the ``[[masses]]`` point
+    masses take ``m g``. Translations only with lumped masses: the centre of mass of a lumped
+    node is the node.
+    """
+    d, n = model.dim, model.n_nodes
+    a = np.asarray(acceleration, dtype=float)[:d]
+    state = State.reference(d, n)
+    out = np.zeros((n, model.nslots))
+    slots = model.slots
+    for g in model.groups:
+        if "mass" not in g.capabilities:
+            continue
+        own = getattr(g, "gravity_force", None)
+        if own is None and getattr(g, "inertia", "lumped") == "consistent":
+            own = _consistent_beam_gravity(g)
+        if own is not None:
+            fe = own(state, acceleration).reshape(len(g), g.nen, g.ndn)
+            cols = [slots.index(name) for name in g.dof_names]
+            np.add.at(out, (g.conn[:, :, None], np.array(cols)[None, None, :]), fe)
+            continue
+        m, _ = g.lumped_inertia(state)                      # (E, nen)
+        np.add.at(out[:, :d], g.conn.ravel(), m.ravel()[:, None] * a)
+    for pm in model.masses:
+        np.add.at(out[:, :d], pm.nodes, pm.mass * a)
+    return out
+
+
+def _consistent_beam_gravity(g):
+    """``M g`` of beams with consistent inertia (:mod:`fem.inertia_beam`), as ``(E, nd)``.
+
+    The translational part of the consistent (Hermite) mass at the reference times ``g``: the
+    consistent end loads of the distributed load ``rho A g`` (:func:`_distributed`).
+    """
+    def force(state, acceleration):
+        d = g.dim
+        axis = g.X[:, 1] - g.X[:, 0]                        # (E, 3) = L e, reference
+        L = np.linalg.norm(axis, axis=1)
+        q = g.inertia_per_length["rhoA"][:, None] * np.asarray(acceleration, dtype=float)
+        f = 0.5 * L[:, None] * q
+        m = np.cross(axis, q) * (L / 12)[:, None]
+        if d == 2:
+            return np.hstack([f[:, :2], m[:, 2:], f[:, :2], -m[:, 2:]])
+        return np.hstack([f, m, f, -m])
+    return force
+
+
+def nodal_force(load: Pattern, scale: float, state, out: NDArray) -> None:
     """Add ``scale`` times ``load`` as it acts on ``state`` to ``out (n, nslots)``."""
     if scale == 0.0:
         return
@@ -55,26 +184,26 @@ def nodal_force(load: NodalLoad, scale: float, state, out: NDArray) -> None:
     if state.dim == 2:
         if load.kind == "follower":
             c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
-            f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
+            f = np.stack([c * f0[:, 0] - s * f0[:, 1], s * f0[:, 0] + c * f0[:, 1]], axis=-1)
         else:
-            f = np.broadcast_to(f0[:2], (len(nodes), 2))
+            f = f0[:, :2]
         np.add.at(out, (nodes, slice(0, 2)), f)
-        np.add.at(out, (nodes, 2), m0[2])
+        np.add.at(out, (nodes, 2), m0[:, 2])
         return
     if load.kind == "follower":
         R = so3.quat_to_matrix(state.rot[nodes])
-        f, m = R @ f0, R @ m0
+        f, m = np.einsum("nij,nj->ni", R, f0), np.einsum("nij,nj->ni", R, m0)
     elif load.kind == "semitangential":
-        f = np.broadcast_to(f0, (len(nodes), 3))
+        f = f0
         psi = so3.rotvec_from_quat(state.rot[nodes])
-        m = np.einsum("nji,j->ni", so3.jl_inv(psi), m0)
+        m = np.einsum("nji,nj->ni", so3.jl_inv(psi), m0)
     else:
-        f, m = np.broadcast_to(f0, (len(nodes), 3)), np.broadcast_to(m0, (len(nodes), 3))
+        f, m = f0, m0
     np.add.at(out, (nodes, slice(0, 3)), f)
     np.add.at(out, (nodes, slice(3, 6)), m)
 
 
-def nodal_stiffness(load: NodalLoad, scale: float, state, out: NDArray) -> None:
+def nodal_stiffness(load: Pattern, scale: float, state, out: NDArray) -> None:
     """Add the load stiffness of ``scale`` times ``load`` to ``out (n, nslots, nslots)``."""
     if scale == 0.0 or load.kind == "dead":
         return
@@ -82,17 +211,17 @@ def nodal_stiffness(load: NodalLoad, scale: float, state, out: NDArray) -> None:
     if state.dim == 2:
         if load.kind == "follower":
             c, s = np.cos(state.rot[nodes]), np.sin(state.rot[nodes])
-            f = np.stack([c * f0[0] - s * f0[1], s * f0[0] + c * f0[1]], axis=-1)
+            f = np.stack([c * f0[:, 0] - s * f0[:, 1], s * f0[:, 0] + c * f0[:, 1]], axis=-1)
             np.add.at(out, (nodes, 0, 2), f[:, 1])     # -d(R f0)/d theta = (f_y, -f_x)
             np.add.at(out, (nodes, 1, 2), -f[:, 0])
         return
     if load.kind == "follower":
         R = so3.quat_to_matrix(state.rot[nodes])
-        np.add.at(out, (nodes, slice(0, 3), slice(3, 6)), so3.hat(R @ f0))
-        np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), so3.hat(R @ m0))
+        np.add.at(out, (nodes, slice(0, 3), slice(3, 6)), so3.hat(np.einsum("nij,nj->ni", R, f0)))
+        np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), so3.hat(np.einsum("nij,nj->ni", R, m0)))
     else:  # semitangential
         psi = so3.rotvec_from_quat(state.rot[nodes])
-        kl = -so3.kh(psi, np.broadcast_to(m0, psi.shape)) @ so3.jl_inv(psi)
+        kl = -so3.kh(psi, m0) @ so3.jl_inv(psi)
         np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), kl)
 
 
@@ -109,9 +238,10 @@ class StepLoads:
     t_end : the step's final pseudo-time (static: its load factor), for ramps
     """
 
-    def __init__(self, model, loads: tuple[NodalLoad, ...], step_type: str,
-                 prescribed: tuple[Prescribed, ...] = (), removed: tuple[NodalLoad, ...] = (),
+    def __init__(self, model, loads: tuple, step_type: str,
+                 prescribed: tuple[Prescribed, ...] = (), removed: tuple = (),
                  t_end: float = 1.0):
+        self.model = model
         self.dim = model.dim
         self.n = model.n_nodes
         self.nslots = model.nslots
@@ -121,10 +251,17 @@ class StepLoads:
         self.static = step_type != "dynamic"
         self.default = Linear() if self.static else Constant()
         self.t_end = t_end
-        self.held: list[tuple[NodalLoad, float]] = []
+        self.held: list[tuple[NodalLoad, float]] = []      # or distributed loads, gravity
         self.leaving: list[tuple[NodalLoad, float]] = []
         self._start = None
         self._all = {ld.name: ld for ld in model.loads}
+        self._patterns: dict[str, Pattern] = {}
+
+    def _pattern(self, load) -> Pattern:
+        """The load's nodal pattern, resolved once (gravity asks every group for its masses)."""
+        if load.name not in self._patterns:
+            self._patterns[load.name] = resolve(load, self.model)
+        return self._patterns[load.name]
 
     # --- the history --------------------------------------------------------------------------
     def begin(self, state) -> None:
@@ -184,7 +321,8 @@ class StepLoads:
         """
         out = np.zeros((self.n, self.nslots))
         for ld, s in self._terms(t, which):
-            nodal_force(ld, s, state, out)
+            if s != 0.0:
+                nodal_force(self._pattern(ld), s, state, out)
         return out
 
     def pattern(self, state) -> NDArray:
@@ -197,7 +335,8 @@ class StepLoads:
             return None
         out = np.zeros((self.n, self.nslots, self.nslots))
         for ld, s in self._terms(t, which):
-            nodal_stiffness(ld, s, state, out)
+            if s != 0.0:
+                nodal_stiffness(self._pattern(ld), s, state, out)
         return out
 
     # --- prescribed values --------------------------------------------------------------------

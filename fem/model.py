@@ -54,6 +54,11 @@ class Section:
     J: float = 0.0
     Ay: float = np.inf
     Az: float = np.inf
+    #: mass per length ``rho A`` and rotary inertias per length ``(rho Iy, rho Iz, rho J)`` when
+    #: given directly (papers give them apart from the stiffness section); None: from the
+    #: material's density and this section
+    rhoA: float | None = None
+    rhoI: tuple[float, float, float] | None = None
 
     @classmethod
     def rectangle(cls, name: str, b: float, h: float) -> Section:
@@ -110,6 +115,37 @@ class NodalLoad:
 
 
 @dataclass(frozen=True)
+class DistributedLoad:
+    """A uniform load per unit (reference) length on elements of line groups.
+
+    ``parts``: ``(group name, element indices)`` pairs.
+
+    ``per_length`` (3,) force per length, global axes. ``kind``: ``dead`` (fixed global
+    direction) or ``follower`` (at each end of an element the load turns with that end node's
+    rotation, i.e. with the deformed beam axis there; see :mod:`fem.loads`).
+    """
+
+    name: str
+    parts: tuple[tuple[str, NDArray], ...]
+    per_length: NDArray
+    kind: str = "dead"
+    function: TimeFunction | None = None
+
+
+@dataclass(frozen=True)
+class Gravity:
+    """Gravity: ``M g`` on every mass of the model (see :func:`fem.loads.gravity_force`).
+
+    A load named ``"gravity"`` like the ``[[loads]]``: steps apply, hold and remove it by name.
+    """
+
+    acceleration: NDArray
+    function: TimeFunction | None = None
+    name: str = "gravity"
+    kind: str = "dead"
+
+
+@dataclass(frozen=True)
 class Prescribed:
     """A prescribed value of one DOF slot at ``nodes``, scaled by ``function(t)``."""
 
@@ -156,7 +192,7 @@ class Model:
     sections: Mapping[str, Section] = field(default_factory=dict)
     fixed: NDArray | None = None
     prescribed: tuple[Prescribed, ...] = ()
-    loads: tuple[NodalLoad, ...] = ()
+    loads: tuple = ()              # NodalLoad, DistributedLoad, Gravity
     masses: tuple[PointMass, ...] = ()
     constraints: tuple = ()
     functions: Mapping[str, TimeFunction] = field(default_factory=dict)

@@ -50,7 +50,7 @@ from fem.analysis.settings import (
     setting,
 )
 from fem.errors import AccuracyError, ConvergenceError, ModelError
-from fem.inertia import NodalInertia
+from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
 from fem.solvers.controls import CutBack, DynamicProgress
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure
@@ -68,16 +68,39 @@ class VelocityField:
     angular_velocity: np.ndarray
     center: np.ndarray
 
-    def apply(self, state, X: np.ndarray) -> None:
-        """Set the velocities of the field's nodes in ``state``."""
+    def values(self, state, X: np.ndarray) -> np.ndarray:
+        """(k, nslots) the field's velocities and spins at its nodes."""
         x = X[self.nodes] + state.u[self.nodes]
         v = self.velocity + np.cross(self.angular_velocity, x - self.center)
         d = state.dim
-        state.v[self.nodes, :d] = v[:, :d]
+        out = np.zeros((len(self.nodes), state.v.shape[1]))
+        out[:, :d] = v[:, :d]
         if d == 2:
-            state.v[self.nodes, 2] = self.angular_velocity[2]
+            out[:, 2] = self.angular_velocity[2]
         else:
-            state.v[self.nodes, 3:6] = self.angular_velocity
+            out[:, 3:6] = self.angular_velocity
+        return out
+
+    def apply(self, state, X: np.ndarray) -> None:
+        """Set the velocities of the field's nodes (several fields: :func:`apply_velocities`)."""
+        apply_velocities((self,), state, X)
+
+
+def apply_velocities(fields, state, X: np.ndarray) -> None:
+    """Set the velocities of the nodes the ``fields`` cover to the *sum* of their fields.
+
+    Fields superpose (a spin plus a kick is the sum of the two motions, since velocity fields
+    are linear), so a node in several fields gets their sum, not the last one; nodes in no
+    field keep their velocities.
+    """
+    if not fields:
+        return
+    total = np.zeros_like(state.v)
+    covered = np.zeros(len(state.v), dtype=bool)
+    for vf in fields:
+        np.add.at(total, vf.nodes, vf.values(state, X))
+        covered[vf.nodes] = True
+    state.v[covered] = total[covered]
 
 
 INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
@@ -192,9 +215,9 @@ class DynamicStep(StepBase):
         self.open_solver()
         self.loads.begin(state)
         X = self.system.model.X
-        for vf in s.velocities:
-            vf.apply(state, X)
-        inertia = NodalInertia(self.system, state)
+        apply_velocities(s.velocities, state, X)       # fields on one node add up
+        # lumped nodal inertia, plus consistent groups of beams that ask for them
+        inertia = inertia_groups(self.system, state)
         self.inertia = inertia
         # the residual's reference per block of the convergence test, from the integrator's
         # inertial, internal and external forces

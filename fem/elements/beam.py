@@ -57,7 +57,7 @@ class Beam(ElementGroup):
 
     def __init__(self, name, conn, X, dim, *, E, G, A, Iy=0.0, Iz=0.0, J=0.0, Ay=np.inf, Az=np.inf,
                  rho=0.0, formulation="corotational", theory="euler-bernoulli", ref=None,
-                 rotary_inertia=True):
+                 rotary_inertia=True, rhoA=None, rhoI=None, inertia="lumped"):
         super().__init__(name, conn, X, dim)
         n = len(self)
         self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
@@ -81,6 +81,16 @@ class Beam(ElementGroup):
                                p["E"] * p["Iz"], p["G"] * p["Ay"] if shear else inf,
                                p["G"] * p["Az"] if shear else inf, nonlinear=not linear)
         self.rotary_inertia = rotary_inertia
+        # "consistent": rho A moves to the consistent inertia group (fem.inertia_beam)
+        self.inertia = inertia
+        # mass and rotary inertias per length: rho A, rho Iy, rho Iz, rho J (polar); from the
+        # density and the stiffness section unless given directly (papers give rho A and rho I
+        # apart from EA and EI)
+        rI = (p["rho"] * p["Iy"], p["rho"] * p["Iz"], p["rho"] * (p["Iy"] + p["Iz"]))
+        self.inertia_per_length = {
+            "rhoA": p["rho"] * p["A"] if rhoA is None else _per_element(rhoA, n),
+            **{k: r if rhoI is None else _per_element(rhoI[i], n)
+               for i, (k, r) in enumerate(zip(("rhoIy", "rhoIz", "rhoJ"), rI, strict=True))}}
         self.stress_names = (("N", "M1", "M2") if dim == 2 else
                              ("N", "Mt", "My1", "My2", "Mz1", "Mz2"))
 
@@ -158,13 +168,35 @@ class Beam(ElementGroup):
 
     def mass(self, state=None, lumped: bool = False) -> NDArray:
         """(E, nd, nd) consistent or lumped (HRZ) mass in the global frame, reference geometry."""
-        p = self.props
-        local = beam_mass.local_mass(self.dim, self.l0, p["rho"] * p["A"],
-                                     p["rho"] * p["Iy"] if self.rotary_inertia else 0 * p["Iy"],
-                                     p["rho"] * p["Iz"] if self.rotary_inertia else 0 * p["Iz"],
-                                     p["rho"] * (p["Iy"] + p["Iz"]), lumped=lumped)
+        r = self.inertia_per_length
+        keep = 1.0 if self.rotary_inertia else 0.0
+        local = beam_mass.local_mass(self.dim, self.l0, r["rhoA"], keep * r["rhoIy"],
+                                     keep * r["rhoIz"], r["rhoJ"], lumped=lumped)
         T = beam_mass.rotation_blocks(self.dim, self._reference_axes())
         return np.swapaxes(T, 1, 2) @ local @ T
+
+    def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
+        """Nodal masses and rotary inertias (see the base class); consistent inertia: rotary only.
+
+        With ``inertia = "consistent"`` the translational mass and its HRZ share of the bending
+        rotations belong to :class:`fem.inertia_beam.ConsistentBeamInertia`; the nodes keep the
+        cross-section's rotary inertia ``rho I l0 / 2`` (and ``rho J l0 / 2``).
+        """
+        if self.inertia != "consistent":
+            return super().lumped_inertia(state)
+        r = self.inertia_per_length
+        keep = 1.0 if self.rotary_inertia else 0.0
+        local = beam_mass.local_mass(self.dim, self.l0, 0 * r["rhoA"], keep * r["rhoIy"],
+                                     keep * r["rhoIz"], r["rhoJ"], lumped=True)
+        T = beam_mass.rotation_blocks(self.dim, self._reference_axes())
+        Me = np.swapaxes(T, 1, 2) @ local @ T
+        J = np.zeros((len(self), 2, 3, 3))
+        for a, o in enumerate((0, self.ndn)):
+            if self.dim == 2:
+                J[:, a, 2, 2] = Me[:, o + 2, o + 2]
+            else:
+                J[:, a] = Me[:, o + 3:o + 6, o + 3:o + 6]
+        return np.zeros((len(self), 2)), J
 
     def _reference_axes(self) -> NDArray:
         if self.dim == 3:

@@ -39,7 +39,12 @@ KEYS = [MATERIAL, SECTION, CONNECTIVITY, MESH_GROUP, DIVISIONS, FORMULATION,
             "the member); default: global Z x member axis, or global Y for members along Z"),
         Key("orientation_node", "int", None, "3D beams: a node lying in each element's local "
             "x-y plane, on the side of local +y (instead of orientation)"),
-        Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass")]
+        Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass"),
+        Key("inertia", "str", "lumped", "beams: lumped (nodal) or consistent (cubic Hermite "
+            "rho A, co-rotational beams; rotary inertia stays lumped) inertia in dynamics; "
+            "with consistent inertia the energy-conserving scheme keeps energy and linear "
+            "momentum exact, angular momentum to third order per step only",
+            choices=("lumped", "consistent"))]
 NOT_USED = {"strain": "used by co-rotational trusses only"}
 
 
@@ -81,12 +86,18 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     with np.errstate(all="ignore"):              # an overflow is the error reported here
         L = lengths / v["divisions"]
         check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L, v["theory"]))
+    if v["inertia"] == "consistent" and v["formulation"] != "corotational":
+        raise DeckError(f"{e.where}.inertia", "consistent inertia is for co-rotational beams "
+                        f"(its directors turn with the nodes), got formulation = "
+                        f"\"{v['formulation']}\"")
     conn, nodes = subdivided(e, inputs, conn)
     ref = _orientation(e, nodes, conn) if dim == 3 else None
     return GroupPiece(Beam(v["name"], conn, nodes.X, dim, E=mat.E, G=mat.G, A=sec.A, Iy=sec.Iy,
                            Iz=sec.Iz, J=sec.J, Ay=sec.Ay, Az=sec.Az, rho=mat.rho,
                            formulation=v["formulation"], theory=v["theory"], ref=ref,
-                           rotary_inertia=v["rotary_inertia"]), nodes)
+                           rotary_inertia=v["rotary_inertia"], rhoA=sec.rhoA, rhoI=sec.rhoI,
+                           inertia=v["inertia"]),
+                      nodes)
 
 
 def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:

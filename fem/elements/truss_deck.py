@@ -52,5 +52,6 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L))
     conn, nodes = subdivided(e, inputs, conn)
     return GroupPiece(Truss(v["name"], conn, nodes.X, inputs.dim, EA=mat.E * sec.A,
-                            rhoA=mat.rho * sec.A, formulation=v["formulation"],
+                            rhoA=mat.rho * sec.A if sec.rhoA is None else sec.rhoA,
+                            formulation=v["formulation"],
                             strain=v["strain"]), nodes)

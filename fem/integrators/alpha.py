@@ -41,8 +41,13 @@ class GeneralizedAlpha(Integrator):
         sysm = self.system
         dm = sysm.dofmap
         r = sysm.internal_force(s0) - dm.from_nodal(self.external(s0, s0.t))
-        f_in = self.inertia.newmark_force(_with_zero_acc(s0))      # gyroscopic part only
+        s0z = _with_zero_acc(s0)
+        f_in = self.nodal.newmark_force(s0z)      # gyroscopic part only
         r = r + dm.from_nodal(f_in)
+        f_x = self.element_inertia("newmark_force", s0z, tangent=False)[0]
+        if f_x is not None:
+            # consistent element masses: the diagonal estimate of ``m`` below (a0 approximate)
+            r = r + f_x
         n = sysm.n_free
         diag = dm.from_nodal(self._mass_diagonal())[:n]
         a = np.zeros(dm.n_active)
@@ -71,7 +76,9 @@ class GeneralizedAlpha(Integrator):
         """Inertial, internal and external forces at ``t0``, once per time step."""
         super().start_step(s0)
         dm = self.system.dofmap
-        self._f0 = (dm.from_nodal(self.inertia.newmark_force(s0)),
+        fi0 = dm.from_nodal(self.nodal.newmark_force(s0))
+        f_x = self.element_inertia("newmark_force", s0, tangent=False)[0]
+        self._f0 = (fi0 if f_x is None else fi0 + f_x,
                     self.system.internal_force(s0), dm.from_nodal(self.f_ext0))
 
     def _end0(self, s0):
@@ -84,10 +91,15 @@ class GeneralizedAlpha(Integrator):
         dm = self.system.dofmap
         am, af = self.alpha_m, self.alpha_f
         if tangent:
-            f_in1, K_in = self.inertia.newmark_force(s1, kin, self.h, self.beta, self.gamma)
+            f_in1, K_in = self.nodal.newmark_force(s1, kin, self.h, self.beta, self.gamma)
+            f_x, K_x = self.element_inertia("newmark_force", s1, kin, self.h, self.beta,
+                                            self.gamma)
         else:
-            f_in1 = self.inertia.newmark_force(s1)
+            f_in1 = self.nodal.newmark_force(s1)
+            f_x, K_x = self.element_inertia("newmark_force", s1, tangent=False)
         fi1 = dm.from_nodal(f_in1)
+        if f_x is not None:
+            fi1 = fi1 + f_x
         fint1, K_el = self.system.evaluate(s1, tangent=tangent)
         fext1 = dm.from_nodal(self.external(s1, s1.t))
         fi0, fint0, fext0 = self._end0(s0)
@@ -99,8 +111,9 @@ class GeneralizedAlpha(Integrator):
         KL = self.load_stiffness(s1, s1.t, 1 - af)
         if KL is not None:
             blocks = blocks + KL
-        K = (1 - af) * K_el + self.system.assembler.matrix(
-            [None] * len(self.system.model.groups), blocks)
+        ng = len(self.system.model.groups)
+        K_x = [None] * ng if K_x is None else [None if k is None else (1 - am) * k for k in K_x]
+        K = (1 - af) * K_el + self.system.assembler.matrix(K_x, blocks)
         return r, scale, K
 
     def finish(self, s0, s1) -> tuple[float, float]:

@@ -36,6 +36,9 @@ class Integrator:
     def __init__(self, system, inertia: NodalInertia, loads, h: float):
         self.system = system
         self.inertia = inertia
+        # an InertiaSum: the nodal group integrates the nodes, the others add element blocks
+        self.nodal = getattr(inertia, "nodal", inertia)
+        self.extras = getattr(inertia, "extras", [])
         self.loads = loads
         self.h = h
         self.dim = system.model.dim
@@ -64,6 +67,24 @@ class Integrator:
             self.Pi0 = self.inertia.spatial_momentum(s0, self.R0)
         else:
             self.W0 = self.Pi0 = None
+
+    def element_inertia(self, method: str, *args, tangent: bool = True):
+        """The element inertia groups' forces ``(n_active,)`` and tangent blocks per group.
+
+        ``method`` is ``"midpoint_force"`` or ``"newmark_force"``, called with ``args``;
+        ``(None, None)`` when every group is nodal (today's numbers, bit for bit).
+        """
+        if not self.extras:
+            return None, None
+        groups = self.system.model.groups
+        fs, Ks = [None] * len(groups), [None] * len(groups)
+        for x in self.extras:
+            out = getattr(x, method)(*args)
+            f, K = (out if isinstance(out, tuple) else (out, None))
+            fs[x.index] = f if fs[x.index] is None else fs[x.index] + f
+            if tangent and K is not None:
+                Ks[x.index] = K if Ks[x.index] is None else Ks[x.index] + K
+        return self.system.assembler.vector(fs), Ks if tangent else None
 
     def kinematics(self, s0, s1):
         """Step increments (see :func:`fem.integrators.inertia.step_kinematics`)."""

@@ -78,7 +78,10 @@ class MidpointRule(Integrator):
         kin = self.kinematics(s0, s1)
         R1 = s1.rotation_matrices() if self.dim == 3 else None
         midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
-        f_in, K_in = self.inertia.midpoint_force(s0, s1, kin, self.h, self.Pi0, R1)
+        f_in, K_in = self.nodal.midpoint_force(s0, s1, kin, self.h, self.Pi0, R1)
+        # element inertia groups (consistent beams): (n_active,) forces, blocks per group
+        f_in = (f_in, *self.element_inertia("midpoint_force", s0, s1, kin, self.h, tangent,
+                                            tangent=tangent))
         f_el, K_el, extra = self._elements(s0, s1, kin, tangent)
         # constraints act at the end of the step with their full tangent: G^T lambda_1 does no
         # work over a step whose ends both satisfy g = 0 (ideal joints, fem.constraints)
@@ -93,15 +96,18 @@ class MidpointRule(Integrator):
 
     def evaluate(self, s0, s1, tangent: bool = True):
         """Full residual, its norm scale and (if asked) the CSR values of the effective tangent."""
-        kin, f_in, K_in, f_el, K_el, f_ext, _ = self._parts(s0, s1, tangent)
+        kin, (f_in, f_x, K_x), K_in, f_el, K_el, f_ext, _ = self._parts(s0, s1, tangent)
         dm = self.system.dofmap
         fi, fe = dm.from_nodal(f_in), dm.from_nodal(f_ext)
+        if f_x is not None:
+            fi = fi + f_x
         r, scale = fi + f_el - fe, self.scale(fi, f_el, fe)
         if not tangent:
             return r, scale, None
         KL = self.load_stiffness(s1, s1.t, 0.5)
         blocks = K_in if KL is None else K_in + KL
-        K = K_el + self.system.assembler.matrix([None] * len(self.system.model.groups), blocks)
+        K = K_el + self.system.assembler.matrix(K_x or [None] * len(self.system.model.groups),
+                                                blocks)
         return r, scale, K
 
     def finish(self, s0, s1) -> tuple[float, float]:

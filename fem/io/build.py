@@ -275,13 +275,16 @@ SECTION_KEYS = {"general": {"A", "Iy", "Iz", "J", "Ay", "Az"}, "rectangle": {"b"
 SECTION_PROPERTIES = ("A", "Iy", "Iz", "J", "Ay", "Az")
 
 
-def sections(entries: list[Entry]) -> dict[str, Section]:
-    """``[[sections]]``: general properties or a shape helper."""
+INERTIA_KEYS = {"mass_per_length", "rotary_inertia_per_length"}
+
+
+def sections(entries: list[Entry], dim: int = 3) -> dict[str, Section]:
+    """``[[sections]]``: general properties or a shape helper, and beam inertia if given."""
     out = {}
     for name, e in unique(entries, "section").items():
         v, shape = e.values, e.values["shape"]
         used = SECTION_KEYS[shape]
-        for key in e.given - {"name", "shape"} - used:
+        for key in e.given - {"name", "shape"} - used - INERTIA_KEYS:
             raise DeckError(f"{e.where}.{key}", f"not used by shape = \"{shape}\", which "
                             f"takes {', '.join(sorted(used))}")
         for key in used - e.given:
@@ -291,7 +294,8 @@ def sections(entries: list[Entry]) -> dict[str, Section]:
         if shape == "general":
             out[name] = Section(name, A=v["A"], Iy=v["Iy"], Iz=v["Iz"], J=v["J"],
                                 Ay=v["Ay"] if v["Ay"] is not None else np.inf,
-                                Az=v["Az"] if v["Az"] is not None else np.inf)
+                                Az=v["Az"] if v["Az"] is not None else np.inf,
+                                **_section_inertia(e, dim))
             continue
         if shape == "tube" and not 2 * v["t"] < v["d"]:
             raise DeckError(f"{e.where}.t", "expected a wall thickness less than half "
@@ -309,7 +313,35 @@ def sections(entries: list[Entry]) -> dict[str, Section]:
                 raise DeckError(e.where, f"expected a {shape} whose properties are positive "
                                 f"and at most {sci(MAX_DERIVED)} in double precision, got "
                                 f"{p} = {val:g} from {given}")
-        out[name] = Section(name, **{p: float(getattr(sec, p)) for p in SECTION_PROPERTIES})
+        out[name] = Section(name, **{p: float(getattr(sec, p)) for p in SECTION_PROPERTIES},
+                            **_section_inertia(e, dim))
+    return out
+
+
+def _section_inertia(e: Entry, dim: int) -> dict:
+    """``rhoA`` and ``rhoI`` of a section that gives its beam inertia directly.
+
+    Papers give rho A and rho I apart from EA and EI (Kane's beam: rho A = 1.2, rho I = 6e-4).
+    """
+    v = e.values
+    out = {"rhoA": v["mass_per_length"]}
+    r = v["rotary_inertia_per_length"]
+    key = f"{e.where}.rotary_inertia_per_length"
+    if r is None:
+        return out
+    if dim == 2:
+        if isinstance(r, list):
+            raise DeckError(key, f"expected one number, rho Iz, in a 2D model, got a list "
+                            f"{shown(r)}")
+        rI = (0.0, float(r), float(r))      # 2D beams turn about z only: rho Iz (and polar)
+    else:
+        if not isinstance(r, list) or len(r) != 3:
+            raise DeckError(key, "expected [rho Iy, rho Iz, rho J] in a 3D model (rho J the "
+                            f"polar rotary inertia per length), got {shown(r)}")
+        rI = tuple(float(x) for x in r)
+    if any(x < 0 for x in rI):
+        raise DeckError(key, f"expected rotary inertias >= 0, got {shown(r)}")
+    out["rhoI"] = rI
     return out
 
 

@@ -71,7 +71,7 @@ def _inertia(dim: int, inertia, where: str) -> np.ndarray:
 
 
 def velocities(entries: list[Entry], table: Nodes) -> dict[str, VelocityField]:
-    """``[[velocities]]``: initial velocity fields by name."""
+    """``[[velocities]]``: initial velocity fields by name (a step's fields add up on a node)."""
     fields = {}
     d = table.dim
     for name, e in unique(entries, "velocity field").items():
@@ -103,5 +103,6 @@ def velocities(entries: list[Entry], table: Nodes) -> dict[str, VelocityField]:
                 raise DeckError(f"{e.where}.center", f"expected {d} coordinates (model.dim = "
                                 f"{d}), got {len(v['center'])}")
             c[:d] = v["center"]
-        fields[name] = VelocityField(name, nodes, vel, w, c)
+        # each node once: the fields a step names add up node by node (a spin plus a kick)
+        fields[name] = VelocityField(name, np.unique(nodes), vel, w, c)
     return fields

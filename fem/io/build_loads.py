@@ -1,4 +1,4 @@
-"""Build what acts on the DOFs: ``[[supports]]``, ``[[prescribed]]`` values and ``[[loads]]``.
+"""Build what acts on the DOFs: supports, prescribed values, ``[[loads]]`` and ``[gravity]``.
 
 Each builder takes the node table and the time functions and returns its pieces with the deck
 entry of each (for messages); :func:`check_model` checks, once the model is built, that every
@@ -13,9 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.dofs import DofMap
-from fem.errors import DeckError
+from fem.errors import DeckError, did_you_mean
 from fem.io.build import Entry, Nodes, function, slot, unique
-from fem.model import DOF_SLOTS, Model, NodalLoad, Prescribed
+from fem.loads import gravity_force
+from fem.model import DOF_SLOTS, DistributedLoad, Gravity, Model, NodalLoad, Prescribed
 
 
 def supports(entries: list[Entry], nodes: Nodes) -> NDArray:
@@ -43,13 +44,19 @@ def prescribed(entries: list[Entry], nodes: Nodes,
     return tuple(items), by_name
 
 
-def loads(entries: list[Entry], nodes: Nodes,
-          funcs: Mapping) -> tuple[tuple[NodalLoad, ...], dict[str, Entry]]:
-    """``[[loads]]``: nodal forces and moments, and the entry of each by name."""
+def loads(entries: list[Entry], nodes: Nodes, funcs: Mapping,
+          groups: tuple = ()) -> tuple[tuple, dict[str, Entry]]:
+    """``[[loads]]``: nodal and distributed loads, and the entry of each by name."""
     items, d = [], nodes.dim
     by_name = unique(entries, "load")
     for name, e in by_name.items():
         v = e.values
+        if v["elements"] is not None or v["per_length"] is not None:
+            items.append(_distributed(e, d, groups, funcs))
+            continue
+        if v["nodes"] is None:
+            raise DeckError(e.where, "expected nodes (with a force or a moment) or elements "
+                            "(with per_length), got neither")
         force = np.zeros(3)
         moment = np.zeros(3)
         if v["force"] is not None:
@@ -79,6 +86,66 @@ def loads(entries: list[Entry], nodes: Nodes,
     return tuple(items), by_name
 
 
+def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> DistributedLoad:
+    """A ``[[loads]]`` entry with ``elements`` and ``per_length``."""
+    v = e.values
+    for key in ("nodes", "force", "moment"):
+        if v[key] is not None:
+            raise DeckError(f"{e.where}.{key}", "not used by a distributed load (elements and "
+                            "per_length); give nodal loads as a separate entry")
+    for key in ("elements", "per_length"):
+        if v[key] is None:
+            raise DeckError(f"{e.where}.{key}", "missing: a distributed load needs elements "
+                            "(element-group names) and per_length ([qx, qy] or [qx, qy, qz])")
+    q = np.zeros(3)
+    if len(v["per_length"]) != d:
+        raise DeckError(f"{e.where}.per_length", f"expected {d} components (model.dim = {d}), "
+                        f"got {len(v['per_length'])}")
+    q[:d] = v["per_length"]
+    if v["kind"] not in ("dead", "follower"):
+        raise DeckError(f"{e.where}.kind", f"expected dead or follower for a distributed load, "
+                        f"got {v['kind']!r}")
+    by_name = {g.name: g for g in groups}
+    names = [v["elements"]] if isinstance(v["elements"], str) else v["elements"]
+    if len(set(names)) != len(names):
+        raise DeckError(f"{e.where}.elements", f"a group is named twice in {names}")
+    parts = []
+    for gname in names:
+        g = by_name.get(gname)
+        if g is None:
+            raise DeckError(f"{e.where}.elements", f"unknown element group '{gname}'"
+                            + did_you_mean(gname, by_name) + "; the groups are: "
+                            + ", ".join(by_name))
+        if g.cell_type != "line" or g.nen != 2:
+            raise DeckError(f"{e.where}.elements", f"group '{gname}' ({g.type_name}) is not "
+                            "made of 2-node line elements: a load per length needs beams or "
+                            "trusses")
+        turns = {"rx", "ry", "rz"} & set(g.dof_names)
+        if v["kind"] == "follower" and not turns:
+            raise DeckError(f"{e.where}.kind", f"a follower load turns with the nodes' "
+                            f"rotations, but group '{gname}' ({g.type_name}) has none; use "
+                            "beams or a dead load")
+        parts.append((gname, np.arange(len(g))))
+    return DistributedLoad(v["name"], tuple(parts), q, v["kind"],
+                           function(funcs, v["function"], f"{e.where}.function"))
+
+
+def gravity(table: dict | None, dim: int, funcs: Mapping, names: Mapping) -> Gravity | None:
+    """``[gravity]``: the load ``M g`` named ``"gravity"`` (``names``: the ``[[loads]]``)."""
+    if table is None:
+        return None
+    if "gravity" in names:
+        raise DeckError(f"{names['gravity'].where}.name", "'gravity' is the name of the "
+                        "[gravity] load; give this load another name")
+    g = table["acceleration"]
+    if len(g) != dim:
+        raise DeckError("gravity.acceleration", f"expected {dim} components (model.dim = "
+                        f"{dim}), got {len(g)}")
+    a = np.zeros(3)
+    a[:dim] = g
+    return Gravity(a, function(funcs, table["function"], "gravity.function"))
+
+
 def check_model(model: Model, load_entries: dict[str, Entry],
                 prescribed_entries: dict[str, Entry]) -> None:
     """Loads and prescribed values act on DOFs that the elements give the model."""
@@ -86,6 +153,11 @@ def check_model(model: Model, load_entries: dict[str, Entry],
     ids, slots = model.node_ids, model.slots
     rot = slice(2, 3) if model.dim == 2 else slice(3, 6)
     for ld in model.loads:
+        if isinstance(ld, Gravity):
+            _check_gravity(model, ld)
+            continue
+        if isinstance(ld, DistributedLoad):
+            continue            # on elements: their nodes are active, checked when built
         e = load_entries[ld.name]
         loose = ~np.any(active[ld.nodes], axis=1)
         if np.any(loose):
@@ -106,3 +178,13 @@ def check_model(model: Model, load_entries: dict[str, Entry],
             raise DeckError(f"{e.where}.dof", f"node {ids[p.nodes[off][0]]} has no DOF "
                             f"{slots[p.slot]}: no element using it connects to the node"
                             + (" (trusses have no rotations)" if p.slot >= model.dim else ""))
+
+
+def _check_gravity(model: Model, ld: Gravity) -> None:
+    """Gravity needs a mass to act on (a model without density or point masses weighs nothing)."""
+    if not np.any(ld.acceleration):
+        raise DeckError("gravity.acceleration", "expected a nonzero acceleration, got zero")
+    if not np.any(gravity_force(model, ld.acceleration)):
+        raise DeckError("gravity.acceleration", "the model has no mass for gravity to act on: "
+                        "give the materials a density, the beam sections a mass_per_length, "
+                        "or add [[masses]]")

@@ -293,7 +293,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     if dim not in (2, 3):
         raise DeckError("model.dim", f"expected 2 or 3, got {dim}")
     materials = build.materials(_array(data, "materials"))
-    sections = build.sections(_array(data, "sections"))
+    sections = build.sections(_array(data, "sections"), dim)
     if "nodes" not in data:
         raise DeckError("nodes", "missing required table [nodes]: expected a [nodes] header "
                         "followed by coordinates = [[x, y], ...] or mesh = \"file\"")
@@ -310,7 +310,10 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
                                                             funcs)
     ties = build_constraints.ties(_array(data, "ties"), nodes, groups, fixed, prescribed)
-    loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs)
+    loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs, groups)
+    # gravity is one more named load (steps apply, hold and remove it like the [[loads]])
+    weight = build_loads.gravity(_table(data, "gravity"), dim, funcs, load_entries)
+    loads += (weight,) if weight is not None else ()
     velocities = build_inertia.velocities(_array(data, "velocities"), nodes)
     model = Model(dim=dim, X=nodes.X, node_ids=nodes.ids.copy(), groups=groups,
                   node_sets=nodes.sets, materials=materials, sections=sections, fixed=fixed,
@@ -418,6 +421,16 @@ def _tables(data: dict, name: str) -> list[dict]:
         raise DeckError(name, f"expected an array of tables (one [[{name}]] header per entry), "
                         f"got {type_name(value)} {shown(value)}")
     return value
+
+
+def _table(data: dict, name: str) -> dict | None:
+    """The validated single table ``name`` (``[name]``), or None when the deck has none."""
+    if name not in data:
+        return None
+    if not isinstance(data[name], dict):
+        raise DeckError(name, f"expected a single table [{name}], got {type_name(data[name])} "
+                        f"{shown(data[name])}")
+    return take(data[name], SCHEMA[name], name)
 
 
 def _array(data: dict, name: str) -> list[Entry]:

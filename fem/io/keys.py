@@ -89,7 +89,8 @@ class Key:
 
     ``kind`` is one of ``str``, ``name`` (a string following :data:`NAME_RULE`), ``int``,
     ``float``, ``bool``, ``vector`` (list of numbers), ``matrix`` (list of lists of numbers),
-    ``nodes`` (node id, list of ids or set name), ``names`` (list of strings), ``table`` (inline
+    ``nodes`` (node id, list of ids or set name), ``names`` (list of strings), ``groups`` (a group
+    name or a list of them), ``table`` (inline
     table), ``number_or_vector``, ``number_vector_or_matrix``. ``maximum`` bounds an ``int`` key
     (a count that drives a loop).
     """
@@ -124,7 +125,8 @@ EXPECTED = {
     "float": "a number", "bool": "true or false",
     "vector": "a list of numbers", "matrix": "a list of lists of numbers",
     "nodes": "a node id, a list of node ids or a node-set name",
-    "names": "a list of names", "table": "a table", "number_or_vector": "a number or a list",
+    "names": "a list of names", "groups": "an element-group name or a list of them",
+    "table": "a table", "number_or_vector": "a number or a list",
     "number_vector_or_matrix": "a number, a list of numbers or a list of lists of numbers",
 }
 
@@ -267,6 +269,9 @@ def _check(key: Key, value, where: str):
         raise bad
     if k == "names" and not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
         raise bad
+    if k == "groups" and not (isinstance(value, str) or (
+            isinstance(value, list) and value and all(isinstance(x, str) for x in value))):
+        raise bad
     if k == "table" and not isinstance(value, dict):
         raise bad
     if k == "number_or_vector" and not (_is_number(value) or (
@@ -354,7 +359,9 @@ TOP = {
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
             "tables)",
     "functions": "time functions for loads and prescribed values (array of tables)",
-    "loads": "nodal forces and moments (array of tables)",
+    "loads": "nodal forces and moments, and uniform loads per length on beams (array of "
+             "tables)",
+    "gravity": "gravity on every mass: a load named \"gravity\"",
     "velocities": "initial velocity fields for dynamic steps (array of tables)",
     "steps": "the analysis steps, run in order (array of tables)",
     "output": "what is written to the results file",

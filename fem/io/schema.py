@@ -79,6 +79,11 @@ SCHEMA: dict[str, list[Key]] = {
         Key("h", "float", None, "rectangle depth, along local y", positive=True),
         Key("d", "float", None, "circle or tube outer diameter", positive=True),
         Key("t", "float", None, "tube wall thickness", positive=True),
+        Key("mass_per_length", "float", None, "beams: rho A, the mass per length, instead of "
+            "the material's density times A", nonnegative=True),
+        Key("rotary_inertia_per_length", "number_or_vector", None, "beams: rotary inertia per "
+            "length instead of the density times the section's: rho Iz (2D) or [rho Iy, rho Iz, "
+            "rho J] (3D; rho J the polar one)"),
     ],
     "nodes": [
         Key("coordinates", "matrix", None, "`[[x, y], ...]` (2D) or `[[x, y, z], ...]` (3D)"),
@@ -123,9 +128,13 @@ SCHEMA: dict[str, list[Key]] = {
     ],
     "loads": [
         Key("name", "name", REQUIRED, "name used by steps"),
-        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        Key("nodes", "nodes", None, "nodal loads: node id, list of ids or node-set name"),
         Key("force", "vector", None, "`[fx, fy]` (2D) or `[fx, fy, fz]` (3D), per node"),
         Key("moment", "number_or_vector", None, "`mz` (2D) or `[mx, my, mz]` (3D), per node"),
+        Key("elements", "groups", None, "distributed loads: element-group name or list of names "
+            "(beams; trusses take dead loads) carrying `per_length` (instead of nodes)"),
+        Key("per_length", "vector", None, "uniform load per reference length `[qx, qy(, qz)]`, "
+            "global axes (follower: at the reference, turning with the nodes)"),
         Key("kind", "str", "dead", "dead (fixed direction; for moments Argyris's axial moment), "
             "follower, or semitangential (moments)", choices=LOAD_KINDS),
         Key("function", "str", None, "time function name; default: ramp with the load factor "
@@ -137,13 +146,20 @@ SCHEMA: dict[str, list[Key]] = {
         Key("pairs", "matrix", REQUIRED, "`[[node_a, node_b], ...]` node ids, two nodes at the "
             "same point each; their translations become equal, their rotations stay free"),
     ],
+    "gravity": [
+        Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`: the load "
+            "`M g` on every mass (the lumped masses of the groups and the [[masses]])"),
+        Key("function", "str", None, "time function name; default: ramp with the load factor "
+            "(static), constant (dynamic)"),
+    ],
     "velocities": [
         Key("name", "name", REQUIRED, "name used by dynamic steps"),
         Key("nodes", "nodes", None, "node id, list of ids or node-set name (default: all)"),
         Key("velocity", "vector", None, "translational velocity [vx, vy(, vz)]"),
         Key("angular_velocity", "number_or_vector", None, "rigid rotation: wz (2D) or [wx, wy, "
             "wz]; adds w x (x - center) and sets the nodal spins"),
-        Key("center", "vector", None, "centre of the rigid rotation (default: origin)"),
+        Key("center", "vector", None, "centre of the rigid rotation (default: origin); the "
+            "fields a step names add up on a node they share (a spin plus a kick)"),
     ],
     "steps": [],            # generated from the step types' settings: see _step_keys below
     "output": [

@@ -1,0 +1,256 @@
+"""Consistent (cubic Hermite) inertia of co-rotational beams (issue 10, item 6).
+
+:mod:`fem.inertia_beam`: Meijaard's eq. 17 with ``eps1 = 0`` as an inertia group beside the nodal
+one, selected per beam group with ``inertia = "consistent"``.
+"""
+
+import numpy as np
+import pytest
+import scipy.linalg
+from helpers import line_beam
+
+from fem import rotations as so3
+from fem.elements import beam_mass
+from fem.inertia import InertiaSum, NodalInertia, inertia_groups
+from fem.integrators import make_integrator
+from fem.io import deck as deck_io
+from fem.run import make_step
+from fem.system import System
+
+rng = np.random.default_rng(10)
+
+
+def beam_deck(dim: int, n: int = 3, inertia: str = "consistent", integrator="energy_conserving",
+              h: float = 0.1, steps: int = 1, **extra) -> dict:
+    if dim == 3:
+        d = line_beam(3, n, E=1e3, G=4e2, A=1e-2, Iy=4e-6, Iz=1e-5, J=8e-6,
+                      orientation=[0, 1, 0], inertia=inertia, **extra)
+    else:
+        d = line_beam(2, n, E=1e3, G=4e2, A=1e-2, Iz=1e-5, inertia=inertia, **extra)
+    d["materials"][0]["density"] = 100.0
+    d["steps"] = [{"name": "s", "type": "dynamic", "integrator": integrator, "time_step": h,
+                   "duration": steps * h, "tolerance": 1e-10,
+                   "output_interval": steps * h / 50}]
+    return d
+
+
+# --- (a) the small-rotation limit: the classical Hermite mass ----------------------------------
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_reference_mass_is_the_classical_hermite_mass(dim):
+    """At the reference the group's mass is the Hermite mass of rho A (156, 22, 54, 13, 4, 3
+    over 420) in both bending planes; axially eq. 17 with eps1 = 0 gives the same 156/54 (not
+    the linear 140/70); the rotary inertia stays lumped, rho I l0 / 2 per node, in the nodal
+    group (rho J l0 / 2 about the axis)."""
+    d = beam_deck(dim, n=2, axis=[1.0, 0.4, -0.3][:dim])
+    sysm = System(deck_io.from_dict(d).model)
+    g = sysm.model.groups[0]
+    inert = inertia_groups(sysm)
+    assert isinstance(inert, InertiaSum) and len(inert.extras) == 1
+    Me = inert.extras[0].element_mass(sysm.reference_state())
+    r = g.inertia_per_length
+    L = g.l0
+    local = beam_mass.local_mass(dim, L, r["rhoA"], 0 * L, 0 * L, 0 * L)
+    ndn = g.ndn
+    ax = [0, ndn]
+    local[np.ix_(range(len(L)), ax, ax)] = (r["rhoA"] * L / 420)[:, None, None] * np.array(
+        [[156, 54], [54, 156]])
+    T = beam_mass.rotation_blocks(dim, g._reference_axes())
+    expected = np.swapaxes(T, 1, 2) @ local @ T
+    assert np.allclose(Me, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
+    # the nodal group keeps the rotary inertia only
+    nodal = inert.nodal
+    assert np.all(nodal.m == 0)
+    if dim == 3:
+        assert np.allclose(nodal.J[0], g.E0[0] @ np.diag([r["rhoJ"][0], r["rhoIy"][0],
+                                                          r["rhoIz"][0]]) @ g.E0[0].T * L[0] / 2)
+    else:
+        assert np.isclose(nodal.I[0], r["rhoIz"][0] * L[0] / 2)
+
+
+# --- (b) frequencies converge faster than with lumped inertia ----------------------------------
+
+def cantilever_frequency(inertia: str, n: int) -> float:
+    """First (beta L)^2 of a 2D cantilever without rotary inertia (Euler-Bernoulli)."""
+    E, I, rho, A, Lt = 1e3, 1e-5, 100.0, 1e-2, 1.0
+    d = line_beam(2, n, E=E, G=4e2, A=A, Iz=I, inertia=inertia, rotary_inertia=False)
+    d["materials"][0]["density"] = rho
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["steps"] = [{"name": "s", "type": "dynamic", "time_step": 0.1, "duration": 0.1}]
+    sysm = System(deck_io.from_dict(d).model)
+    s = sysm.reference_state()
+    K = sysm.assembler.to_scipy(sysm.evaluate(s)[1]).toarray()
+    inert = inertia_groups(sysm, s)
+    blocks = [None] * len(sysm.model.groups)
+    nodal = getattr(inert, "nodal", inert)
+    for x in getattr(inert, "extras", []):
+        blocks[x.index] = x.element_mass(s)
+    M = sysm.assembler.to_scipy(sysm.assembler.matrix(blocks, nodal.mass_blocks())).toarray()
+    keep = np.diag(M) > 0                  # lumped: massless rotations condensed out
+    Kc = K[np.ix_(keep, keep)] - K[np.ix_(keep, ~keep)] @ np.linalg.solve(
+        K[np.ix_(~keep, ~keep)], K[np.ix_(~keep, keep)]) if (~keep).any() else K
+    w2 = scipy.linalg.eigh(Kc, M[np.ix_(keep, keep)], eigvals_only=True)
+    return float(np.sqrt(w2.min()) * Lt**2 * np.sqrt(rho * A / (E * I)))
+
+
+def test_cantilever_frequency_converges_faster_with_consistent_inertia():
+    """(beta L)^2 = 3.5160 within 0.1% with 4 consistent elements; lumped is worse."""
+    exact = 3.51601527
+    cons = cantilever_frequency("consistent", 4)
+    lump = cantilever_frequency("lumped", 4)
+    assert abs(cons - exact) <= 1e-3 * exact
+    assert abs(lump - exact) > 2 * abs(cons - exact)
+
+
+# --- (d) the step's tangent is exact ------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("integrator", ["energy_conserving", "midpoint", "trapezoidal",
+                                        "generalized_alpha"])
+def test_step_tangent_with_consistent_inertia_matches_finite_differences(dim, integrator):
+    """The effective tangent equals a central difference of the step residual along Newton's
+    corrections (translations, spatial spins) to 1e-6 relative, at a moving, deformed state and
+    a large step (0.5 rad rotations)."""
+    dk = deck_io.from_dict(beam_deck(dim, integrator=integrator))
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    s0 = sysm.reference_state()
+    n, ns = s0.n_nodes, sysm.model.nslots
+    s0.u[:, :dim] = 0.2 * rng.normal(size=(n, dim))
+    s0.rot[:] = (so3.quat_from_rotvec(0.8 * rng.normal(size=(n, 3))) if dim == 3
+                 else 0.8 * rng.normal(size=n))
+    s0.v[:] = rng.normal(size=(n, ns))
+    step.loads.begin(s0)
+    integ = make_integrator(integrator, sysm, inertia_groups(sysm, s0), step.loads, 0.1)
+    integ.begin(s0)
+    s0.a[:] = rng.normal(size=(n, ns))
+    integ.start_step(s0)
+    s1 = s0.copy()
+    s1.t = 0.1
+    du = np.zeros((n, ns))
+    du[:, :dim], du[:, dim:] = 0.15 * rng.normal(size=(n, dim)), 0.5 * rng.normal(
+        size=(n, ns - dim))
+    sysm.update(s1, du)
+    nf = sysm.n_free
+    K = sysm.assembler.to_scipy(integ.evaluate(s0, s1, tangent=True)[2]).toarray()
+    eps = 1e-6
+    cols = []
+    for j in range(nf):
+        ends = []
+        for s in (eps, -eps):
+            trial = s1.copy()
+            e = np.zeros(nf)
+            e[j] = s
+            sysm.update(trial, sysm.dofmap.to_nodal(e))
+            ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
+        cols.append((ends[0] - ends[1]) / (2 * eps))
+    fd = np.column_stack(cols)
+    assert np.abs(K - fd).max() <= 1e-6 * np.abs(fd).max()
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_inertial_work_equals_the_kinetic_energy_change(dim):
+    """f . inc = T1 - T0 of the consistent group to round-off, at a large random step."""
+    dk = deck_io.from_dict(beam_deck(dim))
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    s0 = sysm.reference_state()
+    n, ns = s0.n_nodes, sysm.model.nslots
+    s0.rot[:] = (so3.quat_from_rotvec(rng.normal(size=(n, 3))) if dim == 3
+                 else rng.normal(size=n))
+    s0.v[:] = rng.normal(size=(n, ns))
+    step.loads.begin(s0)
+    integ = make_integrator("energy_conserving", sysm, inertia_groups(sysm, s0), step.loads, 0.3)
+    integ.begin(s0)
+    integ.start_step(s0)
+    s1 = s0.copy()
+    du = rng.normal(size=(n, ns))
+    sysm.update(s1, du)
+    integ.evaluate(s0, s1, tangent=False)               # the mid-point velocities of s1
+    kin = integ.kinematics(s0, s1)
+    x = integ.extras[0]
+    f, _ = x.midpoint_force(s0, s1, kin, 0.3, False)
+    work = float(np.sum(f * sysm.model.groups[0].element_vector(kin.increment)))
+    dT = x.kinetic_energy(s1) - x.kinetic_energy(s0)
+    assert abs(work - dT) <= 1e-13 * (x.kinetic_energy(s0) + x.kinetic_energy(s1))
+
+
+# --- (c) free flight: energy and momenta --------------------------------------------------------
+
+def flying(dim: int, inertia: str, integrator="energy_conserving", steps=1000, h=0.01):
+    """A free beam of 6 elements spinning at 0.1 rad per step, drifting and flexing.
+
+    Newton's tolerance is 1e-12: the balances below are exact up to the residual left, whose
+    sum over 1000 steps must stay under their 1e-10 (at 1e-10, P drifts by 3e-10).
+    """
+    d = beam_deck(dim, n=6, inertia=inertia, integrator=integrator, h=h, steps=steps)
+    d["steps"][0]["tolerance"] = 1e-12
+    dk = deck_io.from_dict(d)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    X = dk.model.X
+    axis = np.array([1.0, 0.5, 2.0]) if dim == 3 else np.array([0, 0, 1.0])
+    omega = 0.1 / h * axis / np.linalg.norm(axis)
+    state.v[:, :dim] = (np.array([0.3, -0.2, 0.1]) + np.cross(omega, X - [0.5, 0, 0]))[:, :dim]
+    state.v[:, 1] += 0.5 * np.cos(2 * np.pi * X[:, 0])
+    if dim == 3:
+        state.v[:, 2] += np.cos(np.pi * X[:, 0])
+        state.v[:, 3:6] = omega
+    else:
+        state.v[:, 2] = omega[2]
+    step = make_step(dk.steps[0], sysm, dk)
+    its = []
+    step.on_step = lambda s: its.append(step._stats["iterations"])
+    step.run(state, None)
+    return step, np.array(its)
+
+
+def series(step, key):
+    return np.array([row[key] for row in step.history])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dim", [2, 3])
+def test_free_flight_conserves_energy_and_linear_momentum(dim):
+    """1000 steps: energy and linear momentum exact to 1e-10 relative; Newton needs at most
+    2 iterations per step more than with lumped inertia (angular momentum: the next test)."""
+    step, its = flying(dim, "consistent")
+    _, its_l = flying(dim, "lumped")
+    assert step.steps == 1000 and step.cuts == 0
+    E, P, L = (series(step, k) for k in ("total", "linear_momentum", "angular_momentum"))
+    assert np.max(np.abs(E - E[0])) <= 1e-10 * abs(E[0])
+    assert np.max(np.linalg.norm(P - P[0], axis=1)) <= 1e-10 * np.linalg.norm(P[0])
+    assert its.mean() <= its_l.mean() + 2 and its.max() <= its_l.max() + 2
+    assert series(step, "strain").max() > 1e-3 * series(step, "kinetic")[0]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="angular momentum is not exact with the consistent "
+                   "inertia's moment (fem.inertia_beam module doc): 2e-3 (2D) and 4e-3 (3D) "
+                   "relative after 1000 steps of 0.1 rad")
+@pytest.mark.parametrize("dim", [2, 3])
+def test_free_flight_conserves_angular_momentum(dim):
+    """Issue 10, item 6: angular momentum exact to 1e-10 in free flight (not yet)."""
+    step, _ = flying(dim, "consistent")
+    L = series(step, "angular_momentum")
+    assert np.max(np.linalg.norm(L - L[0], axis=1)) <= 1e-10 * np.linalg.norm(L[0])
+
+
+@pytest.mark.parametrize("integrator", ["trapezoidal", "generalized_alpha"])
+def test_newmark_family_runs_with_consistent_inertia(integrator):
+    """The Newmark family integrates the consistent group (exact tangent: few iterations);
+    at a small step its energy stays close."""
+    step, its = flying(3, "consistent", integrator=integrator, steps=100, h=0.002)
+    assert step.steps == 100 and step.cuts == 0 and its.max() <= 6
+    E = series(step, "total")
+    assert np.max(np.abs(E - E[0])) <= 1e-2 * abs(E[0])
+
+
+def test_lumped_default_is_the_nodal_group_alone():
+    """Without a group asking for consistent inertia the dynamic step uses NodalInertia alone,
+    so today's numbers are unchanged bit for bit."""
+    sysm = System(deck_io.from_dict(beam_deck(3, inertia="lumped")).model)
+    assert type(inertia_groups(sysm)) is NodalInertia
+    d = beam_deck(3)
+    del d["elements"][0]["inertia"]
+    assert type(inertia_groups(System(deck_io.from_dict(d).model))) is NodalInertia
