@@ -113,6 +113,24 @@ class System:
                 zip(self.model.constraints, self.multipliers(state), self.constraint_scales,
                     strict=True)]
 
+    def constraint_step_vector(self, s0: State, s1: State) -> NDArray:
+        """(n_active,) the groups' ``[G_d^T lambda; g(q_1)]`` over a time step ``s0 -> s1``.
+
+        ``G_d`` is each group's discrete gradient (``G_d dq = g(q_1) - g(q_0)``), so ideal
+        joints do no work over a step whose ends satisfy them (the energy-conserving scheme).
+        """
+        blocks = [c.step_vector(s0, s1, mu, s) for c, mu, s in
+                  zip(self.model.constraints, self.multipliers(s1), self.constraint_scales,
+                      strict=True)]
+        return self.assembler.vector([None] * len(self.model.groups), constraints=blocks)
+
+    def constraint_step_matrix(self, s0: State, s1: State) -> NDArray:
+        """CSR values of the derivative of :meth:`constraint_step_vector` by ``s1``."""
+        blocks = [c.step_tangent(s0, s1, mu, s) for c, mu, s in
+                  zip(self.model.constraints, self.multipliers(s1), self.constraint_scales,
+                      strict=True)]
+        return self.assembler.matrix([None] * len(self.model.groups), constraints=blocks)
+
     def constraint_vector(self, state: State) -> NDArray:
         """(n_active,) the constraint groups' ``[G^T lambda; g(q)]``."""
         return self.assembler.vector([None] * len(self.model.groups),

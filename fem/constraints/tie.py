@@ -73,6 +73,15 @@ class Tie:
         K[2 * d:, :2 * d] = G
         return np.broadcast_to(scale * K, (len(self), 3 * d, 3 * d)).copy()
 
+    # --- the energy-conserving step: g is linear, so G is its own discrete gradient ----------
+    def step_vector(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """``scale [G^T mu; g(q_1)]``: ``G`` is constant, its work is ``lambda . (g_1 - g_0)``."""
+        return self.vector(s1, mu, scale)
+
+    def step_tangent(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """Derivative of :meth:`step_vector` by the corrections of ``s1``."""
+        return self.tangent(s1, mu, scale)
+
     def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
         """The force each tie transmits to its first node, ``{"fx", "fy"(, "fz"): (E,)}``."""
         return {f"f{'xyz'[k]}": scale * mu[:, k] for k in range(self.dim)}

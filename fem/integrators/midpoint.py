@@ -83,12 +83,13 @@ class MidpointRule(Integrator):
         f_in = (f_in, *self.element_inertia("midpoint_force", s0, s1, kin, self.h, tangent,
                                             tangent=tangent))
         f_el, K_el, extra = self._elements(s0, s1, kin, tangent)
-        # constraints act at the end of the step with their full tangent: G^T lambda_1 does no
-        # work over a step whose ends both satisfy g = 0 (ideal joints, fem.constraints)
+        # constraints: g(q_1) = 0 at the end of the step, forces G_d^T lambda with each group's
+        # discrete gradient (G_d dq = g_1 - g_0), which do no work over a step whose ends both
+        # satisfy g = 0 (ideal joints, fem.constraints; for the linear ties G_d = G)
         if self.system.model.constraints:
-            f_el = f_el + self.system.constraint_vector(s1)
+            f_el = f_el + self.system.constraint_step_vector(s0, s1)
             if K_el is not None:
-                K_el = K_el + self.system.constraint_matrix(s1)
+                K_el = K_el + self.system.constraint_step_matrix(s0, s1)
         f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
         parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
         self._cache = (s0, s1.u.copy(), s1.rot.copy(), parts, s1.v.copy())
