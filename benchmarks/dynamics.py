@@ -12,8 +12,9 @@ import numpy as np
 
 from benchmarks.common import space_frame
 from fem import linalg
-from fem.analysis.dynamic import DynamicSettings, DynamicStep, VelocityField
+from fem.analysis.dynamic import DynamicSettings, DynamicStep
 from fem.loads import StepLoads
+from fem.model import VelocityField
 from fem.system import System
 
 

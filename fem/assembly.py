@@ -81,6 +81,7 @@ class Assembler:
         self.constraints = scatters[len(model.groups):-1]
         self.nodes = scatters[-1]
         self.n_free = n_free
+        self._entry_rows = None
         self.n_active = dofmap.n_active
 
     @property
@@ -128,10 +129,16 @@ class Assembler:
                                     minlength=self.nnz + 1)[:self.nnz]
         return data
 
+    @property
+    def entry_rows(self) -> NDArray:
+        """(nnz,) the row of every stored entry (computed once)."""
+        if self._entry_rows is None:
+            self._entry_rows = np.repeat(np.arange(self.n_free), np.diff(self.indptr))
+        return self._entry_rows
+
     def diagonal_positions(self) -> NDArray:
         """(N,) positions of the diagonal entries in the CSR values."""
-        rows = np.repeat(np.arange(self.n_free), np.diff(self.indptr))
-        return np.flatnonzero(rows == self.indices)
+        return np.flatnonzero(self.entry_rows == self.indices)
 
     def to_scipy(self, data: NDArray):
         """The free-DOF matrix as a ``scipy.sparse.csr_matrix`` (tests, diagnostics)."""

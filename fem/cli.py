@@ -40,7 +40,9 @@ def _completed_note(args) -> None:
     if path and os.path.exists(path):
         print(f"fem: the completed steps and increments are in {os.path.abspath(path)}",
               file=sys.stderr)
-        xdmf = os.path.splitext(path)[0] + ".xdmf"
+        from fem.io.files import xdmf_path
+
+        xdmf = xdmf_path(path)
         if os.path.exists(xdmf):
             print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 

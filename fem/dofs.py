@@ -34,6 +34,11 @@ from numpy.typing import NDArray
 
 KINDS = ("force", "moment", "internal", "constraint")   # the blocks of the convergence test
 
+def block_norms(kind: NDArray, v: NDArray, nblocks: int = len(KINDS)) -> NDArray:
+    """(nblocks,) the 2-norm of ``v`` over the positions of each kind (``kind``: (len(v),))."""
+    return np.sqrt(np.bincount(kind, weights=v * v, minlength=nblocks))
+
+
 @dataclass(frozen=True)
 class DofMap:
     """Equation numbers of a model.

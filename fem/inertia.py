@@ -3,20 +3,24 @@
 Inertia is a capability of a group, separate from its stiffness: an element family declares
 ``"mass"`` and gives its lumped nodal inertia
 (:meth:`fem.elements.base.ElementGroup.lumped_inertia`), point masses add theirs, and an
-*inertia group* turns them into what the analyses need. The protocol (what every inertia group
-provides; :class:`NodalInertia` is today's implementation, and rigid bodies, the consistent beam
-inertia and superelements will be others beside it):
+*inertia group* turns them into what the analyses need. Every inertia group gives
+``kinetic_energy(state)``, ``linear_momentum(state)`` (3,) and ``angular_momentum(state, X)``
+(3,, about the origin), and the inertial forces of the two integrator families, in one of two
+shapes:
 
-=====================================================  ==========================================
-``kinetic_energy(state)``                              float
-``linear_momentum(state)``                             (3,)
-``angular_momentum(state, X)``                         (3,) about the origin
-``mass_blocks()``                                      (n, nslots, nslots) nodal blocks of
-                                                       the mass matrix (``System.mass``)
-``midpoint_force(s0, s1, kin, h, Pi0, R1)``            inertial force ``(n, nslots)`` of the
-                                                       mid-point family and its node-block tangent
-``newmark_force(state, kin, h, beta, gamma)``          ``M a`` (and its tangent, given the step)
-=====================================================  ==========================================
+* **nodal** (:class:`NodalInertia`, one per model): ``mass_blocks()`` (n, nslots, nslots) of the
+  mass matrix, ``diagonal()``, ``midpoint_force(s0, s1, kin, h, Pi0, R1)`` and
+  ``newmark_force(state, kin, h, beta, gamma)`` as nodal arrays ``(n, nslots)`` with node-block
+  tangents; it also keeps what the nodal velocity updates use (``lie``, ``body_velocity``,
+  ``spatial_momentum``);
+* **element-level** (:class:`fem.inertia_beam.ConsistentBeamInertia` for beams with
+  ``inertia = "consistent"``; rigid bodies and superelements to come): ``index`` (its element
+  group), ``element_mass(state)`` (E, nd, nd), ``nodal_mass(n)`` (diagonal estimates), and
+  ``midpoint_force``/``newmark_force`` as element vectors and matrices of that group.
+
+:func:`inertia_groups` gives a model's inertia: the nodal group alone, or an :class:`InertiaSum`
+of it and the element-level groups (``nodal``, ``extras``; energies and momenta summed), which
+the integrators and ``System.mass`` use.
 
 Nodal inertia: every node carries a translational mass ``m`` and, where it has rotations, a rotary
 inertia: a scalar ``I`` in 2D, a ``3 x 3`` tensor ``J`` in 3D, written in the node's material frame
@@ -36,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.inertia_beam import consistent_groups
 
 
 class NodalInertia:
@@ -76,6 +81,14 @@ class NodalInertia:
         additive = system.additive
         self.lie = (np.ones(n, dtype=bool) if additive is None else ~additive) & (self.dim == 3)
 
+    #: no element-level groups beside it (what an :class:`InertiaSum` holds in ``extras``)
+    extras: tuple = ()
+
+    @property
+    def nodal(self) -> NodalInertia:
+        """Itself: the nodal group of a model whose inertia is nodal only."""
+        return self
+
     # --- the mass matrix ----------------------------------------------------------------------
     @staticmethod
     def point_masses(system) -> NDArray:
@@ -102,6 +115,10 @@ class NodalInertia:
         else:
             out[:, 3:6, 3:6] = self.J
         return out
+
+    def diagonal(self) -> NDArray:
+        """(n, nslots) the diagonal of the nodal blocks: masses and principal-axis inertias."""
+        return np.einsum("nii->ni", self.mass_blocks())
 
     # --- per-node quantities ------------------------------------------------------------------
     def body_velocity(self, state, R: NDArray | None = None) -> NDArray:
@@ -200,7 +217,7 @@ class NodalInertia:
             f[:, 2] = self.I * state.a[:, 2]
         else:
             R = state.rotation_matrices()
-            W = self.body_velocity(state)
+            W = self.body_velocity(state, R)
             A = np.einsum("nji,nj->ni", R, state.a[:, 3:6])
             A[~self.lie] = state.a[~self.lie, 3:6]
             JW = np.einsum("nij,nj->ni", self.J, W)
@@ -240,6 +257,12 @@ class InertiaSum:
         self.m = nodal.m + sum(x.nodal_mass(len(nodal.m)) for x in self.extras)
         self.I, self.J = nodal.I, nodal.J
 
+    def diagonal(self) -> NDArray:
+        """(n, nslots) the nodal group's diagonal plus the others' translational masses."""
+        out = self.nodal.diagonal()
+        out[:, :self.dim] += (self.m - self.nodal.m)[:, None]
+        return out
+
     def body_velocity(self, state, R=None) -> NDArray:
         """The nodal group's (see :meth:`NodalInertia.body_velocity`)."""
         return self.nodal.body_velocity(state, R)
@@ -269,8 +292,6 @@ def inertia_groups(system, state=None):
 
     NodalInertia alone (today's numbers) unless element groups ask for consistent inertia.
     """
-    from fem.inertia_beam import consistent_groups
-
     nodal = NodalInertia(system, state)
     extras = consistent_groups(system)
     return InertiaSum(nodal, extras) if extras else nodal

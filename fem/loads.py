@@ -42,7 +42,9 @@ follower force turns with the nodal angle.
   its load stiffness is the follower nodal loads' ``hat(f)``, ``hat(m)``; total ``q L`` (per
   reference length: the stretch of the axis does not change it);
 * gravity: ``M g`` with the mass the dynamic step integrates (:func:`gravity_force`): dead,
-  constant forces, whose work over a step is exact in the energy balance.
+  constant forces, whose work over a step is exact in the energy balance (for beams with
+  consistent inertia the end moments stay at the reference axis: see
+  :func:`_consistent_beam_gravity`).
 
 **Prescribed values** are totals: each listed one goes from its value at the start of the step to
 ``value`` (ramped over a static step, at once in a dynamic one), or follows ``value * g(t)`` when it
@@ -97,24 +99,29 @@ def resolve(load, model) -> Pattern:
                    np.broadcast_to(load.moment, (k, 3)), load.kind)
 
 
-def _distributed(load: DistributedLoad, model) -> Pattern:
-    """Consistent nodal loads of a uniform load ``q`` per reference length ``L`` of each element.
+def _end_loads(axis: NDArray, q: NDArray) -> tuple[NDArray, NDArray]:
+    """Consistent end loads of a uniform load ``q`` (E, 3) per length on elements ``axis = L e``.
 
-    With cubic (Hermite) bending and linear axial shape functions on the straight reference
-    element of axis ``e``: ``q L / 2`` at each end, and the moments ``+-(L^2 / 12) e x q`` (only
-    the part of ``q`` normal to the axis bends it). A group without rotations (trusses: linear
-    shape functions) gets the forces alone. Interior moments of equal adjacent elements cancel,
-    so only the ends of a loaded run carry them.
+    With cubic (Hermite) bending and linear axial shape functions on the straight element:
+    ``q L / 2`` at each end and the moments ``+-(L^2 / 12) e x q`` (only the part of ``q``
+    normal to the axis bends it); returns the force at each end and the moment at the first.
+    """
+    L = np.linalg.norm(axis, axis=1)
+    return 0.5 * L[:, None] * q, np.cross(axis, q) * (L / 12)[:, None]
+
+
+def _distributed(load: DistributedLoad, model) -> Pattern:
+    """Consistent nodal loads (:func:`_end_loads`) of a uniform load per reference length.
+
+    A group without rotations (trusses: linear shape functions) gets the forces alone. Interior
+    moments of equal adjacent elements cancel, so only the ends of a loaded run carry them.
     """
     nodes, forces, moments = [], [], []
-    q = load.per_length
     for name, elements in load.parts:
         g = model.group(name)
         conn = g.conn[elements]
-        axis = model.X[conn[:, 1]] - model.X[conn[:, 0]]     # (E, 3) = L e
-        L = np.linalg.norm(axis, axis=1)
-        f = 0.5 * L[:, None] * q                             # (E, 3) at each end
-        m = np.cross(axis, q) * (L / 12)[:, None]            # (L^2 / 12) e x q at the first end
+        f, m = _end_loads(model.X[conn[:, 1]] - model.X[conn[:, 0]],
+                          np.broadcast_to(load.per_length, (len(conn), 3)))
         if not {"rx", "ry", "rz"} & set(g.dof_names):
             m = np.zeros_like(m)
         nodes += [conn[:, 0], conn[:, 1]]
@@ -126,13 +133,10 @@ def _distributed(load: DistributedLoad, model) -> Pattern:
 def gravity_force(model, acceleration: NDArray) -> NDArray:
     """(n, nslots) ``M g``: gravity on every mass, with the mass the dynamic step integrates.
 
-    A group that brings its own inertia gives its own ``M g`` by a method
-    ``gravity_force(state, acceleration) -> (E, nd)`` (element vectors on its DOFs, e.g. the
-    consistent ``M g`` of a beam with consistent inertia: ``rho A g L / 2`` and the moments of a
-    distributed load); the others' lumped nodal masses (``lumped_inertia``, which
-    :class:`fem.inertia.NodalInertia` integrates) take ``m_node g``; the ``[[masses]]`` point
-    masses take ``m g``. Translations only with lumped masses: the centre of mass of a lumped
-    node is the node.
+    Groups with lumped inertia (``lumped_inertia``, which :class:`fem.inertia.NodalInertia`
+    integrates) take ``m_node g`` (translations only: the centre of mass of a lumped node is the
+    node); beams with ``inertia = "consistent"`` the consistent ``M g`` of their Hermite ``rho A``
+    (:func:`_consistent_beam_gravity`); the ``[[masses]]`` point masses ``m g``.
     """
     d, n = model.dim, model.n_nodes
     a = np.asarray(acceleration, dtype=float)[:d]
@@ -142,11 +146,8 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
     for g in model.groups:
         if "mass" not in g.capabilities:
             continue
-        own = getattr(g, "gravity_force", None)
-        if own is None and getattr(g, "inertia", "lumped") == "consistent":
-            own = _consistent_beam_gravity(g)
-        if own is not None:
-            fe = own(state, acceleration).reshape(len(g), g.nen, g.ndn)
+        if g.inertia == "consistent":
+            fe = _consistent_beam_gravity(g, acceleration).reshape(len(g), g.nen, g.ndn)
             cols = [slots.index(name) for name in g.dof_names]
             np.add.at(out, (g.conn[:, :, None], np.array(cols)[None, None, :]), fe)
             continue
@@ -157,23 +158,19 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
     return out
 
 
-def _consistent_beam_gravity(g):
-    """``M g`` of beams with consistent inertia (:mod:`fem.inertia_beam`), as ``(E, nd)``.
+def _consistent_beam_gravity(g, acceleration) -> NDArray:
+    """(E, nd) ``M g`` of beams with consistent inertia (:mod:`fem.inertia_beam`).
 
-    The translational part of the consistent (Hermite) mass at the reference times ``g``: the
-    consistent end loads of the distributed load ``rho A g`` (:func:`_distributed`).
+    The consistent end loads of the distributed load ``rho A g`` at the reference geometry. The
+    end moments are taken about the reference axis: the inertia group's elastic line turns them
+    with the nodal directors, so this is exact at the reference and an approximation (vanishing
+    with mesh refinement) once the ends turn.
     """
-    def force(state, acceleration):
-        d = g.dim
-        axis = g.X[:, 1] - g.X[:, 0]                        # (E, 3) = L e, reference
-        L = np.linalg.norm(axis, axis=1)
-        q = g.inertia_per_length["rhoA"][:, None] * np.asarray(acceleration, dtype=float)
-        f = 0.5 * L[:, None] * q
-        m = np.cross(axis, q) * (L / 12)[:, None]
-        if d == 2:
-            return np.hstack([f[:, :2], m[:, 2:], f[:, :2], -m[:, 2:]])
-        return np.hstack([f, m, f, -m])
-    return force
+    q = g.inertia_per_length["rhoA"][:, None] * np.asarray(acceleration, dtype=float)
+    f, m = _end_loads(g.X[:, 1] - g.X[:, 0], q)
+    if g.dim == 2:
+        return np.hstack([f[:, :2], m[:, 2:], f[:, :2], -m[:, 2:]])
+    return np.hstack([f, m, f, -m])
 
 
 def nodal_force(load: Pattern, scale: float, state, out: NDArray) -> None:

@@ -1,4 +1,4 @@
-"""The model: nodes, sets, materials, sections, element groups, supports and loads.
+"""The model: nodes, sets, materials, sections, element groups, supports, loads, velocity fields.
 
 A :class:`Model` is built once (by :mod:`fem.io.deck` or by hand) and never changed afterwards;
 analyses read it and keep everything that changes in a :class:`~fem.state.State`.
@@ -60,6 +60,16 @@ class Section:
     rhoA: float | None = None
     rhoI: tuple[float, float, float] | None = None
 
+    def mass_per_length(self, rho):
+        """The mass per length of a member of density ``rho``: ``mass_per_length`` if given.
+
+        >>> Section("s", A=2.0).mass_per_length(3.0)
+        6.0
+        >>> Section("s", A=2.0, rhoA=1.5).mass_per_length(3.0)
+        1.5
+        """
+        return mass_per_length(rho, self.A, self.rhoA)
+
     @classmethod
     def rectangle(cls, name: str, b: float, h: float) -> Section:
         """Solid rectangle, depth ``h`` along local y, width ``b`` along local z.
@@ -95,6 +105,15 @@ class Section:
         A = np.pi * (d**2 - di**2) / 4
         Ib = np.pi * (d**4 - di**4) / 64
         return cls(name, A=A, Iy=Ib, Iz=Ib, J=2 * Ib, Ay=0.5 * A, Az=0.5 * A)
+
+
+def mass_per_length(rho, A, given=None):
+    """Mass per length ``rho A`` of members (scalars or per-element arrays), or ``given``.
+
+    The one rule of trusses and beams: a section's ``mass_per_length`` (papers give rho A apart
+    from EA and EI) wins over the material's density times the area.
+    """
+    return rho * A if given is None else given
 
 
 @dataclass(frozen=True)
@@ -164,6 +183,51 @@ class PointMass:
     nodes: NDArray
     mass: float
     inertia: NDArray
+
+
+@dataclass
+class VelocityField:
+    """Initial velocities ``v = v0 + omega x (x - center)`` and nodal spins ``omega``."""
+
+    name: str
+    nodes: np.ndarray
+    velocity: np.ndarray
+    angular_velocity: np.ndarray
+    center: np.ndarray
+
+    def values(self, state, X: np.ndarray) -> np.ndarray:
+        """(k, nslots) the field's velocities and spins at its nodes."""
+        x = X[self.nodes] + state.u[self.nodes]
+        v = self.velocity + np.cross(self.angular_velocity, x - self.center)
+        d = state.dim
+        out = np.zeros((len(self.nodes), state.v.shape[1]))
+        out[:, :d] = v[:, :d]
+        if d == 2:
+            out[:, 2] = self.angular_velocity[2]
+        else:
+            out[:, 3:6] = self.angular_velocity
+        return out
+
+    def apply(self, state, X: np.ndarray) -> None:
+        """Set the velocities of the field's nodes (several fields: :func:`apply_velocities`)."""
+        apply_velocities((self,), state, X)
+
+
+def apply_velocities(fields, state, X: np.ndarray) -> None:
+    """Set the velocities of the nodes the ``fields`` cover to the *sum* of their fields.
+
+    Fields superpose (a spin plus a kick is the sum of the two motions, since velocity fields
+    are linear), so a node in several fields gets their sum, not the last one; nodes in no
+    field keep their velocities.
+    """
+    if not fields:
+        return
+    total = np.zeros_like(state.v)
+    covered = np.zeros(len(state.v), dtype=bool)
+    for vf in fields:
+        np.add.at(total, vf.nodes, vf.values(state, X))
+        covered[vf.nodes] = True
+    state.v[covered] = total[covered]
 
 
 @dataclass(frozen=True)

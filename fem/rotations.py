@@ -89,10 +89,14 @@ def jl(theta: NDArray) -> NDArray:
 
 
 def _eta(t: NDArray) -> NDArray:
-    """``eta = (1 - (t/2) cot(t/2)) / t^2`` of angles ``t``."""
+    """``eta = (1 - (t/2) cot(t/2)) / t^2 = 1/t^2 - 1/(2 t tan(t/2))`` of angles ``t``.
+
+    The second form has no cancellation near ``t = pi`` (``tan(t/2)`` grows, nothing subtracts
+    to zero); the series takes over below ``_SMALL``.
+    """
     small = t < _SMALL
     ts = np.where(small, 1.0, t)
-    closed = 1 / ts**2 - (1 + np.cos(ts)) / (2 * ts * np.sin(ts))
+    closed = 1 / ts**2 - 1 / (2 * ts * np.tan(ts / 2))
     return np.where(small, _series(t * t, (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)),
                     closed)
 
@@ -103,9 +107,10 @@ def _eta_mu(theta: NDArray) -> tuple[NDArray, NDArray]:
     t2 = t * t
     small = t < _SMALL
     ts = np.where(small, 1.0, t)
-    s, c = np.sin(ts), np.cos(ts)
-    mu_closed = (ts**2 * c + ts**2 + ts * s + ts * np.sin(2 * ts) / 2 + 2 * np.cos(2 * ts) - 2) / (
-        2 * ts**4 * s**2)
+    # eta'(t)/t written without the cancellation of the cot form near t = pi (where the former
+    # closed form lost all digits within 1e-8 of pi)
+    mu_closed = (-2 / ts**4 + 1 / (2 * ts**3 * np.tan(ts / 2))
+                 + 1 / (4 * ts**2 * np.sin(ts / 2) ** 2))
     mu = np.where(small,
                   _series(t2, (1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800)),
                   mu_closed)
@@ -221,6 +226,13 @@ def cross(a: NDArray, b: NDArray) -> NDArray:
     out[..., 0] = a2 * b3 - a3 * b2
     out[..., 1] = a3 * b1 - a1 * b3
     out[..., 2] = a1 * b2 - a2 * b1
+    return out
+
+
+def quat_conj(q: NDArray) -> NDArray:
+    """Conjugate (inverse) of unit quaternions ``(..., 4)``."""
+    out = np.array(q, dtype=float, copy=True)
+    out[..., 1:] *= -1
     return out
 
 

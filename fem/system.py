@@ -7,8 +7,9 @@ CSR pattern of the unknowns of the :class:`~fem.assembly.Assembler`.
 
 The internal force and the tangent include the constraint groups' ``[G^T lambda; g(q)]`` and
 ``[[d(G^T lambda)/dq, G^T], [G, 0]]`` (``constraints=True``, the default); the mid-point
-integrators evaluate element forces at the mid-point configuration and add the constraints at
-the end of the step themselves (:meth:`constraint_vector`, :meth:`constraint_matrix`).
+integrators evaluate element forces at the mid-point configuration and add the constraints'
+step forms themselves (:meth:`constraint_step_vector`, :meth:`constraint_step_matrix`: each
+group's discrete gradient, so that ideal joints do no work over a step).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from numpy.typing import NDArray
 
 from fem.assembly import Assembler
 from fem.dofs import DofMap
-from fem.inertia import NodalInertia
+from fem.inertia import NodalInertia, inertia_groups
 from fem.state import State
 
 
@@ -46,7 +47,8 @@ class System:
         """3D nodes whose rotations only small-displacement elements use: additive rotation vectors.
 
         Only groups with rotation DOFs have a say (a truss's formulation does not change what
-        the rotations of a beam node are).
+        the rotations of a beam node are); a constraint group acting on rotations (a joint at
+        offsets) turns its nodes by spins, so its nodes are never additive.
         """
         if model.dim != 3:
             return None
@@ -55,6 +57,9 @@ class System:
         for g in model.groups:
             if {"rx", "ry", "rz"} & set(g.dof_names):
                 (linear if g.additive_rotations else nonlinear)[g.conn] = True
+        for c in model.constraints:
+            if {"rx", "ry", "rz"} & set(c.dof_names):
+                nonlinear[c.conn] = True
         return linear & ~nonlinear
 
     def update(self, state: State, du_nodal: NDArray) -> None:
@@ -186,13 +191,18 @@ class System:
     def mass(self, state: State, lumped: bool = False) -> NDArray:
         """CSR values of the mass matrix (global axes, reference geometry).
 
-        Lumped: the nodal inertia group's blocks (:class:`fem.inertia.NodalInertia`, the same
-        masses a dynamic step integrates, point masses included). Consistent: the element
-        groups' consistent masses plus the point masses' nodal blocks.
+        Lumped: the mass a dynamic step integrates: the nodal inertia group's blocks
+        (:class:`fem.inertia.NodalInertia`, point masses included) plus the element mass of
+        every element-level inertia group (beams with ``inertia = "consistent"``, whose rho A is
+        not in the nodal group). Consistent: the element groups' consistent masses plus the point
+        masses' nodal blocks.
         """
         if lumped:
-            return self.assembler.matrix([None] * len(self.model.groups),
-                                         NodalInertia(self, state).mass_blocks())
+            inertia = inertia_groups(self, state)
+            blocks = [None] * len(self.model.groups)
+            for x in inertia.extras:
+                blocks[x.index] = x.element_mass(state)
+            return self.assembler.matrix(blocks, inertia.nodal.mass_blocks())
         points = NodalInertia.point_masses(self) if self.model.masses else None
         return self.assembler.matrix(
             [g.mass(state, lumped=False) if "mass" in g.capabilities else None

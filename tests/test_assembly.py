@@ -253,3 +253,23 @@ def test_dynamics_and_modal_analysis_use_one_mass():
         st.v[:, :v.shape[1]] = sysm.dofmap.to_nodal(vf)             # supported nodes at rest
         T = NodalInertia(sysm).kinetic_energy(st)
         assert T == pytest.approx(0.5 * vf @ M @ vf, rel=1e-13)
+
+
+@pytest.mark.parametrize("inertia", ["lumped", "consistent"])
+def test_the_mass_matrix_carries_the_whole_mass_whatever_the_inertia(inertia):
+    """A rigid translation of a free beam carries ``rho A L`` in ``System.mass(lumped=True)``,
+    with the nodal inertia or the consistent inertia group (whose rho A is not nodal)."""
+    from helpers import line_beam
+
+    from fem.io.deck import from_dict
+
+    for dim in (2, 3):
+        d = line_beam(dim, 4, A=0.5, length=2.0, inertia=inertia)
+        d["materials"][0]["density"] = 3.0
+        d["steps"] = [{"name": "s", "type": "static"}]
+        sysm = System(from_dict(d).model)
+        M = sysm.assembler.to_scipy(sysm.mass(sysm.reference_state(), lumped=True))
+        nodal = np.zeros((sysm.model.n_nodes, sysm.model.nslots))
+        nodal[:, 1] = 1.0                                # a rigid translation along y
+        r = sysm.dofmap.from_nodal(nodal)[:sysm.n_free]
+        assert r @ (M @ r) == pytest.approx(3.0 * 0.5 * 2.0, rel=1e-13)

@@ -9,7 +9,7 @@ else Newton converges only linearly (about 12 iterations per step at 0.2 rad per
 
 import numpy as np
 import pytest
-from conftest import random_state, slot_columns
+from conftest import fd_step_tangent, random_state, slot_columns
 
 from fem import rotations as so3
 from fem.inertia import NodalInertia
@@ -154,19 +154,5 @@ def test_step_residual_tangent_matches_finite_differences(integrator, loads):
     du = np.zeros((n, 6))
     du[:, :3], du[:, 3:] = 0.15 * r_.normal(size=(n, 3)), 0.5 * r_.normal(size=(n, 3))
     sysm.update(s1, du)
-    nf = sysm.n_free
-    _, _, data = integ.evaluate(s0, s1, tangent=True)
-    K = sysm.assembler.to_scipy(data).toarray()
-    h = 1e-6
-    cols = []
-    for j in range(nf):
-        ends = []
-        for s in (h, -h):
-            trial = s1.copy()
-            e = np.zeros(nf)
-            e[j] = s
-            sysm.update(trial, sysm.dofmap.to_nodal(e))
-            ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
-        cols.append((ends[0] - ends[1]) / (2 * h))
-    fd = np.column_stack(cols)
+    K, fd = fd_step_tangent(integ, sysm, s0, s1)
     assert np.abs(K - fd).max() <= 1e-6 * np.abs(fd).max()

@@ -7,6 +7,7 @@ one, selected per beam group with ``inertia = "consistent"``.
 import numpy as np
 import pytest
 import scipy.linalg
+from conftest import fd_step_tangent
 from helpers import line_beam
 
 from fem import rotations as so3
@@ -131,20 +132,7 @@ def test_step_tangent_with_consistent_inertia_matches_finite_differences(dim, in
     du[:, :dim], du[:, dim:] = 0.15 * rng.normal(size=(n, dim)), 0.5 * rng.normal(
         size=(n, ns - dim))
     sysm.update(s1, du)
-    nf = sysm.n_free
-    K = sysm.assembler.to_scipy(integ.evaluate(s0, s1, tangent=True)[2]).toarray()
-    eps = 1e-6
-    cols = []
-    for j in range(nf):
-        ends = []
-        for s in (eps, -eps):
-            trial = s1.copy()
-            e = np.zeros(nf)
-            e[j] = s
-            sysm.update(trial, sysm.dofmap.to_nodal(e))
-            ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
-        cols.append((ends[0] - ends[1]) / (2 * eps))
-    fd = np.column_stack(cols)
+    K, fd = fd_step_tangent(integ, sysm, s0, s1)
     assert np.abs(K - fd).max() <= 1e-6 * np.abs(fd).max()
 
 

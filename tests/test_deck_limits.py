@@ -197,8 +197,14 @@ def test_utf8_byte_order_mark_is_accepted(where):
 
 
 def test_utf8_byte_order_mark_runs_from_the_cli(tmp_path):
+    import h5py
+
     p = run_cli(tmp_path, b"\xef\xbb\xbf" + BASE.encode())
     assert p.returncode == 0, p.stderr
+    # the deck ran as written: the cantilever's tip deflection P L^3 / (3 E I)
+    with h5py.File(tmp_path / "out.h5", "r") as h5:
+        tip = h5["steps/load/displacement"][-1, 1, 1]
+    assert tip == pytest.approx(-1.0 * 1000.0**3 / (3 * 210000.0 * 1000.0), rel=1e-12)
     # a later mistake still has its line
     text = "\ufeff" + edited("A = 100.0", "A = -1.0")
     deck_error(text, "sections[0].A", "positive", line=line_of(text, "A = -1.0"))
@@ -523,8 +529,16 @@ def test_inertia_matrix_is_accepted_and_used():
 
 
 def test_inertia_matrix_deck_runs(tmp_path):
+    """From the CLI, with the full inertia matrix: the energy-conserving run conserves energy."""
+    import h5py
+
     p = run_cli(tmp_path, CANTILEVER_3D)
     assert p.returncode == 0, p.stderr
+    with h5py.File(tmp_path / "out.h5", "r") as h5:
+        total = h5["steps/swing/energy/total"][:]
+        kinetic = h5["steps/swing/energy/kinetic"][:]
+    assert len(total) == 6 and kinetic[0] > 0
+    assert np.abs(total - total[0]).max() <= 1e-8 * kinetic[0]
 
 
 @pytest.mark.parametrize("value, words", [

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from helpers import node
 
-from fem.analysis.dynamic import apply_velocities
 from fem.errors import DeckError
 from fem.inertia import NodalInertia
 from fem.io.deck import from_dict
+from fem.model import apply_velocities
 from fem.system import System
 
 

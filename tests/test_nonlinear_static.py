@@ -104,6 +104,32 @@ def test_displacement_control_snaps_through():
     assert st.t == pytest.approx(2 * y * (1 / math.hypot(1.0, y) - 1 / L0), rel=1e-10)
 
 
+def test_displacement_control_of_a_dof_the_load_does_not_move_stops_with_a_reason():
+    """An axial tip load does not move the tip sideways: no load factor reaches a lateral
+    target, and the step says so at once (it used to divide by zero and halve 20 times)."""
+    from fem.errors import ConvergenceError
+
+    d = line_beam(2, 4, A=1e3)
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["loads"] = [{"name": "P", "nodes": 2, "force": [1.0, 0.0]}]
+    d["steps"] = [{"name": "s", "type": "static", "nonlinear": True, "control": "displacement",
+                   "node": 2, "dof": "uy", "target": 0.1}]
+    with pytest.raises(ConvergenceError, match="does not move the controlled DOF"):
+        solve(d)
+
+
+def test_arclength_with_a_zero_reference_load_is_a_model_error():
+    from fem.errors import ModelError
+
+    d = line_beam(2, 4, A=1e3)
+    d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
+    d["loads"] = [{"name": "P", "nodes": 2, "force": [0.0, 0.0]}]
+    d["steps"] = [{"name": "s", "type": "static", "nonlinear": True, "control": "arclength",
+                   "arc_length": 0.1}]
+    with pytest.raises(ModelError, match="reference load is zero"):
+        solve(d)
+
+
 def norms_of_one_increment(dim, follower):
     d = line_beam(dim, 8, A=1e3, Iy=1.0, Iz=1.0)
     d["supports"] = [{"nodes": 1, "fixed": ["all"]}]

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.dofs import KINDS
+from fem.dofs import KINDS, block_norms
 from fem.errors import ModelError
 from fem.solvers.newton import NewtonFailure, NormTest
 
@@ -51,7 +51,6 @@ class StepBase:
         self.warnings: list[str] = []
         self._poor_pending: list[float] = []             # this increment's inaccurate solves
         self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
-        self._entry_rows = None      # CSR row of every tangent entry (floors)
         self.progress = None         # resumable progress (a dataclass) of steps that have one
         self._lever = None           # the model's size (block_scale)
 
@@ -91,7 +90,7 @@ class StepBase:
         kind = self.system.dofmap.kind
         own = np.zeros(len(KINDS))
         for v in vectors:
-            own = np.maximum(own, np.sqrt(np.bincount(kind, weights=v * v, minlength=len(KINDS))))
+            own = np.maximum(own, block_norms(kind, v))
         F, M = own[0], own[1]
         L = self._model_size()
         if L > 0:
@@ -120,13 +119,9 @@ class StepBase:
         """
         asm = self.system.assembler
         n = asm.n_free
-        if self._entry_rows is None:
-            self._entry_rows = np.repeat(np.arange(n), np.diff(asm.indptr))
         q = self.system.positions(trial)
-        absK_q = np.bincount(self._entry_rows, weights=np.abs(K) * q[asm.indices], minlength=n)
-        kind = self.system.dofmap.kind[:n]
-        return np.finfo(float).eps * np.sqrt(np.bincount(kind, weights=absK_q * absK_q,
-                                                         minlength=len(KINDS)))
+        absK_q = np.bincount(asm.entry_rows, weights=np.abs(K) * q[asm.indices], minlength=n)
+        return np.finfo(float).eps * block_norms(self.system.dofmap.kind[:n], absK_q)
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""

@@ -28,17 +28,9 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
+from fem import rotations as so3
+
 TRUST = 1.0          # rad: a bent correction turning nodes more than this is checked, then scaled
-
-
-def rotate(om: NDArray, v: NDArray) -> NDArray:
-    """Rodrigues: rotate vectors ``v`` (E, 3) by rotation vectors ``om`` (E, 3)."""
-    th = np.linalg.norm(om, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        k = np.where(th[:, None] > 0, om / th[:, None], 0.0)
-    c, s = np.cos(th)[:, None], np.sin(th)[:, None]
-    kv = np.einsum("ij,ij->i", k, v)[:, None]
-    return v * c + np.cross(k, v) * s + k * kv * (1 - c)
 
 
 class ChordFit:
@@ -102,7 +94,7 @@ class ChordFit:
             w = dn[:, 3:6]
             wbar = 0.5 * (w[self.conn[:, 0]] + w[self.conn[:, 1]])
             om = np.cross(e, Delta) / l[:, None] + np.einsum("ij,ij->i", e, wbar)[:, None] * e
-            c = (l + a)[:, None] * rotate(om, e)
+            c = (l + a)[:, None] * np.einsum("eij,ej->ei", so3.expm(om), e)
         rhs = self.G.T @ (self.w[:, None] * (c - dvec))
         Y = D.copy()
         for k, (f, Lf, lu) in enumerate(self.solvers):

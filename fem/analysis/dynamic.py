@@ -52,55 +52,11 @@ from fem.analysis.settings import (
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
+from fem.model import apply_velocities
 from fem.solvers.controls import CutBack, DynamicProgress
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class VelocityField:
-    """Initial velocities ``v = v0 + omega x (x - center)`` and nodal spins ``omega``."""
-
-    name: str
-    nodes: np.ndarray
-    velocity: np.ndarray
-    angular_velocity: np.ndarray
-    center: np.ndarray
-
-    def values(self, state, X: np.ndarray) -> np.ndarray:
-        """(k, nslots) the field's velocities and spins at its nodes."""
-        x = X[self.nodes] + state.u[self.nodes]
-        v = self.velocity + np.cross(self.angular_velocity, x - self.center)
-        d = state.dim
-        out = np.zeros((len(self.nodes), state.v.shape[1]))
-        out[:, :d] = v[:, :d]
-        if d == 2:
-            out[:, 2] = self.angular_velocity[2]
-        else:
-            out[:, 3:6] = self.angular_velocity
-        return out
-
-    def apply(self, state, X: np.ndarray) -> None:
-        """Set the velocities of the field's nodes (several fields: :func:`apply_velocities`)."""
-        apply_velocities((self,), state, X)
-
-
-def apply_velocities(fields, state, X: np.ndarray) -> None:
-    """Set the velocities of the nodes the ``fields`` cover to the *sum* of their fields.
-
-    Fields superpose (a spin plus a kick is the sum of the two motions, since velocity fields
-    are linear), so a node in several fields gets their sum, not the last one; nodes in no
-    field keep their velocities.
-    """
-    if not fields:
-        return
-    total = np.zeros_like(state.v)
-    covered = np.zeros(len(state.v), dtype=bool)
-    for vf in fields:
-        np.add.at(total, vf.nodes, vf.values(state, X))
-        covered[vf.nodes] = True
-    state.v[covered] = total[covered]
 
 
 INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
@@ -110,7 +66,7 @@ INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alph
 class DynamicSettings:
     """Settings of a dynamic step: the deck keys of ``[[steps]]`` with ``type = "dynamic"``.
 
-    ``velocities`` holds :class:`VelocityField` objects (the deck names them).
+    ``velocities`` holds :class:`fem.model.VelocityField` objects (the deck names them).
     """
 
     integrator: str = setting("str", "energy_conserving", "energy_conserving, midpoint, "
@@ -339,14 +295,7 @@ class DynamicStep(StepBase):
 
     def mass_diagonal(self) -> np.ndarray:
         """(n_free,) the lumped mass or rotary inertia of each free DOF."""
-        inert, d = self.inertia, self.system.model.dim
-        nodal = np.zeros((len(inert.m), self.system.model.nslots))
-        nodal[:, :d] = inert.m[:, None]
-        if d == 2:
-            nodal[:, 2] = inert.I
-        else:
-            nodal[:, 3:6] = np.einsum("nii->ni", inert.J)
-        return self.system.dofmap.from_nodal(nodal)[:self.system.n_free]
+        return self.system.dofmap.from_nodal(self.inertia.diagonal())[:self.system.n_free]
 
     def singular(self, err) -> Exception:
         """What a singular effective tangent means.

@@ -15,11 +15,19 @@ group                  constraint
 =====================  ==========================================================================
 :class:`.tie.Tie`      coincident translations of two nodes (a pin between members meeting at a
                        point): ``u_b - u_a = 0``, exact under finite rotations (it is linear)
+:class:`.spherical.    a point at offsets from two rotating nodes stays one point; its step force
+Spherical`             is a discrete gradient (no work over a time step); not in decks yet
 =====================  ==========================================================================
+
+For the energy-conserving scheme every group also gives ``step_vector(s0, s1, mu, scale)`` and
+``step_tangent``: ``[G_d^T lambda; g(q_1)]`` with ``G_d dq = g(q_1) - g(q_0)``, so that ideal
+joints do no work over a step (:meth:`fem.system.System.constraint_step_vector`). What the pair
+groups share is in :mod:`fem.constraints.base`.
 """
 
+from fem.constraints.spherical import Spherical
 from fem.constraints.tie import Tie
 
 CONSTRAINT_TYPES = {"tie": Tie}
 
-__all__ = ["CONSTRAINT_TYPES", "Tie"]
+__all__ = ["CONSTRAINT_TYPES", "Spherical", "Tie"]

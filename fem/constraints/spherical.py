@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.constraints.base import PairGroup
 
 
 def _perp(a: NDArray) -> NDArray:
@@ -50,7 +51,7 @@ def _perp(a: NDArray) -> NDArray:
     return np.stack([-a[..., 1], a[..., 0]], axis=-1)
 
 
-class Spherical:
+class Spherical(PairGroup):
     """A group of spherical joints between node pairs at given points.
 
     Parameters
@@ -63,26 +64,13 @@ class Spherical:
     """
 
     type_name: ClassVar[str] = "spherical"
-    nen: ClassVar[int] = 2
+    item, items = "spherical joint", "joints"
 
     def __init__(self, name: str, pairs: NDArray, offsets: NDArray, dim: int,
                  node_ids: NDArray | None = None):
-        self.name = name
-        self.conn = np.asarray(pairs, dtype=np.int64)
-        self.conn.setflags(write=False)
+        super().__init__(name, pairs, dim, ("ux", "uy", "rz") if dim == 2 else
+                         ("ux", "uy", "uz", "rx", "ry", "rz"), node_ids)
         self.offsets = np.asarray(offsets, dtype=float)[:, :, :dim].copy()
-        self.dim = dim
-        self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
-        self.n_multipliers = dim
-        self.node_ids = node_ids
-
-    def __len__(self) -> int:
-        return len(self.conn)
-
-    @property
-    def nd(self) -> int:
-        """Nodal DOFs per joint."""
-        return 2 * len(self.dof_names)
 
     def element_vector(self, nodal: NDArray) -> NDArray:
         """(E, nd) the DOFs of each pair in an ``(n, nslots)`` nodal array."""
@@ -159,22 +147,20 @@ class Spherical:
     def _discrete_arms(self, s0, s1) -> tuple[NDArray, NDArray]:
         """(E, 2, dim) discrete arms (``G_d`` is ``G`` of them) and the step's rotations.
 
-        3D: ``jl(theta) a_0`` with ``theta`` the spatial rotation vector of the step; 2D: the
-        arm whose ``perp`` is the bracket of the module docstring. Also returns ``theta``
-        ((E, 2, 3) or (E, 2)).
+        ``jl(theta) a_0`` with ``theta`` the spatial rotation vector of the step (2D: ``t e_z``,
+        which gives the bracket of the module docstring as ``perp`` of the arm). Also returns
+        ``theta`` ((E, 2, 3) or, 2D, the angles (E, 2)).
         """
         arms0 = self._arms(s0)
         if self.dim == 2:
+            # the plane as 3D: a rotation t about z, whose jl(t e_z) a_0 is the bracket's arm
             t = s1.rot[self.conn] - s0.rot[self.conn]                      # (E, 2)
-            small = np.abs(t) < 1e-4
-            ts = np.where(small, 1.0, t)
-            f1 = np.where(small, 1 - t * t / 6, np.sin(ts) / ts)[..., None]
-            f2 = np.where(small, t / 2 - t**3 / 24, (1 - np.cos(ts)) / ts)[..., None]
-            # the arm whose perp is the bracket v: (R(t) - I) a_0 = t v = t perp(-perp(v))
-            return -_perp(f1 * _perp(arms0) - f2 * arms0), t
-        q0, q1 = s0.rot[self.conn], s1.rot[self.conn]
-        conj = q0 * np.array([1.0, -1.0, -1.0, -1.0])
-        theta = so3.rotvec_from_quat(so3.quat_mul(q1, conj))               # R1 R0^T
+            theta = np.zeros(t.shape + (3,))
+            theta[..., 2] = t
+            a3 = np.concatenate([arms0, np.zeros(t.shape + (1,))], axis=-1)
+            return np.einsum("eaij,eaj->eai", so3.jl(theta), a3)[..., :2], t
+        theta = so3.rotvec_from_quat(so3.quat_mul(s1.rot[self.conn],
+                                                  so3.quat_conj(s0.rot[self.conn])))  # R1 R0^T
         return np.einsum("eaij,eaj->eai", so3.jl(theta), arms0), theta
 
     def step_vector(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
@@ -198,17 +184,13 @@ class Spherical:
         Kqq = np.zeros((E, nd, nd))
         arms0 = self._arms(s0)
         if d == 2:
-            t = theta
-            small = np.abs(t) < 1e-4
-            ts = np.where(small, 1.0, t)
-            # d/dt of f1 = sin t / t and f2 = (1 - cos t)/t
-            df1 = np.where(small, -t / 3, (ts * np.cos(ts) - np.sin(ts)) / ts**2)[..., None]
-            df2 = np.where(small, 0.5 - t * t / 8,
-                           (ts * np.sin(ts) - 1 + np.cos(ts)) / ts**2)[..., None]
-            dv = df1 * _perp(arms0) - df2 * arms0                          # (E, 2, 2)
-            # rows -v_a . mu and v_b . mu (v the bracket, the perp of the discrete arm)
-            Kqq[:, 2, 2] = -np.einsum("ei,ei->e", dv[:, 0], mu)
-            Kqq[:, 5, 5] = np.einsum("ei,ei->e", dv[:, 1], mu)
+            theta3 = np.zeros(theta.shape + (3,))
+            theta3[..., 2] = theta
+            a3 = np.concatenate([arms0, np.zeros(theta.shape + (1,))], axis=-1)
+            ddarm = so3.jl_derivative(theta3, a3)[..., :2, 2]              # d(arm)/dt, (E, 2, 2)
+            # rows -perp(arm_a) . mu and perp(arm_b) . mu
+            Kqq[:, 2, 2] = -np.einsum("ei,ei->e", _perp(ddarm[:, 0]), mu)
+            Kqq[:, 5, 5] = np.einsum("ei,ei->e", _perp(ddarm[:, 1]), mu)
         else:
             hat_mu = so3.hat(mu)
             for node, sign, rows in ((0, 1.0, slice(3, 6)), (1, -1.0, slice(9, 12))):
@@ -216,15 +198,3 @@ class Spherical:
                 # row of node a: hat(ad_a) mu = -ad_a x mu = mu x ad_a = hat(mu) ad_a
                 Kqq[:, rows, rows] = sign * hat_mu @ D @ so3.jl_inv(theta[:, node])
         return self._assemble(Gd, Kqq, G1, scale)
-
-    # --- results -------------------------------------------------------------------------------
-    def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
-        """The force each joint transmits to its first node, global axes."""
-        return {f"f{'xyz'[k]}": scale * mu[:, k] for k in range(self.dim)}
-
-    def describe_unknown(self, e: int, j: int) -> str:
-        """Names multiplier ``j`` of joint ``e`` for messages."""
-        a, b = self.conn[e]
-        ids = self.node_ids if self.node_ids is not None else np.arange(1, max(a, b) + 2)
-        return (f"the force {'xyz'[j]} of the spherical joint between nodes {ids[a]} and "
-                f"{ids[b]} (joints '{self.name}')")

@@ -18,8 +18,10 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from fem.constraints.base import PairGroup
 
-class Tie:
+
+class Tie(PairGroup):
     """A group of ties between node pairs.
 
     Parameters
@@ -31,24 +33,11 @@ class Tie:
     """
 
     type_name: ClassVar[str] = "tie"
-    nen: ClassVar[int] = 2
+    item, items = "tie", "ties"
 
     def __init__(self, name: str, pairs: NDArray, dim: int, node_ids: NDArray | None = None):
-        self.name = name
-        self.conn = np.asarray(pairs, dtype=np.int64)
-        self.conn.setflags(write=False)
-        self.dim = dim
-        self.dof_names = ("ux", "uy") if dim == 2 else ("ux", "uy", "uz")
-        self.n_multipliers = dim
-        self.node_ids = node_ids
-
-    def __len__(self) -> int:
-        return len(self.conn)
-
-    @property
-    def nd(self) -> int:
-        """Nodal DOFs per tie."""
-        return 2 * self.dim
+        super().__init__(name, pairs, dim, ("ux", "uy") if dim == 2 else ("ux", "uy", "uz"),
+                         node_ids)
 
     def element_vector(self, nodal: NDArray) -> NDArray:
         """(E, 2 dim) the translations of each pair in an ``(n, nslots)`` nodal array."""
@@ -81,14 +70,3 @@ class Tie:
     def step_tangent(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
         """Derivative of :meth:`step_vector` by the corrections of ``s1``."""
         return self.tangent(s1, mu, scale)
-
-    def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
-        """The force each tie transmits to its first node, ``{"fx", "fy"(, "fz"): (E,)}``."""
-        return {f"f{'xyz'[k]}": scale * mu[:, k] for k in range(self.dim)}
-
-    def describe_unknown(self, e: int, j: int) -> str:
-        """Names multiplier ``j`` of tie ``e`` for messages."""
-        a, b = self.conn[e]
-        ids = self.node_ids if self.node_ids is not None else np.arange(1, max(a, b) + 2)
-        return (f"the force {'xyz'[j]} of the tie between nodes {ids[a]} and {ids[b]} "
-                f"(ties '{self.name}')")

@@ -64,6 +64,9 @@ class ElementGroup:
     capabilities: ClassVar[frozenset[str]] = frozenset({"stiffness"})
     #: rotation DOFs are rotation vectors updated by addition (small-displacement groups)
     additive_rotations: bool = False
+    #: which inertia integrates the group: "lumped" (its lumped_inertia, in the nodal group) or
+    #: "consistent" (an element-level inertia group, fem.inertia_beam)
+    inertia: str = "lumped"
     dof_names: tuple[str, ...] = ()
     stress_names: tuple[str, ...] = ()
 

@@ -24,6 +24,7 @@ from fem.elements.base import ElementGroup
 from fem.elements.beam_basic import BasicBeam
 from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
 from fem.elements.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
+from fem.model import mass_per_length
 
 FORMULATIONS = ("linear", "corotational")
 THEORIES = ("euler-bernoulli", "timoshenko")
@@ -88,7 +89,7 @@ class Beam(ElementGroup):
         # apart from EA and EI)
         rI = (p["rho"] * p["Iy"], p["rho"] * p["Iz"], p["rho"] * (p["Iy"] + p["Iz"]))
         self.inertia_per_length = {
-            "rhoA": p["rho"] * p["A"] if rhoA is None else _per_element(rhoA, n),
+            "rhoA": _per_element(mass_per_length(p["rho"], p["A"], rhoA), n),
             **{k: r if rhoI is None else _per_element(rhoI[i], n)
                for i, (k, r) in enumerate(zip(("rhoIy", "rhoIz", "rhoJ"), rI, strict=True))}}
         self.stress_names = (("N", "M1", "M2") if dim == 2 else
@@ -207,12 +208,23 @@ class Beam(ElementGroup):
         return E0
 
     def properties(self) -> dict[str, NDArray]:
-        """Section and material data per element."""
-        return {**self.props, "length": self.l0}
+        """Section and material data per element, with the inertia per length the mass uses.
+
+        ``rhoA``, ``rhoIy``, ``rhoIz``, ``rhoJ``: the mass and rotary inertias per length
+        actually used (a section's ``mass_per_length`` and ``rotary_inertia_per_length`` where
+        given, else the density times the section; ``rhoIy``, ``rhoIz`` zero without
+        ``rotary_inertia``), not the material's density.
+        """
+        keep = 1.0 if self.rotary_inertia else 0.0
+        r = self.inertia_per_length
+        return {**{k: v for k, v in self.props.items() if k != "rho"}, "length": self.l0,
+                "rhoA": r["rhoA"], "rhoIy": keep * r["rhoIy"], "rhoIz": keep * r["rhoIz"],
+                "rhoJ": r["rhoJ"]}
 
     def options(self) -> dict[str, str]:
-        """Formulation and beam theory."""
-        return {"formulation": self.formulation, "theory": self.theory}
+        """Formulation, theory, inertia (lumped, consistent), rotary_inertia (true, false)."""
+        return {"formulation": self.formulation, "theory": self.theory, "inertia": self.inertia,
+                "rotary_inertia": "true" if self.rotary_inertia else "false"}
 
     # --- interior modes (linear buckling) ----------------------------------------------------
     @property

@@ -11,28 +11,13 @@ import numpy as np
 from fem.elements import truss_deck
 from fem.elements.beam import Beam
 from fem.errors import DeckError
-from fem.io.build import Entry
-from fem.io.build_elements import (
-    CONNECTIVITY,
-    DIVISIONS,
-    FORMULATION,
-    MATERIAL,
-    MESH_GROUP,
-    SECTION,
-    GroupInputs,
-    GroupPiece,
-    check_derived,
-    line_lengths,
-    material,
-    rows,
-    section,
-    subdivided,
-)
+from fem.io.build import Entry, vector
+from fem.io.build_elements import LINE_KEYS, GroupInputs, GroupPiece, line_group
 from fem.io.keys import Key
 
 TABLE = "elements"
 PLURAL = "beams"
-KEYS = [MATERIAL, SECTION, CONNECTIVITY, MESH_GROUP, DIVISIONS, FORMULATION,
+KEYS = [*LINE_KEYS,
         Key("theory", "str", "euler-bernoulli", "beams: euler-bernoulli or timoshenko",
             choices=("euler-bernoulli", "timoshenko")),
         Key("orientation", "vector", None, "3D beams: approximate local y axis (made normal to "
@@ -67,30 +52,33 @@ def derived(mat, sec, L: np.ndarray, theory: str) -> dict[str, np.ndarray]:
 def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     """A beam group from its validated deck entry."""
     v, dim = e.values, inputs.dim
-    mat, sec = material(e, inputs), section(e, inputs)
-    needs = ["Iz"] if dim == 2 else ["Iy", "Iz", "J"]
-    if v["theory"] == "timoshenko":
-        needs += ["Ay"] if dim == 2 else ["Ay", "Az"]
-    for p in needs:
-        val = getattr(sec, p)
-        if not (val > 0 and np.isfinite(val)):
-            raise DeckError(f"{e.where}.section", f"a {dim}D {v['theory']} beam needs a "
-                            f"section with a positive {p}, got section '{sec.name}' with "
-                            f"{p} = {val:g}")
-    if dim == 2:
-        for key in ("orientation", "orientation_node"):
-            if key in e.given:
-                raise DeckError(f"{e.where}.{key}", "used by 3D beams only")
-    conn, where = rows(e, inputs.nodes, Beam.nen, Beam.cell_type)
-    lengths = line_lengths(inputs.nodes, conn, where)
-    with np.errstate(all="ignore"):              # an overflow is the error reported here
-        L = lengths / v["divisions"]
-        check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L, v["theory"]))
-    if v["inertia"] == "consistent" and v["formulation"] != "corotational":
-        raise DeckError(f"{e.where}.inertia", "consistent inertia is for co-rotational beams "
-                        f"(its directors turn with the nodes), got formulation = "
-                        f"\"{v['formulation']}\"")
-    conn, nodes = subdivided(e, inputs, conn)
+
+    def check(mat, sec) -> None:
+        needs = ["Iz"] if dim == 2 else ["Iy", "Iz", "J"]
+        if v["theory"] == "timoshenko":
+            needs += ["Ay"] if dim == 2 else ["Ay", "Az"]
+        for p in needs:
+            val = getattr(sec, p)
+            if not (val > 0 and np.isfinite(val)):
+                raise DeckError(f"{e.where}.section", f"a {dim}D {v['theory']} beam needs a "
+                                f"section with a positive {p}, got section '{sec.name}' with "
+                                f"{p} = {val:g}")
+        if dim == 2:
+            for key in ("orientation", "orientation_node"):
+                if key in e.given:
+                    raise DeckError(f"{e.where}.{key}", "used by 3D beams only")
+        if v["inertia"] == "consistent" and v["formulation"] != "corotational":
+            raise DeckError(f"{e.where}.inertia", "consistent inertia is for co-rotational "
+                            f"beams (its directors turn with the nodes), got formulation = "
+                            f"\"{v['formulation']}\"")
+        if not v["rotary_inertia"] and sec.rhoI is not None:
+            raise DeckError(f"{e.where}.rotary_inertia", f"false contradicts section "
+                            f"'{sec.name}', which gives rotary_inertia_per_length; remove one "
+                            "of the two")
+
+    g = line_group(e, inputs, Beam.nen, Beam.cell_type,
+                   lambda mat, sec, L: derived(mat, sec, L, v["theory"]), check)
+    mat, sec, conn, nodes = g.material, g.section, g.conn, g.nodes
     ref = _orientation(e, nodes, conn) if dim == 3 else None
     return GroupPiece(Beam(v["name"], conn, nodes.X, dim, E=mat.E, G=mat.G, A=sec.A, Iy=sec.Iy,
                            Iz=sec.Iz, J=sec.J, Ay=sec.Ay, Az=sec.Az, rho=mat.rho,
@@ -123,9 +111,8 @@ def _orientation(e: Entry, nodes, conn: np.ndarray) -> np.ndarray:
         ref = X[k] - X[conn[:, 0]]
         key = "orientation_node"
     else:
-        if len(v["orientation"]) != 3:
-            raise DeckError(f"{e.where}.orientation", "expected [x, y, z]")
-        ref = np.broadcast_to(np.array(v["orientation"], dtype=float), (len(conn), 3))
+        ref = np.broadcast_to(vector(v["orientation"], 3, f"{e.where}.orientation"),
+                              (len(conn), 3))
         key = "orientation"
     axis = X[conn[:, 1]] - X[conn[:, 0]]
     axis = axis / np.linalg.norm(axis, axis=1)[:, None]

@@ -10,11 +10,11 @@ from fem.elements.spring import GroundSpring
 from fem.errors import DeckError
 from fem.io.build import Entry
 from fem.io.build_elements import GroupInputs, GroupPiece
-from fem.io.keys import REQUIRED, Key
+from fem.io.keys import NODES, REQUIRED, Key
 
 TABLE = "springs"
 PLURAL = "springs"
-KEYS = [Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+KEYS = [NODES,
         Key("dof", "str", REQUIRED, "the DOF tied to the ground: ux, uy, uz (or rz in 2D)"),
         Key("stiffness", "float", REQUIRED, "spring constant", positive=True)]
 NOT_USED: dict[str, str] = {}

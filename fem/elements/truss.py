@@ -151,8 +151,8 @@ class Truss(ElementGroup):
         return {"N": s, "strain": s / self.EA}
 
     def properties(self) -> dict[str, NDArray]:
-        """Axial stiffness and reference length."""
-        return {"EA": self.EA, "length": self.l0}
+        """Axial stiffness, reference length and mass per length."""
+        return {"EA": self.EA, "length": self.l0, "rhoA": self.rhoA}
 
     def options(self) -> dict[str, str]:
         """Formulation and strain measure."""

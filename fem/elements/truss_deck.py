@@ -9,28 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from fem.elements.truss import Truss
+from fem.errors import DeckError
 from fem.io.build import Entry
-from fem.io.build_elements import (
-    CONNECTIVITY,
-    DIVISIONS,
-    FORMULATION,
-    MATERIAL,
-    MESH_GROUP,
-    SECTION,
-    GroupInputs,
-    GroupPiece,
-    check_derived,
-    line_lengths,
-    material,
-    rows,
-    section,
-    subdivided,
-)
+from fem.io.build_elements import LINE_KEYS, GroupInputs, GroupPiece, line_group
 from fem.io.keys import Key
 
 TABLE = "elements"
 PLURAL = "trusses"
-KEYS = [MATERIAL, SECTION, CONNECTIVITY, MESH_GROUP, DIVISIONS, FORMULATION,
+KEYS = [*LINE_KEYS,
         Key("strain", "str", "engineering", "co-rotational trusses: engineering or green",
             choices=("engineering", "green"))]
 NOT_USED: dict[str, str] = {}          # the default message, "not used by trusses", says it all
@@ -44,14 +30,14 @@ def derived(mat, sec, L: np.ndarray) -> dict[str, np.ndarray]:
 def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     """A truss group from its validated deck entry."""
     v = e.values
-    mat, sec = material(e, inputs), section(e, inputs)
-    conn, where = rows(e, inputs.nodes, Truss.nen, Truss.cell_type)
-    lengths = line_lengths(inputs.nodes, conn, where)
-    with np.errstate(all="ignore"):              # an overflow is the error reported here
-        L = lengths / v["divisions"]
-        check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L))
-    conn, nodes = subdivided(e, inputs, conn)
-    return GroupPiece(Truss(v["name"], conn, nodes.X, inputs.dim, EA=mat.E * sec.A,
-                            rhoA=mat.rho * sec.A if sec.rhoA is None else sec.rhoA,
-                            formulation=v["formulation"],
-                            strain=v["strain"]), nodes)
+
+    def check(mat, sec) -> None:
+        if sec.rhoI is not None:
+            raise DeckError(f"{e.where}.section", f"section '{sec.name}' gives "
+                            "rotary_inertia_per_length, but trusses carry no rotary inertia; "
+                            "give the trusses a section without it")
+
+    g = line_group(e, inputs, Truss.nen, Truss.cell_type, derived, check)
+    return GroupPiece(Truss(v["name"], g.conn, g.nodes.X, inputs.dim, EA=g.material.E * g.section.A,
+                            rhoA=g.section.mass_per_length(g.material.rho),
+                            formulation=v["formulation"], strain=v["strain"]), g.nodes)

@@ -49,7 +49,7 @@ class GeneralizedAlpha(Integrator):
             # consistent element masses: the diagonal estimate of ``m`` below (a0 approximate)
             r = r + f_x
         n = sysm.n_free
-        diag = dm.from_nodal(self._mass_diagonal())[:n]
+        diag = dm.from_nodal(self.inertia.diagonal())[:n]
         a = np.zeros(dm.n_active)
         with np.errstate(divide="ignore", invalid="ignore"):
             a[:n] = np.where(diag > 0, -r[:n] / diag, 0.0)
@@ -60,17 +60,11 @@ class GeneralizedAlpha(Integrator):
             nodal[lie, 3:6] = np.einsum("nij,nj->ni", R, nodal[:, 3:6])[lie]
         s0.a[:] = nodal
 
-    def _mass_diagonal(self):
-        inert = self.inertia
-        d = self.dim
-        ns = 3 if d == 2 else 6
-        diag = np.zeros((len(inert.m), ns))
-        diag[:, :d] = inert.m[:, None]
-        if d == 2:
-            diag[:, 2] = inert.I
-        else:
-            diag[:, 3:6] = np.einsum("nii->ni", inert.J)
-        return diag
+    def _cached(self, s0) -> tuple:
+        """``R0``, ``W0`` of ``s0`` when :meth:`start_step` cached them, else ``(None, None)``."""
+        if self.dim == 3 and self._s0 is s0:
+            return self.R0, self.W0
+        return None, None
 
     def start_step(self, s0) -> None:
         """Inertial, internal and external forces at ``t0``, once per time step."""
@@ -87,7 +81,8 @@ class GeneralizedAlpha(Integrator):
     def evaluate(self, s0, s1, tangent: bool = True):
         """Full residual, its norm scale and (if asked) the CSR values of the effective tangent."""
         kin = self.kinematics(s0, s1)
-        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma)
+        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma,
+                      *self._cached(s0))
         dm = self.system.dofmap
         am, af = self.alpha_m, self.alpha_f
         if tangent:
@@ -119,7 +114,8 @@ class GeneralizedAlpha(Integrator):
     def finish(self, s0, s1) -> tuple[float, float]:
         """Rates of ``s1``; its strain energy and the step's external work (trapezoidal)."""
         kin = self.kinematics(s0, s1)
-        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma)
+        newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma,
+                      *self._cached(s0))
         f_ext = 0.5 * (self.external(s0, s0.t) + self.external(s1, s1.t))
         return self.system.strain_energy(s1), float(np.sum(f_ext * kin.increment))
 

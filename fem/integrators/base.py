@@ -19,12 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.inertia import NodalInertia
+from fem.inertia import InertiaSum, NodalInertia
 from fem.integrators.inertia import step_kinematics
-
-
-def _nodes_3x3(vecs: NDArray, n: int) -> NDArray:
-    return np.zeros((n, 3, 3)) if vecs is None else vecs
 
 
 class Integrator:
@@ -33,16 +29,18 @@ class Integrator:
     name = ""
     family = ""
 
-    def __init__(self, system, inertia: NodalInertia, loads, h: float):
+    def __init__(self, system, inertia: NodalInertia | InertiaSum, loads, h: float):
         self.system = system
         self.inertia = inertia
-        # an InertiaSum: the nodal group integrates the nodes, the others add element blocks
-        self.nodal = getattr(inertia, "nodal", inertia)
-        self.extras = getattr(inertia, "extras", [])
+        # the nodal group integrates the nodes, the element-level ones add element blocks
+        self.nodal = inertia.nodal
+        self.extras = inertia.extras
         self.loads = loads
         self.h = h
         self.dim = system.model.dim
         self.additive = system.additive
+        self._s0 = None               # the step start whose R0, W0, Pi0, f_ext0 are cached
+        self._cache = None            # the last evaluation (mid-point family)
 
     # --- to be provided by each scheme --------------------------------------------------------
     def begin(self, s0) -> None:
@@ -127,7 +125,7 @@ def midpoint_velocities(inertia, s0, s1, kin, h: float, W0=None, R1=None) -> Non
     s1.v[~lie, 3:6] = W1[~lie]                 # additive nodes: rates of the rotation vector
 
 
-def newmark_rates(inertia, s0, s1, kin, h, beta, gamma) -> None:
+def newmark_rates(inertia, s0, s1, kin, h, beta, gamma, R0=None, W0=None) -> None:
     """Set ``s1.v`` and ``s1.a`` by Newmark's formulas (rotations in the material description)."""
     d = s0.dim
     lin = slice(0, d) if d == 3 else slice(0, 3)
@@ -138,8 +136,9 @@ def newmark_rates(inertia, s0, s1, kin, h, beta, gamma) -> None:
         s1.a[:], s1.v[:] = a1, v1
         return
     s1.a[:, lin], s1.v[:, lin] = a1[:, lin], v1[:, lin]
-    R0, R1 = s0.rotation_matrices(), s1.rotation_matrices()
-    W0 = inertia.body_velocity(s0)
+    R0 = s0.rotation_matrices() if R0 is None else R0          # s0's are cached per step
+    R1 = s1.rotation_matrices()
+    W0 = inertia.body_velocity(s0, R0) if W0 is None else W0
     A0 = np.einsum("nji,nj->ni", R0, s0.a[:, 3:6])
     A0[~inertia.lie] = s0.a[~inertia.lie, 3:6]
     A1 = (kin.Theta - h * W0 - h * h * (0.5 - beta) * A0) / (beta * h * h)

@@ -39,7 +39,7 @@ def step_kinematics(s0, s1, additive: NDArray | None, R0: NDArray | None = None)
         inc = np.column_stack([dx[:, :2], theta[:, 2]])
         return StepKinematics(dx, theta, theta, inc)
     R0 = so3.quat_to_matrix(s0.rot) if R0 is None else R0
-    Theta = so3.rotvec_from_quat(so3.quat_mul(_conj(s0.rot), s1.rot))       # log(R0^T R1)
+    Theta = so3.rotvec_from_quat(so3.quat_mul(so3.quat_conj(s0.rot), s1.rot))       # log(R0^T R1)
     theta = np.einsum("nij,nj->ni", R0, Theta)                               # R0 Theta
     if additive is not None and additive.any():
         lin = so3.rotvec_from_quat(s1.rot[additive]) - so3.rotvec_from_quat(s0.rot[additive])
@@ -64,9 +64,3 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
                      + so3.rotvec_from_quat(s1.rot[additive]))
         sm.rot[additive] = so3.quat_from_rotvec(psi)
     return sm
-
-
-def _conj(q: NDArray) -> NDArray:
-    out = q.copy()
-    out[..., 1:] *= -1
-    return out

@@ -67,13 +67,16 @@ class MidpointRule(Integrator):
         return f, sysm.assembler.matrix(Ks), None
 
     def _parts(self, s0, s1, tangent=False):
-        cached = getattr(self, "_cache", None)
-        if (cached is not None and cached[0] is s0 and np.array_equal(cached[1], s1.u)
-                and np.array_equal(cached[2], s1.rot)
-                and (cached[3][4] is not None or not tangent)):
-            s1.v[:] = cached[4]
-            return cached[3]          # the converged evaluation, reused by finish()
-        if getattr(self, "_s0", None) is not s0:
+        # the unknowns the evaluation depends on: positions, rotations, and (constraint forces)
+        # the multipliers
+        key = (s1.u.copy(), s1.rot.copy(), s1.multipliers.copy())
+        cached = self._cache
+        if (cached is not None and cached[0] is s0
+                and all(np.array_equal(a, b) for a, b in zip(cached[1], key, strict=True))
+                and (cached[2][4] is not None or not tangent)):
+            s1.v[:] = cached[3]
+            return cached[2]          # the converged evaluation, reused by finish()
+        if self._s0 is not s0:
             self.start_step(s0)
         kin = self.kinematics(s0, s1)
         R1 = s1.rotation_matrices() if self.dim == 3 else None
@@ -92,7 +95,7 @@ class MidpointRule(Integrator):
                 K_el = K_el + self.system.constraint_step_matrix(s0, s1)
         f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
         parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
-        self._cache = (s0, s1.u.copy(), s1.rot.copy(), parts, s1.v.copy())
+        self._cache = (s0, key, parts, s1.v.copy())
         return parts
 
     def evaluate(self, s0, s1, tangent: bool = True):

@@ -60,11 +60,14 @@ def unique(entries: list[Entry], what: str) -> dict[str, Entry]:
     return out
 
 
-def lookup(table: Mapping, name: str, what: str, where: str):
-    """``table[name]``, or a deck error at ``where`` listing the names ``table`` has."""
+def lookup(table: Mapping, name: str, what: str, where: str, hint: str = ""):
+    """``table[name]``, or a deck error at ``where`` listing the names ``table`` has.
+
+    ``hint`` follows the unknown name in the message (``" (add a [gravity] table)"``).
+    """
     if name not in table:
         known = ", ".join(sorted(table)) or "none defined"
-        raise DeckError(where, f"unknown {what} '{name}'{did_you_mean(name, table)}; "
+        raise DeckError(where, f"unknown {what} '{name}'{hint}{did_you_mean(name, table)}; "
                         f"known: {known}")
     return table[name]
 
@@ -76,6 +79,58 @@ def slot(dim: int, name: str, where: str) -> int:
         raise DeckError(where, f"expected one of {', '.join(slots)} (model.dim = {dim}), got "
                         f"'{name}'" + did_you_mean(name, slots))
     return slots.index(name)
+
+
+# --- vectors of the deck: one parser, one message -----------------------------------------------
+
+def vector(value, dim: int, where: str, what: str = "components") -> NDArray:
+    """(3,) a deck vector of ``dim`` components (``[x, y]`` or ``[x, y, z]``), padded with 0.
+
+    ``value`` is a list of numbers (the schema checked that); its length is checked here, with
+    one message for every key (``what`` names the components, e.g. ``"coordinates"``):
+
+    >>> vector([1, 2], 2, "loads[0].force")
+    array([1., 2., 0.])
+    >>> vector([1, 2, 3], 2, "loads[0].force")
+    Traceback (most recent call last):
+    fem.errors.DeckError: loads[0].force: expected 2 components (model.dim = 2), got 3: [1, 2, 3]
+    """
+    if len(value) != dim:
+        raise DeckError(where, f"expected {dim} {what} (model.dim = {dim}), got {len(value)}: "
+                        f"{shown(value)}")
+    out = np.zeros(3)
+    out[:dim] = value
+    return out
+
+
+def axial(value, dim: int, where: str, names: tuple[str, str, str],
+          planar: str | None = None) -> NDArray:
+    """(3,) a deck axial vector (a moment, a spin, an inertia): one number in 2D, three in 3D.
+
+    In 2D the number acts about z (``out[2]``); ``names`` are the three components' names for
+    messages (``("mx", "my", "mz")``), ``planar`` the 2D number's name (default ``names[2]``):
+
+    >>> axial(5.0, 2, "loads[0].moment", ("mx", "my", "mz"))
+    array([0., 0., 5.])
+    >>> axial([1.0, 2.0], 3, "loads[0].moment", ("mx", "my", "mz"))
+    Traceback (most recent call last):
+    fem.errors.DeckError: loads[0].moment: expected [mx, my, mz] in a 3D model (model.dim = 3),
+    got 2 components: [1.0, 2.0]
+    """
+    out = np.zeros(3)
+    if dim == 2:
+        if isinstance(value, list):
+            raise DeckError(where, f"expected one number, {planar or names[2]}, in a 2D model "
+                            f"(model.dim = 2), got a list {shown(value)}")
+        out[2] = value
+        return out
+    if not isinstance(value, list) or len(value) != 3:
+        got = (f"{len(value)} components: {shown(value)}" if isinstance(value, list) else
+               f"{type_name(value)} {shown(value)}")
+        raise DeckError(where, f"expected [{', '.join(names)}] in a 3D model (model.dim = 3), "
+                        f"got {got}")
+    out[:] = value
+    return out
 
 
 # --- the node table -----------------------------------------------------------------------------
@@ -176,10 +231,11 @@ def nodes(v: dict, dim: int, base_dir: str) -> tuple[Nodes, list[str]]:
                       np.full((len(X), 4), -1, dtype=np.int64), mesh.node_sets, mesh)
         return table, [os.path.abspath(path)]
     rows = v["coordinates"]
-    for i, r in enumerate(rows):
-        if len(r) != dim:
-            raise DeckError(f"nodes.coordinates[{i}]", f"expected {dim} coordinates "
-                            f"(model.dim = {dim}), got {len(r)}: {shown(r)}")
+    # the first row of another length gets the message of every deck vector (:func:`vector`);
+    # the rows are filled at once (row by row is slow for large decks)
+    bad = next((i for i, r in enumerate(rows) if len(r) != dim), None)
+    if bad is not None:
+        vector(rows[bad], dim, f"nodes.coordinates[{bad}]", "coordinates")
     X = np.zeros((len(rows), 3))
     X[:, :dim] = np.array(rows, dtype=float).reshape(len(rows), dim)
     ids = np.arange(1, len(rows) + 1) if v["ids"] is None else _ids(v["ids"], len(rows))
@@ -329,16 +385,10 @@ def _section_inertia(e: Entry, dim: int) -> dict:
     key = f"{e.where}.rotary_inertia_per_length"
     if r is None:
         return out
-    if dim == 2:
-        if isinstance(r, list):
-            raise DeckError(key, f"expected one number, rho Iz, in a 2D model, got a list "
-                            f"{shown(r)}")
-        rI = (0.0, float(r), float(r))      # 2D beams turn about z only: rho Iz (and polar)
-    else:
-        if not isinstance(r, list) or len(r) != 3:
-            raise DeckError(key, "expected [rho Iy, rho Iz, rho J] in a 3D model (rho J the "
-                            f"polar rotary inertia per length), got {shown(r)}")
-        rI = tuple(float(x) for x in r)
+    # 3D: rho J the polar rotary inertia per length; 2D beams turn about z only: rho Iz (and
+    # the polar one)
+    a = axial(r, dim, key, ("rho Iy", "rho Iz", "rho J"), planar="rho Iz")
+    rI = (0.0, float(a[2]), float(a[2])) if dim == 2 else tuple(float(x) for x in a)
     if any(x < 0 for x in rI):
         raise DeckError(key, f"expected rotary inertias >= 0, got {shown(r)}")
     out["rhoI"] = rI

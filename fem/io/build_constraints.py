@@ -68,7 +68,6 @@ def ties(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
                                 "tied (directly or through other ties); remove this pair")
             for slot in range(dim):
                 holders = [joined.get((r, slot)) for r in (ra, rc)]
-                holders = [h if h is not None else None for h in holders]
                 own = [n for n in (a, c) if fixed[n, slot]]
                 held = [h for h in holders if h is not None] + [int(n) for n in own]
                 if len(set(held)) > 1:

@@ -12,7 +12,7 @@ family: the orchestrator (:func:`fem.io.deck.from_dict`) calls each family's ``b
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,8 @@ DIVISIONS = Key("divisions", "int", 1, "split each connectivity row into this ma
                 positive=True)
 FORMULATION = Key("formulation", "str", "linear", "linear or corotational",
                   choices=("linear", "corotational"))
+#: the keys of every family of 2-node line elements (trusses, beams), in this order
+LINE_KEYS = [MATERIAL, SECTION, CONNECTIVITY, MESH_GROUP, DIVISIONS, FORMULATION]
 CELL_NODES = {"vertex": 1, "line": 2, "triangle": 3, "quad": 4, "tetra": 4, "hexahedron": 8}
 
 
@@ -240,6 +242,38 @@ def check_derived(e: Entry, nodes: Nodes, conn: NDArray, L: NDArray, mat: Materi
                             f"{float(val[k]):.3g} for the elements between nodes {a} and {c} "
                             f"(L = {float(L[k]):.3g}, material '{mat.name}', section "
                             f"'{sec.name}'); check the units of the material and section")
+
+
+@dataclass(frozen=True)
+class LineGroup:
+    """What :func:`line_group` gives a family of line elements to build its group with."""
+
+    material: Material
+    section: Section
+    conn: NDArray           # (E, 2) node indices, after ``divisions``
+    nodes: Nodes            # the node table with the nodes ``divisions`` made
+
+
+def line_group(e: Entry, inputs: GroupInputs, nen: int, cell_type: str,
+               derived: Callable[[Material, Section, NDArray], dict[str, NDArray]],
+               check: Callable[[Material, Section], None] | None = None) -> LineGroup:
+    """The shared opening of a line family's ``build``: material, section, rows, checks, nodes.
+
+    Looks up the material and section (then calls ``check(mat, sec)``, the family's own checks
+    of them and of the entry), reads the rows, refuses zero lengths and element stiffnesses and
+    masses ``derived(mat, sec, L)`` beyond the bounds (:func:`check_derived`), and splits the
+    rows into ``divisions``.
+    """
+    mat, sec = material(e, inputs), section(e, inputs)
+    if check is not None:
+        check(mat, sec)
+    conn, where = rows(e, inputs.nodes, nen, cell_type)
+    lengths = line_lengths(inputs.nodes, conn, where)
+    with np.errstate(all="ignore"):              # an overflow is the error reported here
+        L = lengths / e.values["divisions"]
+        check_derived(e, inputs.nodes, conn, L, mat, sec, derived(mat, sec, L))
+    conn, nodes = subdivided(e, inputs, conn)
+    return LineGroup(mat, sec, conn, nodes)
 
 
 def subdivided(e: Entry, inputs: GroupInputs, conn: NDArray) -> tuple[NDArray, Nodes]:

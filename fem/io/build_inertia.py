@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.analysis.dynamic import VelocityField
 from fem.errors import DeckError
-from fem.io.build import Entry, Nodes, unique
+from fem.io.build import Entry, Nodes, axial, unique, vector
 from fem.io.keys import shown
-from fem.model import PointMass
+from fem.model import PointMass, VelocityField
 
 
 def masses(entries: list[Entry], nodes: Nodes) -> tuple[PointMass, ...]:
@@ -35,10 +34,7 @@ def _inertia(dim: int, inertia, where: str) -> np.ndarray:
     if inertia is None:
         return J
     if dim == 2:
-        if isinstance(inertia, list):
-            raise DeckError(where, f"expected one number, Izz, in a 2D model, got a list "
-                            f"{shown(inertia)}")
-        J[2, 2] = inertia
+        J[2, 2] = axial(inertia, dim, where, ("Ixx", "Iyy", "Izz"))[2]
     elif not isinstance(inertia, list):
         raise DeckError(where, f"expected [Ixx, Iyy, Izz] or a 3 x 3 matrix [[Ixx, Ixy, Ixz], "
                         f"[Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]] in a 3D model, got {inertia!r}")
@@ -78,31 +74,12 @@ def velocities(entries: list[Entry], table: Nodes) -> dict[str, VelocityField]:
         v = e.values
         nodes = (np.arange(len(table.X)) if v["nodes"] is None or v["nodes"] == "all"
                  else table.indices(v["nodes"], f"{e.where}.nodes"))
-        vel = np.zeros(3)
-        if v["velocity"] is not None:
-            if len(v["velocity"]) != d:
-                raise DeckError(f"{e.where}.velocity", f"expected {d} components (model.dim = "
-                                f"{d}), got {len(v['velocity'])}")
-            vel[:d] = v["velocity"]
-        w = np.zeros(3)
-        if v["angular_velocity"] is not None:
-            a = v["angular_velocity"]
-            if d == 2:
-                if isinstance(a, list):
-                    raise DeckError(f"{e.where}.angular_velocity", "expected one number, wz, in "
-                                    f"a 2D model, got a list {shown(a)}")
-                w[2] = a
-            elif isinstance(a, list) and len(a) == 3:
-                w[:] = a
-            else:
-                raise DeckError(f"{e.where}.angular_velocity", "expected [wx, wy, wz] in a 3D "
-                                f"model, got {shown(a)}")
-        c = np.zeros(3)
-        if v["center"] is not None:
-            if len(v["center"]) != d:
-                raise DeckError(f"{e.where}.center", f"expected {d} coordinates (model.dim = "
-                                f"{d}), got {len(v['center'])}")
-            c[:d] = v["center"]
+        vel = (np.zeros(3) if v["velocity"] is None else
+               vector(v["velocity"], d, f"{e.where}.velocity"))
+        w = (np.zeros(3) if v["angular_velocity"] is None else
+             axial(v["angular_velocity"], d, f"{e.where}.angular_velocity", ("wx", "wy", "wz")))
+        c = (np.zeros(3) if v["center"] is None else
+             vector(v["center"], d, f"{e.where}.center", "coordinates"))
         # each node once: the fields a step names add up node by node (a spin plus a kick)
         fields[name] = VelocityField(name, np.unique(nodes), vel, w, c)
     return fields

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from fem.dofs import DofMap
 from fem.errors import DeckError, did_you_mean
-from fem.io.build import Entry, Nodes, function, slot, unique
+from fem.io.build import Entry, Nodes, axial, function, slot, unique, vector
 from fem.loads import gravity_force
 from fem.model import DOF_SLOTS, DistributedLoad, Gravity, Model, NodalLoad, Prescribed
 
@@ -57,24 +57,10 @@ def loads(entries: list[Entry], nodes: Nodes, funcs: Mapping,
         if v["nodes"] is None:
             raise DeckError(e.where, "expected nodes (with a force or a moment) or elements "
                             "(with per_length), got neither")
-        force = np.zeros(3)
-        moment = np.zeros(3)
-        if v["force"] is not None:
-            if len(v["force"]) != d:
-                raise DeckError(f"{e.where}.force", f"expected {d} components (model.dim = "
-                                f"{d}), got {len(v['force'])}")
-            force[:d] = v["force"]
-        if v["moment"] is not None:
-            m = v["moment"]
-            if d == 2:
-                if isinstance(m, list):
-                    raise DeckError(f"{e.where}.moment", "expected one number, mz, in a 2D "
-                                    f"model, got a list {m}")
-                moment[2] = m
-            else:
-                if not isinstance(m, list) or len(m) != 3:
-                    raise DeckError(f"{e.where}.moment", f"expected [mx, my, mz], got {m!r}")
-                moment[:] = m
+        force = (np.zeros(3) if v["force"] is None else
+                 vector(v["force"], d, f"{e.where}.force"))
+        moment = (np.zeros(3) if v["moment"] is None else
+                  axial(v["moment"], d, f"{e.where}.moment", ("mx", "my", "mz")))
         if v["force"] is None and v["moment"] is None:
             raise DeckError(e.where, "expected a force, a moment or both, got neither")
         if v["kind"] == "semitangential" and np.any(force):
@@ -97,11 +83,9 @@ def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> Distributed
         if v[key] is None:
             raise DeckError(f"{e.where}.{key}", "missing: a distributed load needs elements "
                             "(element-group names) and per_length ([qx, qy] or [qx, qy, qz])")
-    q = np.zeros(3)
-    if len(v["per_length"]) != d:
-        raise DeckError(f"{e.where}.per_length", f"expected {d} components (model.dim = {d}), "
-                        f"got {len(v['per_length'])}")
-    q[:d] = v["per_length"]
+    q = vector(v["per_length"], d, f"{e.where}.per_length")
+    if not np.any(q):
+        raise DeckError(f"{e.where}.per_length", "expected a nonzero load per length, got zero")
     if v["kind"] not in ("dead", "follower"):
         raise DeckError(f"{e.where}.kind", f"expected dead or follower for a distributed load, "
                         f"got {v['kind']!r}")
@@ -137,12 +121,7 @@ def gravity(table: dict | None, dim: int, funcs: Mapping, names: Mapping) -> Gra
     if "gravity" in names:
         raise DeckError(f"{names['gravity'].where}.name", "'gravity' is the name of the "
                         "[gravity] load; give this load another name")
-    g = table["acceleration"]
-    if len(g) != dim:
-        raise DeckError("gravity.acceleration", f"expected {dim} components (model.dim = "
-                        f"{dim}), got {len(g)}")
-    a = np.zeros(3)
-    a[:dim] = g
+    a = vector(table["acceleration"], dim, "gravity.acceleration")
     return Gravity(a, function(funcs, table["function"], "gravity.function"))
 
 

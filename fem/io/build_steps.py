@@ -191,7 +191,9 @@ def _load_control_counts(e, v: dict) -> None:
 def _select(names, table: dict, what: str, where: str) -> tuple:
     if names is None:
         return tuple(table.values())
-    return tuple(lookup(table, n, what, where) for n in names)
+    # "gravity" names the [gravity] table's load: without the table, say so
+    return tuple(lookup(table, n, what, where, " (add a [gravity] table)"
+                        if what == "load" and n == "gravity" else "") for n in names)
 
 
 def _dynamic(e: Entry, inputs: StepInputs, v: dict, cls, spec: dict) -> dict:

@@ -3,32 +3,36 @@
 Layout (DESIGN.md, "Results file")::
 
     /                       attrs: fem_version, versions, created, title, units, deck, deck_path
+    /model/                 attrs: dim, dof_names
     /model/nodes            (n, 3) reference coordinates        node_ids (n,)
     /model/cells            the cells of every group, as the XDMF topology names them
                             (:func:`fem.io.paraview.topology`): (E_total, nen) node indices when
                             all groups have one cell type, else XDMF's flat Mixed array; attrs
                             topology (XDMF type: Polyline, Triangle, ..., Mixed), cell_type
     /model/sets/<name>      node ids of each node set
-    /model/groups/<g>/      connectivity (E, nen) node indices, per-element properties; attrs
-                            type, cell_type (vertex, line, triangle, quad), first_cell (the
-                            position of its first cell in /model/cells and the cell data)
+    /model/groups/<g>/      connectivity (E, nen) node indices, per-element properties
+                            (``properties()``); attrs type, cell_type (vertex, line, triangle,
+                            quad), first_cell (the position of its first cell in /model/cells and
+                            the cell data) and the group's ``options()``
     /model/constraints/<c>/ connectivity (E, 2) node indices of each item (ties: the pairs)
-    /steps/<s>/             attrs: type, index, time_offset, dof_names
+    /steps/<s>/             attrs: type, index, time_offset, dof_names, clock
         time                (T,)     time, or load factor in static steps
         displacement        (T, n, 3)
         rotation            (T, n, 4) unit quaternions (w, x, y, z), from the reference
         rotation_vector     (T, n, 3)
         reaction            (T, n, nslots) at supported DOFs (zero elsewhere)
         velocity, acceleration (T, n, nslots)       dynamic steps
-        elements/<g>/<q>    (T, E)   section forces (the step's outputs, handed to the writer)
+        elements/<g>/<q>    (T, E)   section forces (the step's outputs, handed to the writer);
+                                     ties: fx, fy(, fz)
         energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
                                      constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
         state/              the state at the step's end: every State field (read_state), and
             progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
                             DynamicProgress): scalars as attrs, arrays as datasets
-    /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs
-    /xdmf/...               virtual datasets (views of the arrays above) that the XDMF files name
+    /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs (interior_modes)
+    /xdmf/...               the arrays the XDMF files name in another shape than above: real
+                            datasets, copies written with each frame (:mod:`fem.io.paraview`)
 
 Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 

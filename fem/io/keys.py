@@ -343,6 +343,12 @@ def take(table: Any, keys: list[Key], where: str, *, required: bool = True) -> d
     return out
 
 
+# --- keys that several tables take (declared once) ----------------------------------------------
+NODES = Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name")
+LOAD_FUNCTION = Key("function", "str", None, "time function name; default: ramp with the load "
+                    "factor (static), constant (dynamic)")
+
+
 # --- the deck's tables ---------------------------------------------------------------------------
 
 TOP = {

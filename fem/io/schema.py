@@ -23,6 +23,7 @@ from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers
     BYTES_PER_NODE,
     EXPECTED,
     FAMILY_TABLES,
+    LOAD_FUNCTION,
     MAX_DEPTH,
     MAX_DERIVED,
     MAX_INT,
@@ -31,6 +32,7 @@ from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers
     MIN_MAGNITUDE,
     NAME_MAX,
     NAME_RULE,
+    NODES,
     REQUIRED,
     TOP,
     Key,
@@ -79,11 +81,12 @@ SCHEMA: dict[str, list[Key]] = {
         Key("h", "float", None, "rectangle depth, along local y", positive=True),
         Key("d", "float", None, "circle or tube outer diameter", positive=True),
         Key("t", "float", None, "tube wall thickness", positive=True),
-        Key("mass_per_length", "float", None, "beams: rho A, the mass per length, instead of "
-            "the material's density times A", nonnegative=True),
+        Key("mass_per_length", "float", None, "beams and trusses: rho A, the mass per length, "
+            "instead of the material's density times A", nonnegative=True),
         Key("rotary_inertia_per_length", "number_or_vector", None, "beams: rotary inertia per "
             "length instead of the density times the section's: rho Iz (2D) or [rho Iy, rho Iz, "
-            "rho J] (3D; rho J the polar one)"),
+            "rho J] (3D; rho J the polar one); not for trusses, nor for beams with "
+            "rotary_inertia = false"),
     ],
     "nodes": [
         Key("coordinates", "matrix", None, "`[[x, y], ...]` (2D) or `[[x, y, z], ...]` (3D)"),
@@ -96,19 +99,19 @@ SCHEMA: dict[str, list[Key]] = {
             "groups (`mesh_group`)"),
     ],
     "masses": [
-        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        NODES,
         Key("mass", "float", 0.0, "translational mass per node", nonnegative=True),
         Key("inertia", "number_vector_or_matrix", None, "rotary inertia per node: a number (2D, "
             "about z), [Ixx, Iyy, Izz] or [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]] (3D, "
             "global axes; symmetric, positive semi-definite)"),
     ],
     "supports": [
-        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        NODES,
         Key("fixed", "names", REQUIRED, "DOF names (ux, uy, uz, rx, ry, rz) or [\"all\"]"),
     ],
     "prescribed": [
         Key("name", "name", REQUIRED, "name used by steps"),
-        Key("nodes", "nodes", REQUIRED, "node id, list of ids or node-set name"),
+        NODES,
         Key("dof", "str", REQUIRED, "ux, uy, uz, rx, ry or rz"),
         Key("value", "float", REQUIRED, "target value"),
         Key("function", "str", None, "time function name; default: ramp from the value at the "
@@ -133,12 +136,11 @@ SCHEMA: dict[str, list[Key]] = {
         Key("moment", "number_or_vector", None, "`mz` (2D) or `[mx, my, mz]` (3D), per node"),
         Key("elements", "groups", None, "distributed loads: element-group name or list of names "
             "(beams; trusses take dead loads) carrying `per_length` (instead of nodes)"),
-        Key("per_length", "vector", None, "uniform load per reference length `[qx, qy(, qz)]`, "
-            "global axes (follower: at the reference, turning with the nodes)"),
+        Key("per_length", "vector", None, "uniform load per reference length `[qx, qy(, qz)]` "
+            "(nonzero), global axes (follower: at the reference, turning with the nodes)"),
         Key("kind", "str", "dead", "dead (fixed direction; for moments Argyris's axial moment), "
             "follower, or semitangential (moments)", choices=LOAD_KINDS),
-        Key("function", "str", None, "time function name; default: ramp with the load factor "
-            "(static), constant (dynamic)"),
+        LOAD_FUNCTION,
     ],
     "ties": [
         Key("name", "name", REQUIRED, "group name; the tie forces are written as its section "
@@ -147,10 +149,12 @@ SCHEMA: dict[str, list[Key]] = {
             "same point each; their translations become equal, their rotations stay free"),
     ],
     "gravity": [
-        Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`: the load "
-            "`M g` on every mass (the lumped masses of the groups and the [[masses]])"),
-        Key("function", "str", None, "time function name; default: ramp with the load factor "
-            "(static), constant (dynamic)"),
+        Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`, nonzero: "
+            "the load `M g` with the mass the dynamic step integrates (the groups' lumped "
+            "masses, the [[masses]], and the consistent Hermite mass of beams with inertia = "
+            "\"consistent\", whose end moments are taken at the reference axis: an "
+            "approximation that vanishes as the mesh is refined)"),
+        LOAD_FUNCTION,
     ],
     "velocities": [
         Key("name", "name", REQUIRED, "name used by dynamic steps"),

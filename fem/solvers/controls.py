@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from fem.errors import ConvergenceError, ModelError
 from fem.solvers.newton import NewtonFailure
 
 MAX_HALVINGS = 60        # halvings in a row of a load increment, whatever min_increment says
@@ -276,8 +277,19 @@ class DisplacementControl:
         return False
 
     def predictor(self, du_f: NDArray, F: NDArray) -> float:
-        """Load-factor increment of the predictor along the tangent direction ``du_f``."""
+        """Load-factor increment of the predictor along the tangent direction ``du_f``.
+
+        The reference load must move the controlled DOF: where it does not (a DOF the loads
+        never move, or a turning point of that DOF), no load factor reaches the target and
+        halving the step cannot help, so the step stops with a reason.
+        """
         self.step = min(self.policy.size, abs(self.target - self.done)) * np.sign(self.target)
+        if not abs(du_f[self.k]) > 1e-12 * float(np.abs(du_f).max(initial=0.0)) \
+                or not np.any(du_f):
+            raise ConvergenceError("displacement control: the reference load does not move the "
+                                   "controlled DOF here (its tangent response is zero); control "
+                                   "a DOF the loads move, or use arc-length control past a "
+                                   "turning point of this one")
         return self.step / du_f[self.k]
 
     def correction(self, du_r, du_f, Du, Dlam, F) -> float:
@@ -411,7 +423,11 @@ class ArcLength:
         """Load-factor increment of the predictor along the tangent direction ``du_f``."""
         if self.previous is not None:      # follow the path (Feng)
             self.progress.sign = 1.0 if du_f @ self.previous >= 0 else -1.0
-        return self.sign * self.dl / np.sqrt(du_f @ du_f + self._load_term(F))
+        size = du_f @ du_f + self._load_term(F)
+        if not size > 0:
+            raise ModelError("arc-length control: the reference load is zero (it moves nothing); "
+                             "give the step's loads a nonzero force or moment")
+        return self.sign * self.dl / np.sqrt(size)
 
     def correction(self, du_r, du_f, Du, Dlam, F) -> float:
         """Load-factor correction of one Newton iteration."""

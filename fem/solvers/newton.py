@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
+from fem.dofs import block_norms
 
 
 class NewtonFailure(Exception):
@@ -118,7 +119,7 @@ class NormTest:
         r = np.atleast_1d(np.asarray(r, dtype=float))
         if self.kind is None or len(r) != len(self.kind):
             return np.array([np.linalg.norm(r)])
-        return np.sqrt(np.bincount(self.kind, weights=r * r, minlength=len(self.names)))
+        return block_norms(self.kind, r, len(self.names))
 
     def weighted(self, r, scale) -> float:
         """A unit-free size of ``r``: the root sum of squares of ``|r_b| / scale_b``."""
