@@ -118,23 +118,32 @@ class System:
                 zip(self.model.constraints, self.multipliers(state), self.constraint_scales,
                     strict=True)]
 
-    def constraint_step_vector(self, s0: State, s1: State) -> NDArray:
-        """(n_active,) the groups' ``[G_d^T lambda; g(q_1)]`` over a time step ``s0 -> s1``.
+    def constraint_step(self, s0: State, s1: State, tangent: bool = True
+                        ) -> tuple[NDArray, NDArray | None]:
+        """The groups' step forms over ``s0 -> s1``: vector and (``tangent``) CSR values.
+
+        The vector (n_active,) is ``[G_d^T lambda; g(q_1)]``, the matrix its derivative by
+        ``s1``; one evaluation per group gives both.
 
         ``G_d`` is each group's discrete gradient (``G_d dq = g(q_1) - g(q_0)``), so ideal
         joints do no work over a step whose ends satisfy them (the energy-conserving scheme).
         """
-        blocks = [c.step_vector(s0, s1, mu, s) for c, mu, s in
-                  zip(self.model.constraints, self.multipliers(s1), self.constraint_scales,
-                      strict=True)]
-        return self.assembler.vector([None] * len(self.model.groups), constraints=blocks)
+        pairs = [c.step(s0, s1, mu, s, tangent) for c, mu, s in
+                 zip(self.model.constraints, self.multipliers(s1), self.constraint_scales,
+                     strict=True)]
+        none = [None] * len(self.model.groups)
+        f = self.assembler.vector(none, constraints=[v for v, _ in pairs])
+        if not tangent:
+            return f, None
+        return f, self.assembler.matrix(none, constraints=[K for _, K in pairs])
+
+    def constraint_step_vector(self, s0: State, s1: State) -> NDArray:
+        """(n_active,) :meth:`constraint_step`'s vector alone."""
+        return self.constraint_step(s0, s1, tangent=False)[0]
 
     def constraint_step_matrix(self, s0: State, s1: State) -> NDArray:
-        """CSR values of the derivative of :meth:`constraint_step_vector` by ``s1``."""
-        blocks = [c.step_tangent(s0, s1, mu, s) for c, mu, s in
-                  zip(self.model.constraints, self.multipliers(s1), self.constraint_scales,
-                      strict=True)]
-        return self.assembler.matrix([None] * len(self.model.groups), constraints=blocks)
+        """CSR values of :meth:`constraint_step`'s derivative alone."""
+        return self.constraint_step(s0, s1)[1]
 
     def constraint_vector(self, state: State) -> NDArray:
         """(n_active,) the constraint groups' ``[G^T lambda; g(q)]``."""

@@ -48,6 +48,19 @@ class Tie(PairGroup):
         d = self.dim
         return state.u[self.conn[:, 1], :d] - state.u[self.conn[:, 0], :d]
 
+    def jacobian(self, state) -> NDArray:
+        """(E, dim, 2 dim) ``G = [-I, I]``."""
+        d = self.dim
+        return np.broadcast_to(np.hstack([-np.eye(d), np.eye(d)]), (len(self), d, 2 * d)).copy()
+
+    def multiplier_block(self) -> NDArray:
+        """(E, dim, dim) zeros: no released rows."""
+        return np.zeros((len(self), self.dim, self.dim))
+
+    def bias(self, state) -> NDArray:
+        """(E, dim) zeros: ``g`` is linear, ``d2g/dt2 = G a``."""
+        return np.zeros((len(self), self.dim))
+
     def vector(self, state, mu: NDArray, scale: float = 1.0) -> NDArray:
         """(E, 3 dim) ``scale [G^T mu; g]``: ``-lambda`` at ``a``, ``+lambda`` at ``b``, the gap."""
         return scale * np.hstack([-mu, mu, self._gap(state)])
@@ -63,6 +76,11 @@ class Tie(PairGroup):
         return np.broadcast_to(scale * K, (len(self), 3 * d, 3 * d)).copy()
 
     # --- the energy-conserving step: g is linear, so G is its own discrete gradient ----------
+    def step(self, s0, s1, mu: NDArray, scale: float = 1.0, tangent: bool = True):
+        """:meth:`step_vector` and (``tangent``) :meth:`step_tangent`."""
+        return (self.vector(s1, mu, scale),
+                self.tangent(s1, mu, scale) if tangent else None)
+
     def step_vector(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
         """``scale [G^T mu; g(q_1)]``: ``G`` is constant, its work is ``lambda . (g_1 - g_0)``."""
         return self.vector(s1, mu, scale)

@@ -90,9 +90,10 @@ class MidpointRule(Integrator):
         # discrete gradient (G_d dq = g_1 - g_0), which do no work over a step whose ends both
         # satisfy g = 0 (ideal joints, fem.constraints; for the linear ties G_d = G)
         if self.system.model.constraints:
-            f_el = f_el + self.system.constraint_step_vector(s0, s1)
+            f_c, K_c = self.system.constraint_step(s0, s1, tangent=K_el is not None)
+            f_el = f_el + f_c
             if K_el is not None:
-                K_el = K_el + self.system.constraint_step_matrix(s0, s1)
+                K_el = K_el + K_c
         f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
         parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
         self._cache = (s0, key, parts, s1.v.copy())

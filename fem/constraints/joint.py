@@ -1,0 +1,531 @@
+"""Joints between two nodes: spherical, revolute, universal, fixed, prismatic, cylindrical, planar.
+
+Each joint connects nodes ``a`` and ``b`` (beam nodes, rigid bodies' nodes, or a grounded node)
+at a point ``P`` with a joint frame ``F = [e1, e2, e3]`` (reference, global axes; the nodes'
+reference orientations are the identity, so ``F`` is also material in both nodes). With the
+offsets ``c_a = P - X_a``, ``c_b = P - X_b``, the current arms ``a = R c`` and the gap
+``s = (x_b + a_b) - (x_a + a_a)``, a joint is a list of *rows* of three kinds:
+
+===========  ===================================  ==========================================
+row          constraint                           multiplier (what node ``a`` receives)
+===========  ===================================  ==========================================
+``point``    ``s = 0`` (``dim`` rows)             the force at ``P`` (global axes)
+``perp i j`` ``(R_a e_i) . (R_b e_j) = 0``        the moment about ``(R_a e_i) x (R_b e_j)``
+``slide i``  ``(R_a e_i) . s = 0``                the force along ``R_a e_i`` at ``x_b + a_b``
+``angle``    ``theta_b - theta_a = 0`` (2D)       the moment about z
+===========  ===================================  ==========================================
+
+=============  ==================================================  ===========================
+joint          3D rows                                             2D rows
+=============  ==================================================  ===========================
+spherical      point                                               (2D: revolute)
+revolute       point, perp 1 3, perp 2 3 (axis ``e3``)             point
+universal      point, perp 1 2 (``e1`` in ``a``, ``e2`` in ``b``)  --
+fixed          point, perp 2 3, perp 3 1, perp 1 2                 point, angle
+cylindrical    slide 1, slide 2, perp 1 3, perp 2 3 (axis ``e3``)  --
+prismatic      slide 1, slide 2, perp 2 3, perp 3 1, perp 1 2      slide 2, angle (axis ``e1``)
+planar         slide 3, perp 1 3, perp 2 3 (normal ``e3``)         --
+=============  ==================================================  ===========================
+
+Spins ``dw`` turn a node's vectors, ``d(R v) = dw x (R v)``, so (columns ``u_a, w_a, u_b, w_b``)::
+
+    point   G = [-I, hat(a_a), I, -hat(a_b)]
+    perp    G = [0, d x c, 0, c x d]                 d = R_a e_i, c = R_b e_j
+    slide   G = [-d, d x (s + a_a), d, a_b x d]      d = R_a e_i
+
+The residual holds ``G^T lambda`` (a joint's reaction on node ``a`` is ``-G_a^T lambda``); rows
+are scaled as the ties' are (``scale``; the unknowns are ``mu = lambda / scale``). 2D joints are
+computed as 3D ones in the plane (rotations about z) and keep the columns ``ux, uy, rz``.
+
+**Ideal joints do no work over a time step.** The energy-conserving scheme uses the *discrete
+gradient* ``G_d`` with ``G_d [du; theta] = g(q_1) - g(q_0)`` exactly (``theta``: the step's
+spatial rotation vectors): a rotated vector changes by ``R_1 v - R_0 v = theta x jl(theta) v_0``,
+and a product by ``D(d . c) = Dd . mean(c) + mean(d) . Dc``, so::
+
+    point   G_d = [-I, hat(ja_a), I, -hat(ja_b)]                   ja = jl(theta) a_0
+    perp    G_d = [0, jd x mean(c), 0, jc x mean(d)]              jd = jl(theta_a) d_0
+    slide   G_d = [-mean(d), jd x mean(s) + mean(d) x ja_a, mean(d), ja_b x mean(d)]
+
+Its work ``lambda . (g_1 - g_0)`` vanishes when both ends satisfy the joint: energy stays exact,
+and linear momentum too (the forces are equal and opposite). **Angular momentum is not exact**
+with offsets (the moments ``ja x lambda`` are not those of opposite forces at one point; 5.7e-7
+relative drift over 1000 steps of a free chain in ``tests/test_spherical.py``): an equivariant
+discrete gradient needs a Cayley-consistent nodal update (see the note of the multibody issue).
+
+:meth:`Joint.bias` gives ``gamma`` with ``d2g/dt2 = G a + gamma`` (the velocity terms), which the
+consistent accelerations and reactions of a state use (:mod:`fem.constraints.reactions`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import rotations as so3
+from fem.constraints.base import PairGroup
+
+#: each joint's rows, per model dimension (see the module docstring)
+ROWS: dict[int, dict[str, tuple]] = {
+    3: {
+        "spherical": (("point",),),
+        "revolute": (("point",), ("perp", 0, 2), ("perp", 1, 2)),
+        "universal": (("point",), ("perp", 0, 1)),
+        "fixed": (("point",), ("perp", 1, 2), ("perp", 2, 0), ("perp", 0, 1)),
+        "cylindrical": (("slide", 0), ("slide", 1), ("perp", 0, 2), ("perp", 1, 2)),
+        "prismatic": (("slide", 0), ("slide", 1), ("perp", 1, 2), ("perp", 2, 0),
+                      ("perp", 0, 1)),
+        "planar": (("slide", 2), ("perp", 0, 2), ("perp", 1, 2)),
+    },
+    2: {
+        "revolute": (("point",),),
+        "fixed": (("point",), ("angle",)),
+        "prismatic": (("slide", 1), ("angle",)),
+    },
+}
+
+#: the 2D DOFs ``ux, uy, rz`` among the 3D ones of a pair
+_PLANE = np.array([0, 1, 5, 6, 7, 11])
+_UA, _WA, _UB, _WB = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)
+
+
+def _dot(a: NDArray, b: NDArray) -> NDArray:
+    return np.einsum("...i,...i->...", a, b)
+
+
+def _rotz(angle: NDArray) -> NDArray:
+    """(..., 3, 3) rotations by ``angle`` about z."""
+    c, s = np.cos(angle), np.sin(angle)
+    R = np.zeros(np.shape(angle) + (3, 3))
+    R[..., 0, 0], R[..., 0, 1], R[..., 1, 0], R[..., 1, 1] = c, -s, s, c
+    R[..., 2, 2] = 1.0
+    return R
+
+
+def _jl_derivative_z(t: NDArray, v: NDArray) -> NDArray:
+    """(E, 3, 3) ``d(jl(t e_z) v)/dt`` in column z, for in-plane ``v`` (2D joints).
+
+    ``jl(t e_z) v = (sin t / t) v + ((1 - cos t) / t) e_z x v``; a spin about z moves ``t`` by
+    itself (``jl_inv(t e_z) e_z = e_z``). Series below 1e-3 (relative error below 1e-18).
+    """
+    small = np.abs(t) < 1e-3
+    ts = np.where(small, 1.0, t)
+    t2 = t * t
+    ds = np.where(small, -t / 3 + t * t2 / 30, (ts * np.cos(ts) - np.sin(ts)) / ts**2)
+    dc = np.where(small, 0.5 - t2 / 8 + t2 * t2 / 144,
+                  (ts * np.sin(ts) - (1 - np.cos(ts))) / ts**2)
+    out = np.zeros(t.shape + (3, 3))
+    out[..., 0, 2] = ds * v[..., 0] - dc * v[..., 1]
+    out[..., 1, 2] = ds * v[..., 1] + dc * v[..., 0]
+    return out
+
+
+class Joint(PairGroup):
+    """A group of joints of one kind between node pairs.
+
+    Parameters
+    ----------
+    name : group name
+    kind : a key of :data:`ROWS` for ``dim``
+    pairs : (E, 2) node indices ``(a, b)``
+    offsets : (E, 2, 3) reference offsets ``P - X_a``, ``P - X_b`` of the joint point
+    frames : (E, 3, 3) the joint frames, columns ``e1, e2, e3`` (global axes, orthonormal);
+        None: the global axes
+    dim : 2 or 3
+    node_ids : (n,) the model's node ids (for messages)
+    grounded : (E,) bool, joints whose node ``b`` is the ground (for messages)
+    """
+
+    type_name: ClassVar[str] = "joint"
+    item, items = "joint", "joints"
+
+    def __init__(self, name: str, kind: str, pairs: NDArray, offsets: NDArray,
+                 frames: NDArray | None, dim: int, node_ids: NDArray | None = None,
+                 grounded: NDArray | None = None):
+        if kind not in ROWS[dim]:
+            raise ValueError(f"no {kind} joint in {dim}D")
+        dofs = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
+        self.kind = kind
+        self.rows = ROWS[dim][kind]
+        n_rows = sum(dim if r[0] == "point" else 1 for r in self.rows)
+        super().__init__(name, pairs, n_rows, dofs, node_ids)
+        self.dim = dim
+        self.type_name = kind
+        E = len(self.conn)
+        self.offsets = np.array(offsets, dtype=float).reshape(E, 2, 3)
+        if dim == 2:
+            self.offsets[..., 2] = 0.0
+        self.frames = (np.broadcast_to(np.eye(3), (E, 3, 3)).copy() if frames is None
+                       else np.array(frames, dtype=float).reshape(E, 3, 3))
+        self.grounded = (np.zeros(E, dtype=bool) if grounded is None
+                         else np.asarray(grounded, dtype=bool))
+        #: (E, r) rows found redundant (:mod:`fem.constraints.redundancy`): each is replaced by
+        #: ``lambda = 0``, its reaction reported as zero
+        self.released = np.zeros((E, self.n_multipliers), dtype=bool)
+
+    def with_released(self, released: NDArray) -> Joint:
+        """A copy whose rows ``released (E, r)`` are dropped (``lambda = 0`` instead)."""
+        import copy
+
+        out = copy.copy(self)
+        out.released = np.asarray(released, dtype=bool).reshape(len(self), self.n_multipliers)
+        return out
+
+    def element_vector(self, nodal: NDArray) -> NDArray:
+        """(E, nd) the DOFs of each pair in an ``(n, nslots)`` nodal array."""
+        return nodal[self.conn].reshape(len(self), -1)
+
+    # --- kinematics ----------------------------------------------------------------------------
+    def _rotations(self, state) -> NDArray:
+        """(E, 2, 3, 3) the nodes' rotation matrices."""
+        if self.dim == 2:
+            return _rotz(state.rot[self.conn])
+        return so3.quat_to_matrix(state.rot[self.conn])
+
+    def _geometry(self, state) -> dict:
+        """Rotations, arms, gap and the frames' current vectors of ``state``."""
+        R = self._rotations(state)
+        arms = np.einsum("eaij,eaj->eai", R, self.offsets)
+        u = np.zeros((len(self), 2, 3))
+        u[..., :self.dim] = state.u[self.conn, :self.dim]
+        s = (u[:, 1] - u[:, 0]) + (arms[:, 1] - self.offsets[:, 1]) \
+            - (arms[:, 0] - self.offsets[:, 0])
+        return {"R": R, "arms": arms, "s": s,
+                "Fa": R[:, 0] @ self.frames, "Fb": R[:, 1] @ self.frames}
+
+    def _step_rotations(self, s0, s1) -> NDArray:
+        """(E, 2, 3) the spatial rotation vectors of the step ``s0 -> s1``."""
+        if self.dim == 2:
+            theta = np.zeros((len(self), 2, 3))
+            theta[..., 2] = s1.rot[self.conn] - s0.rot[self.conn]
+            return theta
+        return so3.rotvec_from_quat(so3.quat_mul(s1.rot[self.conn],
+                                                 so3.quat_conj(s0.rot[self.conn])))
+
+    def _angles(self, state) -> NDArray:
+        """(E,) ``theta_b - theta_a`` (2D)."""
+        ang = state.rot[self.conn]
+        return ang[:, 1] - ang[:, 0]
+
+    def _plane(self, G: NDArray, K: NDArray | None = None):
+        """The 2D columns (and rows) of 3D pair arrays."""
+        if self.dim == 3:
+            return G, K
+        return G[..., _PLANE], None if K is None else K[:, _PLANE][:, :, _PLANE]
+
+    # --- rows: the constraint, its Jacobian and the Jacobian's derivative ----------------------
+    def _static(self, state, mu: NDArray | None) -> tuple[NDArray, NDArray, NDArray | None]:
+        """``g (E, r)``, ``G (E, r, 12)`` and ``d(G^T mu)/dq (E, 12, 12)`` (3D columns)."""
+        geo = self._geometry(state)
+        arms, s, Fa, Fb = geo["arms"], geo["s"], geo["Fa"], geo["Fb"]
+        E = len(self)
+        gs, Gs = [], []
+        K = None if mu is None else np.zeros((E, 12, 12))
+        hat = so3.hat
+        k = 0
+        for row in self.rows:
+            if row[0] == "point":
+                G = np.zeros((E, 3, 12))
+                G[:, :, _UA], G[:, :, _WA] = -np.eye(3), hat(arms[:, 0])
+                G[:, :, _UB], G[:, :, _WB] = np.eye(3), -hat(arms[:, 1])
+                n = self.dim
+                gs.append(s[:, :n])
+                Gs.append(G[:, :n])
+                if K is not None:
+                    m = np.zeros((E, 3))
+                    m[:, :n] = mu[:, k:k + n]
+                    K[:, _WA, _WA] -= hat(m) @ hat(arms[:, 0])
+                    K[:, _WB, _WB] += hat(m) @ hat(arms[:, 1])
+                k += n
+                continue
+            G = np.zeros((E, 1, 12))
+            if row[0] == "angle":
+                gs.append(self._angles(state)[:, None])
+                G[:, 0, 5], G[:, 0, 11] = -1.0, 1.0
+                Gs.append(G)
+                k += 1
+                continue
+            d = Fa[:, :, row[1]]
+            m = None if mu is None else mu[:, k, None, None]
+            if row[0] == "perp":
+                c = Fb[:, :, row[2]]
+                gs.append((_dot(d, c) - _dot(self.frames[:, :, row[1]],
+                                             self.frames[:, :, row[2]]))[:, None])
+                dc = so3.cross(d, c)
+                G[:, 0, _WA], G[:, 0, _WB] = dc, -dc
+                if K is not None:
+                    cd, ddc = hat(c) @ hat(d), hat(d) @ hat(c)
+                    K[:, _WA, _WA] += m * cd
+                    K[:, _WA, _WB] -= m * ddc
+                    K[:, _WB, _WA] -= m * cd
+                    K[:, _WB, _WB] += m * ddc
+            else:                                                  # slide
+                e = s + arms[:, 0]
+                gs.append(_dot(d, s)[:, None])
+                G[:, 0, _UA], G[:, 0, _UB] = -d, d
+                G[:, 0, _WA] = so3.cross(d, e)
+                G[:, 0, _WB] = so3.cross(arms[:, 1], d)
+                if K is not None:
+                    hd, hb = hat(d), hat(arms[:, 1])
+                    K[:, _UA, _WA] += m * hd
+                    K[:, _UB, _WA] -= m * hd
+                    K[:, _WA, _UA] -= m * hd
+                    K[:, _WA, _WA] += m * (hat(e) @ hd)
+                    K[:, _WA, _UB] += m * hd
+                    K[:, _WA, _WB] -= m * (hd @ hb)
+                    K[:, _WB, _WB] += m * (hd @ hb)
+                    K[:, _WB, _WA] -= m * (hb @ hd)
+            Gs.append(G)
+            k += 1
+        return np.concatenate(gs, axis=1), np.concatenate(Gs, axis=1), K
+
+    def _discrete(self, s0, s1, mu: NDArray, tangent: bool = True
+                  ) -> tuple[NDArray, NDArray | None]:
+        """``G_d (E, r, 12)`` and (``tangent``) ``d(G_d^T mu)/dq_1 (E, 12, 12)`` of the step."""
+        g0, g1 = self._geometry(s0), self._geometry(s1)
+        theta = self._step_rotations(s0, s1)
+        J, Ji = so3.jl(theta), so3.jl_inv(theta)
+        E = len(self)
+        hat = so3.hat
+        K = np.zeros((E, 12, 12))
+        ja = np.einsum("eaij,eaj->eai", J, g0["arms"])
+
+        def dj(node, v0):                 # d(jl(theta) v0)/d(spin of s1)
+            if self.dim == 2:
+                return _jl_derivative_z(theta[:, node, 2], v0)
+            return so3.jl_derivative(theta[:, node], v0) @ Ji[:, node]
+
+        if not tangent:                   # the rows alone: K is dropped, skip jl's derivative
+            zero = np.zeros((E, 3, 3))
+
+            def dj(node, v0):             # noqa: F811
+                return zero
+
+        Gs = []
+        k = 0
+        for row in self.rows:
+            if row[0] == "point":
+                G = np.zeros((E, 3, 12))
+                G[:, :, _UA], G[:, :, _WA] = -np.eye(3), hat(ja[:, 0])
+                G[:, :, _UB], G[:, :, _WB] = np.eye(3), -hat(ja[:, 1])
+                n = self.dim
+                Gs.append(G[:, :n])
+                m = np.zeros((E, 3))
+                m[:, :n] = mu[:, k:k + n]
+                K[:, _WA, _WA] += hat(m) @ dj(0, g0["arms"][:, 0])
+                K[:, _WB, _WB] -= hat(m) @ dj(1, g0["arms"][:, 1])
+                k += n
+                continue
+            G = np.zeros((E, 1, 12))
+            if row[0] == "angle":
+                G[:, 0, 5], G[:, 0, 11] = -1.0, 1.0
+                Gs.append(G)
+                k += 1
+                continue
+            m = mu[:, k, None, None]
+            d0, d1 = g0["Fa"][:, :, row[1]], g1["Fa"][:, :, row[1]]
+            jd = np.einsum("eij,ej->ei", J[:, 0], d0)
+            dm = 0.5 * (d0 + d1)
+            if row[0] == "perp":
+                c0, c1 = g0["Fb"][:, :, row[2]], g1["Fb"][:, :, row[2]]
+                jc = np.einsum("eij,ej->ei", J[:, 1], c0)
+                cm = 0.5 * (c0 + c1)
+                G[:, 0, _WA], G[:, 0, _WB] = so3.cross(jd, cm), so3.cross(jc, dm)
+                K[:, _WA, _WA] -= m * (hat(cm) @ dj(0, d0))
+                K[:, _WA, _WB] -= 0.5 * m * (hat(jd) @ hat(c1))
+                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, c0))
+                K[:, _WB, _WA] -= 0.5 * m * (hat(jc) @ hat(d1))
+            else:                                                  # slide
+                sm = 0.5 * (g0["s"] + g1["s"])
+                G[:, 0, _UA], G[:, 0, _UB] = -dm, dm
+                G[:, 0, _WA] = so3.cross(jd, sm) + so3.cross(dm, ja[:, 0])
+                G[:, 0, _WB] = so3.cross(ja[:, 1], dm)
+                h1 = 0.5 * hat(d1)
+                K[:, _UA, _WA] += m * h1
+                K[:, _UB, _WA] -= m * h1
+                # d(sm) = G_point(s1) dq / 2
+                Gp = np.zeros((E, 3, 12))
+                Gp[:, :, _UA], Gp[:, :, _WA] = -np.eye(3), hat(g1["arms"][:, 0])
+                Gp[:, :, _UB], Gp[:, :, _WB] = np.eye(3), -hat(g1["arms"][:, 1])
+                K[:, _WA, :] += 0.5 * m * (hat(jd) @ Gp)
+                K[:, _WA, _WA] += m * (-hat(sm) @ dj(0, d0) + hat(ja[:, 0]) @ h1
+                                       + hat(dm) @ dj(0, g0["arms"][:, 0]))
+                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, g0["arms"][:, 1]))
+                K[:, _WB, _WA] -= m * (hat(ja[:, 1]) @ h1)
+            Gs.append(G)
+            k += 1
+        return np.concatenate(Gs, axis=1), K if tangent else None
+
+    def _assemble(self, G: NDArray, Kqq: NDArray, Gg: NDArray, scale: float) -> NDArray:
+        """``scale [[Kqq, G^T], [Gg, Z]]`` per joint (columns of the model's DOFs).
+
+        Released rows have zero ``G`` and ``Gg`` rows and a one on ``Z``'s diagonal (the row
+        ``lambda = 0``).
+        """
+        E, r, nd = len(G), self.n_multipliers, self.nd
+        K = np.zeros((E, nd + r, nd + r))
+        K[:, :nd, :nd] = Kqq
+        K[:, :nd, nd:] = np.swapaxes(G, 1, 2)
+        K[:, nd:, :nd] = Gg
+        K[:, nd:, nd:] = self.multiplier_block()
+        return scale * K
+
+    def _kept(self, G: NDArray) -> NDArray:
+        """``G`` with the released rows zeroed."""
+        if self.released.any():
+            G = np.where(self.released[:, :, None], 0.0, G)
+        return G
+
+    def multiplier_block(self) -> NDArray:
+        """(E, r, r) the diagonal block of the multipliers: one on released rows."""
+        E, r = self.released.shape
+        Z = np.zeros((E, r, r))
+        Z[:, range(r), range(r)] = self.released
+        return Z
+
+    def _rows(self, g: NDArray, mu: NDArray) -> NDArray:
+        """The constraint rows: ``g``, and ``mu`` itself on released rows."""
+        return np.where(self.released, mu, g) if self.released.any() else g
+
+    # --- the protocol of constraint groups (fem.constraints) -----------------------------------
+    def gap(self, state) -> NDArray:
+        """(E, r) the constraint values ``g``."""
+        return self._static(state, None)[0]
+
+    def jacobian(self, state) -> NDArray:
+        """(E, r, nd) ``G`` (zero rows where released)."""
+        return self._kept(self._plane(self._static(state, None)[1])[0])
+
+    def vector(self, state, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """(E, nd + r) ``scale [G^T mu; g]``."""
+        g, G, _ = self._static(state, None)
+        G = self._kept(self._plane(G)[0])
+        return scale * np.hstack([np.einsum("eki,ek->ei", G, mu), self._rows(g, mu)])
+
+    def tangent(self, state, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """(E, nd + r, nd + r) ``scale [[d(G^T mu)/dq, G^T], [G, 0]]``."""
+        _, G, K = self._static(state, np.where(self.released, 0.0, mu))
+        G, K = self._plane(G, K)
+        G = self._kept(G)
+        return self._assemble(G, K, G, scale)
+
+    def step(self, s0, s1, mu: NDArray, scale: float = 1.0, tangent: bool = True
+             ) -> tuple[NDArray, NDArray | None]:
+        """:meth:`step_vector` and (``tangent``) :meth:`step_tangent` from one evaluation."""
+        kept_mu = np.where(self.released, 0.0, mu)
+        Gd, K = self._plane(*self._discrete(s0, s1, kept_mu, tangent))
+        Gd = self._kept(Gd)
+        g1, G1, _ = self._static(s1, None)
+        vec = scale * np.hstack([np.einsum("eki,ek->ei", Gd, mu), self._rows(g1, mu)])
+        if not tangent:
+            return vec, None
+        return vec, self._assemble(Gd, K, self._kept(self._plane(G1)[0]), scale)
+
+    def step_vector(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """(E, nd + r) ``scale [G_d^T mu; g(q_1)]``: joint forces doing no work over the step."""
+        return self.step(s0, s1, mu, scale, tangent=False)[0]
+
+    def step_tangent(self, s0, s1, mu: NDArray, scale: float = 1.0) -> NDArray:
+        """Derivative of :meth:`step_vector` along Newton's corrections of ``s1``."""
+        return self.step(s0, s1, mu, scale)[1]
+
+    def bias(self, state) -> NDArray:
+        """(E, r) ``gamma``: ``d2g/dt2 = G a + gamma`` (velocities of ``state``; spatial spins)."""
+        geo = self._geometry(state)
+        arms, s, Fa, Fb = geo["arms"], geo["s"], geo["Fa"], geo["Fb"]
+        v = state.v[self.conn]
+        w = np.zeros((len(self), 2, 3))
+        vel = np.zeros((len(self), 2, 3))
+        if self.dim == 2:
+            w[..., 2] = v[..., 2]
+            vel[..., :2] = v[..., :2]
+        else:
+            w, vel = v[..., 3:6], v[..., :3]
+        cross = so3.cross
+        wa, wb = w[:, 0], w[:, 1]
+        point = cross(wb, cross(wb, arms[:, 1])) - cross(wa, cross(wa, arms[:, 0]))
+        out = []
+        for row in self.rows:
+            if row[0] == "point":
+                out.append(point[:, :self.dim])
+                continue
+            if row[0] == "angle":
+                out.append(np.zeros((len(self), 1)))
+                continue
+            d = Fa[:, :, row[1]]
+            dd = cross(wa, d)
+            if row[0] == "perp":
+                c = Fb[:, :, row[2]]
+                dc = cross(wb, c)
+                out.append((_dot(cross(wa, dd), c) + 2 * _dot(dd, dc)
+                            + _dot(d, cross(wb, dc)))[:, None])
+            else:
+                ds = (vel[:, 1] + cross(wb, arms[:, 1])) - (vel[:, 0] + cross(wa, arms[:, 0]))
+                out.append((_dot(cross(wa, dd), s) + 2 * _dot(dd, ds)
+                            + _dot(d, point))[:, None])
+        return np.where(self.released, 0.0, np.concatenate(out, axis=1))
+
+    # --- what a joint transmits -----------------------------------------------------------------
+    def reactions(self, state, lam: NDArray) -> dict[str, NDArray]:
+        """Force and moment on node ``a`` at the joint, in the joint's current frame.
+
+        ``lam (E, r)`` the physical multipliers. The force is ``-G_u_a^T lambda``; the moment is
+        taken about ``x_b + a_b`` (the joint point; for sliding joints the point of ``b``), both
+        in the frame ``R_a F``.
+        """
+        geo = self._geometry(state)
+        _, G, _ = self._static(state, None)
+        GTl = np.einsum("eki,ek->ei", G, lam)
+        force, moment = -GTl[:, _UA], -GTl[:, _WA]
+        r = geo["arms"][:, 0] + geo["s"]
+        moment = moment - so3.cross(r, force)
+        Fa = geo["Fa"]
+        f = np.einsum("eji,ej->ei", Fa, force)
+        m = np.einsum("eji,ej->ei", Fa, moment)
+        if self.dim == 2:
+            return {"fx": f[:, 0], "fy": f[:, 1], "mz": m[:, 2]}
+        return {"fx": f[:, 0], "fy": f[:, 1], "fz": f[:, 2],
+                "mx": m[:, 0], "my": m[:, 1], "mz": m[:, 2]}
+
+    def coordinates(self, state) -> dict[str, NDArray]:
+        """Relative joint coordinates: the angle about the axis, the slide along it."""
+        geo = self._geometry(state)
+        out = {}
+        if self.dim == 2:
+            if self.kind != "prismatic":
+                out["angle"] = self._angles(state)
+            else:
+                out["slide"] = _dot(geo["Fa"][:, :, 0], geo["s"])
+            return out
+        Fa, Fb = geo["Fa"], geo["Fb"]
+        if self.kind in ("revolute", "cylindrical", "planar"):
+            out["angle"] = np.arctan2(_dot(Fa[:, :, 1], Fb[:, :, 0]),
+                                      _dot(Fa[:, :, 0], Fb[:, :, 0]))
+        if self.kind in ("prismatic", "cylindrical"):
+            out["slide"] = _dot(Fa[:, :, 2], geo["s"])
+        if self.kind == "spherical":
+            rel = np.einsum("eji,ejk->eik", geo["R"][:, 0], geo["R"][:, 1])  # R_a^T R_b
+            loc = np.einsum("eji,ej->ei", self.frames, so3.logm(rel))
+            out.update({"rx": loc[:, 0], "ry": loc[:, 1], "rz": loc[:, 2]})
+        return out
+
+    def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
+        """Reactions in the joint frame and the relative joint coordinates, per joint."""
+        return {**self.reactions(state, scale * mu), **self.coordinates(state)}
+
+    def describe_unknown(self, e: int, j: int) -> str:
+        """Names multiplier ``j`` of joint ``e`` for messages."""
+        a, b = self.conn[e]
+        ids = self.node_ids if self.node_ids is not None else np.arange(1, max(a, b) + 2)
+        k = 0
+        for row in self.rows:
+            n = self.dim if row[0] == "point" else 1
+            if j < k + n:
+                what = (f"the force {'xyz'[j - k]}" if row[0] == "point" else
+                        "the moment" if row[0] in ("perp", "angle") else "the sliding force")
+                break
+            k += n
+        other = "the ground" if self.grounded[e] else f"node {ids[b]}"
+        return (f"{what} of the {self.kind} joint between node {ids[a]} and {other} "
+                f"(joints '{self.name}')")
