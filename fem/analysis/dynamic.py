@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fem import interrupt, linalg
+from fem.analysis import consistent
 from fem.analysis.base import StepBase
 from fem.analysis.settings import (
     MAX_CUTS,
@@ -147,6 +148,7 @@ class DynamicStep(StepBase):
         self.output_every = output_every
         self.test = self.norm_test(settings.tolerance, settings.max_iterations)
         self.history: list[dict] = []
+        self._kkt_warned = False
         self.progress = DynamicProgress(size=settings.time_step,
                                         next_output=settings.output_interval)
 
@@ -331,6 +333,43 @@ class DynamicStep(StepBase):
                           "stiffness; give the node a mass ([[masses]]) or its elements a "
                           "density, or support the DOF")
 
+    def consistent(self, state):
+        """Consistent accelerations ``(n, nslots)`` and reactions of ``state``, or None.
+
+        The reactions are the physical multipliers per constraint group of the state with its
+        velocities projected on the constraints (:mod:`fem.analysis.consistent`); None if the
+        system is singular. Uses and refills the step's matrix.
+        """
+        values, _ = consistent.kkt(self.system, self.inertia, state,
+                                   self.integrator.external(state, state.t))
+        self.fill(values)
+        try:
+            x, _ = linalg.solve_checked(self.ksp, consistent.velocity_rhs(self.system, state))
+            state = consistent.with_velocities(self.system, state, x)
+            _, rhs = consistent.kkt(self.system, self.inertia, state,
+                                    self.integrator.external(state, state.t))
+            x, _ = linalg.solve_checked(self.ksp, rhs)
+        except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
+            if not self._kkt_warned:
+                self.warn(f"the reactions written are the time steps' multipliers (averages over "
+                          f"a step): the equations of consistent reactions are singular ({err})")
+                self._kkt_warned = True
+            return None
+        return consistent.split(self.system, x)
+
+    def _outputs(self, state) -> dict:
+        """Element outputs, and the constraint groups' at consistent reactions (if any)."""
+        sysm = self.system
+        if not sysm.model.constraints:
+            return sysm.outputs(state)
+        solved = self.consistent(state)
+        if solved is None:
+            return sysm.outputs(state)
+        shown = state.copy()
+        for lam, pos, scale in zip(solved[1], sysm._lam, sysm.constraint_scales, strict=True):
+            shown.multipliers[pos] = lam / scale
+        return sysm.outputs(shown)
+
     def _frame(self, writer, state, strain: float, work: list[float]) -> None:
         inertia = self.inertia
         T = inertia.kinetic_energy(state)
@@ -343,7 +382,7 @@ class DynamicStep(StepBase):
         self.history.append(row)
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})
-            writer.frame(state, outputs=self.system.outputs(state), time=state.t, dynamic=True,
+            writer.frame(state, outputs=self._outputs(state), time=state.t, dynamic=True,
                          stats=dict(stats, cuts=self.cuts),
                          reactions=self._reactions,
                          energy={k: v for k, v in row.items() if k != "time"})

@@ -6,20 +6,22 @@ are in, its keys and its construction from deck values), joined by one :func:`re
 below. The deck schema, the deck reference, the builders and the results writers find families
 here only, so a new family (a shell) needs no edit anywhere else.
 
-A deck module provides ``TABLE`` (``"elements"``, or a table of its own such as ``"springs"``),
-``PLURAL`` (for messages: ``"trusses"``), ``KEYS`` (its :class:`fem.io.keys.Key` list, besides the
-table's ``name`` and ``type``), ``NOT_USED`` (``{key: message}`` for another family's key whose
-default message, "not used by <plural>", would say too little) and
-``build(entry, inputs) -> GroupPiece`` (:mod:`fem.io.build_elements`).
+A deck module provides ``TABLE`` (``"elements"``, or a table of its own such as ``"springs"`` or
+``"bodies"``, declared in :data:`fem.io.keys.FAMILY_TABLES`), ``PLURAL`` (for messages:
+``"trusses"``), ``KEYS`` (its :class:`fem.io.keys.Key` list, besides the table's ``name`` and
+``type``), ``NOT_USED`` (``{key: message}`` for another family's key whose default message, "not
+used by <plural>", would say too little) and ``build(entry, inputs) -> GroupPiece``
+(:mod:`fem.io.build_elements`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fem.elements import beam_deck, spring_deck, truss_deck
+from fem.elements import beam_deck, rigid_body_deck, spring_deck, truss_deck
 from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
+from fem.elements.rigid_body import RigidBody
 from fem.elements.spring import GroundSpring
 from fem.elements.truss import Truss
 
@@ -57,6 +59,7 @@ def families(table: str) -> dict[str, Family]:
 register("truss", Truss, truss_deck)
 register("beam", Beam, beam_deck)
 register("spring", GroundSpring, spring_deck)
+register("rigid", RigidBody, rigid_body_deck)
 
-__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "Truss", "families", "register",
-           "unregister"]
+__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Truss", "families",
+           "register", "unregister"]

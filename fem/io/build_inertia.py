@@ -18,14 +18,17 @@ def masses(entries: list[Entry], nodes: Nodes) -> tuple[PointMass, ...]:
     items = []
     for i, e in enumerate(entries):
         v = e.values
-        J = _inertia(nodes.dim, v["inertia"], f"{e.where}.inertia")
+        J = inertia_tensor(nodes.dim, v["inertia"], f"{e.where}.inertia")
         items.append(PointMass(f"masses[{i}]", nodes.indices(v["nodes"], f"{e.where}.nodes"),
                                v["mass"], J))
     return tuple(items)
 
 
-def _inertia(dim: int, inertia, where: str) -> np.ndarray:
-    """(3, 3) rotary inertia (global axes) of a ``[[masses]] inertia``: number, diagonal or matrix.
+def inertia_tensor(dim: int, inertia, where: str) -> np.ndarray:
+    """(3, 3) rotary inertia (global axes) of a deck ``inertia``: number, diagonal or matrix.
+
+    The ``inertia`` of ``[[masses]]`` and ``[[bodies]]`` (:mod:`fem.elements.rigid_body_deck`):
+    2D one number, Izz; 3D ``[Ixx, Iyy, Izz]`` or a 3 x 3 matrix; ``None`` gives zeros.
 
     A matrix must be symmetric and positive semi-definite, to a relative tolerance of 1e-12 of its
     largest entry (the digits a deck writes).

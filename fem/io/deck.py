@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from fem.constraints.redundancy import release_redundant
 from fem.elements import families
 from fem.errors import DeckError, did_you_mean
 from fem.io import build, build_constraints, build_inertia, build_loads, build_steps
@@ -305,22 +306,29 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     springs, nodes = _groups("springs", _family_entries(data, "springs"),
                              replace(group_inputs, nodes=nodes), groups)
     groups += springs
+    bodies, nodes = _groups("bodies", _family_entries(data, "bodies"),
+                            replace(group_inputs, nodes=nodes), groups)
+    groups += bodies
     masses = build_inertia.masses(_array(data, "masses"), nodes)
     fixed = build_loads.supports(_array(data, "supports"), nodes)
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
                                                             funcs)
     ties = build_constraints.ties(_array(data, "ties"), nodes, groups, fixed, prescribed)
+    velocities = build_inertia.velocities(_array(data, "velocities"), nodes)
+    joints, nodes, fixed = build_constraints.joints(
+        _array(data, "joints"), nodes, groups, fixed,
+        {g.name for g in groups} | {t.name for t in ties})
     loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs, groups)
     # gravity is one more named load (steps apply, hold and remove it like the [[loads]])
     weight = build_loads.gravity(_table(data, "gravity"), dim, funcs, load_entries)
     loads += (weight,) if weight is not None else ()
-    velocities = build_inertia.velocities(_array(data, "velocities"), nodes)
     model = Model(dim=dim, X=nodes.X, node_ids=nodes.ids.copy(), groups=groups,
                   node_sets=nodes.sets, materials=materials, sections=sections, fixed=fixed,
-                  prescribed=prescribed, loads=loads, masses=masses, constraints=ties,
+                  prescribed=prescribed, loads=loads, masses=masses, constraints=ties + joints,
                   functions=funcs, title=model_t["title"], units=model_t["units"],
                   node_origin=nodes.origin if np.any(nodes.origin >= 0) else None)
     build_loads.check_model(model, load_entries, prescribed_entries)
+    model, _ = release_redundant(model)
     output = take(data.get("output", {}), SCHEMA["output"], "output")
     steps = build_steps.steps(_array(data, "steps"), build_steps.StepInputs(
         model, nodes, velocities, output["every"]))

@@ -360,10 +360,14 @@ TOP = {
     "elements": "element groups (array of tables)",
     "springs": "grounded linear springs on one DOF (array of tables)",
     "masses": "point masses and rotary inertias (array of tables)",
+    "bodies": "rigid bodies: a node at each body's centre of mass with its mass and inertia "
+              "(array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
             "tables)",
+    "joints": "joints between nodes and to the ground: spherical, revolute, universal, fixed, "
+              "cylindrical, prismatic, planar (array of tables)",
     "functions": "time functions for loads and prescribed values (array of tables)",
     "loads": "nodal forces and moments, and uniform loads per length on beams (array of "
              "tables)",
@@ -375,8 +379,8 @@ TOP = {
 }
 
 
-ARRAYS = ("materials", "sections", "elements", "springs", "masses", "supports", "prescribed",
-          "ties", "functions", "loads", "velocities", "steps")
+ARRAYS = ("materials", "sections", "elements", "springs", "bodies", "masses", "supports",
+          "prescribed", "ties", "joints", "functions", "loads", "velocities", "steps")
 
 
 @dataclass(frozen=True)
@@ -399,4 +403,6 @@ FAMILY_TABLES = {
                                                   "element set)"),), typed=True, node_set=True),
     "springs": FamilyTable("spring", (Key("name", "name", REQUIRED, "group name"),), typed=False,
                            node_set=False),
+    "bodies": FamilyTable("rigid body group", (Key("name", "name", REQUIRED, "group name (also "
+                                                   "a node set)"),), typed=False, node_set=True),
 }

@@ -5,8 +5,9 @@ The data stay in the results file, and the XDMF names slices of them: a frame's 
 start, stride, count and the dataset's dimensions), so a frame adds no HDF5 object at all. Arrays
 that ParaView needs in another shape are written per step beside the frames, in the same
 transaction (:mod:`fem.io.hdf5`): ``/xdmf/<step>/velocity`` and ``reaction`` ``(T, n, 3)`` (the
-translational parts, three components also in 2D) and ``/xdmf/<step>/cells/<q>`` ``(T, E_total)``
-(each section force over all drawn cells in topology order, ``NaN`` where a group lacks it).
+translational parts, three components also in 2D), ``axis_x``, ``axis_y``, ``axis_z`` ``(T, n, 3)``
+(the nodal frames, below) and ``/xdmf/<step>/cells/<q>`` ``(T, E_total)`` (each section force over
+all drawn cells in topology order, ``NaN`` where a group lacks it).
 
 * ``<out>.xdmf``: one temporal collection with the frames of every static and dynamic step.
 * ``<out>_<step>_modes.xdmf``: the mode shapes of an eigen/buckling step, "time" = mode number.
@@ -38,8 +39,20 @@ the cell data remain one array per quantity over all cells in topology order, ea
 one grid that includes the mesh's topology and geometry by reference, and ParaView gets one
 unstructured grid (not a multiblock data set) whose filters see every group at once. The
 topology's array is ``/model/cells`` (:mod:`fem.io.hdf5`). Point data: ``displacement``,
-``rotation`` (rotation vector), ``velocity``, ``reaction`` (forces). Cell data: the section forces
-and what else the groups output.
+``rotation`` (rotation vector), ``velocity``, ``reaction`` (forces) and, in a model with rotation
+DOFs, the nodal frames ``axis_x``, ``axis_y``, ``axis_z``. Cell data: the section forces and what
+else the groups output.
+
+**Oriented frames.** A node's orientation (a rigid body's, :mod:`fem.elements.rigid_body`, or a
+beam node's) is drawn as three vectors, the columns of its rotation matrix ``R`` (the images of
+the global axes, which are the material axes at the reference): ``axis_x``, ``axis_y``,
+``axis_z`` ``(T, n, 3)`` in ``/xdmf/<step>/``, derived from the step's quaternions
+``/steps/<step>/rotation`` when each frame is written (2D: ``(cos, sin, 0)``, ``(-sin, cos, 0)``,
+``(0, 0, 1)``). They are written for every node of a model in which some element or constraint
+group has a rotation DOF (nodes without rotations keep the identity, the global axes) and not at
+all otherwise. In ParaView, a *Glyph* filter per axis (glyph type Arrow, orientation array
+``axis_x``, scale by a constant) on the displaced mesh (*Warp By Vector* with ``displacement``)
+draws each body as a moving triad.
 """
 
 from __future__ import annotations
@@ -53,6 +66,7 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
+from fem import rotations as so3
 from fem.io import files
 
 log = logging.getLogger(__name__)
@@ -73,6 +87,7 @@ XDMF_CELLS = {"vertex": ("Polyvertex", 1, 0x1), "line": ("Polyline", 2, 0x2),
               "triangle": ("Triangle", 3, 0x4), "quad": ("Quadrilateral", 4, 0x5),
               "tetra": ("Tetrahedron", 4, 0x6), "hexahedron": ("Hexahedron", 8, 0x9)}
 POLY = ("vertex", "line")           # XDMF types whose cells say their node count in Mixed
+AXES = ("axis_x", "axis_y", "axis_z")   # the nodal frames' vectors (see the docstring)
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,10 @@ def frame_arrays(model, step: str, values: dict) -> dict:
             v = np.zeros((n, 3))
             v[:, :d] = np.asarray(values[key])[:, :d]
             out[f"/xdmf/{step}/{key}"] = v
+    if "rotation" in values and has_rotations(model):
+        R = so3.quat_to_matrix(np.asarray(values["rotation"], dtype=float))    # (n, 3, 3)
+        for k, key in enumerate(AXES):
+            out[f"/xdmf/{step}/{key}"] = R[:, :, k]
     groups = drawn_groups(model)
     drawn = {g.name for g in groups}
     names = sorted({key.split("/")[2] for key in values
@@ -148,13 +167,19 @@ def frame_arrays(model, step: str, values: dict) -> dict:
     return out
 
 
+def has_rotations(model) -> bool:
+    """Whether some element or constraint group of ``model`` has a rotation DOF."""
+    return any({"rx", "ry", "rz"} & set(g.dof_names)
+               for g in (*model.groups, *getattr(model, "constraints", ())))
+
+
 def frame_fields(h5, step: str, k: int) -> list[tuple[str, str, tuple]]:
     """``(attribute, hyperslab reference, frame shape)`` of frame ``k`` of ``step``."""
     s = h5[f"steps/{step}"]
     refs = [("displacement", s.get("displacement")), ("rotation", s.get("rotation_vector"))]
     x = h5.get(f"xdmf/{step}")
     if x is not None:
-        refs += [(name, x.get(name)) for name in ("velocity", "reaction")]
+        refs += [(name, x.get(name)) for name in ("velocity", "reaction", *AXES)]
         cells = x.get("cells")
         if cells is not None:
             refs += [(q, cells[q]) for q in sorted(cells)]

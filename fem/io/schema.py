@@ -148,6 +148,27 @@ SCHEMA: dict[str, list[Key]] = {
         Key("pairs", "matrix", REQUIRED, "`[[node_a, node_b], ...]` node ids, two nodes at the "
             "same point each; their translations become equal, their rotations stay free"),
     ],
+    "joints": [
+        Key("name", "name", REQUIRED, "group name; its joints' reactions (force and moment on "
+            "the first node, in the joint frame) and relative coordinates are its outputs"),
+        Key("type", "str", REQUIRED, "spherical, revolute, universal, fixed, cylindrical, "
+            "prismatic or planar (3D); revolute, fixed or prismatic (2D)",
+            choices=("spherical", "revolute", "universal", "fixed", "cylindrical", "prismatic",
+                     "planar")),
+        Key("pairs", "matrix", None, "`[[node_a, node_b], ...]`: joints between two nodes (beam "
+            "nodes or rigid bodies); or"),
+        Key("ground", "nodes", None, "node id, list of ids or node-set name: joints between "
+            "each node and the ground"),
+        Key("points", "matrix", None, "the joint points `[[x, y(, z)], ...]`, one per joint "
+            "(default: each joint's first node); the nodes may be anywhere: rigid arms reach "
+            "the point"),
+        Key("axis", "vector", None, "revolute, cylindrical, prismatic: the joint axis (3D; in "
+            "2D the prismatic sliding direction); planar: the plane's normal; universal: the "
+            "cross's axis in the first node; fixed, spherical: the frame's z (optional)"),
+        Key("second_axis", "vector", None, "universal: the cross's axis in the second node "
+            "(required, perpendicular to axis); the others: the frame's x (optional, "
+            "perpendicular to axis)"),
+    ],
     "gravity": [
         Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`, nonzero: "
             "the load `M g` with the mass the dynamic step integrates (the groups' lumped "

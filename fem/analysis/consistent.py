@@ -1,0 +1,98 @@
+"""Consistent accelerations and constraint reactions of a state (the index-1 equations).
+
+Given positions and velocities, the accelerations ``a`` and the multipliers ``lambda`` solve::
+
+    [ M   G^T ] [ a      ]   [ f_ext - f_int - f_v ]
+    [ G   0   ] [ lambda ] = [ -gamma              ]
+
+with ``M`` the mass of the inertia groups (rotations: spatial, ``R J R^T``), ``f_v`` their
+velocity terms (``omega x (R J R^T omega)`` and the consistent beams' ones), ``G`` the constraint
+groups' Jacobians and ``gamma`` their velocity terms (``d2g/dt2 = G a + gamma``,
+:meth:`fem.constraints.joint.Joint.bias`). This is Gauss's principle (Mufti's M(10), notes
+``mufti_blajer.md`` A3-A4): ``lambda`` is the reaction of the mechanism in that state, exact for
+the state (at ``t = 0`` the reaction at release; later the reaction the state's velocities and
+loads call for), unlike a time step's multiplier, which is an average over the step.
+
+Supported and prescribed DOFs have zero acceleration here (a prescribed motion's acceleration is
+not included). Redundant constraints make the matrix singular: :class:`RedundantError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def _spatial_blocks(nodal, state) -> NDArray:
+    """(n, nslots, nslots) the nodal group's mass blocks, rotations in spatial form."""
+    blocks = nodal.mass_blocks()
+    if nodal.dim == 3 and np.any(nodal.lie):
+        R = state.rotation_matrices()[nodal.lie]
+        blocks[nodal.lie, 3:6, 3:6] = R @ nodal.J[nodal.lie] @ np.swapaxes(R, 1, 2)
+    return blocks
+
+
+def kkt(system, inertia, state, f_ext: NDArray) -> tuple[NDArray, NDArray]:
+    """CSR values and right-hand side ``(n_free,)`` of the system in the module docstring.
+
+    ``f_ext (n, nslots)`` the nodal external forces of ``state``.
+    """
+    dm, asm = system.dofmap, system.assembler
+    groups = system.model.groups
+    still = state.copy()
+    still.a[:] = 0.0
+    f_v = dm.from_nodal(inertia.nodal.newmark_force(still))
+    masses, forces = [None] * len(groups), [None] * len(groups)
+    for x in inertia.extras:
+        out = x.newmark_force(still)
+        f = out[0] if isinstance(out, tuple) else out
+        M = x.element_mass(state)
+        i = x.index
+        masses[i] = M if masses[i] is None else masses[i] + M
+        forces[i] = f if forces[i] is None else forces[i] + f
+    if inertia.extras:
+        f_v = f_v + asm.vector(forces)
+    r = system.internal_force(state, constraints=False) - dm.from_nodal(f_ext) + f_v
+    blocks = []
+    for c in system.model.constraints:
+        G = c.jacobian(state)
+        E, k, nd = G.shape
+        B = np.zeros((E, nd + k, nd + k))
+        B[:, :nd, nd:] = np.swapaxes(G, 1, 2)
+        B[:, nd:, :nd] = G
+        B[:, nd:, nd:] = c.multiplier_block()          # released (redundant) rows: lambda = 0
+        blocks.append(B)
+    values = asm.matrix(masses, _spatial_blocks(inertia.nodal, state), constraints=blocks)
+    rhs = -r[:system.n_free].copy()
+    for c, pos in zip(system.model.constraints, dm.multipliers, strict=True):
+        rhs[pos] = -c.bias(state)
+    return values, rhs
+
+
+def split(system, x: NDArray) -> tuple[NDArray, list[NDArray]]:
+    """Nodal accelerations ``(n, nslots)`` and each group's ``lambda (E, r)`` of a solution."""
+    dm = system.dofmap
+    full = np.zeros(dm.n_active)
+    full[:system.n_free] = x
+    return dm.to_nodal(full), [x[pos] for pos in dm.multipliers]
+
+
+def velocity_rhs(system, state) -> NDArray:
+    """Right-hand side ``[0; -G v]`` of the velocities' projection on the constraints.
+
+    With the matrix of :func:`kkt`, the solution ``dv`` is the mass-orthogonal correction that
+    makes ``G (v + dv) = 0`` (the nearest admissible velocities in the kinetic-energy norm).
+    """
+    dm = system.dofmap
+    rhs = np.zeros(system.n_free)
+    v = state.v
+    for c, pos in zip(system.model.constraints, dm.multipliers, strict=True):
+        rhs[pos] = -np.einsum("eki,ei->ek", c.jacobian(state), c.element_vector(v))
+    return rhs
+
+
+def with_velocities(system, state, x: NDArray):
+    """A copy of ``state`` with the velocity correction of a :func:`velocity_rhs` solve added."""
+    out = state.copy()
+    out.v = out.v + split(system, x)[0]
+    return out

@@ -1,0 +1,128 @@
+"""Rigid mechanisms with joints: reactions against closed forms at every frame, redundant joints
+detected and released, and every mistake in a [[joints]] table a deck error naming its key."""
+
+import logging
+import tomllib
+
+import h5py
+import numpy as np
+import pytest
+from helpers import case_deck_path, solve
+
+from fem.errors import DeckError
+from fem.io.deck import from_dict
+
+
+def deck(name: str) -> dict:
+    with open(case_deck_path(name), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def test_rod_pendulum_reactions_follow_the_closed_form_in_every_frame(tmp_path):
+    """notes/mufti_blajer.md D2: at an angle theta below the horizontal, omega^2 = 3 g sin / L,
+    so the pivot force on the rod is -2.5 m g sin(theta) along it and m g cos(theta) / 4 across
+    it: m g / 4 at release, 2.5 m g at the bottom (passed within the run)."""
+    h5 = str(tmp_path / "p.h5")
+    solve(deck("rod_pendulum"), h5)
+    m, g = 3.0, 9.81
+    with h5py.File(h5) as f:
+        s = f["steps/swing/elements/pivot"]
+        theta, fx, fy = s["angle"][:, 0], s["fx"][:, 0], s["fy"][:, 0]
+    assert theta.max() > np.pi / 2 > theta[0]            # the bottom is inside the run
+    np.testing.assert_allclose(fx, -2.5 * m * g * np.sin(theta), rtol=0, atol=1e-6 * m * g)
+    np.testing.assert_allclose(fy, m * g * np.cos(theta) / 4, rtol=0, atol=1e-6 * m * g)
+    bottom = np.argmin(np.abs(theta - np.pi / 2))
+    assert abs(abs(fx[bottom]) - 2.5 * m * g) < 0.05 * m * g
+
+
+def four_bar_3d(duration: float) -> dict:
+    """FB-S1 (notes D1) in 3D: the same bodies in the x-y plane with four revolute joints whose
+    axes are z: 20 constraint rows of rank 17."""
+    d = deck("four_bar_fbs1")
+    d["model"]["dim"] = 3
+    d["nodes"]["coordinates"] = [c + [0.0] for c in d["nodes"]["coordinates"]]
+    for b in d["bodies"]:
+        J = b["inertia"]
+        b["inertia"] = [J / 2, J / 2, J]            # a thin bar in the plane: Izz = m l^2/12
+    for j in d["joints"]:
+        j["points"] = [p + [0.0] for p in j["points"]]
+        j["axis"] = [0.0, 0.0, 1.0]
+    d["gravity"]["acceleration"] = [0.0, -9.81, 0.0]
+    for v in d["velocities"]:
+        v["angular_velocity"] = [0.0, 0.0, v["angular_velocity"]]
+        v["center"] = v["center"] + [0.0]
+        if "velocity" in v:
+            v["velocity"] = v["velocity"] + [0.0]
+    d["steps"][0]["duration"] = duration
+    d["steps"][0]["output_interval"] = duration
+    return d
+
+
+def test_redundant_joints_of_a_planar_four_bar_in_3d_are_released_and_named(caplog):
+    with caplog.at_level(logging.WARNING, logger="fem"):
+        dk = from_dict(four_bar_3d(0.25))
+    released = [c.released for c in dk.model.constraints]
+    assert sum(int(r.sum()) for r in released) == 3      # notes D1: rank 17 of 20
+    notes = [r.message for r in caplog.records if "redundant constraint" in r.message]
+    assert len(notes) == 3 and all("joints 'O" in n for n in notes)
+
+
+def test_the_3d_four_bar_moves_as_the_planar_one():
+    """With its redundant rows released the 3D model is the planar mechanism: the crank angle at
+    t = 0.25 s is the notes' (D1 table) within 1e-4 rad at dt = 5e-4, and the reactions at
+    t = 0 are the planar ones."""
+    dk, sysm, state, steps = solve(four_bar_3d(0.25))
+    angle = steps[0].system.outputs(state)["O1"]["angle"][0]
+    # the 3D relative angle about +z: ground minus crank, as alpha1 (mod 2 pi)
+    assert abs(np.angle(np.exp(1j * (angle - 2.106405390)))) < 1e-4
+    assert abs(state.u[:, 2]).max() < 1e-12                # it stays in its plane
+
+
+@pytest.mark.parametrize(("change", "key", "words"), [
+    ({"type": "universal"}, "joints[0].type", "2D model"),
+    ({"type": "spherical"}, "joints[0].type", "revolute joint"),
+    ({"ground": [1]}, "joints[0]", "either pairs"),
+    ({"points": [[0.0, 0.0], [1.0, 1.0]]}, "joints[0].points", "one point per joint"),
+    ({"pairs": [[1, 1]]}, "joints[0].pairs[0]", "two different nodes"),
+    ({"pairs": [[1, 7]]}, "joints[0].pairs", "unknown node 7"),
+    ({"axis": [1.0, 0.0]}, "joints[0].axis", "not used"),
+    ({"kind": "x"}, "joints[0]", "kind"),
+])
+def test_joint_mistakes_are_deck_errors(change, key, words):
+    d = deck("four_bar_fbs1")
+    d["joints"][1].update(change)
+    d["joints"] = [d["joints"][1]]
+    with pytest.raises(DeckError) as err:
+        from_dict(d)
+    assert err.value.key.startswith(key), err.value
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(("change", "key", "words"), [
+    ({"axis": None}, "joints[0].axis", "needs its axis"),
+    ({"axis": [0.0, 0.0, 0.0]}, "joints[0].axis", "nonzero"),
+    ({"second_axis": [0.0, 1.0, 1.0]}, "joints[0].second_axis", "perpendicular"),
+    ({"type": "universal"}, "joints[0].second_axis", "universal joint needs"),
+])
+def test_joint_frame_mistakes_are_deck_errors(change, key, words):
+    d = four_bar_3d(0.1)
+    j = d["joints"][0]
+    j.update({k: v for k, v in change.items() if v is not None})
+    for k, v in change.items():
+        if v is None:
+            del j[k]
+    with pytest.raises(DeckError) as err:
+        from_dict(d)
+    assert err.value.key.startswith(key), err.value
+    assert words in str(err.value)
+
+
+def test_a_joint_on_a_node_without_rotations_is_a_deck_error():
+    d = deck("four_bar_fbs1")
+    d["nodes"]["coordinates"].append([3.0, 3.0])
+    d["nodes"]["ids"].append(4)
+    d["masses"] = [{"nodes": [4], "mass": 1.0}]
+    d["joints"][0]["ground"] = [4]
+    with pytest.raises(DeckError) as err:
+        from_dict(d)
+    assert err.value.key == "joints[0].ground" and "no rotations" in str(err.value)
