@@ -67,15 +67,83 @@ def test_redundant_joints_of_a_planar_four_bar_in_3d_are_released_and_named(capl
     assert len(notes) == 3 and all("joints 'O" in n for n in notes)
 
 
-def test_the_3d_four_bar_moves_as_the_planar_one():
+def test_the_3d_four_bar_moves_as_the_planar_one(tmp_path):
     """With its redundant rows released the 3D model is the planar mechanism: the crank angle at
-    t = 0.25 s is the notes' (D1 table) within 1e-4 rad at dt = 5e-4, and the reactions at
-    t = 0 are the planar ones."""
-    dk, sysm, state, steps = solve(four_bar_3d(0.25))
+    t = 0.25 s is the notes' (D1 table) within 1e-4 rad at dt = 5e-4, and the in-plane
+    reactions at t = 0 are the notes' pin forces (the released rows are out of the plane, where
+    the reactions are not unique)."""
+    h5 = str(tmp_path / "fb3.h5")
+    dk, sysm, state, steps = solve(four_bar_3d(0.25), h5)
     angle = steps[0].system.outputs(state)["O1"]["angle"][0]
     # the 3D relative angle about +z: ground minus crank, as alpha1 (mod 2 pi)
     assert abs(np.angle(np.exp(1j * (angle - 2.106405390)))) < 1e-4
     assert abs(state.u[:, 2]).max() < 1e-12                # it stays in its plane
+    with h5py.File(h5) as f:
+        out = f["steps/swing/elements"]
+        # notes D1, pin forces at t = 0 (the joint frames are the global axes then)
+        for joint, fx, fy in (("O1", 0.0826311484, 1.7909153192),
+                              ("O4", -1.0989512818, 8.2676077370)):
+            np.testing.assert_allclose([out[joint]["fx"][0, 0], out[joint]["fy"][0, 0]],
+                                       [fx, fy], rtol=1e-8)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_cantilever_held_by_a_fixed_joint_is_the_clamped_one(dim):
+    """A static cantilever whose root is welded to the ground by a fixed joint at a point a
+    behind the root (a rigid arm): the root stays put, the tip deflects P L^3 / (3 E I), and the
+    joint's reaction on the root, in its frame, is the force P and the moment P (L + a) about
+    the joint point (statics)."""
+    E, I, L, a, P = 1000.0, 0.02, 2.0, 0.5, 3.0
+    X = [[0.0, 0.0], [L, 0.0]] if dim == 2 else [[0.0, 0.0, 0.0], [L, 0.0, 0.0]]
+    section = {"name": "s", "A": 1.0, "Iz": I}
+    if dim == 3:
+        section.update(Iy=I, J=2 * I)
+    joint = {"name": "weld", "type": "fixed", "ground": [1],
+             "points": [[-a, 0.0] + ([0.0] if dim == 3 else [])]}
+    load = [0.0, -P] + ([0.0] if dim == 3 else [])
+    d = {"model": {"dim": dim},
+         "materials": [{"name": "m", "E": E, "nu": 0.25}],
+         "sections": [section],
+         "nodes": {"coordinates": X},
+         "elements": [{"name": "beam", "type": "beam", "material": "m", "section": "s",
+                       "connectivity": [[1, 2]], "formulation": "linear"}],
+         "joints": [joint],
+         "loads": [{"name": "P", "nodes": [2], "force": load}],
+         "steps": [{"name": "s", "type": "static"}]}
+    dk, sysm, state, _ = solve(d)
+    # the root is held at a point a behind it: the rigid arm does not bend, so the root stays
+    # put and unturned, and the beam is the clamped cantilever
+    assert state.u[1, 1] == pytest.approx(-P * L**3 / (3 * E * I), rel=1e-10)
+    assert abs(state.u[0, :dim]).max() < 1e-12
+    out = sysm.outputs(state)["weld"]
+    assert out["fy"][0] == pytest.approx(P, rel=1e-10)
+    assert abs(out["fx"][0]) < 1e-10 * P
+    assert out["mz"][0] == pytest.approx(P * (L + a), rel=1e-10)
+
+
+def test_without_mass_at_a_joint_the_step_multipliers_are_written_with_a_warning(tmp_path):
+    """A massless beam node at a joint makes the consistent-reaction equations singular: the
+    step warns once and writes its own multipliers (what System.outputs gives for the state)."""
+    d = {"model": {"dim": 2},
+         "materials": [{"name": "m", "E": 1.0e6, "nu": 0.3}],
+         "sections": [{"name": "s", "A": 1.0, "Iz": 0.01}],
+         "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0], [1.5, 0.0]]},
+         "elements": [{"name": "beam", "type": "beam", "material": "m", "section": "s",
+                       "connectivity": [[1, 2]]}],
+         "bodies": [{"name": "weight", "nodes": [3], "mass": 2.0, "inertia": 0.1}],
+         "supports": [{"nodes": [1], "fixed": ["ux", "uy", "rz"]}],
+         "joints": [{"name": "hinge", "type": "revolute", "pairs": [[2, 3]],
+                     "points": [[1.0, 0.0]]}],
+         "gravity": {"acceleration": [0.0, -9.81]},
+         "steps": [{"name": "drop", "type": "dynamic", "duration": 0.05, "time_step": 0.01}]}
+    h5 = str(tmp_path / "m.h5")
+    dk, sysm, state, steps = solve(d, h5)
+    warned = [w for w in steps[0].warnings if "consistent reactions are singular" in w]
+    assert len(warned) == 1 and "no mass" in warned[0]
+    with h5py.File(h5) as f:
+        fy = f["steps/drop/elements/hinge/fy"][-1, 0]
+    assert fy == pytest.approx(sysm.outputs(state)["hinge"]["fy"][0], rel=1e-12)
+    assert abs(fy) > 0.1 * 2.0 * 9.81            # the hinge carries the falling weight
 
 
 @pytest.mark.parametrize(("change", "key", "words"), [

@@ -32,8 +32,31 @@ def _spatial_blocks(nodal, state) -> NDArray:
     return blocks
 
 
-def kkt(system, inertia, state, f_ext: NDArray) -> tuple[NDArray, NDArray]:
-    """CSR values and right-hand side ``(n_free,)`` of the system in the module docstring.
+def kkt_matrix(system, inertia, state) -> NDArray:
+    """CSR values of ``[[M, G^T], [G, Z]]`` at the positions of ``state``.
+
+    ``Z`` is one on rows released as redundant (``lambda = 0``) and zero elsewhere.
+    """
+    groups = system.model.groups
+    masses = [None] * len(groups)
+    for x in inertia.extras:
+        M = x.element_mass(state)
+        masses[x.index] = M if masses[x.index] is None else masses[x.index] + M
+    blocks = []
+    for c in system.model.constraints:
+        G = c.jacobian(state)
+        E, k, nd = G.shape
+        B = np.zeros((E, nd + k, nd + k))
+        B[:, :nd, nd:] = np.swapaxes(G, 1, 2)
+        B[:, nd:, :nd] = G
+        B[:, nd:, nd:] = c.multiplier_block()
+        blocks.append(B)
+    return system.assembler.matrix(masses, _spatial_blocks(inertia.nodal, state),
+                                   constraints=blocks)
+
+
+def kkt_rhs(system, inertia, state, f_ext: NDArray) -> NDArray:
+    """Right-hand side ``(n_free,)`` ``[f_ext - f_int - f_v; -gamma]`` of ``state``.
 
     ``f_ext (n, nslots)`` the nodal external forces of ``state``.
     """
@@ -42,31 +65,18 @@ def kkt(system, inertia, state, f_ext: NDArray) -> tuple[NDArray, NDArray]:
     still = state.copy()
     still.a[:] = 0.0
     f_v = dm.from_nodal(inertia.nodal.newmark_force(still))
-    masses, forces = [None] * len(groups), [None] * len(groups)
+    forces = [None] * len(groups)
     for x in inertia.extras:
         out = x.newmark_force(still)
         f = out[0] if isinstance(out, tuple) else out
-        M = x.element_mass(state)
-        i = x.index
-        masses[i] = M if masses[i] is None else masses[i] + M
-        forces[i] = f if forces[i] is None else forces[i] + f
+        forces[x.index] = f if forces[x.index] is None else forces[x.index] + f
     if inertia.extras:
         f_v = f_v + asm.vector(forces)
     r = system.internal_force(state, constraints=False) - dm.from_nodal(f_ext) + f_v
-    blocks = []
-    for c in system.model.constraints:
-        G = c.jacobian(state)
-        E, k, nd = G.shape
-        B = np.zeros((E, nd + k, nd + k))
-        B[:, :nd, nd:] = np.swapaxes(G, 1, 2)
-        B[:, nd:, :nd] = G
-        B[:, nd:, nd:] = c.multiplier_block()          # released (redundant) rows: lambda = 0
-        blocks.append(B)
-    values = asm.matrix(masses, _spatial_blocks(inertia.nodal, state), constraints=blocks)
     rhs = -r[:system.n_free].copy()
     for c, pos in zip(system.model.constraints, dm.multipliers, strict=True):
         rhs[pos] = -c.bias(state)
-    return values, rhs
+    return rhs
 
 
 def split(system, x: NDArray) -> tuple[NDArray, list[NDArray]]:

@@ -340,19 +340,20 @@ class DynamicStep(StepBase):
         velocities projected on the constraints (:mod:`fem.analysis.consistent`); None if the
         system is singular. Uses and refills the step's matrix.
         """
-        values, _ = consistent.kkt(self.system, self.inertia, state,
-                                   self.integrator.external(state, state.t))
-        self.fill(values)
+        sysm = self.system
+        # the matrix depends on the positions only: one factorization for both solves
+        self.fill(consistent.kkt_matrix(sysm, self.inertia, state))
         try:
-            x, _ = linalg.solve_checked(self.ksp, consistent.velocity_rhs(self.system, state))
-            state = consistent.with_velocities(self.system, state, x)
-            _, rhs = consistent.kkt(self.system, self.inertia, state,
-                                    self.integrator.external(state, state.t))
-            x, _ = linalg.solve_checked(self.ksp, rhs)
+            x, _ = linalg.solve_checked(self.ksp, consistent.velocity_rhs(sysm, state))
+            state = consistent.with_velocities(sysm, state, x)
+            x, _ = linalg.solve_checked(self.ksp, consistent.kkt_rhs(
+                sysm, self.inertia, state, self.integrator.external(state, state.t)))
         except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
             if not self._kkt_warned:
                 self.warn(f"the reactions written are the time steps' multipliers (averages over "
-                          f"a step): the equations of consistent reactions are singular ({err})")
+                          f"a step; zero at the start): the equations of consistent reactions are "
+                          f"singular ({err}), as they are when a DOF has no mass (a massless beam "
+                          "node at a joint: give the elements a density)")
                 self._kkt_warned = True
             return None
         return consistent.split(self.system, x)

@@ -11,6 +11,9 @@ with_released`), so the remaining rows are independent, the motion is the same (
 rows hold wherever the others do, for a mechanism whose redundancy persists, such as the
 four-bar or Bricard's linkage) and their reactions are reported as zero. Each release is named
 by joint, row and node pair in the run's log.
+
+The factorization is dense, on the DOFs the constraint rows touch only: quick for mechanisms
+with thousands of joint rows; scipy has no sparse rank-revealing QR to go further.
 """
 
 from __future__ import annotations
@@ -38,39 +41,33 @@ def redundant_rows(model) -> list[NDArray]:
     held = model.fixed.copy()
     for p in model.prescribed:
         held[p.nodes, p.slot] = True
-    slots = {name: k for k, name in enumerate(model.slots)}
-    rows, owners = [], []
-    columns: dict[tuple[int, int], int] = {}
-    for gi, c in enumerate(groups):
+    slot_of = {name: k for k, name in enumerate(model.slots)}
+    blocks, keys = [], []                  # per group: (E r, nd) rows and their (node, slot) keys
+    for c in groups:
         G = c.jacobian(ref)                                     # (E, r, nd)
         E, r, nd = G.shape
-        nodes = np.repeat(c.conn, len(c.dof_names), axis=1)     # (E, nd)
-        cols = np.tile([slots[d] for d in c.dof_names], c.conn.shape[1])
-        for e in range(E):
-            for k in range(r):
-                entries = {}
-                for j in np.flatnonzero(G[e, k]):
-                    n, s = int(nodes[e, j]), int(cols[j])
-                    if not held[n, s]:
-                        entries[columns.setdefault((n, s), len(columns))] = G[e, k, j]
-                rows.append(entries)
-                owners.append((gi, e, k))
-    A = np.zeros((len(columns), len(rows)))
-    for k, entries in enumerate(rows):
-        for j, val in entries.items():
-            A[j, k] = val
+        slots = np.tile([slot_of[d] for d in c.dof_names], c.conn.shape[1])
+        nodes = np.repeat(c.conn, len(c.dof_names), axis=1)      # (E, nd)
+        G = np.where(held[nodes, slots][:, None, :], 0.0, G)     # supported DOFs: no column
+        blocks.append(G.reshape(E * r, nd))
+        keys.append(np.repeat(nodes * model.nslots + slots, r, axis=0))   # (E r, nd)
+    rows = np.concatenate(blocks)
+    flat_keys = np.concatenate(keys)
+    used, columns = np.unique(flat_keys, return_inverse=True)
+    A = np.zeros((len(used), len(rows)))                 # G^T on the DOFs the rows touch
+    np.add.at(A, (columns.reshape(flat_keys.shape), np.arange(len(rows))[:, None]), rows)
     norms = np.linalg.norm(A, axis=0)
-    out = [np.zeros((len(c), c.n_multipliers), dtype=bool) for c in groups]
+    diag = np.zeros(len(rows))
     if A.size:
         R = np.linalg.qr(A, mode="r")
-        diag = np.zeros(len(rows))
         m = min(R.shape)
         diag[:m] = np.abs(np.diag(R[:m, :m]))
-        dependent = diag <= TOLERANCE * np.maximum(norms, 1e-300)
-    else:
-        dependent = np.ones(len(rows), dtype=bool)
-    for (gi, e, k), dep in zip(owners, dependent, strict=True):
-        out[gi][e, k] = dep
+    dependent = diag <= TOLERANCE * np.maximum(norms, 1e-300)
+    out, start = [], 0
+    for c in groups:
+        n = len(c) * c.n_multipliers
+        out.append(dependent[start:start + n].reshape(len(c), c.n_multipliers))
+        start += n
     return out
 
 

@@ -179,10 +179,11 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
                             "between nodes) or ground = [nodes] (joints to the ground)")
         if v["pairs"] is not None:
             pairs = node_pairs(nodes, v["pairs"], f"{where}.pairs", "[node_a, node_b] pair")
-            for k, (a, b) in enumerate(pairs):
-                if a == b:
-                    raise DeckError(f"{where}.pairs[{k}]", f"expected two different nodes, "
-                                    f"got node {nodes.ids[a]} twice")
+            same = np.flatnonzero(pairs[:, 0] == pairs[:, 1])
+            if len(same):
+                k = int(same[0])
+                raise DeckError(f"{where}.pairs[{k}]", f"expected two different nodes, got "
+                                f"node {nodes.ids[pairs[k, 0]]} twice")
             first, grounded, key = pairs[:, 0], False, "pairs"
         else:
             first = np.atleast_1d(nodes.indices(v["ground"], f"{where}.ground"))
