@@ -145,6 +145,18 @@ class System:
         """CSR values of :meth:`constraint_step`'s derivative alone."""
         return self.constraint_step(s0, s1)[1]
 
+    def drive_work(self, s0: State, s1: State, average: bool = False) -> float:
+        """The work the drivers of the constraint groups did over ``s0 -> s1``.
+
+        With the multipliers of ``s1`` (the mid-point family's, which act over the whole step),
+        or (``average``) the mean of both ends' (schemes whose multipliers are end values).
+        """
+        mus = self.multipliers(s1)
+        if average:
+            mus = [0.5 * (a + b) for a, b in zip(self.multipliers(s0), mus, strict=True)]
+        return sum(c.drive_work(s0, s1, mu, s) for c, mu, s in
+                   zip(self.model.constraints, mus, self.constraint_scales, strict=True))
+
     def constraint_vector(self, state: State) -> NDArray:
         """(n_active,) the constraint groups' ``[G^T lambda; g(q)]``."""
         return self.assembler.vector([None] * len(self.model.groups),

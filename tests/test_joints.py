@@ -1,18 +1,22 @@
-"""Joint groups (fem.constraints.joint): every kind in 2D and 3D has tangents equal to finite
-differences, an exact discrete gradient, velocity terms equal to the second derivative of its
-constraint along a motion, and the reactions of its multipliers."""
+"""Joint groups (fem.constraints.joint): every kind in 2D and 3D, and every driven kind, has
+tangents equal to finite differences, an exact discrete gradient, velocity terms equal to the
+second derivative of its constraint along a motion, and the reactions of its multipliers."""
 
 import numpy as np
 import pytest
 
 from fem import rotations as so3
-from fem.constraints.joint import ROWS, Joint
+from fem.constraints.joint import DRIVEN, ROWS, Joint
 from fem.constraints.spherical import Spherical
+from fem.functions import SpinUp
 from fem.state import State
 
 rng = np.random.default_rng(11)
 
-KINDS = [(d, k) for d in (2, 3) for k in ROWS[d]]
+#: a drive with a value, rate and acceleration at once (t = 0.7 in random_state)
+DRIVE = SpinUp(rate=1.3, t0=0.0, t1=2.0)
+KINDS = [(d, k) for d in (2, 3) for k in ROWS[d]] + [
+    (d, f"driven {k}") for d in (2, 3) for k in DRIVEN[d]]
 
 
 def frame():
@@ -22,11 +26,14 @@ def frame():
 
 def make(dim, kind):
     F = frame() if dim == 3 else so3.expm(np.array([0, 0, rng.normal()]))
-    return Joint("j", kind, [[0, 1]], rng.normal(size=(1, 2, 3)), F[None], dim)
+    drive = DRIVE if kind.startswith("driven ") else None
+    return Joint("j", kind.removeprefix("driven "), [[0, 1]], rng.normal(size=(1, 2, 3)),
+                 F[None], dim, drive=drive)
 
 
 def random_state(dim, scale=1.0):
     st = State.reference(dim, 2)
+    st.t = 0.7
     st.u[:, :dim] = rng.normal(size=(2, dim)) * scale
     if dim == 2:
         st.rot[:] = rng.normal(size=2) * scale
@@ -114,6 +121,7 @@ def test_velocity_terms_are_the_second_derivative_of_the_constraint(dim, kind):
         # the spatial angular velocity is w + al t only to first order, so take al = 0 for the
         # rotations and test their acceleration through G separately below
         s = st.copy()
+        s.t = st.t + t                    # a driver moves in time too
         inc = np.zeros((2, ndn))
         d = dim
         inc[:, :d] = v[:, :d] * t + 0.5 * a[:, :d] * t * t
@@ -131,6 +139,10 @@ def test_velocity_terms_are_the_second_derivative_of_the_constraint(dim, kind):
     G = j.jacobian(s)[0]
     exact = G @ acc.reshape(-1) + j.bias(s)[0]
     np.testing.assert_allclose(exact, num, atol=1e-5 * max(1.0, np.abs(num).max()))
+    # and the first derivative: dg/dt = G v + (the drive's) dg/dt at fixed positions
+    rate = (g[2] - g[0]) / (2 * h)
+    np.testing.assert_allclose(G @ v.reshape(-1) + j.time_rate(s)[0], rate,
+                               atol=1e-7 * max(1.0, np.abs(rate).max()))
 
 
 def test_spherical_is_the_point_rows():
@@ -191,3 +203,22 @@ def test_reactions_of_a_revolute_joint_are_force_and_moment_in_its_frame():
     # perp i j gives G_w_a = e_i x e_j = e_k: the moment on a is -lambda e_k
     np.testing.assert_allclose([out["mx"][0], out["my"][0], out["mz"][0]], [-0.3, 0.4, -0.9],
                                atol=1e-14)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_drivers_work_is_that_of_its_step_force(dim):
+    """Over a step in which the drive moves, ``drive_work`` is the work ``-lambda . G_d dq`` of
+    the step force on the driven row: what the energy balance adds up."""
+    j = make(dim, "driven revolute")
+    s0 = random_state(dim)
+    s1 = s0.copy()
+    s1.t = s0.t + 0.3
+    ndn = 3 if dim == 2 else 6
+    dq = rng.normal(size=(2, ndn)) * 0.4
+    s1.increment(dq)
+    r = j.n_multipliers
+    mu = np.zeros((1, r))
+    mu[0, -1] = 1.7
+    force = j.step_vector(s0, s1, mu, 2.0)[0, :j.nd]
+    np.testing.assert_allclose(j.drive_work(s0, s1, mu, 2.0), -force @ dq.reshape(-1),
+                               rtol=1e-12)

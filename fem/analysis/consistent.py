@@ -7,7 +7,7 @@ Given positions and velocities, the accelerations ``a`` and the multipliers ``la
 
 with ``M`` the mass of the inertia groups (rotations: spatial, ``R J R^T``), ``f_v`` their
 velocity terms (``omega x (R J R^T omega)`` and the consistent beams' ones), ``G`` the constraint
-groups' Jacobians and ``gamma`` their velocity terms (``d2g/dt2 = G a + gamma``,
+groups' Jacobians and ``gamma`` their velocity and drive terms (``d2g/dt2 = G a + gamma``,
 :meth:`fem.constraints.joint.Joint.bias`). This is Gauss's principle (Mufti's M(10), notes
 ``mufti_blajer.md`` A3-A4): ``lambda`` is the reaction of the mechanism in that state, exact for
 the state (at ``t = 0`` the reaction at release; later the reaction the state's velocities and
@@ -88,16 +88,18 @@ def split(system, x: NDArray) -> tuple[NDArray, list[NDArray]]:
 
 
 def velocity_rhs(system, state) -> NDArray:
-    """Right-hand side ``[0; -G v]`` of the velocities' projection on the constraints.
+    """Right-hand side ``[0; -G v - dg/dt]`` of the velocities' projection on the constraints.
 
     With the matrix of :func:`kkt`, the solution ``dv`` is the mass-orthogonal correction that
-    makes ``G (v + dv) = 0`` (the nearest admissible velocities in the kinetic-energy norm).
+    makes ``G (v + dv) + dg/dt = 0`` (the nearest admissible velocities in the kinetic-energy
+    norm; ``dg/dt`` is the drivers' rate).
     """
     dm = system.dofmap
     rhs = np.zeros(system.n_free)
     v = state.v
     for c, pos in zip(system.model.constraints, dm.multipliers, strict=True):
-        rhs[pos] = -np.einsum("eki,ei->ek", c.jacobian(state), c.element_vector(v))
+        rhs[pos] = -np.einsum("eki,ei->ek", c.jacobian(state), c.element_vector(v)) \
+            - c.time_rate(state)
     return rhs
 
 

@@ -21,8 +21,9 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
 ``external_work``
     work of the external loads since the step started, with the integrator's own load average;
 ``constraint_work``
-    work of the support reactions on prescribed motions since the step started (the reactions
-    are the residual at the fixed DOFs, so for the energy-conserving scheme the balance is exact);
+    work of the support reactions on prescribed motions and of the joints' drivers since the
+    step started (the reactions are the residual at the fixed DOFs, and a driver's work is that
+    of its step force, so for the energy-conserving scheme the balance is exact);
 ``total``
     ``kinetic + strain - external_work - constraint_work``, constant for a conservative system
     and an energy-conserving scheme;
@@ -284,7 +285,9 @@ class DynamicStep(StepBase):
         self._reactions = r
         n = self.n
         inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
-        constraint = float(r[n:] @ inc[n:])       # reactions on prescribed motion
+        # reactions on prescribed motion, and the drivers' work
+        constraint = float(r[n:] @ inc[n:]) + self.system.drive_work(
+            s0, s1, average=integ.family != "midpoint")
         self._stats = {"iterations": its, "time_step": h, "residual": self.test.norms[-1]}
         return s1, strain, (work, constraint)
 

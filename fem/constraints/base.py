@@ -41,6 +41,14 @@ class PairGroup:
         """Nodal DOFs per item."""
         return 2 * len(self.dof_names)
 
+    def time_rate(self, state) -> NDArray:
+        """(E, r) ``dg/dt`` at fixed positions: zero (the constraints do not move in time)."""
+        return np.zeros((len(self), self.n_multipliers))
+
+    def drive_work(self, s0, s1, mu: NDArray, scale: float = 1.0) -> float:
+        """The work of driven rows over a step: none."""
+        return 0.0
+
     def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
         """The force each item transmits to its first node, ``{"fx", "fy"(, "fz"): (E,)}``."""
         return {f"f{'xyz'[k]}": scale * mu[:, k] for k in range(self.dim)}

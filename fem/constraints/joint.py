@@ -85,6 +85,12 @@ ROWS: dict[int, dict[str, tuple]] = {
     },
 }
 
+#: the row a driver adds (the last one): the joint's coordinate equals the drive function
+DRIVEN: dict[int, dict[str, tuple]] = {
+    3: {"revolute": ("turn",), "prismatic": ("slide", 2)},
+    2: {"revolute": ("angle",), "prismatic": ("slide", 0)},
+}
+
 #: the 2D DOFs ``ux, uy, rz`` among the 3D ones of a pair
 _PLANE = np.array([0, 1, 5, 6, 7, 11])
 _UA, _WA, _UB, _WB = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)
@@ -121,6 +127,17 @@ def _jl_derivative_z(t: NDArray, v: NDArray) -> NDArray:
     return out
 
 
+def _turned(F: NDArray, f: float, derivative: int = 0) -> NDArray:
+    """(E, 3) ``F (-sin f, cos f, 0)`` (or its ``derivative``-th derivative by ``f``).
+
+    The driven revolute row is ``(R_a F v(f)) . (R_b F e1) = sin(phi - f)`` with ``phi`` the
+    angle of ``b`` about the axis ``e3`` relative to ``a``: zero when ``phi = f``.
+    """
+    c, s = np.cos(f), np.sin(f)
+    v = [(-s, c, 0.0), (-c, -s, 0.0), (s, -c, 0.0)][derivative]
+    return np.einsum("eij,j->ei", F, np.array(v))
+
+
 class Joint(PairGroup):
     """A group of joints of one kind between node pairs.
 
@@ -142,12 +159,16 @@ class Joint(PairGroup):
 
     def __init__(self, name: str, kind: str, pairs: NDArray, offsets: NDArray,
                  frames: NDArray | None, dim: int, node_ids: NDArray | None = None,
-                 grounded: NDArray | None = None):
+                 grounded: NDArray | None = None, drive=None):
         if kind not in ROWS[dim]:
             raise ValueError(f"no {kind} joint in {dim}D")
+        if drive is not None and kind not in DRIVEN[dim]:
+            raise ValueError(f"no driven {kind} joint in {dim}D")
         dofs = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
         self.kind = kind
-        self.rows = ROWS[dim][kind]
+        #: the time function of the driven coordinate (its last row), or None
+        self.drive = drive
+        self.rows = ROWS[dim][kind] + ((DRIVEN[dim][kind],) if drive is not None else ())
         n_rows = sum(dim if r[0] == "point" else 1 for r in self.rows)
         super().__init__(name, pairs, n_rows, dofs, node_ids)
         self.dim = dim
@@ -215,8 +236,17 @@ class Joint(PairGroup):
         return G[..., _PLANE], None if K is None else K[:, _PLANE][:, :, _PLANE]
 
     # --- rows: the constraint, its Jacobian and the Jacobian's derivative ----------------------
-    def _static(self, state, mu: NDArray | None) -> tuple[NDArray, NDArray, NDArray | None]:
-        """``g (E, r)``, ``G (E, r, 12)`` and ``d(G^T mu)/dq (E, 12, 12)`` (3D columns)."""
+    def _drive_at(self, t: float) -> float:
+        """The drive function's value at ``t`` (0 without a drive)."""
+        return 0.0 if self.drive is None else float(self.drive(t))
+
+    def _static(self, state, mu: NDArray | None, f: float | None = None
+                ) -> tuple[NDArray, NDArray, NDArray | None]:
+        """``g (E, r)``, ``G (E, r, 12)`` and ``d(G^T mu)/dq (E, 12, 12)`` (3D columns).
+
+        ``f``: the drive's value (default: at the state's time).
+        """
+        f = self._drive_at(state.t) if f is None else f
         geo = self._geometry(state)
         arms, s, Fa, Fb = geo["arms"], geo["s"], geo["Fa"], geo["Fb"]
         E = len(self)
@@ -246,12 +276,15 @@ class Joint(PairGroup):
                 Gs.append(G)
                 k += 1
                 continue
-            d = Fa[:, :, row[1]]
             m = None if mu is None else mu[:, k, None, None]
-            if row[0] == "perp":
-                c = Fb[:, :, row[2]]
-                gs.append((_dot(d, c) - _dot(self.frames[:, :, row[1]],
-                                             self.frames[:, :, row[2]]))[:, None])
+            if row[0] in ("perp", "turn"):
+                if row[0] == "turn":
+                    d, c = _turned(Fa, f), Fb[:, :, 0]
+                    gs.append(_dot(d, c)[:, None])
+                else:
+                    d, c = Fa[:, :, row[1]], Fb[:, :, row[2]]
+                    gs.append((_dot(d, c) - _dot(self.frames[:, :, row[1]],
+                                                 self.frames[:, :, row[2]]))[:, None])
                 dc = so3.cross(d, c)
                 G[:, 0, _WA], G[:, 0, _WB] = dc, -dc
                 if K is not None:
@@ -261,6 +294,7 @@ class Joint(PairGroup):
                     K[:, _WB, _WA] -= m * cd
                     K[:, _WB, _WB] += m * ddc
             else:                                                  # slide
+                d = Fa[:, :, row[1]]
                 e = s + arms[:, 0]
                 gs.append(_dot(d, s)[:, None])
                 G[:, 0, _UA], G[:, 0, _UB] = -d, d
@@ -278,12 +312,16 @@ class Joint(PairGroup):
                     K[:, _WB, _WA] -= m * (hb @ hd)
             Gs.append(G)
             k += 1
-        return np.concatenate(gs, axis=1), np.concatenate(Gs, axis=1), K
+        g = np.concatenate(gs, axis=1)
+        if self.drive is not None and self.rows[-1][0] != "turn":
+            g[:, -1] -= f                         # the driven angle or slide
+        return g, np.concatenate(Gs, axis=1), K
 
     def _discrete(self, s0, s1, mu: NDArray, tangent: bool = True
                   ) -> tuple[NDArray, NDArray | None]:
         """``G_d (E, r, 12)`` and (``tangent``) ``d(G_d^T mu)/dq_1 (E, 12, 12)`` of the step."""
         g0, g1 = self._geometry(s0), self._geometry(s1)
+        f_mid = self._drive_at(0.5 * (s0.t + s1.t))
         theta = self._step_rotations(s0, s1)
         J, Ji = so3.jl(theta), so3.jl_inv(theta)
         E = len(self)
@@ -324,11 +362,15 @@ class Joint(PairGroup):
                 k += 1
                 continue
             m = mu[:, k, None, None]
-            d0, d1 = g0["Fa"][:, :, row[1]], g1["Fa"][:, :, row[1]]
+            if row[0] == "turn":          # the drive at mid-step, frozen over the step
+                d0, d1 = _turned(g0["Fa"], f_mid), _turned(g1["Fa"], f_mid)
+            else:
+                d0, d1 = g0["Fa"][:, :, row[1]], g1["Fa"][:, :, row[1]]
             jd = np.einsum("eij,ej->ei", J[:, 0], d0)
             dm = 0.5 * (d0 + d1)
-            if row[0] == "perp":
-                c0, c1 = g0["Fb"][:, :, row[2]], g1["Fb"][:, :, row[2]]
+            if row[0] in ("perp", "turn"):
+                j = 0 if row[0] == "turn" else row[2]
+                c0, c1 = g0["Fb"][:, :, j], g1["Fb"][:, :, j]
                 jc = np.einsum("eij,ej->ei", J[:, 1], c0)
                 cm = 0.5 * (c0 + c1)
                 G[:, 0, _WA], G[:, 0, _WB] = so3.cross(jd, cm), so3.cross(jc, dm)
@@ -453,6 +495,9 @@ class Joint(PairGroup):
             if row[0] == "angle":
                 out.append(np.zeros((len(self), 1)))
                 continue
+            if row[0] == "turn":
+                out.append(self._turn_bias(state.t, Fa, Fb, wa, wb)[:, None])
+                continue
             d = Fa[:, :, row[1]]
             dd = cross(wa, d)
             if row[0] == "perp":
@@ -464,7 +509,58 @@ class Joint(PairGroup):
                 ds = (vel[:, 1] + cross(wb, arms[:, 1])) - (vel[:, 0] + cross(wa, arms[:, 0]))
                 out.append((_dot(cross(wa, dd), s) + 2 * _dot(dd, ds)
                             + _dot(d, point))[:, None])
-        return np.where(self.released, 0.0, np.concatenate(out, axis=1))
+        gamma = np.concatenate(out, axis=1)
+        if self.drive is not None and self.rows[-1][0] != "turn":
+            gamma[:, -1] -= float(self.drive.second_derivative(state.t))
+        return np.where(self.released, 0.0, gamma)
+
+    def _turn_bias(self, t: float, Fa, Fb, wa, wb) -> NDArray:
+        """(E,) the driven revolute row's ``gamma`` (velocity and drive terms).
+
+        With ``d = R_a F v(f)``, ``u = R_a F v'(f)``, ``c = R_b F e1``: ``d' = wa x d + f' u``,
+        ``u' = wa x u - f' d``, so ``d'' = (alpha_a x d) + wa x (wa x d) + 2 f' wa x u + f'' u
+        - f'^2 d``, and ``g'' = d''.c + 2 d'.c' + d.c''``.
+        """
+        cross = so3.cross
+        f = self._drive_at(t)
+        f1 = float(self.drive.derivative(t))
+        f2 = float(self.drive.second_derivative(t))
+        d, u, c = _turned(Fa, f), _turned(Fa, f, 1), Fb[:, :, 0]
+        dd = cross(wa, d) + f1 * u
+        dc = cross(wb, c)
+        ddd = cross(wa, cross(wa, d)) + 2 * f1 * cross(wa, u) + f2 * u - f1 * f1 * d
+        return _dot(ddd, c) + 2 * _dot(dd, dc) + _dot(d, cross(wb, dc))
+
+    def time_rate(self, state) -> NDArray:
+        """(E, r) ``dg/dt`` at fixed positions: the drive's (zero for undriven rows).
+
+        The admissible velocities satisfy ``G v + dg/dt = 0``.
+        """
+        out = np.zeros((len(self), self.n_multipliers))
+        if self.drive is None:
+            return out
+        rate = float(self.drive.derivative(state.t))
+        if self.rows[-1][0] == "turn":
+            geo = self._geometry(state)
+            f = self._drive_at(state.t)
+            out[:, -1] = rate * _dot(_turned(geo["Fa"], f, 1), geo["Fb"][:, :, 0])
+        else:
+            out[:, -1] = -rate
+        return np.where(self.released, 0.0, out)
+
+    def drive_work(self, s0, s1, mu: NDArray, scale: float = 1.0) -> float:
+        """The work the drivers did on the model over the step ``s0 -> s1`` (multipliers ``mu``).
+
+        ``-lambda (g(q_1) - g(q_0))`` of the driven rows, both at the drive's mid-step value:
+        for the energy-conserving scheme this is exactly the work of the step forces
+        ``-G_d^T lambda`` (the drive's discrete gradient is taken at that value).
+        """
+        if self.drive is None:
+            return 0.0
+        f = self._drive_at(0.5 * (s0.t + s1.t))
+        change = self._static(s1, None, f)[0][:, -1] - self._static(s0, None, f)[0][:, -1]
+        lam = np.where(self.released[:, -1], 0.0, scale * mu[:, -1])
+        return -float(lam @ change)
 
     # --- what a joint transmits -----------------------------------------------------------------
     def reactions(self, state, lam: NDArray) -> dict[str, NDArray]:
@@ -511,8 +607,16 @@ class Joint(PairGroup):
         return out
 
     def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
-        """Reactions in the joint frame and the relative joint coordinates, per joint."""
-        return {**self.reactions(state, scale * mu), **self.coordinates(state)}
+        """Reactions in the joint frame, the relative joint coordinates and (drivers) the effort.
+
+        The effort is the generalized force the driver exerts along its coordinate (a torque
+        about the axis, or a force along it): positive when it pushes the coordinate up, so its
+        power is ``effort * rate``. It is part of the reactions as well.
+        """
+        out = {**self.reactions(state, scale * mu), **self.coordinates(state)}
+        if self.drive is not None:
+            out["effort"] = np.where(self.released[:, -1], 0.0, -scale * mu[:, -1])
+        return out
 
     def describe_unknown(self, e: int, j: int) -> str:
         """Names multiplier ``j`` of joint ``e`` for messages."""
@@ -523,6 +627,8 @@ class Joint(PairGroup):
             n = self.dim if row[0] == "point" else 1
             if j < k + n:
                 what = (f"the force {'xyz'[j - k]}" if row[0] == "point" else
+                        "the driving effort" if self.drive is not None
+                        and j == self.n_multipliers - 1 else
                         "the moment" if row[0] in ("perp", "angle") else "the sliding force")
                 break
             k += n

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.errors import DeckError, did_you_mean
-from fem.functions import Constant, Ramp, Table
+from fem.functions import Constant, Ramp, SpinUp, Steady, Table
 from fem.io import mesh as meshio_reader
 from fem.io.keys import (
     MAX_DERIVED,
@@ -396,17 +396,27 @@ def _section_inertia(e: Entry, dim: int) -> dict:
 
 
 def functions(entries: list[Entry]) -> dict:
-    """``[[functions]]``: constant, ramp, table."""
+    """``[[functions]]``: constant, ramp, table, steady, spin_up."""
     out = {}
     for name, e in unique(entries, "function").items():
-        v = e.values
-        if v["type"] == "constant":
+        v, kind = e.values, e.values["type"]
+        if kind in ("steady", "spin_up") and v["rate"] is None:
+            raise DeckError(f"{e.where}.rate", f"missing: a {kind} function needs its final "
+                            "rate (e.g. rad/s)")
+        if kind not in ("steady", "spin_up") and v["rate"] is not None:
+            raise DeckError(f"{e.where}.rate", f"not used by {kind} functions (only steady and "
+                            "spin_up)")
+        if kind in ("ramp", "spin_up") and not v["t1"] > v["t0"]:
+            raise DeckError(f"{e.where}.t1", f"expected a time after t0 = {v['t0']}, got "
+                            f"{v['t1']}")
+        if kind == "constant":
             out[name] = Constant(v["value"])
-        elif v["type"] == "ramp":
-            if not v["t1"] > v["t0"]:
-                raise DeckError(f"{e.where}.t1", f"expected a time after t0 = {v['t0']}, got "
-                                f"{v['t1']}")
+        elif kind == "ramp":
             out[name] = Ramp(v["t0"], v["t1"], v["y0"], v["y1"])
+        elif kind == "steady":
+            out[name] = Steady(v["rate"], v["t0"], v["y0"])
+        elif kind == "spin_up":
+            out[name] = SpinUp(v["rate"], v["t0"], v["t1"])
         else:
             pts = v["points"]
             if pts is None or len(pts) < 2 or any(len(p) != 2 for p in pts):

@@ -1,4 +1,4 @@
-"""Build the constraint tables of a deck: ``[[ties]]`` (pins between nodes), ``[[joints]]``.
+"""Build the constraint tables of a deck: ``[[ties]]``, ``[[joints]]`` (with their drivers).
 
 Every tie must add an independent constraint: a node tied to itself, nodes that are not at one
 point, a tie between nodes that other ties already join (a closed loop of ties), or a tie along
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from fem.constraints import Tie
-from fem.constraints.joint import ROWS, Joint
+from fem.constraints.joint import DRIVEN, ROWS, Joint
 from fem.errors import DeckError
-from fem.io.build import Entry, Nodes, unique, vector
+from fem.io.build import Entry, Nodes, function, unique, vector
 from fem.io.build_elements import node_pairs
 from fem.io.keys import shown
 from fem.model import DOF_SLOTS
@@ -149,12 +149,13 @@ def _frame(kind: str, dim: int, v: dict, where: str) -> np.ndarray:
 
 
 def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
-           taken: set) -> tuple[tuple[Joint, ...], Nodes, np.ndarray]:
+           taken: set, funcs: dict | None = None) -> tuple[tuple[Joint, ...], Nodes, np.ndarray]:
     """``[[joints]]``: one :class:`fem.constraints.Joint` group per entry.
 
     Joints to the ground get a node each at the joint point, with every DOF supported (ids
     after the largest); returns the groups, the node table and the supports with those nodes.
-    ``taken`` are the names of the element and tie groups.
+    ``taken`` are the names of the element and tie groups, ``funcs`` the time functions
+    (drivers name them).
     """
     dim = nodes.dim
     rotations = np.zeros(len(nodes.X), dtype=bool)
@@ -210,9 +211,15 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
             fixed = np.vstack([fixed, np.ones((E, fixed.shape[1]), dtype=bool)])
             pairs = np.column_stack([first, second])
         F = _frame(kind, dim, v, where)
+        drive = None
+        if v["drive"] is not None:
+            if kind not in DRIVEN[dim]:
+                raise DeckError(f"{where}.drive", f"expected a revolute or prismatic joint for a "
+                                f"driver, got a {kind} joint")
+            drive = function(funcs or {}, v["drive"], f"{where}.drive")
         X = nodes.X
         offsets = np.stack([P - X[pairs[:, 0]], P - X[pairs[:, 1]]], axis=1)
         made.append(Joint(name, kind, pairs, offsets, np.broadcast_to(F, (E, 3, 3)), dim,
-                          np.asarray(nodes.ids), np.full(E, grounded)))
+                          np.asarray(nodes.ids), np.full(E, grounded), drive))
         taken.add(name)
     return tuple(made), nodes, fixed

@@ -317,7 +317,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     velocities = build_inertia.velocities(_array(data, "velocities"), nodes)
     joints, nodes, fixed = build_constraints.joints(
         _array(data, "joints"), nodes, groups, fixed,
-        {g.name for g in groups} | {t.name for t in ties})
+        {g.name for g in groups} | {t.name for t in ties}, funcs)
     loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs, groups)
     # gravity is one more named load (steps apply, hold and remove it like the [[loads]])
     weight = build_loads.gravity(_table(data, "gravity"), dim, funcs, load_entries)

@@ -119,12 +119,16 @@ SCHEMA: dict[str, list[Key]] = {
     ],
     "functions": [
         Key("name", "name", REQUIRED, "name used by loads"),
-        Key("type", "str", REQUIRED, "constant, ramp or table", choices=("constant", "ramp",
-                                                                         "table")),
+        Key("type", "str", REQUIRED, "constant, ramp, table, steady (a crank at constant "
+            "speed: y0 until t0, then growing at rate) or spin_up (Kane, Ryan & Banerjee's "
+            "smooth spin-up from rest to rate over t0..t1, then constant speed)",
+            choices=("constant", "ramp", "table", "steady", "spin_up")),
         Key("value", "float", 1.0, "constant: the value"),
-        Key("t0", "float", 0.0, "ramp: start time"),
-        Key("t1", "float", 1.0, "ramp: end time"),
-        Key("y0", "float", 0.0, "ramp: value at t0 (and before)"),
+        Key("rate", "float", None, "steady, spin_up: the final rate (units of the value per "
+            "unit time, e.g. rad/s for a driven angle)"),
+        Key("t0", "float", 0.0, "ramp, steady, spin_up: start time"),
+        Key("t1", "float", 1.0, "ramp, spin_up: end time"),
+        Key("y0", "float", 0.0, "ramp, steady: value at t0 (and before)"),
         Key("y1", "float", 1.0, "ramp: value at t1 (and after)"),
         Key("points", "matrix", None, "table: `[[t, value], ...]`, times increasing; constant "
             "beyond the ends"),
@@ -168,6 +172,12 @@ SCHEMA: dict[str, list[Key]] = {
         Key("second_axis", "vector", None, "universal: the cross's axis in the second node "
             "(required, perpendicular to axis); the others: the frame's x (optional, "
             "perpendicular to axis)"),
+        Key("drive", "str", None, "revolute, prismatic: a [[functions]] name that prescribes "
+            "the joint's coordinate (its angle in rad or its slide) in time, from 0 at the "
+            "reference; the driving torque or force is its output `effort` and its work is in "
+            "the energy balance's constraint work. The coordinate is the second node's motion "
+            "relative to the first; for joints to the ground, the ground's relative to the "
+            "node (minus the node's rotation)"),
     ],
     "gravity": [
         Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`, nonzero: "
