@@ -20,8 +20,20 @@ value::
     quantity = "total"           # energy: kinetic, strain, external_work, total, dissipated,
                                  # linear_momentum, angular_momentum (with component = 0, 1, 2)
                                  # period: mean time between upward zero crossings of node/dof
+                                 # chord_offset: nodes = [a, m, b], the offset of m from
+                                 # the chord a-b (left of a->b positive) over the reference
+                                 # length |X_b - X_a|
+                                 # relative_position: node, relative_to, component (0, 1, 2):
+                                 # (x_node - x_rel) . R_rel e_component (in the frame turning
+                                 # with node relative_to, e.g. a spinning hub's)
     frame = -1                   # output frame (default: the last), or
-    time = 2.0                   # the frame at this time / load factor (to 1e-9)
+    time = 2.0                   # the frame at this time / load factor (to 1e-9), or
+    statistic = "minimum"        # over the frames (displacement, rotation, section, energy,
+                                 # chord_offset, relative_position): minimum, maximum,
+                                 # first_maximum (by a parabola through the three frames
+                                 # around it), amplitude (half of max - min), mean
+    after = 15.0                 # the statistic over the frames at or after this time
+    report = "time"              # first_maximum, minimum, maximum: its time instead
     value = -0.4                 # the reference value
     tolerance = 1e-8             # relative tolerance (or abs_tolerance for references near zero)
     source = "PL^3/(3EI)"        # where the value comes from
@@ -44,10 +56,12 @@ import numpy as np
 
 from fem.errors import FemError, Interrupted
 from fem.io import deck as deck_io
+from fem.rotations import expm
 from fem.run import run
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
-         "limit_load_factor", "energy", "period")
+         "limit_load_factor", "energy", "period", "chord_offset", "relative_position")
+STATISTICS = ("minimum", "maximum", "first_maximum", "amplitude", "mean")
 
 
 @dataclass
@@ -96,12 +110,71 @@ def case_dirs(root: Path, names: list[str] | None = None) -> list[Path]:
     return [by_name[n] for n in names]
 
 
+def _node(node_ids: np.ndarray, node_id) -> int:
+    return int(np.flatnonzero(node_ids == node_id)[0])
+
+
+def _positions(h5: h5py.File, s, node: int) -> np.ndarray:
+    """(frames, 3) the current position of a node in every frame."""
+    return h5["model/nodes"][node] + s["displacement"][:, node, :]
+
+
+def _history(h5: h5py.File, s, q: dict, node_ids: np.ndarray, slots: list[str]) -> np.ndarray:
+    """(frames,) the quantity of ``q`` in every frame of step ``s``."""
+    kind = q["kind"]
+    if kind == "chord_offset":
+        a, m, b = (_node(node_ids, n) for n in q["nodes"])
+        xa, xm, xb = (_positions(h5, s, n) for n in (a, m, b))
+        e = xb - xa
+        e /= np.linalg.norm(e, axis=1, keepdims=True)
+        rel = xm - xa
+        offset = e[:, 0] * rel[:, 1] - e[:, 1] * rel[:, 0]          # left of a->b (in x-y)
+        return offset / np.linalg.norm(h5["model/nodes"][b] - h5["model/nodes"][a])
+    if kind == "relative_position":
+        n, r = _node(node_ids, q["node"]), _node(node_ids, q["relative_to"])
+        R = expm(s["rotation_vector"][:, r, :])
+        rel = _positions(h5, s, n) - _positions(h5, s, r)
+        return np.einsum("fi,fi->f", rel, R[:, :, q["component"]])
+    if kind == "energy":
+        value = s[f"energy/{q['quantity']}"][()]
+        return value[:, q["component"]] if "component" in q else value
+    if kind == "section":
+        return s[f"elements/{q['group']}/{q['quantity']}"][:, q["element"] - 1]
+    return _dof_history(s, q, node_ids, slots)
+
+
+def _statistic(t: np.ndarray, y: np.ndarray, q: dict) -> float:
+    """A statistic of a history (see the module docstring); NaN when it does not exist."""
+    keep = t >= q.get("after", -np.inf) - 1e-12 * max(1.0, abs(q.get("after", 0.0)))
+    t, y = t[keep], y[keep]
+    which, report = q["statistic"], q.get("report", "value")
+    if len(y) == 0:
+        return float("nan")
+    if which == "amplitude":
+        return float(0.5 * (y.max() - y.min()))
+    if which == "mean":
+        return float(y.mean())
+    if which == "first_maximum":
+        peaks = np.flatnonzero((y[1:-1] > y[:-2]) & (y[1:-1] >= y[2:])) + 1
+        if not len(peaks):
+            return float("nan")
+        k = int(peaks[0])
+        # the parabola through the three frames around the peak (equal or unequal spacing)
+        p = np.polynomial.Polynomial.fit(t[k - 1:k + 2], y[k - 1:k + 2], 2).convert()
+        tp = -p.coef[1] / (2 * p.coef[2])
+        return float(tp if report == "time" else p(tp))
+    k = int(np.argmin(y) if which == "minimum" else np.argmax(y))
+    return float(t[k] if report == "time" else y[k])
+
+
 def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
     kind = q["kind"]
     frame = q.get("frame", -1)
     if kind == "buckling_factor":
         return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
     s = h5[f"steps/{q['step']}"]
+    if "statistic" in q:
+        return _statistic(s["time"][()], _history(h5, s, q, node_ids, slots), q)
     if "time" in q:
         times = s["time"][()]
         frame = int(np.argmin(np.abs(times - q["time"])))
@@ -116,6 +189,8 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
         return float(value[q["component"]] if "component" in q else value)
     if kind == "period":
         return _period(s, q, node_ids, slots)
+    if kind in ("chord_offset", "relative_position"):
+        return float(_history(h5, s, q, node_ids, slots)[frame])
     if kind == "section":
         return float(s[f"elements/{q['group']}/{q['quantity']}"][frame, q["element"] - 1])
     node = int(np.flatnonzero(node_ids == q["node"])[0])
@@ -181,6 +256,9 @@ def _reference(case: Path) -> list[dict]:
         if q["kind"] not in KINDS:
             raise ValueError(f"quantities[{i}].kind: expected one of {', '.join(KINDS)}, got "
                              f"{q['kind']!r}")
+        if "statistic" in q and q["statistic"] not in STATISTICS:
+            raise ValueError(f"quantities[{i}].statistic: expected one of "
+                             f"{', '.join(STATISTICS)}, got {q['statistic']!r}")
     return quantities
 
 

@@ -27,7 +27,8 @@ def test_rod_pendulum_reactions_follow_the_closed_form_in_every_frame(tmp_path):
     m, g = 3.0, 9.81
     with h5py.File(h5) as f:
         s = f["steps/swing/elements/pivot"]
-        theta, fx, fy = s["angle"][:, 0], s["fx"][:, 0], s["fy"][:, 0]
+        # the rod swings down clockwise: its angle relative to the ground is -theta
+        theta, fx, fy = -s["angle"][:, 0], s["fx"][:, 0], s["fy"][:, 0]
     assert theta.max() > np.pi / 2 > theta[0]            # the bottom is inside the run
     np.testing.assert_allclose(fx, -2.5 * m * g * np.sin(theta), rtol=0, atol=1e-6 * m * g)
     np.testing.assert_allclose(fy, m * g * np.cos(theta) / 4, rtol=0, atol=1e-6 * m * g)
@@ -75,8 +76,8 @@ def test_the_3d_four_bar_moves_as_the_planar_one(tmp_path):
     h5 = str(tmp_path / "fb3.h5")
     dk, sysm, state, steps = solve(four_bar_3d(0.25), h5)
     angle = steps[0].system.outputs(state)["O1"]["angle"][0]
-    # the 3D relative angle about +z: ground minus crank, as alpha1 (mod 2 pi)
-    assert abs(np.angle(np.exp(1j * (angle - 2.106405390)))) < 1e-4
+    # the crank's angle about +z relative to the ground: -alpha1 (mod 2 pi)
+    assert abs(np.angle(np.exp(1j * (angle + 2.106405390)))) < 1e-4
     assert abs(state.u[:, 2]).max() < 1e-12                # it stays in its plane
     with h5py.File(h5) as f:
         out = f["steps/swing/elements"]
@@ -194,3 +195,38 @@ def test_a_joint_on_a_node_without_rotations_is_a_deck_error():
     with pytest.raises(DeckError) as err:
         from_dict(d)
     assert err.value.key == "joints[0].ground" and "no rotations" in str(err.value)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_bead_on_an_inline_joint_slides_down_its_line(tmp_path, dim):
+    """A body whose centre stays on a line of the ground inclined at 30 degrees (an inline joint,
+    rotations free) slides with g sin 30 along it; the reaction on the body is m g cos 30 normal
+    to the line (its frame: e1 along the line in 2D; the axis is e3 in 3D), and it does not turn.
+    """
+    m, g, c, s = 2.0, 9.81, np.cos(np.pi / 6), np.sin(np.pi / 6)
+    z = [0.0] if dim == 3 else []
+    d = {"model": {"dim": dim}, "nodes": {"coordinates": [[0.0, 0.0] + z]},
+         "bodies": [{"name": "bead", "nodes": [1], "mass": m,
+                     "inertia": 0.1 if dim == 2 else [0.1, 0.1, 0.1]}],
+         "joints": [{"name": "line", "type": "inline", "ground": [1],
+                     "axis": [-c, -s] + z}],
+         "gravity": {"acceleration": [0.0, -g] + z},
+         "steps": [{"name": "run", "type": "dynamic", "duration": 0.5, "time_step": 0.01,
+                    "output_interval": 0.1}]}
+    h5 = str(tmp_path / "b.h5")
+    _, _, state, _ = solve(d, h5)
+    slide = 0.5 * g * s * 0.5**2
+    np.testing.assert_allclose(state.u[0, :2], slide * np.array([-c, -s]), rtol=1e-10)
+    assert abs(state.rot[0] if dim == 2 else state.rotation_vectors()[0]).max() < 1e-12
+    with h5py.File(h5) as f:
+        out = {k: v[:, 0] for k, v in f["steps/run/elements/line"].items()}
+        t = f["steps/run/time"][:]
+    np.testing.assert_allclose(out["slide"], 0.5 * g * s * t**2, rtol=1e-10, atol=1e-14)
+    # the force the line exerts on the bead: m g cos 30 along the upward normal (-s, c)
+    if dim == 2:            # frame e1 = the axis (-c, -s), e2 = (s, -c)
+        force = np.outer(out["fx"], [-c, -s]) + np.outer(out["fy"], [s, -c])
+        np.testing.assert_allclose(force, np.outer(np.ones_like(t), m * g * c * np.array(
+            [-s, c])), rtol=0, atol=1e-10 * m * g)
+    else:                   # frame e3 = the axis, e1 and e2 across it
+        np.testing.assert_allclose(np.hypot(out["fx"], out["fy"]), m * g * c, rtol=1e-10)
+        assert abs(out["fz"]).max() < 1e-10 * m * g

@@ -3,6 +3,8 @@
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pytest
 from results_checks import run_fem
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -40,3 +42,22 @@ def test_validate_runs_every_case_and_reports_failures_as_rows(tmp_path):
     assert "broken: malformed reference file" in out
     assert "empty: malformed reference file: quantities[0] lacks value, tolerance" in out
     assert "FAIL" in out.splitlines()[-1]
+
+
+def test_history_statistics_find_what_they_name():
+    """A peak between frames is found by its parabola (exact for a parabola), the time of it
+    too; amplitude and mean over the frames after a time; the first maximum is the first."""
+    from fem.validate import _statistic
+
+    t = np.linspace(0.0, 1.0, 11)
+    y = -(t - 0.33) ** 2 + 2.0                             # peak between frames 3 and 4
+    q = {"statistic": "first_maximum"}
+    assert _statistic(t, y, q) == pytest.approx(2.0, abs=1e-12)
+    assert _statistic(t, y, {**q, "report": "time"}) == pytest.approx(0.33, abs=1e-12)
+    t3 = np.linspace(0.0, 1.0, 101)
+    wave = np.sin(2 * np.pi * 3 * t3) + t3                 # peaks near 1/12, 5/12, 9/12
+    assert _statistic(t3, wave, {**q, "report": "time"}) < 0.2     # the first, not the highest
+    assert _statistic(t, y, {"statistic": "amplitude", "after": 0.5}) == pytest.approx(
+        0.5 * ((0.5 - 0.33) ** 2 - (1 - 0.33) ** 2) * -1)
+    assert _statistic(t, t, {"statistic": "mean", "after": 0.5}) == pytest.approx(0.75)
+    assert np.isnan(_statistic(t, t, q))                   # rising all the way: no maximum

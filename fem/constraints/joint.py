@@ -25,7 +25,13 @@ fixed          point, perp 2 3, perp 3 1, perp 1 2                 point, angle
 cylindrical    slide 1, slide 2, perp 1 3, perp 2 3 (axis ``e3``)  --
 prismatic      slide 1, slide 2, perp 2 3, perp 3 1, perp 1 2      slide 2, angle (axis ``e1``)
 planar         slide 3, perp 1 3, perp 2 3 (normal ``e3``)         --
+inline         slide 1, slide 2 (line ``e3`` of ``a``)              slide 2 (line ``e1``)
 =============  ==================================================  ===========================
+
+An inline joint keeps ``b``'s point on a line of ``a``, its rotations free (a massless slider
+pinned to a rod end); the line is the first node's, so a joint to the ground puts the ground
+first (``ground_first``). A driver adds one row (:data:`DRIVEN`): the revolute angle or the
+prismatic slide equals the drive function.
 
 Spins ``dw`` turn a node's vectors, ``d(R v) = dw x (R v)``, so (columns ``u_a, w_a, u_b, w_b``)::
 
@@ -77,11 +83,13 @@ ROWS: dict[int, dict[str, tuple]] = {
         "prismatic": (("slide", 0), ("slide", 1), ("perp", 1, 2), ("perp", 2, 0),
                       ("perp", 0, 1)),
         "planar": (("slide", 2), ("perp", 0, 2), ("perp", 1, 2)),
+        "inline": (("slide", 0), ("slide", 1)),
     },
     2: {
         "revolute": (("point",),),
         "fixed": (("point",), ("angle",)),
         "prismatic": (("slide", 1), ("angle",)),
+        "inline": (("slide", 1),),
     },
 }
 
@@ -127,15 +135,15 @@ def _jl_derivative_z(t: NDArray, v: NDArray) -> NDArray:
     return out
 
 
-def _turned(F: NDArray, f: float, derivative: int = 0) -> NDArray:
-    """(E, 3) ``F (-sin f, cos f, 0)`` (or its ``derivative``-th derivative by ``f``).
+def _turned(F: NDArray, f: NDArray, derivative: int = 0) -> NDArray:
+    """(E, 3) ``F (-sin f, cos f, 0)`` (or its ``derivative``-th derivative by ``f (E,)``).
 
     The driven revolute row is ``(R_a F v(f)) . (R_b F e1) = sin(phi - f)`` with ``phi`` the
     angle of ``b`` about the axis ``e3`` relative to ``a``: zero when ``phi = f``.
     """
-    c, s = np.cos(f), np.sin(f)
-    v = [(-s, c, 0.0), (-c, -s, 0.0), (s, -c, 0.0)][derivative]
-    return np.einsum("eij,j->ei", F, np.array(v))
+    c, s, z = np.cos(f), np.sin(f), np.zeros_like(f)
+    v = [(-s, c, z), (-c, -s, z), (s, -c, z)][derivative]
+    return np.einsum("eij,je->ei", F, np.array(v))
 
 
 class Joint(PairGroup):
@@ -151,7 +159,9 @@ class Joint(PairGroup):
         None: the global axes
     dim : 2 or 3
     node_ids : (n,) the model's node ids (for messages)
-    grounded : (E,) bool, joints whose node ``b`` is the ground (for messages)
+    grounded : (E,) bool, joints to the ground: their node ``b`` is the ground (node ``a``
+        with ``ground_first``, as inline joints need: the line is the first node's)
+    drive : the time function of a driver (revolute, prismatic: :data:`DRIVEN`), or None
     """
 
     type_name: ClassVar[str] = "joint"
@@ -159,7 +169,7 @@ class Joint(PairGroup):
 
     def __init__(self, name: str, kind: str, pairs: NDArray, offsets: NDArray,
                  frames: NDArray | None, dim: int, node_ids: NDArray | None = None,
-                 grounded: NDArray | None = None, drive=None):
+                 grounded: NDArray | None = None, drive=None, ground_first: bool = False):
         if kind not in ROWS[dim]:
             raise ValueError(f"no {kind} joint in {dim}D")
         if drive is not None and kind not in DRIVEN[dim]:
@@ -181,6 +191,11 @@ class Joint(PairGroup):
                        else np.array(frames, dtype=float).reshape(E, 3, 3))
         self.grounded = (np.zeros(E, dtype=bool) if grounded is None
                          else np.asarray(grounded, dtype=bool))
+        self.ground_first = ground_first
+        #: (E,) the reported coordinates are ``sign`` times the second node's relative to the
+        #: first: -1 for joints whose second node is the ground, so that they report (and
+        #: drive) the node's motion relative to the ground
+        self.sign = np.where(self.grounded & (not ground_first), -1.0, 1.0)
         #: (E, r) rows found redundant (:mod:`fem.constraints.redundancy`): each is replaced by
         #: ``lambda = 0``, its reaction reported as zero
         self.released = np.zeros((E, self.n_multipliers), dtype=bool)
@@ -236,9 +251,15 @@ class Joint(PairGroup):
         return G[..., _PLANE], None if K is None else K[:, _PLANE][:, :, _PLANE]
 
     # --- rows: the constraint, its Jacobian and the Jacobian's derivative ----------------------
-    def _drive_at(self, t: float) -> float:
-        """The drive function's value at ``t`` (0 without a drive)."""
-        return 0.0 if self.drive is None else float(self.drive(t))
+    def _drive_at(self, t: float, derivative: int = 0) -> NDArray:
+        """(E,) the driven ``theta_b - theta_a`` (or slide) at ``t``, or its time derivative.
+
+        The drive function gives the reported coordinate (:attr:`sign`); 0 without a drive.
+        """
+        if self.drive is None:
+            return np.zeros(len(self))
+        fun = (self.drive, self.drive.derivative, self.drive.second_derivative)[derivative]
+        return self.sign * float(fun(t))
 
     def _static(self, state, mu: NDArray | None, f: float | None = None
                 ) -> tuple[NDArray, NDArray, NDArray | None]:
@@ -511,7 +532,7 @@ class Joint(PairGroup):
                             + _dot(d, point))[:, None])
         gamma = np.concatenate(out, axis=1)
         if self.drive is not None and self.rows[-1][0] != "turn":
-            gamma[:, -1] -= float(self.drive.second_derivative(state.t))
+            gamma[:, -1] -= self._drive_at(state.t, 2)
         return np.where(self.released, 0.0, gamma)
 
     def _turn_bias(self, t: float, Fa, Fb, wa, wb) -> NDArray:
@@ -523,8 +544,7 @@ class Joint(PairGroup):
         """
         cross = so3.cross
         f = self._drive_at(t)
-        f1 = float(self.drive.derivative(t))
-        f2 = float(self.drive.second_derivative(t))
+        f1, f2 = self._drive_at(t, 1)[:, None], self._drive_at(t, 2)[:, None]
         d, u, c = _turned(Fa, f), _turned(Fa, f, 1), Fb[:, :, 0]
         dd = cross(wa, d) + f1 * u
         dc = cross(wb, c)
@@ -539,7 +559,7 @@ class Joint(PairGroup):
         out = np.zeros((len(self), self.n_multipliers))
         if self.drive is None:
             return out
-        rate = float(self.drive.derivative(state.t))
+        rate = self._drive_at(state.t, 1)
         if self.rows[-1][0] == "turn":
             geo = self._geometry(state)
             f = self._drive_at(state.t)
@@ -568,7 +588,8 @@ class Joint(PairGroup):
 
         ``lam (E, r)`` the physical multipliers. The force is ``-G_u_a^T lambda``; the moment is
         taken about ``x_b + a_b`` (the joint point; for sliding joints the point of ``b``), both
-        in the frame ``R_a F``.
+        in the frame ``R_a F``. Joints with the ground first report those on node ``b`` (the
+        opposite ones): a joint to the ground always reports the reaction on its node.
         """
         geo = self._geometry(state)
         _, G, _ = self._static(state, None)
@@ -579,32 +600,38 @@ class Joint(PairGroup):
         Fa = geo["Fa"]
         f = np.einsum("eji,ej->ei", Fa, force)
         m = np.einsum("eji,ej->ei", Fa, moment)
+        if self.ground_first:
+            f, m = np.where(self.grounded[:, None], -f, f), np.where(self.grounded[:, None], -m, m)
         if self.dim == 2:
             return {"fx": f[:, 0], "fy": f[:, 1], "mz": m[:, 2]}
         return {"fx": f[:, 0], "fy": f[:, 1], "fz": f[:, 2],
                 "mx": m[:, 0], "my": m[:, 1], "mz": m[:, 2]}
 
     def coordinates(self, state) -> dict[str, NDArray]:
-        """Relative joint coordinates: the angle about the axis, the slide along it."""
+        """Relative joint coordinates: the angle about the axis, the slide along it.
+
+        Of node ``b`` relative to node ``a``; for joints to the ground, of the node relative to
+        the ground (:attr:`sign`).
+        """
         geo = self._geometry(state)
         out = {}
         if self.dim == 2:
-            if self.kind != "prismatic":
-                out["angle"] = self._angles(state)
-            else:
+            if self.kind in ("prismatic", "inline"):
                 out["slide"] = _dot(geo["Fa"][:, :, 0], geo["s"])
-            return out
+            else:
+                out["angle"] = self._angles(state)
+            return {k: self.sign * v for k, v in out.items()}
         Fa, Fb = geo["Fa"], geo["Fb"]
         if self.kind in ("revolute", "cylindrical", "planar"):
             out["angle"] = np.arctan2(_dot(Fa[:, :, 1], Fb[:, :, 0]),
                                       _dot(Fa[:, :, 0], Fb[:, :, 0]))
-        if self.kind in ("prismatic", "cylindrical"):
+        if self.kind in ("prismatic", "cylindrical", "inline"):
             out["slide"] = _dot(Fa[:, :, 2], geo["s"])
         if self.kind == "spherical":
             rel = np.einsum("eji,ejk->eik", geo["R"][:, 0], geo["R"][:, 1])  # R_a^T R_b
             loc = np.einsum("eji,ej->ei", self.frames, so3.logm(rel))
             out.update({"rx": loc[:, 0], "ry": loc[:, 1], "rz": loc[:, 2]})
-        return out
+        return {k: self.sign * v for k, v in out.items()}
 
     def outputs(self, state, mu: NDArray, scale: float = 1.0) -> dict[str, NDArray]:
         """Reactions in the joint frame, the relative joint coordinates and (drivers) the effort.
@@ -615,7 +642,7 @@ class Joint(PairGroup):
         """
         out = {**self.reactions(state, scale * mu), **self.coordinates(state)}
         if self.drive is not None:
-            out["effort"] = np.where(self.released[:, -1], 0.0, -scale * mu[:, -1])
+            out["effort"] = np.where(self.released[:, -1], 0.0, -self.sign * scale * mu[:, -1])
         return out
 
     def describe_unknown(self, e: int, j: int) -> str:
@@ -632,6 +659,8 @@ class Joint(PairGroup):
                         "the moment" if row[0] in ("perp", "angle") else "the sliding force")
                 break
             k += n
+        if self.grounded[e] and self.ground_first:
+            a, b = b, a
         other = "the ground" if self.grounded[e] else f"node {ids[b]}"
         return (f"{what} of the {self.kind} joint between node {ids[a]} and {other} "
                 f"(joints '{self.name}')")

@@ -94,8 +94,8 @@ def ties(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
 
 # --- [[joints]] ----------------------------------------------------------------------------------
 #: the joints whose frame needs an axis (3D), and those that take one (2D)
-_AXIS_3D = ("revolute", "cylindrical", "prismatic", "planar", "universal")
-_AXIS_2D = ("prismatic",)
+_AXIS_3D = ("revolute", "cylindrical", "prismatic", "planar", "universal", "inline")
+_AXIS_2D = ("prismatic", "inline")
 
 
 def _unit(v: np.ndarray, where: str, what: str) -> np.ndarray:
@@ -117,7 +117,7 @@ def _frame(kind: str, dim: int, v: dict, where: str) -> np.ndarray:
                                 "(their axis is z)")
             return np.eye(3)
         if axis is None:
-            raise DeckError(f"{where}.axis", "missing: a prismatic joint needs its sliding "
+            raise DeckError(f"{where}.axis", f"missing: a {kind} joint needs its sliding "
                             "direction [ax, ay]")
         e1 = _unit(vector(axis, 2, f"{where}.axis"), f"{where}.axis", "sliding direction")
         return np.column_stack([e1, [-e1[1], e1[0], 0.0], [0.0, 0.0, 1.0]])
@@ -170,11 +170,11 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
         kind = v["type"]
         if kind not in ROWS[dim]:
             if kind == "spherical":
-                raise DeckError(f"{where}.type", "expected revolute, fixed or prismatic in a "
-                                "2D model, got 'spherical' (in the plane it is the revolute "
-                                "joint)")
-            raise DeckError(f"{where}.type", f"expected revolute, fixed or prismatic in a 2D "
-                            f"model, got '{kind}'")
+                raise DeckError(f"{where}.type", "expected revolute, fixed, prismatic or inline "
+                                "in a 2D model, got 'spherical' (in the plane it is the "
+                                "revolute joint)")
+            raise DeckError(f"{where}.type", f"expected revolute, fixed, prismatic or inline "
+                            f"in a 2D model, got '{kind}'")
         if (v["pairs"] is None) == (v["ground"] is None):
             raise DeckError(where, "expected either pairs = [[node_a, node_b], ...] (joints "
                             "between nodes) or ground = [nodes] (joints to the ground)")
@@ -209,7 +209,8 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
         if grounded:
             nodes, second = nodes.with_nodes(P, -np.ones((E, 4), dtype=np.int64))
             fixed = np.vstack([fixed, np.ones((E, fixed.shape[1]), dtype=bool)])
-            pairs = np.column_stack([first, second])
+            # the ground carries an inline joint's line: it goes first
+            pairs = np.column_stack([second, first] if kind == "inline" else [first, second])
         F = _frame(kind, dim, v, where)
         drive = None
         if v["drive"] is not None:
@@ -220,6 +221,7 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
         X = nodes.X
         offsets = np.stack([P - X[pairs[:, 0]], P - X[pairs[:, 1]]], axis=1)
         made.append(Joint(name, kind, pairs, offsets, np.broadcast_to(F, (E, 3, 3)), dim,
-                          np.asarray(nodes.ids), np.full(E, grounded), drive))
+                          np.asarray(nodes.ids), np.full(E, grounded), drive,
+                          ground_first=kind == "inline"))
         taken.add(name)
     return tuple(made), nodes, fixed

@@ -156,9 +156,12 @@ SCHEMA: dict[str, list[Key]] = {
         Key("name", "name", REQUIRED, "group name; its joints' reactions (force and moment on "
             "the first node, in the joint frame) and relative coordinates are its outputs"),
         Key("type", "str", REQUIRED, "spherical, revolute, universal, fixed, cylindrical, "
-            "prismatic or planar (3D); revolute, fixed or prismatic (2D)",
+            "prismatic, planar or inline (3D); revolute, fixed, prismatic or inline (2D). An "
+            "inline joint keeps the second node's point on a line of the first (for joints to "
+            "the ground: the node's point on a line of the ground), rotations free: a massless "
+            "slider pinned to a rod",
             choices=("spherical", "revolute", "universal", "fixed", "cylindrical", "prismatic",
-                     "planar")),
+                     "planar", "inline")),
         Key("pairs", "matrix", None, "`[[node_a, node_b], ...]`: joints between two nodes (beam "
             "nodes or rigid bodies); or"),
         Key("ground", "nodes", None, "node id, list of ids or node-set name: joints between "
@@ -166,8 +169,8 @@ SCHEMA: dict[str, list[Key]] = {
         Key("points", "matrix", None, "the joint points `[[x, y(, z)], ...]`, one per joint "
             "(default: each joint's first node); the nodes may be anywhere: rigid arms reach "
             "the point"),
-        Key("axis", "vector", None, "revolute, cylindrical, prismatic: the joint axis (3D; in "
-            "2D the prismatic sliding direction); planar: the plane's normal; universal: the "
+        Key("axis", "vector", None, "revolute, cylindrical, prismatic, inline: the joint axis "
+            "(3D; in 2D the sliding direction); planar: the plane's normal; universal: the "
             "cross's axis in the first node; fixed, spherical: the frame's z (optional)"),
         Key("second_axis", "vector", None, "universal: the cross's axis in the second node "
             "(required, perpendicular to axis); the others: the frame's x (optional, "
@@ -175,9 +178,9 @@ SCHEMA: dict[str, list[Key]] = {
         Key("drive", "str", None, "revolute, prismatic: a [[functions]] name that prescribes "
             "the joint's coordinate (its angle in rad or its slide) in time, from 0 at the "
             "reference; the driving torque or force is its output `effort` and its work is in "
-            "the energy balance's constraint work. The coordinate is the second node's motion "
-            "relative to the first; for joints to the ground, the ground's relative to the "
-            "node (minus the node's rotation)"),
+            "the energy balance's constraint work. Coordinates (output `angle`, `slide`) are "
+            "the second node's motion relative to the first; for joints to the ground, the "
+            "node's relative to the ground"),
     ],
     "gravity": [
         Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`, nonzero: "
