@@ -43,6 +43,8 @@ def derived(mat, sec, L: np.ndarray, theory: str) -> dict[str, np.ndarray]:
     q["density A L^3"] = mat.rho * sec.A * L**3
     if theory == "timoshenko":
         for p, i in (("Ay", "Iz"), ("Az", "Iy")):
+            if not np.isfinite(getattr(sec, p)):          # not given: Az of a 2D beam
+                continue
             q[f"G {p} / L"] = mat.G * getattr(sec, p) / L
             q[f"12 E {i} / (G {p} L^2)"] = (12 * mat.E * getattr(sec, i)
                                             / (mat.G * getattr(sec, p) * L**2))
