@@ -15,8 +15,12 @@ group                  constraint
 =====================  ==========================================================================
 :class:`.tie.Tie`      coincident translations of two nodes (a pin between members meeting at a
                        point): ``u_b - u_a = 0``, exact under finite rotations (it is linear)
-:class:`.spherical.    a point at offsets from two rotating nodes stays one point; its step force
-Spherical`             is a discrete gradient (no work over a time step); not in decks yet
+:class:`.joint.Joint`  joints at any point between two nodes or a node and the ground, each
+                       with its frame: spherical, revolute, universal, fixed, cylindrical,
+                       prismatic, planar, inline; revolute and prismatic ones may be driven
+                       (``[[joints]]`` in decks, :mod:`fem.io.build_constraints`)
+:class:`.spherical.    the spherical joint as its own class (the point rows of a joint)
+Spherical`
 =====================  ==========================================================================
 
 For the energy-conserving scheme every group also gives ``step_vector(s0, s1, mu, scale)`` and
