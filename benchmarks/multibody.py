@@ -127,6 +127,33 @@ def run_fem(n: int, grouped: bool) -> dict:
             "energy": energy_change(x[:, 1], state.v[k, :2], state.v[k, 2])}
 
 
+def timed_solve(exu, mbs, steps: int, end: float, solver: str, what: str) -> float:
+    """Assemble and solve an Exudyn system; its steps per second over the time loop alone.
+
+    Sensors store every step; the sparse LU replaces the default dense one (see the module
+    docstring). The first pre-step callback starts the clock; the last step ends when
+    ``SolveDynamic`` returns (no pre-step after it).
+    """
+    mbs.Assemble()
+    settings = exu.SimulationSettings()
+    settings.timeIntegration.numberOfSteps = steps
+    settings.timeIntegration.endTime = end
+    settings.timeIntegration.verboseMode = 0
+    settings.solution.file.write = False
+    settings.solution.sensors.writePeriod = end / steps
+    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+    stamps = []
+
+    def pre_step(mbs, t):
+        stamps.append(time.perf_counter())
+        return True
+
+    mbs.SetPreStepUserFunction(pre_step)
+    if not mbs.SolveDynamic(settings, solverType=getattr(exu.DynamicSolverType, solver)):
+        raise RuntimeError(f"Exudyn's {solver} failed on {what}")
+    return steps / (time.perf_counter() - stamps[0])
+
+
 def run_exudyn(exu, n: int, solver: str, h: float = H) -> dict:
     """The same chain in Exudyn with dynamic solver ``solver`` and step ``h``."""
     from exudyn.itemInterface import (
@@ -152,24 +179,8 @@ def run_exudyn(exu, n: int, solver: str, h: float = H) -> dict:
         mbs.AddLoad(LoadForceVector(markerNumber=centre, loadVector=[0.0, -M * G, 0]))
         previous = mbs.AddMarker(MarkerBodyPosition(bodyNumber=body, localPosition=[L / 2, 0, 0]))
         nodes.append(node)
-    mbs.Assemble()
-    settings = exu.SimulationSettings()
     steps = round(STEPS * H / h)
-    settings.timeIntegration.numberOfSteps = steps
-    settings.timeIntegration.endTime = STEPS * H
-    settings.timeIntegration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    stamps = []
-
-    def pre_step(mbs, t):
-        stamps.append(time.perf_counter())
-        return True
-
-    mbs.SetPreStepUserFunction(pre_step)
-    if not mbs.SolveDynamic(settings, solverType=getattr(exu.DynamicSolverType, solver)):
-        raise RuntimeError(f"Exudyn's {solver} failed on the chain of {n} bars")
-    done = time.perf_counter()          # the last step ends here (no pre-step after it)
+    rate = timed_solve(exu, mbs, steps, STEPS * H, solver, f"the chain of {n} bars")
     var = exu.OutputVariableType
     x = np.array([mbs.GetNodeOutput(i, var.Position)[:2] for i in nodes])
     v = np.array([mbs.GetNodeOutput(i, var.Velocity)[:2] for i in nodes])
@@ -177,7 +188,7 @@ def run_exudyn(exu, n: int, solver: str, h: float = H) -> dict:
     phi = mbs.GetNodeOutput(nodes[-1], var.Coordinates)[2]
     tip = x[-1] + 0.5 * L * np.array([np.cos(phi), np.sin(phi)])
     it = mbs.sys["dynamicSolver"].it
-    return {"rate": steps / (done - stamps[0]), "its": it.newtonStepsCount / steps, "tip": tip,
+    return {"rate": rate, "its": it.newtonStepsCount / steps, "tip": tip,
             "centres": x, "energy": energy_change(x[:, 1], v, w)}
 
 
@@ -280,28 +291,12 @@ def run_exudyn_crank(exu, elements: int) -> dict:
     sensors = [mbs.AddSensor(SensorNode(nodeNumber=nodes[i], storeInternal=True, writeToFile=False,
                                         outputVariableType=exu.OutputVariableType.Position))
                for i in (0, elements // 2, elements)]
-    mbs.Assemble()
-    settings = exu.SimulationSettings()
-    settings.timeIntegration.numberOfSteps = CRANK_STEPS
-    settings.timeIntegration.endTime = CRANK_STEPS * CRANK_H
-    settings.timeIntegration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = CRANK_H
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    stamps = []
-
-    def pre_step(mbs, t):
-        stamps.append(time.perf_counter())
-        return True
-
-    mbs.SetPreStepUserFunction(pre_step)
-    if not mbs.SolveDynamic(settings, solverType=exu.DynamicSolverType.GeneralizedAlpha):
-        raise RuntimeError(f"Exudyn failed on the slider-crank with {elements} elements")
-    done = time.perf_counter()
+    rate = timed_solve(exu, mbs, CRANK_STEPS, CRANK_STEPS * CRANK_H, "GeneralizedAlpha",
+                       f"the slider-crank with {elements} elements")
     a, m, b = (mbs.GetSensorStoredData(i) for i in sensors)    # rows: t, x, y, z
     peak, angle = first_maximum(a[:, 0], np.array([a[:, 1:3], b[:, 1:3]]), m[:, 1:3])
     it = mbs.sys["dynamicSolver"].it
-    return {"rate": CRANK_STEPS / (done - stamps[0]), "its": it.newtonStepsCount / CRANK_STEPS,
+    return {"rate": rate, "its": it.newtonStepsCount / CRANK_STEPS,
             "peak": peak, "angle": angle}
 
 

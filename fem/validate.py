@@ -111,7 +111,10 @@ def case_dirs(root: Path, names: list[str] | None = None) -> list[Path]:
 
 
 def _node(node_ids: np.ndarray, node_id) -> int:
-    return int(np.flatnonzero(node_ids == node_id)[0])
+    found = np.flatnonzero(node_ids == node_id)
+    if not len(found):
+        raise ValueError(f"no node {node_id} in the results")
+    return int(found[0])
 
 
 def _positions(h5: h5py.File, s, node: int) -> np.ndarray:
@@ -193,7 +196,7 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
         return float(_history(h5, s, q, node_ids, slots)[frame])
     if kind == "section":
         return float(s[f"elements/{q['group']}/{q['quantity']}"][frame, q["element"] - 1])
-    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    node = _node(node_ids, q["node"])
     slot = slots.index(q["dof"])
     if kind == "reaction":
         return float(s["reaction"][frame, node, slot])
@@ -206,7 +209,7 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
 def _limit_load(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
     """The ``limit``-th local extremum of the load factor, by a parabola in the watched DOF."""
     lam = s["time"][()]
-    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    node = _node(node_ids, q["node"])
     slot = slots.index(q["dof"])
     u = s["displacement"][:, node, slot] if slot < 3 else s["rotation_vector"][:, node, slot - 3]
     turns = [k for k in range(1, len(lam) - 1) if (lam[k] - lam[k - 1]) * (lam[k + 1] - lam[k]) < 0]
@@ -221,7 +224,7 @@ def _limit_load(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
 
 
 def _dof_history(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> np.ndarray:
-    node = int(np.flatnonzero(node_ids == q["node"])[0])
+    node = _node(node_ids, q["node"])
     slot = slots.index(q["dof"])
     d = 2 if len(slots) == 3 else 3
     if slot < d:
@@ -256,6 +259,15 @@ def _reference(case: Path) -> list[dict]:
         if q["kind"] not in KINDS:
             raise ValueError(f"quantities[{i}].kind: expected one of {', '.join(KINDS)}, got "
                              f"{q['kind']!r}")
+        needs = {"chord_offset": ("nodes",), "relative_position": ("node", "relative_to",
+                                                                   "component")}
+        lacking = [k for k in needs.get(q["kind"], ()) if k not in q]
+        if lacking:
+            raise ValueError(f"quantities[{i}] ({q['kind']}) lacks {', '.join(lacking)}")
+        if q["kind"] == "chord_offset" and (not isinstance(q["nodes"], list)
+                                            or len(q["nodes"]) != 3):
+            raise ValueError(f"quantities[{i}].nodes: expected three node ids [a, m, b], got "
+                             f"{q['nodes']!r}")
         if "statistic" in q and q["statistic"] not in STATISTICS:
             raise ValueError(f"quantities[{i}].statistic: expected one of "
                              f"{', '.join(STATISTICS)}, got {q['statistic']!r}")

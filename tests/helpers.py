@@ -1,7 +1,12 @@
 """Build and run decks given as Python dicts (the same schema as the TOML decks)."""
 
-import numpy as np
+import copy
+import tomllib
 
+import numpy as np
+import pytest
+
+from fem.errors import DeckError
 from fem.io.deck import from_dict
 from fem.io.hdf5 import ResultsFile
 from fem.run import make_step
@@ -31,6 +36,55 @@ def case_deck_path(name: str) -> str:
     from pathlib import Path
 
     return str(Path(__file__).resolve().parents[1] / "cases" / name / "deck.toml")
+
+
+def case_deck(name: str) -> dict:
+    """The deck of validation case ``name`` as a dict."""
+    with open(case_deck_path(name), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def lift_to_3d(planar: dict) -> dict:
+    """A planar rigid-body deck in 3D: the same bodies in the x-y plane, joint axes along z.
+
+    A body's inertia ``J`` (about z) becomes ``[J/2, J/2, J]`` (a thin bar or plate in the plane);
+    points, gravity and velocity fields gain a zero z component.
+    """
+    d = copy.deepcopy(planar)
+    d["model"]["dim"] = 3
+    d["nodes"]["coordinates"] = [c + [0.0] for c in d["nodes"]["coordinates"]]
+    for b in d.get("bodies", []):
+        b["inertia"] = [b["inertia"] / 2, b["inertia"] / 2, b["inertia"]]
+    for j in d.get("joints", []):
+        if "points" in j:
+            j["points"] = [p + [0.0] for p in j["points"]]
+        j["axis"] = [0.0, 0.0, 1.0]
+    if "gravity" in d:
+        d["gravity"]["acceleration"] = d["gravity"]["acceleration"] + [0.0]
+    for v in d.get("velocities", []):
+        v["angular_velocity"] = [0.0, 0.0, v["angular_velocity"]]
+        if "center" in v:
+            v["center"] = v["center"] + [0.0]
+        if "velocity" in v:
+            v["velocity"] = v["velocity"] + [0.0]
+    return d
+
+
+def with_changes(table: dict, change: dict) -> dict:
+    """``table`` updated by ``change``, where a value None deletes the key."""
+    for k, v in change.items():
+        if v is None:
+            table.pop(k, None)
+        else:
+            table[k] = v
+    return table
+
+
+def deck_error(deck: dict) -> DeckError:
+    """The DeckError that building ``deck`` raises (the test fails if it raises none)."""
+    with pytest.raises(DeckError) as err:
+        from_dict(deck)
+    return err.value
 
 
 def node(dk, node_id: int) -> int:

@@ -4,11 +4,9 @@ effort against Newton-Euler closed forms, its work closing the energy balance, a
 import h5py
 import numpy as np
 import pytest
-from helpers import solve
+from helpers import deck_error, solve, with_changes
 
-from fem.errors import DeckError
 from fem.functions import SpinUp
-from fem.io.deck import from_dict
 
 M, L, G = 2.0, 0.6, 9.81          # a uniform bar of mass M and length L, gravity G
 RATE, T_UP = 3.0, 1.0             # spun up to 3 rad/s over 1 s (Kane's profile)
@@ -148,14 +146,10 @@ def test_a_driver_at_rest_holds_a_static_cantilever_like_a_clamp(dim):
 ])
 def test_driver_mistakes_are_deck_errors(change, key, words):
     d = crank(3)
-    d["joints"][0].update({k: v for k, v in change.items() if v is not None})
-    for k, v in change.items():
-        if v is None:
-            del d["joints"][0][k]
-    with pytest.raises(DeckError) as err:
-        from_dict(d)
-    assert err.value.key == key, err.value
-    assert words in str(err.value)
+    with_changes(d["joints"][0], change)
+    err = deck_error(d)
+    assert err.key == key, err
+    assert words in str(err)
 
 
 @pytest.mark.parametrize(("change", "key", "words"), [
@@ -165,12 +159,25 @@ def test_driver_mistakes_are_deck_errors(change, key, words):
 ])
 def test_drive_function_mistakes_are_deck_errors(change, key, words):
     d = crank(2)
-    f = d["functions"][0]
-    f.update({k: v for k, v in change.items() if v is not None})
-    for k, v in change.items():
-        if v is None:
-            del f[k]
-    with pytest.raises(DeckError) as err:
-        from_dict(d)
-    assert err.value.key == key, err.value
-    assert words in str(err.value)
+    with_changes(d["functions"][0], change)
+    err = deck_error(d)
+    assert err.key == key, err
+    assert words in str(err)
+
+
+def test_a_second_step_whose_drive_restarts_elsewhere_is_refused_by_name(tmp_path):
+    """Drive functions take the step's time: a second dynamic step with the same spin-up would
+    pull the crank back to 0 at once. The step is refused with exit code 2 naming the joint, and
+    the first step's frames stay in the results file."""
+    from fem.errors import ModelError
+
+    d = crank(2)
+    d["steps"].append(dict(d["steps"][0], name="again"))
+    h5 = str(tmp_path / "two.h5")
+    with pytest.raises(ModelError) as err:
+        solve(d, h5)
+    assert err.value.exit_code == 2
+    assert "driven revolute joint 1 of 'O'" in str(err.value)
+    assert "step 'again'" in str(err.value)
+    with h5py.File(h5) as f:
+        assert len(f["steps/run/time"]) == 21          # the first step's frames

@@ -2,11 +2,11 @@
 (fem.analysis.partitioning, fem.analysis.nullspace), on the fem models of the notes' pendulums
 and four-bar FB-S1 (notes/mufti_blajer.md parts B and D; Part E tests 11-17)."""
 
-import tomllib
 
 import numpy as np
 import pytest
-from helpers import case_deck_path
+from helpers import case_deck as deck
+from helpers import lift_to_3d
 from scipy.optimize import brentq
 
 from fem.analysis import consistent
@@ -21,11 +21,6 @@ from fem.system import System
 # notes D1: the initial state of FB-S1 in Blajer's clockwise relative angles
 Q0 = np.array([0.0, 1.0590759822, 1.9217036704])
 QDOT0 = np.array([6.0, -6.3069207705, 2.3960099723])
-
-
-def deck(name):
-    with open(case_deck_path(name), "rb") as fh:
-        return tomllib.load(fh)
 
 
 def mechanism(d):
@@ -193,20 +188,7 @@ def test_redundant_rows_of_the_3d_four_bar_are_dropped():
     """FB-S1 in 3D (notes D1, 3-D redundancy note: 20 rows of rank 17): the criterion works on the
     17 kept rows; the in-plane DOFs have the planar values, the out-of-plane ones are held; the
     null-space accelerations and reactions are the KKT's [1e-10]."""
-    d = deck("four_bar_fbs1")
-    d["model"]["dim"] = 3
-    d["nodes"]["coordinates"] = [c + [0.0] for c in d["nodes"]["coordinates"]]
-    for b in d["bodies"]:
-        b["inertia"] = [b["inertia"] / 2, b["inertia"] / 2, b["inertia"]]
-    for j in d["joints"]:
-        j["points"] = [p + [0.0] for p in j["points"]]
-        j["axis"] = [0.0, 0.0, 1.0]
-    d["gravity"]["acceleration"] = [0.0, -9.81, 0.0]
-    for v in d["velocities"]:
-        v["angular_velocity"] = [0.0, 0.0, v["angular_velocity"]]
-        v["center"] = v["center"] + [0.0]
-        if "velocity" in v:
-            v["velocity"] = v["velocity"] + [0.0]
+    d = lift_to_3d(deck("four_bar_fbs1"))
     mech3, state3 = mechanism(d)
     assert (mech3.n, mech3.m, mech3.k) == (18, 17, 1)
     crit3 = pt.criterion(mech3, state3)

@@ -4,8 +4,8 @@ algorithmic rotations drift under spin (a known limit, held as a strict expected
 
 import numpy as np
 import pytest
+from helpers import case_deck as deck
 from helpers import solve
-from test_mechanisms import deck
 
 from fem.io.deck import from_dict
 from fem.run import make_step

@@ -48,22 +48,17 @@ Runtime about 38 s on 2 cores (``pytest --durations=0``): Bricard 2 s, pendulum 
 import copy
 import importlib.util
 import logging
-import tomllib
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
-from helpers import case_deck_path, solve
+from helpers import case_deck as deck
+from helpers import lift_to_3d, solve
 
 from fem.io.deck import from_dict
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
-
-
-def deck(name: str) -> dict:
-    with open(case_deck_path(name), "rb") as fh:
-        return tomllib.load(fh)
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
@@ -345,25 +340,6 @@ def test_stiff_beam_four_bar_keeps_its_energy(four_bar_runs):
     constant to 1e-8 of E0 (notes D1) in every run, whatever the stiffness."""
     lost = [lost for _, lost in four_bar_runs]
     assert max(lost) < 1e-8, lost
-
-
-def lift_to_3d(planar: dict) -> dict:
-    """A planar rigid deck in 3D: the same bodies in the x-y plane, joint axes along z."""
-    d = copy.deepcopy(planar)
-    d["model"]["dim"] = 3
-    d["nodes"]["coordinates"] = [c + [0.0] for c in d["nodes"]["coordinates"]]
-    for b in d["bodies"]:
-        b["inertia"] = [b["inertia"] / 2, b["inertia"] / 2, b["inertia"]]
-    for j in d["joints"]:
-        j["points"] = [p + [0.0] for p in j["points"]]
-        j["axis"] = [0.0, 0.0, 1.0]
-    d["gravity"]["acceleration"] = d["gravity"]["acceleration"] + [0.0]
-    for v in d.get("velocities", []):
-        v["angular_velocity"] = [0.0, 0.0, v["angular_velocity"]]
-        v["center"] = v["center"] + [0.0]
-        if "velocity" in v:
-            v["velocity"] = v["velocity"] + [0.0]
-    return d
 
 
 def test_stiff_beam_four_bar_in_3d_moves_as_the_planar_one(tmp_path, four_bar_runs, caplog):

@@ -61,3 +61,21 @@ def test_history_statistics_find_what_they_name():
         0.5 * ((0.5 - 0.33) ** 2 - (1 - 0.33) ** 2) * -1)
     assert _statistic(t, t, {"statistic": "mean", "after": 0.5}) == pytest.approx(0.75)
     assert np.isnan(_statistic(t, t, q))                   # rising all the way: no maximum
+
+
+@pytest.mark.parametrize(("quantity", "words"), [
+    ('kind = "chord_offset"\n', "(chord_offset) lacks nodes"),
+    ('kind = "chord_offset"\nnodes = [1, 2]\n', "expected three node ids"),
+    ('kind = "relative_position"\nnode = 2\n', "lacks relative_to, component"),
+    ('kind = "energy"\nquantity = "total"\nstatistic = "median"\n', "statistic: expected one of"),
+])
+def test_reference_mistakes_in_the_history_kinds_name_the_key(tmp_path, quantity, words):
+    """A malformed quantity of the history kinds is a FAIL row saying what is missing, before
+    anything runs."""
+    from fem.validate import check_case
+
+    (tmp_path / "reference.toml").write_text(
+        f'[[quantities]]\nname = "q"\nstep = "s"\nvalue = 0.0\ntolerance = 1e-3\n{quantity}')
+    rows = check_case(tmp_path)
+    assert len(rows) == 1 and not rows[0].passed
+    assert "malformed reference file" in rows[0].reason and words in rows[0].reason

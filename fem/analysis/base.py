@@ -160,6 +160,28 @@ class StepBase:
                       f"first at {what} {where:.6g}); Newton converged anyway")
             self._poor_done = []
 
+    # --- drivers --------------------------------------------------------------------------------
+    def check_drives(self, state) -> None:
+        """Every driven joint must start where its drive function starts.
+
+        Drive functions take the step's time (a dynamic step's starts at 0), so a coordinate
+        that an earlier step moved elsewhere would jump: a :class:`ModelError` naming the joint.
+        """
+        for c in self.system.model.constraints:
+            if getattr(c, "drive", None) is None:
+                continue
+            gap = np.abs(c.gap(state)[:, -1])
+            if np.all(gap <= 1e-9 * max(1.0, float(np.abs(c.drive(state.t))))):
+                continue
+            e = int(np.argmax(gap))
+            have = c.coordinates(state)
+            name = "angle" if "angle" in have else "slide"
+            raise ModelError(
+                f"step '{self.name}': the driven {c.kind} joint {e + 1} of '{c.name}' starts at "
+                f"{name} {float(have[name][e]):.6g}, but its drive function gives "
+                f"{float(c.drive(state.t)):.6g} at t = {state.t:.6g}: drive functions take the "
+                "step's time, so make the function start where the step finds the joint")
+
     # --- PETSc objects ------------------------------------------------------------------------
     def open_solver(self, defaults: dict | None = None) -> None:
         """Create the step's matrix and direct solver.

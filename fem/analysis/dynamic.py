@@ -171,6 +171,9 @@ class DynamicStep(StepBase):
     def run(self, state, results):
         """Advance ``state`` through the step, writing frames and the energy balance."""
         s = self.settings
+        start = state.copy()
+        start.t = 0.0                       # the step's own clock
+        self.check_drives(start)
         self.open_solver()
         self.loads.begin(state)
         X = self.system.model.X

@@ -292,6 +292,7 @@ class StaticStep(StepBase):
     def run(self, state, recorder):
         """Advance ``state`` (committed in place) through the step, recording frames."""
         s = self.settings
+        self.check_drives(state)
         self._watch = s.nonlinear and s.control == "load"
         # MUMPS computes the determinant of every factorization for the limit-point watch
         self.open_solver({"mat_mumps_icntl_33": 1} if self._watch else None)
