@@ -26,9 +26,14 @@ $(STAMP): pyproject.toml scripts/setup_env.sh
 	scripts/setup_env.sh $(VENV)
 	@touch $(STAMP)
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a module to a worker so that module
+# fixtures are built once; BLAS keeps to one thread per worker (tiny dense solves are slower
+# threaded, and two workers already fill a 2-core machine).
+TEST_WORKERS ?= 2
+
 test: env
 	$(VENV)/bin/ruff check fem tests benchmarks scripts cases
-	$(PY) -m pytest -q
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 demo: env
 	@mkdir -p $(dir $(DEMO_OUT))
