@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam_interior, beam_mass
+from fem.elements import beam3d_jit, beam_interior, beam_mass
 from fem.elements.base import ElementGroup
 from fem.elements.beam_basic import BasicBeam
 from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
@@ -117,6 +117,10 @@ class Beam(ElementGroup):
         The frame and the basic response are computed once for both (they were about 40% of
         the element time when force and tangent were separate calls).
         """
+        if self._compiled():
+            b = self.basic
+            return beam3d_jit.evaluate(self.positions(state), state.rotation_matrices()[self.conn],
+                                       self.E0, self.l0, b.A, b.S, b.H0, b.shear_arch, tangent)
         kin = self._kinematics(state)
         sigma, D, q = self.basic.response(kin.v)
         f = np.einsum("ebd,eb->ed", kin.B, q)
@@ -128,6 +132,15 @@ class Beam(ElementGroup):
             return f, BT @ kb @ kin.B
         kb = kb + self.basic.stress_hessian(sigma)
         return f, BT @ kb @ kin.B + self.frame.geometric(kin, q)
+
+    def _compiled(self) -> bool:
+        """Whether :meth:`evaluate` runs the compiled kernel (:mod:`fem.elements.beam3d_jit`).
+
+        3D co-rotational groups of at least ``MIN_ELEMENTS`` elements, where numba is there;
+        the vectorized numpy code is the reference and the fallback.
+        """
+        return (self.dim == 3 and not self.frame.linear and len(self) >= beam3d_jit.MIN_ELEMENTS
+                and beam3d_jit.enabled())
 
     def internal_force(self, state) -> NDArray:
         """(E, nd) ``B^T q``."""
