@@ -127,6 +127,9 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
         SD = np.empty((6, 7))
         kb = np.empty((7, 7))
         kbB = np.empty((7, 9))
+        etamu = np.empty((2, 3))
+        Bhc = np.empty((7, 9))
+        Kc = np.empty(9)
         m = np.empty((2, 3))
         mu = np.empty((2, 3))
         Kh = np.empty((3, 3))
@@ -179,7 +182,8 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
                         M[i, j] = (Rr[0, i] * T[a, 0, j] + Rr[1, i] * T[a, 1, j]
                                    + Rr[2, i] * T[a, 2, j])
                 logm(M, theta[a])
-                eta, _, _ = eta_mu(theta[a])
+                eta, muc, t2 = eta_mu(theta[a])
+                etamu[a, 0], etamu[a, 1], etamu[a, 2] = eta, muc, t2
                 hat_into(theta[a], th_hat)
                 for i in range(3):              # jl_inv = I - hat/2 + eta hat^2
                     for j in range(3):
@@ -305,7 +309,7 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
                                                  + Lam[a, 2, i] * kbL[3 + 3 * a, j])
             for a in range(2):
                 th = theta[a]
-                eta, muc, t2 = eta_mu(th)
+                eta, muc, t2 = etamu[a, 0], etamu[a, 1], etamu[a, 2]
                 tm = th[0] * m[a, 0] + th[1] * m[a, 1] + th[2] * m[a, 2]
                 for i in range(3):
                     wv[i] = th[i] * tm - m[a, i] * t2
@@ -324,21 +328,29 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
             # Only the 9 x 9 core (x_p, w_p, w_q) is computed: a common translation of
             # both nodes changes nothing, so K's x_q columns are minus its x_p columns, and
             # the forces on the two nodes balance, so its x_q rows are minus its x_p rows
-            for a in range(7):                  # material and local geometric parts
+            for b in range(7):                  # Bhc: the core columns of Bh, contiguous
                 for jj in range(9):
-                    j = jj if jj < 6 else jj + 3
-                    s = 0.0
-                    for b in range(7):
-                        s += kbh[a, b] * Bh[b, j]
-                    kbB[a, jj] = s
+                    Bhc[b, jj] = Bh[b, jj if jj < 6 else jj + 3]
+            for a in range(7):                  # kbB = kbh Bhc (inner loops contiguous)
+                for jj in range(9):
+                    kbB[a, jj] = 0.0
+                for b in range(7):
+                    kab = kbh[a, b]
+                    for jj in range(9):
+                        kbB[a, jj] += kab * Bhc[b, jj]
             Ke = K[e]
-            for ii in range(9):
-                i = ii if ii < 6 else ii + 3
+            for ii in range(9):                 # Ke core = Bhc^T kbB
                 for jj in range(9):
-                    s = 0.0
-                    for b in range(7):
-                        s += Bh[b, i] * kbB[b, jj]
-                    Ke[i, jj if jj < 6 else jj + 3] = s
+                    Kc[jj] = 0.0
+                for b in range(7):
+                    bi = Bhc[b, ii]
+                    for jj in range(9):
+                        Kc[jj] += bi * kbB[b, jj]
+                i = ii if ii < 6 else ii + 3
+                for jj in range(6):
+                    Ke[i, jj] = Kc[jj]
+                for jj in range(6, 9):
+                    Ke[i, jj + 3] = Kc[jj]
 
             # --- the rest of the geometric stiffness (CorotFrame3D.geometric) -----------
             # 1. rotating chord under the axial force
