@@ -11,6 +11,7 @@ import numpy as np
 from fem import interrupt
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
+from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
 from fem.info import versions
 from fem.io import files
@@ -52,6 +53,9 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, spec["settings"],
                             solver_options=deck.solver_options)
+    if spec["type"] == "modal":
+        return ModalStep(spec["name"], system, loads, spec["settings"],
+                         solver_options=deck.solver_options)
     return StaticStep(spec["name"], system, loads, spec["settings"],
                       solver_options=deck.solver_options, output_every=output_every)
 
@@ -64,8 +68,8 @@ def inputs(deck: Deck) -> list[str]:
 
 def results_path(deck: Deck, output: str) -> str:
     """The checked absolute path of the results file ``output`` for a run of ``deck``."""
-    buckling = [s["name"] for s in deck.steps if s["type"] == "buckling"]
-    return files.results_path(output, inputs(deck), buckling)
+    modes = [s["name"] for s in deck.steps if s["type"] in ("buckling", "modal")]
+    return files.results_path(output, inputs(deck), modes)
 
 
 def run(deck: Deck, output: str, progress=None) -> RunResult:
@@ -88,7 +92,7 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
             step.run(state, results)
             results.write_state(spec["name"], state, progress=step.progress)
             summaries.append(_summary(spec, step, state, system))
-            if isinstance(step, BucklingStep) and getattr(step, "xdmf", None):
+            if isinstance(step, BucklingStep | ModalStep) and getattr(step, "xdmf", None):
                 xdmf.append(step.xdmf)
         if results.frames:
             xdmf.insert(0, results.xdmf_path)
@@ -106,6 +110,11 @@ def _outcome(spec, step, state, system) -> StepSummary:
     s = StepSummary(spec["name"], spec["type"])
     if isinstance(step, DynamicStep):
         s.lines.extend(step.summary())
+        return s
+    if isinstance(step, ModalStep):
+        for i, (w, hz) in enumerate(zip(step.frequencies(), step.frequencies() / (2 * np.pi),
+                                        strict=True)):
+            s.lines.append(f"mode {i + 1}: {w:.6g} rad/s ({hz:.6g} Hz)")
         return s
     if isinstance(step, BucklingStep):
         for i, lam in enumerate(step.factors):

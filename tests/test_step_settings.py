@@ -21,7 +21,8 @@ def deck_with(step: dict) -> dict:
 
 
 MINIMAL = {"static": {"type": "static"}, "buckling": {"type": "buckling"},
-           "dynamic": {"type": "dynamic", "time_step": 0.1, "duration": 0.2}}
+           "dynamic": {"type": "dynamic", "time_step": 0.1, "duration": 0.2},
+           "modal": {"type": "modal"}}
 
 
 @pytest.mark.parametrize("kind", sorted(STEP_TYPES))

@@ -7,6 +7,8 @@
                    or arc-length control
 ``buckling``       linear buckling about the current state      :mod:`fem.analysis.buckling`
 ``dynamic``        time integration                             :mod:`fem.analysis.dynamic`
+``modal``          natural frequencies and modes about the      :mod:`fem.analysis.modal`
+                   current state
 =================  ===========================================  ==================================
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
@@ -15,8 +17,10 @@ see the model through :class:`fem.system.System` and solve with :mod:`fem.solver
 
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
+from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
 
-STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep}
+STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
+              "modal": ModalStep}
 
-__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "StaticStep"]
+__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "ModalStep", "StaticStep"]

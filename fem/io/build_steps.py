@@ -110,10 +110,17 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
-    if kind[0] != "buckling":        # a buckling step's loads are a perturbation: none stays on
+    if kind[0] not in ("buckling", "modal"):   # buckling loads are a perturbation: none stays on
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
             "remove": removed, "where": e.where}
+    if kind[0] == "modal":
+        if v["loads"]:
+            raise DeckError(f"{e.where}.loads", "a modal step applies no loads (it linearizes "
+                            "about the state the steps before it left, with their loads on)")
+        spec["loads"] = ()
+        spec["settings"] = _settings(cls, v)
+        return spec, applied
     if kind[0] == "buckling":
         if not loads:
             raise DeckError(f"{e.where}.loads", "a buckling step needs a reference load")

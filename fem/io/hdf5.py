@@ -250,8 +250,14 @@ class ResultsFile:
         return w
 
     def write_modes(self, name: str, step_type: str, eigenvalues: NDArray, shapes: NDArray,
-                    attrs: dict | None = None, extra: dict | None = None) -> str | None:
-        """Eigenvalues ``(m,)`` and nodal shapes ``(m, n, nslots)``; returns the XDMF path."""
+                    attrs: dict | None = None, extra: dict | None = None,
+                    labels: list[str] | None = None, times: NDArray | None = None) -> str | None:
+        """Eigenvalues ``(m,)`` and nodal shapes ``(m, n, nslots)``; returns the XDMF path.
+
+        ``labels`` name the modes in the XDMF (default ``mode i``) and ``times`` are the values
+        ParaView's time slider shows for them (default ``1, 2, ...``: mode numbers; a modal
+        step gives its frequencies in Hz, which increase with the mode).
+        """
         files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes) + FRAME_OVERHEAD,
                           f"the modes of step '{name}'")
         with interrupt.critical():
@@ -274,7 +280,8 @@ class ResultsFile:
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
-            paraview.write_modes(path, self, name, len(eigenvalues), self.topology)
+            paraview.write_modes(path, self, name, len(eigenvalues), self.topology,
+                                 labels=labels, times=times)
         return path
 
     def seal(self) -> None:

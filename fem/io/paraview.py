@@ -295,8 +295,17 @@ def _root() -> tuple[ET.Element, ET.Element]:
     return root, ET.SubElement(root, "Domain")
 
 
-def write_modes(path: str, results, name: str, count: int, topo: Topology) -> None:
-    """``<out>_<step>_modes.xdmf``: mode ``i`` at "time" ``i + 1``."""
+def write_modes(path: str, results, name: str, count: int, topo: Topology,
+                labels: list[str] | None = None, times=None) -> None:
+    """``<out>_<step>_modes.xdmf``: mode ``i`` named ``labels[i]`` at "time" ``times[i]``.
+
+    By default ``mode i + 1`` at time ``i + 1``. Times must increase strictly (ParaView orders
+    the grids by them); a repeated frequency (a double mode) falls back to mode numbers.
+    """
+    times = list(range(1, count + 1)) if times is None else [float(t) for t in times]
+    if any(b <= a for a, b in zip(times, times[1:], strict=False)):
+        times = list(range(1, count + 1))
+    labels = labels or [f"mode {i + 1}" for i in range(count)]
     h5, model = results.h5, results.model
     shapes = h5[f"modes/{name}/shapes"][()]
     d, n = model.dim, model.n_nodes
@@ -319,6 +328,6 @@ def write_modes(path: str, results, name: str, count: int, topo: Topology) -> No
     series = ET.SubElement(domain, "Grid", Name="modes", GridType="Collection",
                            CollectionType="Temporal")
     for i in range(count):
-        _frame_grid(series, f"mode {i + 1}", i + 1, h5name,
+        _frame_grid(series, labels[i], times[i], h5name,
                     [(f, _slab(ds, i), ds.shape[1:]) for f, ds in fields])
     _write(path, root)
