@@ -187,3 +187,13 @@ def test_bad_modal_keys_are_deck_errors(change, key):
     d["steps"][0] = with_changes(d["steps"][0], change)
     err = deck_error(d)
     assert isinstance(err, DeckError) and key in str(err)
+
+
+def test_a_model_without_mass_is_a_model_error_naming_the_step():
+    from fem.errors import ModelError
+
+    d = beam(2, 4, modes=2)
+    del d["sections"][0]["mass_per_length"]
+    del d["sections"][0]["rotary_inertia_per_length"]
+    with pytest.raises(ModelError, match="step 'modes': the model has no mass"):
+        solve(d)

@@ -189,9 +189,13 @@ class ModalStep(StepBase):
 
     def solve_modes(self, K, M) -> ModalPairs:
         """The step's eigenpairs of ``K`` and ``M`` (scipy CSR on the unknowns)."""
-        n = K.shape[0]
-        count = min(self.settings.modes, n - self.system.dofmap.blocks["multipliers"].stop
-                    + self.system.dofmap.blocks["multipliers"].start)
+        massive = int(np.count_nonzero(M.diagonal()))
+        if massive == 0:
+            raise ModelError(f"step '{self.name}': the model has no mass: give the materials a "
+                             "density, the sections mass_per_length, or add [[masses]] (a modal "
+                             "step needs the mass matrix)")
+        # finite modes: at most one per DOF with mass (massless DOFs give infinite eigenvalues)
+        count = min(self.settings.modes, massive)
         sigma, solve = self._shift(K, M)
         self.sigma = sigma
         interrupt.check()
