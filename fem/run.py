@@ -11,6 +11,7 @@ import numpy as np
 from fem import interrupt
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
+from fem.analysis.eliminated import EliminatedStep
 from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
 from fem.info import versions
@@ -48,6 +49,9 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     loads = StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"],
                       spec.get("remove", ()), t_end=t_end)
     if spec["type"] == "dynamic":
+        if settings.formulation != "multipliers":
+            return EliminatedStep(spec["name"], system, loads, settings,
+                                  solver_options=deck.solver_options, output_every=output_every)
         return DynamicStep(spec["name"], system, loads, settings,
                            solver_options=deck.solver_options, output_every=output_every)
     if spec["type"] == "buckling":
@@ -94,6 +98,8 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
             summaries.append(_summary(spec, step, state, system))
             if isinstance(step, BucklingStep | ModalStep) and getattr(step, "xdmf", None):
                 xdmf.append(step.xdmf)
+                if isinstance(step, ModalStep):      # its modes vibrating, beside them
+                    xdmf.append(files.vibration_xdmf_path(path, step.name))
         if results.frames:
             xdmf.insert(0, results.xdmf_path)
     return RunResult(h5=path, xdmf=xdmf, steps=summaries)

@@ -75,7 +75,10 @@ def read_xdmf(path):
             if t is None:
                 continue
             point, cell = {}, {}
-            for att in grid.iter("Attribute"):
+            # a frame with constraint groups is a spatial collection: the elements' grid, and a
+            # grid per joint or tie group (beside it, not read here)
+            elements = grid.find("Grid[@Name='elements']")
+            for att in (grid if elements is None else elements).iter("Attribute"):
                 item = att.find("DataItem")
                 shape = tuple(int(x) for x in item.get("Dimensions").split())
                 data = _resolve(h5, item.text.strip()).reshape(shape)

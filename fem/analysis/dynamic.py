@@ -62,6 +62,10 @@ log = logging.getLogger(__name__)
 
 
 INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
+#: how the joints enter the equations of motion (:mod:`fem.analysis.eliminated`)
+FORMULATIONS = ("multipliers", "partitioning", "nullspace")
+#: the keys only the multiplier formulation uses
+MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
 
 
 @dataclass
@@ -71,8 +75,15 @@ class DynamicSettings:
     ``velocities`` holds :class:`fem.model.VelocityField` objects (the deck names them).
     """
 
+    formulation: str = setting("str", "multipliers", "how joints are handled: multipliers "
+                               "(Lagrange multipliers, any model), or for small 2D mechanisms "
+                               "of rigid bodies and joints partitioning (Blajer's coordinate "
+                               "partitioning) or nullspace (null-space projection), both "
+                               "integrated by fixed-step RK4; see Elimination formulations",
+                               choices=FORMULATIONS)
     integrator: str = setting("str", "energy_conserving", "energy_conserving, midpoint, "
-                              "trapezoidal or generalized_alpha", choices=INTEGRATORS)
+                              "trapezoidal or generalized_alpha (multipliers)",
+                              choices=INTEGRATORS)
     rho_inf: float = setting("float", 0.8, "generalized_alpha: spectral radius at infinite "
                              "frequency, 0 to 1", nonnegative=True)
     time_step: float = setting("float", REQUIRED, "time step (duration / time_step at most "
@@ -83,11 +94,13 @@ class DynamicSettings:
                                             f"{MAX_FRAMES:.0e} frames)".replace("e+0", "e"),
                                             positive=True)
     velocities: tuple = setting("names", (), "velocity fields set at the start")
-    max_iterations: int = setting("int", 25, "Newton iterations per time step", positive=True,
+    max_iterations: int = setting("int", 25, "Newton iterations per time step (partitioning, "
+                                  "nullspace: per solve for the positions)", positive=True,
                                   maximum=MAX_ITERATIONS)
-    tolerance: float = setting("float", 1e-9, "relative residual tolerance", positive=True)
+    tolerance: float = setting("float", 1e-9, "relative residual tolerance (multipliers)",
+                               positive=True)
     max_cuts: int = setting("int", 8, "halvings of the time step allowed in a row when Newton "
-                            "fails", nonnegative=True, maximum=MAX_CUTS)
+                            "fails (multipliers)", nonnegative=True, maximum=MAX_CUTS)
 
     VARIANTS = ("",)
     REMOVES = ("",)
@@ -137,7 +150,8 @@ class DynamicStep(StepBase):
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A mass, and the energy-conserving force when that integrator is asked for."""
         out = [*super().requires(values), ("mass", "type", 'type = "dynamic"')]
-        if values.get("integrator") == "energy_conserving":
+        if values.get("integrator") == "energy_conserving" \
+                and values.get("formulation", "multipliers") == "multipliers":
             out.append(("energy_conserving", "integrator", 'integrator = "energy_conserving"'))
         return out
 

@@ -310,21 +310,28 @@ class Run:
     gap: NDArray
 
 
-def integrate(mech: Mechanism, state: State, duration: float, time_step: float) -> Run:
+def integrate(mech: Mechanism, state: State, duration: float, time_step: float,
+              on_step: Callable[[State], None] | None = None, max_iterations: int = 20) -> Run:
     """Fixed-step RK4 on all of ``(q, v)`` with null-space accelerations, projected each step.
 
     After every step the positions are brought back onto ``g(q) = 0`` and the velocities onto
     ``G v = 0`` (mass-orthogonal projections), so the drift of the index-1 equations stays at
     Newton's tolerance. 2D (additive angles). ``state`` ends at ``t + duration``.
+    ``on_step(work)``, if given, sees the projected initial state and the state after every
+    step (positions, velocities and time; not the accelerations, :func:`accelerations` gives
+    them), e.g. to write results frames; it must not change it. ``max_iterations`` bounds
+    each projection's Newton (:func:`project_positions`).
     """
     if mech.dim != 2:
         raise ModelError("the null-space integrator integrates 2D mechanisms (additive angles)")
     work = state.copy()
-    project_positions(mech, work)
+    project_positions(mech, work, max_iterations)
     project_velocities(mech, work)
     n_steps = int(np.ceil(duration / time_step - 1e-9))
     t0 = state.t
     rows = [(t0, mech.coordinates(work), mech.energy(work), np.abs(mech.gap(work)).max())]
+    if on_step is not None:
+        on_step(work)
 
     def rate(q, v, t):
         mech.set_coordinates(work, q)
@@ -343,10 +350,12 @@ def integrate(mech: Mechanism, state: State, duration: float, time_step: float) 
         v1 = v0 + h / 6 * (k[0][1] + 2 * k[1][1] + 2 * k[2][1] + k[3][1])
         mech.set_coordinates(work, q1)
         work.v[mech.free], work.t = v1, t + h
-        project_positions(mech, work)
+        project_positions(mech, work, max_iterations)
         project_velocities(mech, work)
         rows.append((work.t, mech.coordinates(work), mech.energy(work),
                      np.abs(mech.gap(work)).max()))
+        if on_step is not None:
+            on_step(work)
     state.assign(work)
     t, q, energy, gap = (np.array(c) for c in zip(*rows, strict=True))
     return Run(t=t, q=q, energy=energy, gap=gap)

@@ -50,6 +50,7 @@ rotation angles), the criterion works in 3D too (velocities as spins).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -453,12 +454,16 @@ class CoordinatePartitioning:
         self.cos2 = crit.cos2_alpha[self.I]
         return crit.cos2_alpha
 
-    def run(self, state: State, duration: float) -> Trajectory:
+    def run(self, state: State, duration: float,
+            on_step: Callable[[State], None] | None = None) -> Trajectory:
         """Integrate ``state`` over ``duration``; ``state`` ends there.
 
         The initial state is made consistent: its independent coordinates and rates are kept,
         the others follow. A forced coordinate turning singular raises :class:`SingularChoice`
-        with ``state`` at the step where it was detected.
+        with ``state`` at the step where it was detected. ``on_step(work)``, if given, sees the
+        consistent initial state and the state after every step (positions, velocities, the
+        free DOFs' accelerations and the time), e.g. to write results frames; it must not
+        change it.
         """
         mech, coords, h = self.mech, self.coords, self.h
         n_steps = int(np.ceil(duration / h - 1e-9))
@@ -473,6 +478,9 @@ class CoordinatePartitioning:
                            _Point(state.t, mech.coordinates(work), mech.velocities(work),
                                   np.zeros(mech.n), None), 0.0)
         rows = [self._record(work)]
+        if on_step is not None:
+            work.a[mech.free] = e.a
+            on_step(work)
         switches = []
         t0 = state.t
         for step in range(1, n_steps + 1):
@@ -490,6 +498,9 @@ class CoordinatePartitioning:
             if before != after:
                 switches.append((work.t, tuple(before), tuple(after)))
             rows.append(self._record(work))
+            if on_step is not None:
+                work.a[mech.free] = e.a
+                on_step(work)
         state.assign(work)
         state.a[mech.free] = e.a
         cols = list(zip(*rows, strict=True))

@@ -591,21 +591,29 @@ class Joint(PairGroup):
         in the frame ``R_a F``. Joints with the ground first report those on node ``b`` (the
         opposite ones): a joint to the ground always reports the reaction on its node.
         """
+        return self._in_frame(*self._reaction_vectors(state, lam))
+
+    def _in_frame(self, force: NDArray, moment: NDArray, Fa: NDArray) -> dict[str, NDArray]:
+        """The components in the frames ``Fa (E, 3, 3)`` of global ``force``, ``moment``."""
+        f = np.einsum("eji,ej->ei", Fa, force)
+        m = np.einsum("eji,ej->ei", Fa, moment)
+        if self.dim == 2:
+            return {"fx": f[:, 0], "fy": f[:, 1], "mz": m[:, 2]}
+        return {"fx": f[:, 0], "fy": f[:, 1], "fz": f[:, 2],
+                "mx": m[:, 0], "my": m[:, 1], "mz": m[:, 2]}
+
+    def _reaction_vectors(self, state, lam: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        """Force and moment ``(E, 3)`` of :meth:`reactions` in the global frame, and ``R_a F``."""
         geo = self._geometry(state)
         _, G, _ = self._static(state, None)
         GTl = np.einsum("eki,ek->ei", G, lam)
         force, moment = -GTl[:, _UA], -GTl[:, _WA]
         r = geo["arms"][:, 0] + geo["s"]
         moment = moment - so3.cross(r, force)
-        Fa = geo["Fa"]
-        f = np.einsum("eji,ej->ei", Fa, force)
-        m = np.einsum("eji,ej->ei", Fa, moment)
         if self.ground_first:
-            f, m = np.where(self.grounded[:, None], -f, f), np.where(self.grounded[:, None], -m, m)
-        if self.dim == 2:
-            return {"fx": f[:, 0], "fy": f[:, 1], "mz": m[:, 2]}
-        return {"fx": f[:, 0], "fy": f[:, 1], "fz": f[:, 2],
-                "mx": m[:, 0], "my": m[:, 1], "mz": m[:, 2]}
+            flip = np.where(self.grounded, -1.0, 1.0)[:, None]
+            force, moment = flip * force, flip * moment
+        return force, moment, geo["Fa"]
 
     def coordinates(self, state) -> dict[str, NDArray]:
         """Relative joint coordinates: the angle about the axis, the slide along it.
@@ -638,9 +646,13 @@ class Joint(PairGroup):
 
         The effort is the generalized force the driver exerts along its coordinate (a torque
         about the axis, or a force along it): positive when it pushes the coordinate up, so its
-        power is ``effort * rate``. It is part of the reactions as well.
+        power is ``effort * rate``. It is part of the reactions as well. ``force`` and
+        ``moment`` ``(E, 3)`` are the reactions' force and moment in the global frame (2D: in
+        the plane, and about z), the vectors ParaView draws (:mod:`fem.io.paraview`).
         """
-        out = {**self.reactions(state, scale * mu), **self.coordinates(state)}
+        force, moment, Fa = self._reaction_vectors(state, scale * mu)
+        out = {**self._in_frame(force, moment, Fa), **self.coordinates(state),
+               "force": force, "moment": moment}
         if self.drive is not None:
             out["effort"] = np.where(self.released[:, -1], 0.0, -self.sign * scale * mu[:, -1])
         return out

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from fem.analysis import STEP_TYPES
 from fem.analysis.base import options_prefix
+from fem.analysis.eliminated import unsupported
 from fem.analysis.settings import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, deck_fields, uses
 from fem.dofs import DofMap
 from fem.elements.base import require
@@ -226,6 +227,9 @@ def _dynamic(e: Entry, inputs: StepInputs, v: dict, cls, spec: dict) -> dict:
         raise DeckError(f"{e.where}.{key}", f"expected at most {sci(MAX_FRAMES)} output frames, "
                         f"got {what} = {frames:.3g}; write fewer frames (a longer "
                         "output_interval, or [output] every)")
+    refused = unsupported(inputs.model, v, e.given, spec["loads"], spec["prescribed"])
+    if refused is not None:
+        raise DeckError(f"{e.where}.{refused[0]}", refused[1])
     if v["rho_inf"] > 1:
         raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
     if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":

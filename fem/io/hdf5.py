@@ -23,7 +23,7 @@ Layout (DESIGN.md, "Results file")::
         reaction            (T, n, nslots) at supported DOFs (zero elsewhere)
         velocity, acceleration (T, n, nslots)       dynamic steps
         elements/<g>/<q>    (T, E)   section forces (the step's outputs, handed to the writer);
-                                     ties: fx, fy(, fz)
+                                     ties: fx, fy(, fz); joints also (T, E, 3) force, moment
         energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
                                      constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
@@ -162,16 +162,17 @@ class ResultsFile:
         with interrupt.critical():
             try:
                 self.h5.flush()
-                views = [(w, f, paraview.frame_fields(self.h5, w.name, f.index))
+                views = [(w, f, paraview.frame_fields(self.h5, w.name, f.index),
+                          paraview.constraint_blocks(self.h5, self.model, w.name, f.index))
                          for w, f in self.pending]
             except BaseException as err:
                 if files.is_io_error(err):
                     self.seal()
                     raise OutputError(f"cannot write {self.path}: {files.reason(err)}") from None
                 raise
-            for w, f, fields in views:
+            for w, f, fields, blocks in views:
                 self.frames.append(f)
-                self.series.add(f"{w.name} {f.index}", f.time, fields)
+                self.series.add(f"{w.name} {f.index}", f.time, fields, blocks)
             self.pending.clear()
             self._committed_at = _time.monotonic()
             self.series.write(force=force)
@@ -251,14 +252,19 @@ class ResultsFile:
 
     def write_modes(self, name: str, step_type: str, eigenvalues: NDArray, shapes: NDArray,
                     attrs: dict | None = None, extra: dict | None = None,
-                    labels: list[str] | None = None, times: NDArray | None = None) -> str | None:
+                    labels: list[str] | None = None, times: NDArray | None = None,
+                    vibration: bool = False) -> str | None:
         """Eigenvalues ``(m,)`` and nodal shapes ``(m, n, nslots)``; returns the XDMF path.
 
         ``labels`` name the modes in the XDMF (default ``mode i``) and ``times`` are the values
         ParaView's time slider shows for them (default ``1, 2, ...``: mode numbers; a modal
-        step gives its frequencies in Hz, which increase with the mode).
+        step gives its frequencies in Hz, which increase with the mode). ``vibration`` adds
+        ``<out>_<step>_vibration.xdmf``, every mode vibrating through one period
+        (:func:`fem.io.paraview.write_vibration`).
         """
-        files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes) + FRAME_OVERHEAD,
+        frames = paraview.VIBRATION_FRAMES if vibration else 0
+        files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes)
+                          + 12 * frames * shapes.shape[0] * self.model.n_nodes + FRAME_OVERHEAD,
                           f"the modes of step '{name}'")
         with interrupt.critical():
             try:
@@ -282,6 +288,11 @@ class ResultsFile:
             path = files.modes_xdmf_path(self.path, name)
             paraview.write_modes(path, self, name, len(eigenvalues), self.topology,
                                  labels=labels, times=times)
+            if vibration:
+                paraview.write_vibration(files.vibration_xdmf_path(self.path, name), self, name,
+                                         len(eigenvalues), self.topology,
+                                         labels or [f"mode {i + 1}"
+                                                    for i in range(len(eigenvalues))])
         return path
 
     def seal(self) -> None:

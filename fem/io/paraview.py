@@ -43,6 +43,20 @@ topology's array is ``/model/cells`` (:mod:`fem.io.hdf5`). Point data: ``displac
 DOFs, the nodal frames ``axis_x``, ``axis_y``, ``axis_z``. Cell data: the section forces and what
 else the groups output.
 
+**Joints as blocks.** In a model with constraint groups (joints, ties) each frame is a spatial
+collection (ParaView: a multiblock data set) of the elements' grid, ``elements``, and one grid
+per group (:func:`constraint_blocks`), named ``"<type> <group>"``: lines between the group's node
+pairs (``/model/constraints/<c>/connectivity``; a joint to the ground pairs its node with the
+supported node at the joint point) with the point data ``displacement`` and, as cell data, the
+group's outputs: ``(T, E)`` ones as scalars (the joint-frame components, ``angle``, ``slide``,
+``effort``), ``(T, E, 3)`` ones as vectors (the global ``force`` and ``moment`` of
+:meth:`fem.constraints.joint.Joint.outputs`, which *Glyph* draws as arrows). These are
+hyperslabs of ``/steps/<step>/elements/<c>/<q>``, no copies. The collection holds the frame's
+time; its grids hold none. Separate grids, not more cells of the mesh, because the joints'
+vectors would otherwise be ``NaN`` on every element cell (which *Glyph* cannot draw) and the
+elements' section forces ``NaN`` on every joint, and because ParaView can then show, hide or
+extract the joints by block. A model without constraint groups keeps one uniform grid per frame.
+
 **Oriented frames.** A node's orientation (a rigid body's, :mod:`fem.elements.rigid_body`, or a
 beam node's) is drawn as three vectors, the columns of its rotation matrix ``R`` (the images of
 the global axes, which are the material axes at the reference): ``axis_x``, ``axis_y``,
@@ -196,6 +210,75 @@ def _slab(d: h5py.Dataset, k: int) -> str:
     return f"{d.name}|{start}:{stride}:{count}:{dims}"
 
 
+@dataclass(frozen=True)
+class Block:
+    """A constraint group drawn in one frame: a grid of its own beside the elements' mesh.
+
+    ``name`` is the grid's name (``"<type> <group>"``), ``cells`` the path of its connectivity
+    ``(E, 2)`` in the results file, ``count`` its ``E``, ``nodes`` the model's node count, and
+    ``fields`` ``(attribute, hyperslab reference, frame shape, center)``.
+    """
+
+    name: str
+    cells: str
+    count: int
+    nodes: int
+    fields: tuple
+
+
+def constraint_blocks(h5, model, step: str, k: int) -> list[Block]:
+    """The constraint groups' grids of frame ``k`` of ``step`` (see the module docstring).
+
+    Each joint (or tie) group is drawn as lines between its node pairs
+    (``/model/constraints/<c>/connectivity``; a joint to the ground pairs its node with the
+    supported node at the joint point); its frame's data are hyperslabs of the step's own
+    datasets: ``displacement`` (point data, for *Warp By Vector*), and every quantity of
+    ``/steps/<step>/elements/<c>/``: ``(T, E)`` ones as cell scalars, ``(T, E, 3)`` ones (the
+    joints' global ``force`` and ``moment``) as cell vectors.
+    """
+    s = h5[f"steps/{step}"]
+    disp = s.get("displacement")
+    out = []
+    for c in getattr(model, "constraints", ()):
+        conn = h5.get(f"model/constraints/{c.name}/connectivity")
+        if conn is None or disp is None:
+            continue
+        fields = [("displacement", _slab(disp, k), disp.shape[1:], "Node")]
+        group = s.get(f"elements/{c.name}")
+        for q in (sorted(group) if group is not None else ()):
+            d = group[q]
+            if d.ndim == 2 or (d.ndim == 3 and d.shape[2] == 3):
+                fields.append((q, _slab(d, k), d.shape[1:], "Cell"))
+        out.append(Block(f"{c.type_name} {c.name}", conn.name, conn.shape[0],
+                         int(h5["model/nodes"].shape[0]), tuple(fields)))
+    return out
+
+
+def _attribute(grid: ET.Element, h5name: str, name: str, ref: str, shape: tuple,
+               center: str) -> None:
+    att = ET.SubElement(grid, "Attribute", Name=name,
+                        AttributeType="Vector" if len(shape) == 2 else "Scalar", Center=center)
+    item = ET.SubElement(att, "DataItem", DataType="Float", Precision="8", Format="HDF",
+                         Dimensions=" ".join(str(x) for x in shape))
+    item.text = f"{h5name}:{ref}"
+
+
+def _block_grid(parent: ET.Element, h5name: str, block: Block) -> None:
+    """A constraint group's grid (:class:`Block`): lines between its node pairs."""
+    grid = ET.SubElement(parent, "Grid", Name=block.name, GridType="Uniform")
+    topo = ET.SubElement(grid, "Topology", TopologyType="Polyline", NodesPerElement="2",
+                         NumberOfElements=str(block.count))
+    item = ET.SubElement(topo, "DataItem", DataType="Int", Precision="8", Format="HDF",
+                         Dimensions=f"{block.count} 2")
+    item.text = f"{h5name}:{block.cells}"
+    geo = ET.SubElement(grid, "Geometry", GeometryType="XYZ")
+    item = ET.SubElement(geo, "DataItem", DataType="Float", Precision="8", Format="HDF",
+                         Dimensions=f"{block.nodes} 3")
+    item.text = f"{h5name}:/model/nodes"
+    for name, ref, shape, center in block.fields:
+        _attribute(grid, h5name, name, ref, shape, center)
+
+
 def _mesh_grid(domain: ET.Element, h5name: str, model, topo: Topology) -> None:
     grid = ET.SubElement(domain, "Grid", Name="mesh", GridType="Uniform")
     nen = topo.nodes_per_element
@@ -255,8 +338,13 @@ class SeriesFile:
                 "  <Domain>\n" + _text(holder[0], 2)
                 + '    <Grid Name="history" GridType="Collection" CollectionType="Temporal">\n')
 
-    def add(self, name: str, time: float, fields) -> None:
-        """Add one frame (already committed to the results file); :meth:`write` shows it."""
+    def add(self, name: str, time: float, fields, blocks=()) -> None:
+        """Add one frame (already committed to the results file); :meth:`write` shows it.
+
+        With constraint ``blocks`` (:func:`constraint_blocks`) the frame is a spatial
+        collection named ``name`` (holding the time) of the elements' grid, ``"elements"``, and
+        one grid per block.
+        """
         time = float(time)
         if self.grids and time <= self.grids[-1][0]:
             if time == self.grids[-1][0]:
@@ -265,8 +353,17 @@ class SeriesFile:
                 log.debug("frame %s at time %r before %r", name, time, self.grids[-1][0])
                 time = float(np.nextafter(self.grids[-1][0], np.inf))
         holder = ET.Element("Grid")
-        self.grids.append((time, _text(_frame_grid(holder, name, time, self.h5name, fields),
-                                       3)))
+        if blocks:
+            frame = ET.SubElement(holder, "Grid", Name=name, GridType="Collection",
+                                  CollectionType="Spatial")
+            ET.SubElement(frame, "Time", Value=repr(time))
+            mesh = _frame_grid(frame, "elements", time, self.h5name, fields)
+            mesh.remove(mesh.find("Time"))           # the collection's time is the frame's
+            for block in blocks:
+                _block_grid(frame, self.h5name, block)
+        else:
+            frame = _frame_grid(holder, name, time, self.h5name, fields)
+        self.grids.append((time, _text(frame, 3)))
         self._dirty = True
 
     def write(self, force: bool = True) -> None:
@@ -330,4 +427,46 @@ def write_modes(path: str, results, name: str, count: int, topo: Topology,
     for i in range(count):
         _frame_grid(series, labels[i], times[i], h5name,
                     [(f, _slab(ds, i), ds.shape[1:]) for f, ds in fields])
+    _write(path, root)
+
+
+VIBRATION_FRAMES = 20      # frames per period of a mode's vibration
+
+
+def write_vibration(path: str, results, name: str, count: int, topo: Topology,
+                    labels: list[str], frames: int = VIBRATION_FRAMES) -> None:
+    """``<out>_<step>_vibration.xdmf``: each mode of a modal step vibrating through one period.
+
+    Mode ``i`` (0-based) is ``frames`` frames at "times" ``i + j / frames``, ``j = 0 ..
+    frames - 1``, whose ``displacement`` is ``sin(2 pi j / frames)`` times its shape scaled to a
+    largest nodal translation of 1 (one *Warp By Vector* scale factor suits every mode); playing
+    the time series in a loop shows the modes one after the other, each for one period, and
+    ParaView's time range set to ``[i, i + 1)`` loops one mode. Each frame is named
+    ``"<labels[i]>, phase j/frames"`` (the label carries the frequency). The frames are
+    ``/xdmf/modes/<step>/vibration`` ``(count * frames, n, 3)``, single precision (a picture:
+    half the bytes).
+    """
+    h5, model = results.h5, results.model
+    shapes = h5[f"modes/{name}/shapes"][()]
+    d, n = model.dim, model.n_nodes
+    disp = np.zeros((count, n, 3))
+    disp[:, :, :d] = shapes[:, :, :d]
+    peak = np.abs(disp).max(axis=(1, 2))
+    disp /= np.where(peak > 0, peak, 1.0)[:, None, None]
+    phase = np.sin(2 * np.pi * np.arange(frames) / frames)
+    data = (phase[None, :, None, None] * disp[:, None]).reshape(count * frames, n, 3)
+    g = h5.require_group(f"xdmf/modes/{name}")
+    ds = g.create_dataset("vibration", data=data.astype(np.float32))
+    h5.flush()
+    root, domain = _root()
+    h5name = os.path.basename(results.path)
+    _mesh_grid(domain, h5name, model, topo)
+    series = ET.SubElement(domain, "Grid", Name="vibration", GridType="Collection",
+                           CollectionType="Temporal")
+    for i in range(count):
+        for j in range(frames):
+            k = i * frames + j
+            grid = _frame_grid(series, f"{labels[i]}, phase {j}/{frames}", i + j / frames,
+                               h5name, [("displacement", _slab(ds, k), ds.shape[1:])])
+            grid.find("Attribute/DataItem").set("Precision", "4")
     _write(path, root)
