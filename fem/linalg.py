@@ -179,6 +179,80 @@ def solve(ksp, b: NDArray, x: NDArray | None = None) -> NDArray:
     return solve_checked(ksp, b, x)[0]
 
 
+def solve_block(ksp, B: NDArray) -> NDArray:
+    """Solve ``A X = B`` for a block ``B (n, m)`` of right-hand sides, checked like :func:`solve`.
+
+    With a direct solver (``preonly`` and LU or Cholesky) one ``MatMatSolve`` with the factor
+    (for MUMPS: one solve phase with ``m`` right-hand sides, BLAS-3 on the factors, several
+    times faster than ``m`` single solves); each column's backward error is checked and refined
+    with the same factorization as in :func:`solve_checked`, the columns that need it together.
+    Other solvers (an iterative KSP from the options) solve column by column with :func:`solve`.
+    """
+    PETSc = _petsc.PETSc()
+    B = np.asarray(B, dtype=float)
+    n, m = B.shape
+    pc = ksp.getPC()
+    if m == 0 or ksp.getType() != "preonly" or pc.getType() not in ("lu", "cholesky"):
+        out = np.empty((n, m))
+        for j in range(m):
+            out[:, j] = solve(ksp, np.ascontiguousarray(B[:, j]))
+        return out
+    if not np.all(np.isfinite(B)):
+        raise NonFiniteError("a right-hand side is not finite (NaN or infinite entries)")
+    try:
+        ksp.setUp()
+    except PETSc.Error as err:
+        raise SingularMatrixError(-1, f"(PETSc error {err.ierr})") from None
+    F = pc.getFactorMatrix()
+    if pc.getFactorSolverType() == "mumps" and F.getMumpsInfog(28) > 0:
+        raise SingularMatrixError(F.getMumpsInfog(28))
+    A = ksp.getOperators()[0]
+    norm_A = A.norm(PETSc.NormType.INFINITY)
+
+    def apply(rhs: NDArray) -> NDArray:
+        Bm = PETSc.Mat().createDense((n, rhs.shape[1]), array=np.asfortranarray(rhs),
+                                     comm=PETSc.COMM_SELF)
+        Xm = PETSc.Mat().createDense((n, rhs.shape[1]), comm=PETSc.COMM_SELF)
+        Xm.setUp()
+        try:
+            F.matSolve(Bm, Xm)
+            return Xm.getDenseArray().copy()
+        except PETSc.Error as err:
+            raise SingularMatrixError(-1, f"(PETSc error {err.ierr})") from None
+        finally:
+            Bm.destroy()
+            Xm.destroy()
+
+    def residual(X: NDArray, rhs: NDArray) -> tuple[NDArray, NDArray]:
+        Xm = PETSc.Mat().createDense((n, X.shape[1]), array=np.asfortranarray(X),
+                                     comm=PETSc.COMM_SELF)
+        try:
+            AXm = A.matMult(Xm)
+            R = rhs - AXm.getDenseArray()
+            AXm.destroy()
+        finally:
+            Xm.destroy()
+        den = norm_A * np.abs(X).max(axis=0) + np.abs(rhs).max(axis=0)
+        return R, np.abs(R).max(axis=0) / np.where(den > 0, den, 1.0)
+
+    X = apply(B)
+    if not np.all(np.isfinite(X)):
+        raise NonFiniteError("the solution overflowed (not finite)")
+    R, berr = residual(X, B)
+    for _ in range(MAX_REFINEMENTS):
+        poor = np.flatnonzero(berr > REFINE_ABOVE)
+        if len(poor) == 0:
+            break
+        Xp = X[:, poor] + apply(np.ascontiguousarray(R[:, poor]))
+        Rp, bp = residual(Xp, B[:, poor])
+        better = bp < berr[poor]
+        if not better.any():
+            break
+        cols = poor[better]
+        X[:, cols], R[:, cols], berr[cols] = Xp[:, better], Rp[:, better], bp[better]
+    return X
+
+
 def null_vector(csr, *, symmetric: bool = False) -> NDArray:
     """An approximate null vector of a singular sparse matrix (to name the unrestrained DOF).
 

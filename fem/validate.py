@@ -7,13 +7,14 @@ value::
     name = "tip deflection"      # what it is
     step = "load"                # the deck step
     kind = "displacement"        # displacement | rotation | reaction | section | load_factor
-                                 # | buckling_factor | limit_load_factor
+                                 # | buckling_factor | limit_load_factor | frequency
     node = 11                    # displacement, rotation, reaction: node id and DOF name
     dof = "uy"
     group = "beam"               # section: element group, element number (1-based), quantity
     element = 1
     quantity = "M1"
-    mode = 1                     # buckling_factor: mode number
+    mode = 1                     # buckling_factor, frequency: mode number (1 = the lowest)
+    unit = "Hz"                  # frequency: "rad/s" (default) or "Hz"
     limit = 1                    # limit_load_factor: which extremum of the load factor along
                                  # the path (1 = the first), located on a polynomial through
                                  # the five frames around it against the DOF node/dof
@@ -60,7 +61,9 @@ from fem.rotations import expm
 from fem.run import run
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
-         "limit_load_factor", "energy", "period", "chord_offset", "relative_position")
+         "limit_load_factor", "energy", "period", "chord_offset", "relative_position",
+         "frequency")
+FREQUENCY_UNITS = {"rad/s": "frequencies", "Hz": "hertz"}    # unit -> dataset of /modes/<s>/
 STATISTICS = ("minimum", "maximum", "first_maximum", "amplitude", "mean")
 
 
@@ -175,6 +178,9 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     frame = q.get("frame", -1)
     if kind == "buckling_factor":
         return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
+    if kind == "frequency":
+        name = FREQUENCY_UNITS[q.get("unit", "rad/s")]
+        return float(h5[f"modes/{q['step']}/{name}"][q["mode"] - 1])
     s = h5[f"steps/{q['step']}"]
     if "statistic" in q:
         return _statistic(s["time"][()], _history(h5, s, q, node_ids, slots), q)
@@ -260,7 +266,8 @@ def _reference(case: Path) -> list[dict]:
             raise ValueError(f"quantities[{i}].kind: expected one of {', '.join(KINDS)}, got "
                              f"{q['kind']!r}")
         needs = {"chord_offset": ("nodes",), "relative_position": ("node", "relative_to",
-                                                                   "component")}
+                                                                   "component"),
+                 "frequency": ("mode",), "buckling_factor": ("mode",)}
         lacking = [k for k in needs.get(q["kind"], ()) if k not in q]
         if lacking:
             raise ValueError(f"quantities[{i}] ({q['kind']}) lacks {', '.join(lacking)}")
@@ -268,6 +275,13 @@ def _reference(case: Path) -> list[dict]:
                                             or len(q["nodes"]) != 3):
             raise ValueError(f"quantities[{i}].nodes: expected three node ids [a, m, b], got "
                              f"{q['nodes']!r}")
+        if q["kind"] == "frequency" and q.get("unit", "rad/s") not in FREQUENCY_UNITS:
+            raise ValueError(f"quantities[{i}].unit: expected one of "
+                             f"{', '.join(FREQUENCY_UNITS)}, got {q['unit']!r}")
+        if q["kind"] in ("frequency", "buckling_factor") and (
+                not isinstance(q["mode"], int) or isinstance(q["mode"], bool) or q["mode"] < 1):
+            raise ValueError(f"quantities[{i}].mode: expected a mode number 1, 2, ..., got "
+                             f"{q['mode']!r}")
         if "statistic" in q and q["statistic"] not in STATISTICS:
             raise ValueError(f"quantities[{i}].statistic: expected one of "
                              f"{', '.join(STATISTICS)}, got {q['statistic']!r}")

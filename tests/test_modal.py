@@ -197,3 +197,181 @@ def test_a_model_without_mass_is_a_model_error_naming_the_step():
     del d["sections"][0]["rotary_inertia_per_length"]
     with pytest.raises(ModelError, match="step 'modes': the model has no mass"):
         solve(d)
+
+
+def pencil(n, *, massless=0, seed=3):
+    """A random sparse SPD stiffness (a chain with random springs and extra couplings) and a
+    diagonal mass, zero on the last ``massless`` DOFs; its finite eigenvalues by LAPACK."""
+    import scipy.linalg as sla
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    k = rng.uniform(1.0, 3.0, n + 1)
+    K = sp.diags([k[:-1] + k[1:], -k[1:-1], -k[1:-1]], [0, 1, -1]).tolil()
+    for _ in range(n):                                       # couplings off the band
+        i, j = rng.integers(0, n, 2)
+        c = rng.uniform(0.0, 0.5)
+        K[i, i] += c
+        K[j, j] += c
+        K[i, j] -= c
+        K[j, i] -= c
+    K = K.tocsr()
+    m = rng.uniform(0.5, 2.0, n)
+    m[n - massless:] = 0.0
+    M = sp.diags(m).tocsr()
+    Kd = K.toarray()
+    if massless:                  # condense the massless DOFs: K_aa - K_ab K_bb^-1 K_ba
+        a, b = slice(0, n - massless), slice(n - massless, n)
+        Kd = Kd[a, a] - Kd[a, b] @ np.linalg.solve(Kd[b, b], Kd[b, a])
+    w = sla.eigh(Kd, np.diag(m[:n - massless]), eigvals_only=True)
+    return K, M, w
+
+
+@pytest.mark.parametrize("block, max_dim", [(1, None), (3, None), (6, None), (2, 20), (1, 16)])
+@pytest.mark.parametrize("massless", [0, 40])
+def test_lanczos_finds_the_lowest_pairs_of_a_pencil_with_and_without_restarts(block, max_dim,
+                                                                             massless):
+    """The lowest 8 eigenvalues of a 300-DOF pencil against LAPACK, single vectors and blocks,
+    with thick restarts (a basis of 16 or 20 vectors for 8 pairs) and with 40 massless DOFs
+    (infinite eigenvalues that must not appear); M-orthonormal vectors solving the pencil."""
+    import scipy.sparse.linalg as spla
+
+    from fem.solvers.lanczos import lanczos
+
+    K, M, w = pencil(300, massless=massless)
+    lu = spla.splu(K.tocsc())
+    pairs = lanczos(K, M, 8, 0.0, lambda B: lu.solve(np.asarray(B)), block=block,
+                    max_dim=max_dim, tol=1e-10)
+    # LAPACK's eigenvalues are good to a few eps times the largest (the lowest here is 1e-4 of
+    # it): an absolute part of 1e-13 of the largest
+    np.testing.assert_allclose(pairs.omega2, w[:8], rtol=1e-12, atol=1e-13 * w.max())
+    X = pairs.vectors
+    assert np.abs(X.T @ (M @ X) - np.eye(8)).max() < 1e-10
+    assert pairs.backward_errors.max() < 1e-10
+
+
+def test_lanczos_with_a_block_wider_than_what_is_left_finds_every_pair():
+    """15 DOFs, blocks of 12, all 15 pairs: the second block has only 3 new directions (rank
+    revealed by the Gram matrix of the block), and the whole space ends the iteration."""
+    import scipy.sparse.linalg as spla
+
+    from fem.solvers.lanczos import lanczos
+
+    K, M, w = pencil(15)
+    lu = spla.splu(K.tocsc())
+    pairs = lanczos(K, M, 15, 0.0, lambda B: lu.solve(np.asarray(B)), block=12, tol=1e-10)
+    np.testing.assert_allclose(pairs.omega2, w, rtol=1e-12, atol=1e-13 * w.max())
+    assert np.abs(pairs.vectors.T @ (M @ pairs.vectors) - np.eye(15)).max() < 1e-10
+
+
+def test_lanczos_finds_a_double_eigenvalue_twice():
+    """Two identical uncoupled chains: every eigenvalue double (notes T3's case 2, here
+    symmetric); a block of 2 or more finds both copies of each."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    from fem.solvers.lanczos import lanczos
+
+    K1, M1, w1 = pencil(60, seed=5)
+    K, M = sp.block_diag([K1, K1]).tocsr(), sp.block_diag([M1, M1]).tocsr()
+    lu = spla.splu(K.tocsc())
+    pairs = lanczos(K, M, 6, 0.0, lambda B: lu.solve(np.asarray(B)), block=3, tol=1e-10)
+    np.testing.assert_allclose(pairs.omega2, np.repeat(w1[:3], 2), rtol=1e-12,
+                               atol=1e-13 * w1.max())
+
+
+def test_vibration_xdmf_animates_every_mode_through_one_period(tmp_path):
+    """``<out>_<step>_vibration.xdmf``: mode i at times i + j/20, named by its frequency, each
+    frame's displacement sin(2 pi j / 20) times the shape scaled to a unit peak translation;
+    every DataItem names an existing dataset slab of the stated shape."""
+    from fem.io import files
+    from fem.io.paraview import VIBRATION_FRAMES as F
+
+    h5 = str(tmp_path / "cantilever.h5")
+    solve(beam(2, 10, modes=3), h5)
+    root = ET.parse(files.vibration_xdmf_path(h5, "modes")).getroot()
+    grids = root.findall(".//Grid[@Name='vibration']/Grid")
+    assert len(grids) == 3 * F
+    with h5py.File(h5, "r") as f:
+        hz = f["modes/modes/hertz"][()]
+        shapes = f["modes/modes/shapes"][()]
+        for k, grid in enumerate(grids):
+            i, j = divmod(k, F)
+            assert grid.get("Name") == f"mode {i + 1}: {hz[i]:.6g} Hz, phase {j}/{F}"
+            assert float(grid.find("Time").get("Value")) == pytest.approx(i + j / F, abs=1e-12)
+            item = grid.find("Attribute[@Name='displacement']/DataItem")
+            path, _, slab = item.text.strip().split(":", 1)[1].partition("|")
+            start, _, count, full = (tuple(int(x) for x in p.split()) for p in slab.split(":"))
+            data = f[path]
+            assert data.shape == full and count[1:] == tuple(
+                int(x) for x in item.get("Dimensions").split())
+            assert start[0] == k and item.get("Precision") == "4"
+            shape = shapes[i][:, :2] / np.abs(shapes[i][:, :2]).max()
+            np.testing.assert_allclose(data[k][:, :2], np.sin(2 * np.pi * j / F) * shape,
+                                       atol=1e-6)
+            assert np.all(data[k][:, 2] == 0)
+
+
+def test_tied_frame_modes_are_those_of_the_constrained_pencil():
+    """A portal frame whose beam is pinned to the columns by ties (Lagrange multipliers): the
+    step's shift-invert of the saddle point [[K, G^T], [G, 0]] with no mass on the multiplier
+    rows gives the eigenvalues of the pencil reduced to the null space of G (dense LAPACK);
+    the modes satisfy the ties (G phi = 0)."""
+    import scipy.linalg as sla
+    from test_ties import frame
+
+    d = frame("tied")
+    d["sections"][0]["mass_per_length"] = 7.8e-6 * 7808.0
+    d["sections"][1]["mass_per_length"] = 7.8e-6 * 5381.0
+    d["steps"] = [{"name": "modes", "type": "modal", "modes": 6, "mass": "consistent"}]
+    dk, sysm, state, steps = solve(d)
+    step = steps[0]
+    K, M = step.matrices(state)
+    lam = sysm.dofmap.blocks["multipliers"]
+    free = np.setdiff1d(np.arange(K.shape[0]), np.arange(K.shape[0])[lam])
+    assert lam.stop > lam.start                               # the ties' multipliers are there
+    G = K[lam][:, free].toarray()
+    Z = sla.null_space(G)
+    Kf, Mf = K[free][:, free].toarray(), M[free][:, free].toarray()
+    w = sla.eigh(Z.T @ Kf @ Z, Z.T @ Mf @ Z, eigvals_only=True)
+    # LAPACK's values are good to a few eps times the largest: that as an absolute part
+    np.testing.assert_allclose(step.pairs.omega2, w[:6], rtol=1e-10, atol=1e-13 * w.max())
+    X = step.pairs.vectors
+    assert np.abs(G @ X[free]).max() < 1e-12 * np.abs(G).max() * np.abs(X[free]).max()
+
+
+def test_block_solve_matches_single_solves_and_names_a_singular_matrix():
+    """``linalg.solve_block`` (one MUMPS solve phase for a block of right-hand sides) gives the
+    column-by-column solutions to round-off, with backward errors of a few eps; a singular
+    matrix (a free chain: a zero pivot) raises SingularMatrixError as the single solve does."""
+    from fem import _petsc, linalg
+
+    _petsc.init()
+    K, M, _ = pencil(200)
+    A = linalg.matrix_from_scipy(K)
+    ksp = linalg.direct_solver(A, "blocktest_")
+    B = np.random.default_rng(0).standard_normal((200, 7))
+    try:
+        X = linalg.solve_block(ksp, B)
+        cols = np.column_stack([linalg.solve(ksp, B[:, j].copy()) for j in range(7)])
+        assert np.abs(X - cols).max() <= 1e-12 * np.abs(cols).max()
+        berr = np.abs(K @ X - B).max(axis=0) / (abs(K).sum(axis=1).max() * np.abs(X).max(axis=0)
+                                               + np.abs(B).max(axis=0))
+        assert berr.max() < 64 * np.finfo(float).eps
+    finally:
+        ksp.destroy()
+        A.destroy()
+        linalg.release_options("blocktest_")
+    import scipy.sparse as sp
+
+    free = sp.diags([2.0 * np.ones(5), -np.ones(4), -np.ones(4)], [0, 1, -1]).tolil()
+    free[0, 0] = free[4, 4] = 1.0                        # no support: singular
+    A = linalg.matrix_from_scipy(free.tocsr())
+    ksp = linalg.direct_solver(A, "blocktest_")
+    try:
+        with pytest.raises(linalg.SingularMatrixError):
+            linalg.solve_block(ksp, np.ones((5, 2)))
+    finally:
+        ksp.destroy()
+        A.destroy()
+        linalg.release_options("blocktest_")

@@ -68,6 +68,9 @@ def test_history_statistics_find_what_they_name():
     ('kind = "chord_offset"\nnodes = [1, 2]\n', "expected three node ids"),
     ('kind = "relative_position"\nnode = 2\n', "lacks relative_to, component"),
     ('kind = "energy"\nquantity = "total"\nstatistic = "median"\n', "statistic: expected one of"),
+    ('kind = "frequency"\n', "(frequency) lacks mode"),
+    ('kind = "frequency"\nmode = 1\nunit = "rpm"\n', "unit: expected one of rad/s, Hz"),
+    ('kind = "frequency"\nmode = 0\n', "mode: expected a mode number"),
 ])
 def test_reference_mistakes_in_the_history_kinds_name_the_key(tmp_path, quantity, words):
     """A malformed quantity of the history kinds is a FAIL row saying what is missing, before

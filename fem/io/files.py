@@ -93,6 +93,11 @@ def modes_xdmf_path(h5: str, step: str) -> str:
     return os.path.splitext(h5)[0] + f"_{step}_modes.xdmf"
 
 
+def vibration_xdmf_path(h5: str, step: str) -> str:
+    """The XDMF file of the modes of modal step ``step`` vibrating, beside results file ``h5``."""
+    return os.path.splitext(h5)[0] + f"_{step}_vibration.xdmf"
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -117,7 +122,8 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> 
     if os.path.isdir(path):
         raise ResultsFileError(f"-o {output}: {path} is a folder; give a file name ending "
                                "in .h5")
-    written = [path, xdmf_path(path)] + [modes_xdmf_path(path, s) for s in steps]
+    written = [path, xdmf_path(path)] + [modes_xdmf_path(path, s) for s in steps] \
+        + [vibration_xdmf_path(path, s) for s in steps]
     for out in written:
         for src in inputs:
             if src and os.path.exists(out) and _same(out, src):

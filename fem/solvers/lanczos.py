@@ -1,32 +1,42 @@
 """Shift-invert block Lanczos for ``K x = omega^2 M x`` (symmetric ``K``, ``M >= 0``).
 
-The spectral transformation of Ericsson & Ruhe (1980): the eigenvalues of ``K x = lam M x`` nearest
-a shift ``sigma`` are the largest of ``OP = (K - sigma M)^{-1} M``, ``theta = 1 / (lam - sigma)``,
-and ``OP`` is symmetric in the ``M`` inner product. ``K - sigma M`` is factored once (the caller's
-``solve``: a PETSc KSP with a direct LU) and every Lanczos block costs one block solve.
+The spectral transformation of Ericsson & Ruhe (1980, Math. Comp. 35, "The spectral
+transformation Lanczos method for the numerical solution of large sparse generalized symmetric
+eigenvalue problems", eqs. 2.2-2.4): the eigenvalues of ``K x = lam M x`` nearest a shift
+``sigma`` are the largest of ``OP = (K - sigma M)^{-1} M``, ``theta = 1 / (lam - sigma)``, and
+``OP`` is symmetric in the ``M`` inner product. ``K - sigma M`` is factored once (the caller's
+``solve``: a PETSc KSP with a direct LU, one multi-right-hand-side solve per block) and every
+Lanczos block costs one block solve and one product with ``M``.
 
-As in the shifted block Lanczos of Grimes, Lewis & Simon (1994):
+As in the shifted block Lanczos of Grimes, Lewis & Simon (1994, SIAM J. Matrix Anal. Appl. 15,
+"A shifted block Lanczos algorithm for solving sparse symmetric generalized eigenproblems",
+sections 2-3):
 
 * the start block is ``OP`` applied to a random block, so it lies in the range of ``OP`` (a
   singular ``M``, the zero mass of multiplier rows or massless DOFs, adds no spurious
   directions: the infinite eigenvalues map to ``theta = 0`` and are never found);
-* every new block is ``M``-orthogonalized against all previous ones by two passes of block
-  classical Gram-Schmidt (BLAS-3 products ``V^T (M W)``, never a loop over vectors: full
-  reorthogonalization, the robust choice for the few hundred vectors a modal analysis needs) and
-  then within itself by a Cholesky factorization of its ``M``-Gram matrix; a rank-deficient block
-  (an invariant subspace) is completed with fresh random directions;
-* Ritz pairs come from the projection ``H = V^T M OP V`` (symmetric; ``V^T M V = I``), the
-  block tridiagonal matrix of the Lanczos recurrence computed from the blocks themselves (with
-  full reorthogonalization the two agree to round-off), and a pair is accepted by its true
-  residual in the transformed problem, ``||OP x - theta x||_M <= tol |theta|``, computed from
-  the stored ``OP V`` (no extra solve), which bounds the relative error of ``omega^2`` of the
-  lowest modes of stiff models as well as of the others. The backward error of the original
-  problem, ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)``, is reported with
-  every pair.
+* the block recurrence ``OP Q_j = Q_{j-1} B_j^T + Q_j A_j + Q_{j+1} B_{j+1}`` (their eq. 2.4)
+  with full ``M``-reorthogonalization: the new block is ``M``-orthogonalized against all
+  previous ones by two passes of block classical Gram-Schmidt (BLAS-3 products ``V^T (M W)``,
+  never a loop over vectors), then normalized within itself through the eigen-decomposition of
+  its ``M``-Gram matrix (twice; it reveals the block's rank);
+  the projected matrix ``H = V^T M OP V`` (the block tridiagonal ``T_j``, and the arrowhead of a
+  thick restart) is built from the coefficients of the first pass, no extra product;
+  a rank-deficient block (an invariant subspace) is completed with fresh random directions in
+  the range of ``OP``;
+* the residual of a Ritz pair ``(theta, V y)`` costs nothing: ``||OP V y - theta V y||_M =
+  ||B_{j+1} E_j^T y||`` (their eq. 2.6 and section 3.2), and a pair is accepted when it is at
+  most ``tol |theta|``; the accepted pairs are then verified on the ORIGINAL problem, their
+  backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at most ``tol``
+  (else the basis grows further), and returned with their Rayleigh quotients
+  ``x^T K x / x^T M x``.
 
-The basis grows until the ``count`` eigenvalues nearest the shift are accepted (at most
-``max_dim`` vectors; then :class:`~fem.errors.ConvergenceError`). Modes come back
-``M``-normalized, ordered by ``omega^2``.
+When the basis reaches ``max_dim`` vectors it is restarted thickly (Wu & Simon 2000, SIAM J.
+Matrix Anal. Appl. 22, "Thick-restart Lanczos method for large symmetric eigenvalue problems";
+the symmetric case of Stewart's Krylov-Schur): the Ritz vectors of the wanted half are kept
+(``H`` becomes diagonal plus the coupling row to the next block) and the recurrence continues
+from the next block. After ``restarts`` restarts, :class:`~fem.errors.ConvergenceError`. Modes
+come back ``M``-normalized, ordered by ``omega^2``.
 """
 
 from __future__ import annotations
@@ -35,7 +45,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from fem import interrupt
@@ -66,50 +75,41 @@ def backward_errors(K, M, omega2: NDArray, X: NDArray) -> NDArray:
     return np.abs(R).max(axis=0) / np.maximum(scale, 1e-300)
 
 
-def _m_orthonormal(W: NDArray, MW: NDArray, before: NDArray) -> tuple[NDArray, NDArray, int]:
-    """``W`` made ``M``-orthonormal within itself; returns ``(W, M W, columns lost)``.
+def _next_block(W: NDArray, V: NDArray, MV: NDArray, M,
+                first: NDArray | None = None) -> tuple[NDArray, NDArray]:
+    """``W`` made ``M``-orthonormal to ``V`` and within itself: ``(W, M W)``.
 
-    Two Cholesky QR passes on the ``M``-Gram matrix (one leaves errors of ``eps`` times its
-    condition number). A column whose ``M``-norm fell below ``1e-12`` of what it had before the
-    orthogonalization (``before``: its squared norms) carries no new direction (an invariant
-    subspace, or ``M W = 0``): the block is rebuilt from the eigenvectors of the Gram matrix
-    without it, and the count goes back to the caller, which adds fresh directions.
+    Two passes of block classical Gram-Schmidt against ``V`` (``first``, if given, is the
+    coefficient block ``V^T M W`` of the first pass, already computed), then the block is
+    normalized through the eigen-decomposition of its ``M``-Gram matrix, which reveals its rank:
+    a direction whose ``M``-norm fell below ``1e-10`` of the largest incoming column carries no
+    new direction (an invariant subspace, or ``M W = 0``) and is dropped, and so is one below
+    ``1e-7`` of the block's largest (the Gram matrix's eigenvalues carry errors of ``eps`` times
+    the largest, so a smaller one is not known; the caller completes the block). Normalizing a
+    direction that lost most of its norm magnifies the round-off left along ``V`` (above a
+    magnification of ``1e4`` one more pass against ``V`` follows) and leaves errors of ``eps``
+    times the Gram matrix's condition number within the block: a second normalization follows.
     """
-    lost = 0
-    norms = np.einsum("ij,ij->j", W, MW)
-    weak = norms <= 1e-24 * np.maximum(before, 1e-300)
-    if weak.any():
-        lost = int(weak.sum())
-        W, MW = W[:, ~weak], MW[:, ~weak]
-    for _ in range(2):
-        gram = W.T @ MW
-        gram = 0.5 * (gram + gram.T)
-        try:
-            L = np.linalg.cholesky(gram)
-        except np.linalg.LinAlgError:
-            w, U = np.linalg.eigh(gram)
-            keep = w > 1e-24 * max(w.max(), 1e-300)
-            lost += int((~keep).sum())
-            T = U[:, keep] / np.sqrt(w[keep])
-            W, MW = W @ T, MW @ T
-            continue
-        Li = sla.solve_triangular(L, np.eye(len(L)), lower=True)
-        W, MW = W @ Li.T, MW @ Li.T
-    return W, MW, lost
-
-
-def _orthogonalize(W: NDArray, M, V: NDArray, MV: NDArray) -> tuple[NDArray, NDArray, int]:
-    """``W`` made ``M``-orthogonal to ``V`` and ``M``-orthonormal within itself.
-
-    Two passes of block classical Gram-Schmidt, then :func:`_m_orthonormal`.
-    """
+    C = MV.T @ W if first is None else first
+    W = W - V @ C
+    W -= V @ (MV.T @ W)
     MW = M @ W
-    before = np.einsum("ij,ij->j", W, MW)
-    for _ in range(2):
-        C = MV.T @ W
-        W = W - V @ C
-        MW = MW - MV @ C
-    return _m_orthonormal(W, MW, before)
+    scale = float(np.max(np.einsum("ij,ij->j", C, C) + np.einsum("ij,ij->j", W, MW),
+                         initial=0.0))
+    for k in range(2):
+        if W.shape[1] == 0 or scale <= 0.0:
+            return W[:, :0], MW[:, :0]
+        gram = W.T @ MW
+        w, U = np.linalg.eigh(0.5 * (gram + gram.T))
+        keep = (w > 1e-14 * w.max()) & (w > 1e-20 * scale)
+        T = U[:, keep] / np.sqrt(w[keep])
+        W, MW = W @ T, MW @ T
+        if k == 0 and keep.any() and w[keep].min() < 1e-8 * scale:
+            C = MV.T @ W                   # the magnified round-off along V: once more
+            W -= V @ C
+            MW -= MV @ C
+        scale = 1.0                        # the second normalization: of errors of eps w / w_min
+    return W, MW
 
 
 def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray], *,
@@ -122,82 +122,94 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     K, M : scipy sparse ``(n, n)``, symmetric (``M`` positive semi-definite)
     count : number of pairs wanted
     sigma : the shift; ``solve(B)`` returns ``(K - sigma M)^{-1} B`` for a block ``B (n, b)``
-    block : block size (default: up to 6, never more than ``count``)
+    block : block size (default :func:`default_block`)
     tol : a Ritz pair ``(theta, x)`` of ``OP`` is accepted when ``||OP x - theta x||_M <= tol
-        |theta|`` (``||x||_M = 1``); ``omega^2`` is then accurate to about ``tol^2``
-        relative where the gap to its neighbours is of its own size (Rayleigh quotient), and
-        the residuals of ``OP`` cannot fall much below ``1e-9`` where ``K - sigma M`` is
-        ill-conditioned (the shifted factorization of a free structure)
-    max_dim : largest basis (default ``min(n, max(3 count + 4 block, count + 60))``)
-    restarts : times the basis may be restarted from the wanted Ritz vectors when ``max_dim``
-        is reached (thick restart, as Krylov-Schur does)
+        |theta|`` (``||x||_M = 1``) and the backward error of the original problem is at most
+        ``tol``; ``omega^2`` (a Rayleigh quotient) is then accurate to about ``tol^2`` relative
+        where the gap to its neighbours is of its own size
+    max_dim : largest basis before a thick restart (default ``max(4 count + 2 block, count +
+        8 block)``, at least ``count + 2 block``, at most ``n``; the basis and its ``M`` products
+        take ``16 n max_dim`` bytes)
+    restarts : thick restarts allowed
     """
     n = K.shape[0]
-    b = max(1, min(block or 6, count, n))
-    max_dim = min(n, max_dim or max(3 * count + 4 * b, count + 60))
+    b = max(1, min(block or default_block(count), n))
+    max_dim = min(n, max(max_dim or max(4 * count + 2 * b, count + 8 * b), count + 2 * b))
     rng = np.random.default_rng(seed)
-    V, MV, OPV = (np.zeros((n, 0)) for _ in range(3))
-    W = solve(M @ rng.standard_normal((n, b)))
-    best = None
-    for _ in range(restarts + 1):
-        V, MV, OPV, W, best = _extend(V, MV, OPV, W, M, count, n, max_dim, solve, rng, tol)
-        if best is not None and np.all(best[2] <= tol * np.abs(best[0])):
-            break
-        if best is None or V.shape[1] >= n:
-            break
-        # thick restart (as Krylov-Schur): keep the Ritz vectors of about half the basis,
-        # the wanted pairs first, and continue from the next block of the old basis
-        H = MV.T @ OPV
-        theta, Y = np.linalg.eigh(0.5 * (H + H.T))
-        keep = np.argsort(-np.abs(theta), kind="stable")[:max(count, V.shape[1] // 2)]
-        W = OPV[:, -b:] - V @ (MV.T @ OPV[:, -b:])
-        V, MV, OPV = V @ Y[:, keep], MV @ Y[:, keep], OPV @ Y[:, keep]
-    if best is None or not np.all(best[2] <= tol * np.abs(best[0])):
-        worst = float(np.max(best[2] / np.abs(best[0]))) if best is not None else np.inf
-        raise ConvergenceError(f"the Lanczos eigen-solve did not converge {count} pairs within "
-                               f"{restarts} restarts of {max_dim} vectors (worst relative "
-                               f"residual {worst:.2g}, tolerance {tol:g})")
-    theta, Y, _ = best
-    X = V @ Y
-    # Rayleigh quotients of the original pencil: errors of the square of the vectors' (sigma +
-    # 1 / theta carries the solves' errors, up to 1e-8 for the lowest mode of a stiff model)
-    omega2 = np.einsum("ij,ij->j", X, K @ X) / np.einsum("ij,ij->j", X, M @ X)
-    order = np.argsort(omega2, kind="stable")
-    omega2, X = omega2[order], X[:, order]
-    return ModalPairs(omega2, X, backward_errors(K, M, omega2, X), "lanczos", V.shape[1])
-
-
-def _extend(V, MV, OPV, W, M, count, n, max_dim, solve, rng, tol):
-    """Grow the basis ``V`` (with ``M V``, ``OP V``) by blocks from ``W``.
-
-    Until the ``count`` Ritz pairs nearest the shift converge or ``max_dim`` is reached; returns
-    the basis and the best pairs so far as ``(theta, Y, residuals)`` (``X = V Y``).
-    """
-    best = None
-    while V.shape[1] < max_dim:
+    Vbuf, MVbuf = np.empty((n, max_dim)), np.empty((n, max_dim))   # the basis and M times it
+    k = 0
+    H = np.zeros((0, 0))
+    W, MW = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], M)
+    restarts_done = 0
+    worst = np.inf
+    while True:
         interrupt.check()
-        W, MW, lost = _orthogonalize(W, M, V, MV)
-        if lost:                            # an invariant subspace: carry on with fresh vectors
-            fresh, MF, _ = _orthogonalize(solve(M @ rng.standard_normal((n, lost))), M,
-                                          np.hstack([V, W]), np.hstack([MV, MW]))
-            W, MW = np.hstack([W, fresh]), np.hstack([MW, MF])
-        room = max_dim - V.shape[1]
-        W, MW = W[:, :room], MW[:, :room]
-        if W.shape[1] == 0:
-            break
-        OPW = solve(MW)
-        V, MV, OPV = np.hstack([V, W]), np.hstack([MV, MW]), np.hstack([OPV, OPW])
-        if V.shape[1] >= count:
-            H = MV.T @ OPV                  # V^T M OP V: symmetric (OP is, in the M product)
-            theta, Y = np.linalg.eigh(0.5 * (H + H.T))
-            near = np.argsort(-np.abs(theta), kind="stable")[:count]
-            theta, Y = theta[near], Y[:, near]
-            R = OPV @ Y - V @ (Y * theta)
-            res = np.sqrt(np.abs(np.einsum("ij,ij->j", R, M @ R)))
-            if V.shape[1] == n:             # the whole space: Rayleigh-Ritz is exact
-                res = np.zeros_like(res)
-            best = (theta, Y, res)
-            if np.all(res <= tol * np.abs(theta)):
+        if k + W.shape[1] > max_dim:
+            if restarts_done == restarts:
                 break
-        W = OPW
-    return V, MV, OPV, W, best
+            restarts_done += 1
+            k, H = _thick_restart(Vbuf, MVbuf, k, H, min(max(count + b, k // 2),
+                                                         max_dim - W.shape[1]))
+        new = W.shape[1]
+        Vbuf[:, k:k + new], MVbuf[:, k:k + new] = W, MW
+        k += new
+        V, MV = Vbuf[:, :k], MVbuf[:, :k]
+        OPW = solve(MW)
+        C = MV.T @ OPW                     # the new columns of H = V^T M OP V
+        H = np.block([[H, C[:-new]], [C[:-new].T, 0.5 * (C[-new:] + C[-new:].T)]])
+        W, MW = _next_block(OPW, V, MV, M, first=C)
+        coupling = MW.T @ OPW              # B_{j+1}: OP Q_j = ... + Q_{j+1} B_{j+1}
+        if W.shape[1] < b and k + W.shape[1] < n:
+            # an invariant subspace (or M's range exhausted): go on from fresh directions
+            fresh = solve(M @ rng.standard_normal((n, b - W.shape[1])))
+            Wf, MWf = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), M)
+            W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
+            coupling = MW.T @ OPW          # what the dropped directions left along the fresh
+        if k < count:
+            if W.shape[1] == 0:
+                break                      # fewer directions than pairs wanted
+            continue
+        theta, Y = np.linalg.eigh(H)
+        near = np.argsort(-np.abs(theta), kind="stable")[:count]
+        theta, Y = theta[near], Y[:, near]
+        res = np.linalg.norm(coupling @ Y[-new:], axis=0)
+        if np.all(res <= tol * np.abs(theta)):
+            X = V @ Y
+            omega2 = np.einsum("ij,ij->j", X, K @ X) / np.einsum("ij,ij->j", X, M @ X)
+            berr = backward_errors(K, M, omega2, X)
+            worst = float(berr.max())
+            if worst <= tol:
+                order = np.argsort(omega2, kind="stable")
+                return ModalPairs(omega2[order], X[:, order], berr[order], "lanczos", k)
+        else:
+            worst = float(np.max(res / np.abs(theta)))
+        if W.shape[1] == 0:
+            break                          # the whole (M-)space: nothing more to add
+    raise ConvergenceError(f"the Lanczos eigen-solve did not converge {count} pairs within "
+                           f"{restarts} restarts of {max_dim} vectors (worst relative residual "
+                           f"{worst:.2g}, tolerance {tol:g})")
+
+
+def default_block(count: int) -> int:
+    """Block size: ``count`` up to 6, then 6.
+
+    One multi-right-hand-side solve of 6 columns costs about 1.5 solves of one (MUMPS, 1e5
+    unknowns), and 6 columns per block need about twice the vectors of a single-vector Lanczos
+    for the same convergence (measured by ``benchmarks/modal.py``: 3 or 12 were slower); a block
+    also finds multiple eigenvalues (symmetric structures) up to its size at once.
+    """
+    return max(1, min(count, 6))
+
+
+def _thick_restart(V: NDArray, MV: NDArray, k: int, H: NDArray, m: int):
+    """Keep the ``m`` wanted Ritz vectors of the basis ``V[:, :k]`` (in place).
+
+    ``OP V Y = V Y Theta + W B E^T Y``: the kept vectors' residuals lie along the next block
+    ``W``, so its coefficients (the first Gram-Schmidt pass) give the arrowhead of the new ``H``.
+    Returns the new size and ``H`` (diagonal).
+    """
+    theta, Y = np.linalg.eigh(H)
+    keep = np.sort(np.argsort(-np.abs(theta), kind="stable")[:m])
+    V[:, :m] = V[:, :k] @ Y[:, keep]
+    MV[:, :m] = MV[:, :k] @ Y[:, keep]
+    return m, np.diag(theta[keep])
