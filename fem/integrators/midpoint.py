@@ -22,6 +22,22 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
 
     The effective tangent ``K* + (2/h^2) M`` is not symmetric; the default LU solves it.
 
+    **2D: Cayley rotations** (:class:`CayleyKinematics`). Under a steady spin the mid-point rule
+    turns a chord by ``2 atan(omega h / 2)`` a step, and the beams' algorithmic chord increment
+    ``z_m . dp / l_m`` is its Cayley parameter ``2 tan(dalpha/2)`` (notes/crisfield_shi.md
+    section 4.2, option (b)). Nodes of co-rotational beams therefore turn by the Cayley
+    parameter ``psi = h w_m`` too: the step's rotation slot holds ``psi = 2 tan(dtheta/2)``, the
+    velocities are ``w1 = 2 psi/h - w0``, and the rotary inertia, the beams, the external moments
+    and the work are paired with ``psi``. A rigid spin then turns nodes and chords alike and the
+    algorithmic local rotations stay at zero (before: ``(omega h)^3 / 12`` a step). Forces
+    written for the angle increment (linear beams, springs, joints: discrete gradients with
+    ``f dtheta`` the exact work) are carried over by ``s = dtheta / psi`` per node
+    (:meth:`EnergyConserving._cayley_rows`): same work, and a pin's moment arm becomes the
+    mid-point offset ``(R0 + R1) s / 2``, so pinned beams conserve angular momentum exactly.
+    Tangent columns of ``psi`` carry ``d psi / d dtheta = 1 + psi^2/4``. Other 2D nodes (rigid
+    bodies, point masses) keep the angle, with which a free body spins at its exact rate. 3D
+    nodes keep ``exp``: the 3D update ``R1 = cay(h w_m) R0`` is not done.
+
 Both tangents are the exact derivatives of the residual along Newton's corrections of ``s1``
 (translations added, 3D rotations turned by spatial spins), so Newton converges quadratically:
 a spin ``dw`` of ``s1`` turns the step's rotation vector by ``jl_inv(theta) dw`` and the mid-point
@@ -33,11 +49,55 @@ mid-point rule through ``K(d_m)``; the Simo-Wong inertia tangent is exact as it 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+from numpy.typing import NDArray
 
 from fem import rotations as so3
 from fem.integrators.base import Integrator, midpoint_velocities
-from fem.integrators.inertia import midpoint_state
+from fem.integrators.inertia import StepKinematics, midpoint_state
+
+
+@dataclass
+class CayleyKinematics(StepKinematics):
+    """2D steps of the energy-conserving scheme: rotations as Cayley parameters.
+
+    ``theta``, ``Theta`` and ``increment`` hold ``psi = 2 tan(dtheta/2)`` in the rotation slot
+    (what the velocities, the inertia, the forces and the work are paired with).
+    """
+
+    dtheta: NDArray | None = None     # (n,) the nodes' angle increments
+    dpsi: NDArray | None = None       # (n,) d psi / d dtheta = 1 + psi^2 / 4
+    secant: NDArray | None = None     # (n,) dtheta / psi (cayley_secant)
+    dsecant: NDArray | None = None    # (n,) its derivative by dtheta
+
+
+def chord_nodes(model) -> NDArray:
+    """(n,) the 2D nodes of co-rotational beams, whose rotations follow mid-point chords."""
+    on = np.zeros(model.n_nodes, dtype=bool)
+    for g in model.groups:
+        frame = getattr(g, "frame", None)
+        if frame is not None and not frame.linear and "rz" in g.dof_names:
+            on[g.conn] = True
+    return on
+
+
+def cayley_secant(dtheta: NDArray) -> tuple[NDArray, NDArray]:
+    """``s = dtheta / psi`` with ``psi = 2 tan(dtheta/2)``, and ``ds/ddtheta``; ``(n,)`` each.
+
+    A force ``f`` paired with the angle increment does the work ``f dtheta = (s f) psi``.
+    """
+    u = 0.5 * np.asarray(dtheta, dtype=float)
+    small = np.abs(u) < 0.1
+    us = np.where(u == 0, 1.0, u)
+    ul = np.where(small, 1.0, u)
+    u2 = u * u
+    s = np.where(u == 0, 1.0, us / np.tan(us))
+    # u cot u = 1 - u^2/3 - u^4/45 - 2 u^6/945 - u^8/4725 - 2 u^10/93555 - ...
+    ds_du = np.where(small, -u * (2 / 3 + u2 * (4 / 45 + u2 * (12 / 945 + u2 * (
+        8 / 4725 + u2 * 20 / 93555)))), 1 / np.tan(ul) - ul / np.sin(ul) ** 2)
+    return s, 0.5 * ds_du
 
 
 class MidpointRule(Integrator):
@@ -82,6 +142,8 @@ class MidpointRule(Integrator):
         R1 = s1.rotation_matrices() if self.dim == 3 else None
         midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
         f_in, K_in = self.nodal.midpoint_force(s0, s1, kin, self.h, self.Pi0, R1)
+        if isinstance(kin, CayleyKinematics):
+            K_in[:, 2, 2] *= kin.dpsi                  # W1 = 2 psi/h - W0, psi(dtheta)
         # element inertia groups (consistent beams): (n_active,) forces, blocks per group
         f_in = (f_in, *self.element_inertia("midpoint_force", s0, s1, kin, self.h, tangent,
                                             tangent=tangent))
@@ -91,6 +153,8 @@ class MidpointRule(Integrator):
         # satisfy g = 0 (ideal joints, fem.constraints; for the linear ties G_d = G)
         if self.system.model.constraints:
             f_c, K_c = self.system.constraint_step(s0, s1, tangent=K_el is not None)
+            if isinstance(kin, CayleyKinematics):
+                f_c, K_c = self._cayley_rows(kin, f_c, K_c)
             f_el = f_el + f_c
             if K_el is not None:
                 K_el = K_el + K_c
@@ -139,6 +203,7 @@ class EnergyConserving(MidpointRule):
     """Crisfield & Shi's energy-conserving co-rotational scheme (see the module docstring)."""
 
     name = "energy_conserving"
+    _chord_nodes = None
 
     def begin(self, s0) -> None:
         """Start every element's algorithmic history from the state's geometry.
@@ -149,16 +214,81 @@ class EnergyConserving(MidpointRule):
         for g in self.system.model.groups:
             s0.conserving[g.name] = g.conserving_start(s0)
 
+    def kinematics(self, s0, s1):
+        """Step increments; in 2D with the rotations as Cayley parameters (module doc)."""
+        kin = super().kinematics(s0, s1)
+        if self.dim != 2:
+            return kin
+        if self._chord_nodes is None:
+            self._chord_nodes = chord_nodes(self.system.model)
+        on = self._chord_nodes
+        dth = kin.theta[:, 2].copy()
+        psi = np.where(on, 2 * np.tan(0.5 * dth), dth)
+        s, ds = cayley_secant(dth)
+        theta = kin.theta.copy()
+        theta[:, 2] = psi
+        inc = kin.increment.copy()
+        inc[:, 2] = psi
+        return CayleyKinematics(kin.dx, theta, theta, inc, dtheta=dth,
+                                dpsi=np.where(on, 1 + 0.25 * psi**2, 1.0),
+                                secant=np.where(on, s, 1.0), dsecant=np.where(on, ds, 0.0))
+
+    def _cayley_rows(self, kin, f, K):
+        """Forces paired with the angle increments, paired with ``psi`` instead (2D).
+
+        Row ``rz`` of a node is multiplied by ``s = dtheta / psi`` (:func:`cayley_secant`), so
+        the work is unchanged; the tangent's row by ``s``, plus ``f ds/ddtheta`` on its diagonal.
+        """
+        dm = self.system.dofmap
+        s, ds = kin.secant, kin.dsecant
+        rows = dm.index[:, 2]
+        on = rows >= 0
+        f = f.copy()
+        f_theta = f[rows[on]].copy()
+        f[rows[on]] *= s[on]
+        if K is None:
+            return f, None
+        asm = self.system.assembler
+        scale = np.ones(asm.n_free)
+        free = on & (rows < asm.n_free)
+        scale[rows[free]] = s[free]
+        K = K * scale[asm.entry_rows]
+        diag = asm.diagonal_positions()
+        K[diag[rows[free]]] += f_theta[free[on]] * ds[free]
+        return f, K
+
     def _elements(self, s0, s1, kin, tangent: bool):
         sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
         inc = kin.increment
+        cayley = isinstance(kin, CayleyKinematics)
+        if cayley:
+            inc_angle = inc.copy()
+            inc_angle[:, 2] = kin.dtheta
+            s, ds = kin.secant, kin.dsecant
         fs, Ks, energies, hist = [], [], [], {}
         for g in sysm.model.groups:
             # 3D rotations of nodes that Newton turns by spins (the others are additive)
             spins = {"spins": self.inertia.lie[g.conn]} if "rx" in g.dof_names else {}
-            f, K, energy, h1 = g.conserving(s0, s1, sm, g.element_vector(inc),
+            rz = cayley and "rz" in g.dof_names
+            additive = rz and g.additive_rotations
+            f, K, energy, h1 = g.conserving(s0, s1, sm,
+                                            g.element_vector(inc_angle if additive else inc),
                                             s0.conserving[g.name], **spins)
+            if rz:
+                # the rotation slots of the element vector
+                cols = [a * g.ndn + g.dof_names.index("rz") for a in range(g.nen)]
+                if additive:          # paired with the angle: rows times s (_cayley_rows)
+                    f_theta = f[:, cols].copy()
+                    f = f.copy()
+                    f[:, cols] *= s[g.conn]
+                    K = K.copy()
+                    K[:, cols, :] *= s[g.conn][:, :, None]
+                    for a, c in enumerate(cols):
+                        K[:, c, c] += f_theta[:, a] * ds[g.conn[:, a]]
+                else:                 # a function of psi: columns times d psi / d dtheta
+                    K = K.copy()
+                    K[:, :, cols] *= kin.dpsi[g.conn][:, None, :]
             fs.append(f)
             Ks.append(K)
             energies.append(energy)
