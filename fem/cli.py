@@ -115,6 +115,8 @@ def _cmd_run(args, petsc: list[str]) -> int:
     print(f"results: {result.h5}")
     for x in result.xdmf:
         print(f"ParaView: {x}")
+    for x in result.matlab:
+        print(f"MATLAB: {x}")
     sys.stdout.flush()
     return 0
 

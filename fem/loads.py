@@ -229,7 +229,8 @@ class StepLoads:
     ----------
     model : the model (for its dimension and node count)
     loads : the loads the step applies
-    step_type : ``"static"``, ``"buckling"`` or ``"dynamic"`` (default functions, removal)
+    step_type : ``"static"``, ``"buckling"``, ``"dynamic"`` or ``"linearize"`` (default
+        functions, removal)
     prescribed : the step's prescribed values
     removed : loads the step takes off
     t_end : the step's final pseudo-time (static: its load factor), for ramps
@@ -245,7 +246,8 @@ class StepLoads:
         self.loads = tuple(loads)
         self.prescribed = tuple(prescribed)
         self.removed = tuple(removed)
-        self.static = step_type != "dynamic"
+        # a linearize step applies its loads as a dynamic one does: at g(0), 1 by default
+        self.static = step_type not in ("dynamic", "linearize")
         self.default = Linear() if self.static else Constant()
         self.t_end = t_end
         self.held: list[tuple[NodalLoad, float]] = []      # or distributed loads, gravity

@@ -12,6 +12,7 @@ from fem import interrupt
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
 from fem.analysis.eliminated import EliminatedStep
+from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
 from fem.info import versions
@@ -40,6 +41,7 @@ class RunResult:
     h5: str
     xdmf: list[str]
     steps: list[StepSummary]
+    matlab: list[str] = field(default_factory=list)
 
 
 def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
@@ -57,6 +59,9 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, spec["settings"],
                             solver_options=deck.solver_options)
+    if spec["type"] == "linearize":
+        return LinearizeStep(spec["name"], system, loads, spec["settings"],
+                             solver_options=deck.solver_options)
     if spec["type"] == "modal":
         return ModalStep(spec["name"], system, loads, spec["settings"],
                          solver_options=deck.solver_options)
@@ -72,7 +77,7 @@ def inputs(deck: Deck) -> list[str]:
 
 def results_path(deck: Deck, output: str) -> str:
     """The checked absolute path of the results file ``output`` for a run of ``deck``."""
-    modes = [s["name"] for s in deck.steps if s["type"] in ("buckling", "modal")]
+    modes = [s["name"] for s in deck.steps if s["type"] in ("buckling", "modal", "linearize")]
     return files.results_path(output, inputs(deck), modes)
 
 
@@ -87,6 +92,7 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
     state = system.reference_state()
     summaries = []
     xdmf = []
+    matlab = []
     with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
             deck.path) if deck.path else "", versions=versions(), progress=progress) as results:
         for spec in deck.steps:
@@ -100,9 +106,11 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
                 xdmf.append(step.xdmf)
                 if isinstance(step, ModalStep):      # its modes vibrating, beside them
                     xdmf.append(files.vibration_xdmf_path(path, step.name))
+            if isinstance(step, LinearizeStep) and step.state_space is not None:
+                matlab.append(files.matlab_path(path, step.name))
         if results.frames:
             xdmf.insert(0, results.xdmf_path)
-    return RunResult(h5=path, xdmf=xdmf, steps=summaries)
+    return RunResult(h5=path, xdmf=xdmf, steps=summaries, matlab=matlab)
 
 
 def _summary(spec, step, state, system) -> StepSummary:
@@ -116,6 +124,18 @@ def _outcome(spec, step, state, system) -> StepSummary:
     s = StepSummary(spec["name"], spec["type"])
     if isinstance(step, DynamicStep):
         s.lines.extend(step.summary())
+        return s
+    if isinstance(step, LinearizeStep):
+        e = step.eigen
+        scale = float(np.abs(e.values).max(initial=0.0))
+        for i, p in enumerate(e.values):
+            # round-off below 1e-12 of the largest |p| shows as 0
+            re = p.real if abs(p.real) > 1e-12 * scale else 0.0
+            zeta = e.damping_ratios[i] if re else 0.0
+            s.lines.append(f"p {i + 1}: {re:.6g} {p.imag:+.6g}i ({e.frequencies[i]:.6g} "
+                           f"rad/s, damping ratio {zeta:.3g})")
+        s.lines.append("stable" if e.stable() else "UNSTABLE: an eigenvalue has a positive "
+                       "real part")
         return s
     if isinstance(step, ModalStep):
         for i, (w, hz) in enumerate(zip(step.frequencies(), step.frequencies() / (2 * np.pi),

@@ -13,7 +13,8 @@ value::
     group = "beam"               # section: element group, element number (1-based), quantity
     element = 1
     quantity = "M1"
-    mode = 1                     # buckling_factor, frequency: mode number (1 = the lowest)
+    mode = 1                     # buckling_factor, frequency: mode number (1 = the lowest; a
+                                 # linearize step: the order of its eigenvalues)
     unit = "Hz"                  # frequency: "rad/s" (default) or "Hz"
     limit = 1                    # limit_load_factor: which extremum of the load factor along
                                  # the path (1 = the first), located on a polynomial through
@@ -179,8 +180,11 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     if kind == "buckling_factor":
         return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
     if kind == "frequency":
-        name = FREQUENCY_UNITS[q.get("unit", "rad/s")]
-        return float(h5[f"modes/{q['step']}/{name}"][q["mode"] - 1])
+        unit = q.get("unit", "rad/s")
+        if f"linear/{q['step']}" in h5:            # a linearize step: |Im p|, nearest the shift
+            w = float(h5[f"linear/{q['step']}/frequencies"][q["mode"] - 1])
+            return w if unit == "rad/s" else w / (2 * np.pi)
+        return float(h5[f"modes/{q['step']}/{FREQUENCY_UNITS[unit]}"][q["mode"] - 1])
     s = h5[f"steps/{q['step']}"]
     if "statistic" in q:
         return _statistic(s["time"][()], _history(h5, s, q, node_ids, slots), q)

@@ -22,7 +22,7 @@ def deck_with(step: dict) -> dict:
 
 MINIMAL = {"static": {"type": "static"}, "buckling": {"type": "buckling"},
            "dynamic": {"type": "dynamic", "time_step": 0.1, "duration": 0.2},
-           "modal": {"type": "modal"}}
+           "modal": {"type": "modal"}, "linearize": {"type": "linearize"}}
 
 
 @pytest.mark.parametrize("kind", sorted(STEP_TYPES))

@@ -9,6 +9,8 @@
 ``dynamic``        time integration                             :mod:`fem.analysis.dynamic`
 ``modal``          natural frequencies and modes about the      :mod:`fem.analysis.modal`
                    current state
+``linearize``      M, D, K about the current state or a steady  :mod:`fem.analysis.linearize`
+                   spin; eigenvalues, stability, state space
 =================  ===========================================  ==================================
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
@@ -17,10 +19,12 @@ see the model through :class:`fem.system.System` and solve with :mod:`fem.solver
 
 from fem.analysis.buckling import BucklingStep
 from fem.analysis.dynamic import DynamicStep
+from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
 
 STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
-              "modal": ModalStep}
+              "modal": ModalStep, "linearize": LinearizeStep}
 
-__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "ModalStep", "StaticStep"]
+__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "LinearizeStep", "ModalStep",
+           "StaticStep"]

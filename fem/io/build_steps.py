@@ -96,6 +96,11 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         allowed.discard("remove")
     for key in sorted(e.given - allowed):
         raise DeckError(f"{e.where}.{key}", f"not used by {_describe(kind)}")
+    for f in deck_fields(cls):           # choices of this type (the flat schema has every type's)
+        choices = f.metadata["setting"]["check"].get("choices")
+        if f.name in e.given and choices and v[f.name] not in choices:
+            raise DeckError(f"{e.where}.{f.name}", f"expected one of {', '.join(choices)} for "
+                            f"{_describe(kind)}, got {v[f.name]!r}")
     loads_by_name = {ld.name: ld for ld in model.loads}
     pres_by_name = {p.name: p for p in model.prescribed}
     if v["loads"] is None:          # default: the loads no earlier step applied
@@ -111,10 +116,14 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
-    if kind[0] not in ("buckling", "modal"):   # buckling loads are a perturbation: none stays on
+    if kind[0] not in ("buckling", "modal", "linearize"):   # buckling loads are a perturbation
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
             "remove": removed, "where": e.where}
+    if kind[0] == "linearize":         # its loads act at their start value and stay off after
+        spec["settings"] = _settings(cls, v)
+        _linearize(e, inputs, spec["settings"])
+        return spec, applied
     if kind[0] == "modal":
         if v["loads"]:
             raise DeckError(f"{e.where}.loads", "a modal step applies no loads (it linearizes "
@@ -165,6 +174,48 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.loads", f"{kind[1]} control needs a reference load")
     spec["settings"] = s
     return spec, applied
+
+
+def _linearize(e: Entry, inputs: StepInputs, s) -> None:
+    """Check a linearize step's spin, center, inputs and outputs; resolve the DOFs named."""
+    dim = inputs.model.dim
+    if s.spin is not None:
+        if len(s.spin) != (1 if dim == 2 else 3):
+            raise DeckError(f"{e.where}.spin", "expected " + ("[wz] (2D: a spin about z)"
+                            if dim == 2 else "[wx, wy, wz]") + f", got {list(s.spin)}")
+        s.spin = [float(w) for w in s.spin]
+    if s.center is not None:
+        if s.spin is None:
+            raise DeckError(f"{e.where}.center", "a point of the spin axis: give spin too")
+        if len(s.center) != dim:
+            raise DeckError(f"{e.where}.center", f"expected {dim} coordinates, got "
+                            f"{list(s.center)}")
+    for key in ("inputs", "outputs"):
+        if getattr(s, key) is None:
+            continue
+        entries = []
+        for i, text in enumerate(getattr(s, key) or []):
+            where = f"{e.where}.{key}[{i}]"
+            words = text.split()
+            quantity = "displacement"
+            if key == "outputs" and len(words) == 3 and words[2] in ("displacement", "velocity"):
+                quantity = words.pop()
+            if len(words) != 2:
+                raise DeckError(where, "expected \"<node> <dof>\"" + (
+                    " or \"<node> <dof> velocity\"" if key == "outputs" else "")
+                    + f", e.g. \"11 uy\", got {text!r}")
+            try:
+                node_id = int(words[0])
+            except ValueError:
+                raise DeckError(where, f"{words[0]!r} is not a node id") from None
+            node = int(inputs.nodes.indices([node_id], where)[0])
+            dof = slot(dim, words[1], where)
+            model = inputs.model
+            if not DofMap.build(model).active[node, dof] or model.fixed[node, dof]:
+                raise DeckError(where, f"node {node_id} {words[1]} is not a free DOF (supported, "
+                                "or no element uses it)")
+            entries.append((node, dof, quantity))
+        setattr(s, key, entries)
 
 
 def _free_dof(e: Entry, inputs: StepInputs, needs: str) -> tuple[int, int]:

@@ -98,6 +98,11 @@ def vibration_xdmf_path(h5: str, step: str) -> str:
     return os.path.splitext(h5)[0] + f"_{step}_vibration.xdmf"
 
 
+def matlab_path(h5: str, step: str) -> str:
+    """The MATLAB file of the state-space model of linearize step ``step`` beside ``h5``."""
+    return os.path.splitext(h5)[0] + f"_{step}.mat"
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -123,7 +128,7 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> 
         raise ResultsFileError(f"-o {output}: {path} is a folder; give a file name ending "
                                "in .h5")
     written = [path, xdmf_path(path)] + [modes_xdmf_path(path, s) for s in steps] \
-        + [vibration_xdmf_path(path, s) for s in steps]
+        + [vibration_xdmf_path(path, s) for s in steps] + [matlab_path(path, s) for s in steps]
     for out in written:
         for src in inputs:
             if src and os.path.exists(out) and _same(out, src):

@@ -295,6 +295,51 @@ class ResultsFile:
                                                     for i in range(len(eigenvalues))])
         return path
 
+    def write_linear(self, name: str, data: dict, matrices: dict, attrs: dict,
+                     matlab: bool = False) -> str | None:
+        """``/linear/<name>/``: arrays ``data``, scipy sparse ``matrices`` as CSR groups.
+
+        With ``matlab``, also ``<out>_<name>.mat`` (``scipy.io.savemat``): the state-space
+        ``A``, ``B``, ``C``, ``D`` of ``data`` and ``Mass``, ``Damping``, ``Stiffness``; its path
+        is returned.
+        """
+        size = sum(np.asarray(v).nbytes for v in data.values() if np.asarray(v).dtype != object)
+        size += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in matrices.values())
+        files.ensure_room(self.path, 2 * size + FRAME_OVERHEAD, f"the model of step '{name}'")
+        with interrupt.critical():
+            try:
+                g = self.h5.require_group("linear").create_group(name)
+                for k, v in attrs.items():
+                    g.attrs[k] = v
+                for k, v in data.items():
+                    v = np.asarray(v)
+                    g.create_dataset(k, data=v.astype("S") if v.dtype.kind in "OU" else v)
+                for k, m in matrices.items():
+                    m = m.tocsr()
+                    c = g.create_group(k)
+                    c.attrs["shape"] = m.shape
+                    for part in ("data", "indices", "indptr"):
+                        c.create_dataset(part, data=getattr(m, part))
+                self.h5.flush()
+            except (OSError, RuntimeError) as err:
+                if not files.is_io_error(err):
+                    raise
+                raise OutputError(f"cannot write the model of step '{name}' to {self.path}: "
+                                  f"{files.reason(err)}") from None
+        if not matlab:
+            return None
+        import scipy.io
+
+        path = files.matlab_path(self.path, name)
+        names = {"mass": "Mass", "damping": "Damping", "stiffness": "Stiffness"}
+        content = {k: data[k] for k in ("A", "B", "C", "D") if k in data}
+        content.update({names[k]: m.tocsc() for k, m in matrices.items()})
+        try:
+            scipy.io.savemat(path, content)
+        except OSError as err:
+            raise OutputError(f"cannot write {path}: {files.reason(err)}") from None
+        return path
+
     def seal(self) -> None:
         """After a failed write, keep the file as it was at the last flush (every frame whole).
 

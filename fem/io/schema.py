@@ -12,6 +12,7 @@ is re-exported here.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from fem.analysis import STEP_TYPES
@@ -252,6 +253,13 @@ def _step_keys() -> list[Key]:
             key = setting_key(f, with_default=False)
             if f.name in keys:
                 assert keys[f.name].kind == key.kind, f"step key {f.name}: two kinds"
+                # choices differ by type (a modal and a linearize step's "method"): the flat
+                # schema takes all of them, the step's own are checked when it is built
+                # (fem.io.build_steps)
+                old = keys[f.name]
+                if old.choices and key.choices:
+                    keys[f.name] = dataclasses.replace(old, choices=tuple(
+                        dict.fromkeys(old.choices + key.choices)))
                 continue
             keys[f.name] = key
     return list(keys.values())

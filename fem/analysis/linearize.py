@@ -1,0 +1,348 @@
+"""The linearized model about the current state: eigenvalues, stability and a state-space model.
+
+A ``linearize`` step takes the state the steps before it left (a static equilibrium, the end of a
+dynamic step) or, with ``spin``, the steady rotation of the model at that angular velocity about
+an axis through ``center``: the equations are then written in the turning frame, where the steady
+motion is an equilibrium under centrifugal forces, found first by Newton from the current state
+(so a spinning blade is stiffened by its own centrifugal tension). It builds ``M``, ``D``, ``K``
+(:func:`fem.linearization.linear_model`: geometric, load, constraint, gyroscopic, Coriolis and
+centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x = 0`` nearest
+``shift``:
+
+* ``method = "lanczos"`` (the default): the two-sided Lanczos of Doan, Geradin & Kill
+  (:func:`fem.solvers.lanczos2.quadratic_eigen`: no inverse of ``M``, joints as multipliers with
+  their infinite eigenvalues filtered, every pair checked by its backward error);
+* ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
+  :data:`DENSE_LIMIT` unknowns), the cross-check.
+
+The state is *stable* when no eigenvalue has a real part above ``1e-9`` of the largest ``|p|``;
+an unstable state is a warning of the step (the run goes on). ``geometric = false`` drops the
+elements' stress stiffening (the "premature linearization" that misses it).
+
+Written to ``/linear/<step>/``: ``eigenvalues`` (complex ``p``), ``frequencies`` (``|Im p|``,
+rad/s), ``damping_ratios`` (``-Re p / |p|``), ``mass``, ``damping``, ``stiffness`` (CSR groups:
+``data``, ``indices``, ``indptr``, ``shape``) on the unknowns named by ``unknowns`` (``(n, 2)``:
+node id and DOF name, ``"lambda <joint>"`` for multipliers), ``steady_displacement`` (nodal, the
+relative equilibrium under ``spin``), and with ``inputs``/``outputs`` the first-order state-space
+model ``x' = A x + B u``, ``y = C x + D u`` on the state ``x = [q; q']`` of the independent
+coordinates (the null space of the joints' rows): ``A``, ``B``, ``C``, ``D``, also written to
+``<out>_<step>.mat`` for MATLAB (``scipy.io.savemat``) with ``Mass``, ``Damping``, ``Stiffness``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as la
+from numpy.typing import NDArray
+
+from fem import interrupt, linalg
+from fem.analysis.base import StepBase
+from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
+from fem.errors import ConvergenceError, ModelError
+from fem.linearization import LinearModel, linear_model
+from fem.solvers.lanczos2 import SingularShift, quadratic_eigen
+
+log = logging.getLogger(__name__)
+
+DENSE_LIMIT = 3000        # unknowns of method = "dense" and of the state-space model (dense)
+STABLE = 1e-9             # Re p above this times max |p|: unstable
+
+
+@dataclass
+class LinearizeSettings:
+    """Settings of a linearize step: the deck keys of ``[[steps]]`` with ``type = "linearize"``."""
+
+    modes: int = setting("int", 6, "eigenvalue pairs wanted (the nearest the shift; a complex "
+                         "pair counts once)", positive=True, maximum=MAX_MODES)
+    method: str = setting("str", "lanczos", "eigen-solver: the two-sided Lanczos of Doan, "
+                          "Geradin & Kill, or all eigenvalues by LAPACK (small models)",
+                          choices=("lanczos", "dense"))
+    shift: float = setting("float", 0.0, "shift p_s (rad/s, real): the eigenvalues nearest it; "
+                           "give a small positive one when the model has free rigid motions")
+    spin: list = setting("vector", None, "steady angular velocity [wx, wy, wz] (3D; 2D: [wz]) "
+                         "in rad/s: linearize in the frame turning with it, about the relative "
+                         "equilibrium it makes")
+    center: list = setting("vector", None, "a point of the spin axis (default: origin)")
+    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness; false "
+                              "shows what a linearization without it predicts")
+    inputs: list = setting("names", None, "force inputs of the state-space model: \"<node> "
+                           "<dof>\", e.g. \"11 uy\"")
+    outputs: list = setting("names", None, "outputs of the state-space model: \"<node> <dof>\" "
+                            "(displacement) or \"<node> <dof> velocity\"")
+    max_iterations: int = setting("int", 50, "Newton iterations for the relative equilibrium "
+                                  "under spin", positive=True, maximum=MAX_ITERATIONS)
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """Linearize steps have one variant."""
+        return ""
+
+
+@dataclass
+class Eigenvalues:
+    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns)."""
+
+    values: NDArray
+    vectors: NDArray
+    backward_errors: NDArray
+
+    @property
+    def frequencies(self) -> NDArray:
+        """``|Im p|`` (rad/s)."""
+        return np.abs(self.values.imag)
+
+    @property
+    def damping_ratios(self) -> NDArray:
+        """``-Re p / |p|``."""
+        return -self.values.real / np.maximum(np.abs(self.values), 1e-300)
+
+    def stable(self) -> bool:
+        """No real part above :data:`STABLE` of the largest ``|p|``."""
+        if len(self.values) == 0:
+            return True
+        return bool(self.values.real.max() <= STABLE * np.abs(self.values).max())
+
+
+class LinearizeStep(StepBase):
+    """The linearized model about the current state; see the module docstring."""
+
+    step_type = "linearize"
+    Settings = LinearizeSettings
+
+    @classmethod
+    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
+        """A stiffness and a mass from every group."""
+        return [*super().requires(values), ("mass", "type", 'type = "linearize"')]
+
+    def __init__(self, name, system, loads, settings: LinearizeSettings | None = None,
+                 solver_options=None):
+        super().__init__(name, system, loads, solver_options)
+        self.settings = settings or LinearizeSettings()
+        self.model: LinearModel | None = None
+        self.eigen: Eigenvalues | None = None
+        self.steady = None
+        self.state_space: dict | None = None
+
+    # --- the state ----------------------------------------------------------------------------
+    def consistent_state(self, state):
+        """A copy of ``state`` with its consistent accelerations and joint reactions.
+
+        Gauss's principle (:mod:`fem.analysis.consistent`): the multipliers a linearization
+        needs are the reactions of the state itself (a mechanism hanging under gravity carries
+        its weight in its joints although no step solved for them). Where that system is
+        singular (a DOF with neither mass nor stiffness at a joint) the state's own multipliers
+        and accelerations stay, those the step before left.
+        """
+        from fem.analysis import consistent
+        from fem.linearization import system_inertia
+
+        sysm = self.system
+        if not sysm.model.constraints:
+            return state
+        inertia = system_inertia(sysm, state)
+        A = linalg.matrix_from_scipy(sysm.assembler.to_scipy(
+            consistent.kkt_matrix(sysm, inertia, state)).tocsr())
+        ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
+        try:
+            x = linalg.solve(ksp, consistent.kkt_rhs(sysm, inertia, state,
+                                                     self.loads.force(state, 0.0)))
+        except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
+            log.info("step %s: no consistent reactions (%s); the state's multipliers stay",
+                     self.name, err)
+            return state
+        finally:
+            ksp.destroy()
+            A.destroy()
+        a, lams = consistent.split(sysm, x)
+        out = state.copy()
+        out.a[:] = a
+        for lam, pos, scale in zip(lams, sysm._lam, sysm.constraint_scales, strict=True):
+            out.multipliers[pos] = lam / scale
+        return out
+
+    def relative_equilibrium(self, state):
+        """A copy of ``state`` at rest in the turning frame, in equilibrium there (Newton)."""
+        s = state.copy()
+        s.v[:] = 0.0
+        s.a[:] = 0.0
+        sysm = self.system
+        n = sysm.n_free
+        settings = self.settings
+        for it in range(settings.max_iterations + 1):
+            interrupt.check()
+            lm, r = linear_model(sysm, s, self.loads, spin=settings.spin, center=settings.center)
+            res = r[:n]
+            scale = max(float(np.abs(sysm.internal_force(s)[:n]).max(initial=0.0)),
+                        float(np.abs(r[n:]).max(initial=0.0)), 1e-300)
+            if np.abs(res).max(initial=0.0) <= 1e-10 * scale:
+                log.info("step %s: relative equilibrium after %d iterations", self.name, it)
+                return s
+            if it == settings.max_iterations:
+                break
+            A = linalg.matrix_from_scipy(lm.K)
+            ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
+            try:
+                du = linalg.solve(ksp, -res)
+            finally:
+                ksp.destroy()
+                A.destroy()
+            sysm.update_unknowns(s, du)
+        raise ConvergenceError(f"step '{self.name}': no relative equilibrium under spin "
+                               f"{list(settings.spin)} in {settings.max_iterations} Newton "
+                               "iterations (above a critical spin a member may have none)")
+
+    # --- eigenvalues --------------------------------------------------------------------------
+    def eigenvalues(self, lm: LinearModel) -> Eigenvalues:
+        """The eigenvalues nearest the shift, one of each conjugate pair (``Im p >= 0``)."""
+        n = lm.K.shape[0]
+        massive = int(np.count_nonzero(lm.M.diagonal()))
+        if massive == 0:
+            raise ModelError(f"step '{self.name}': the model has no mass: give the materials a "
+                             "density, the sections mass_per_length, or add [[masses]]")
+        count = min(self.settings.modes, massive)
+        if self.settings.method == "dense":
+            if n > DENSE_LIMIT:
+                raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
+                                 f"most {DENSE_LIMIT} unknowns ({n} here); use \"lanczos\"")
+            return _dense(lm, count, self.settings.shift)
+        try:
+            pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, self.settings.shift)
+        except SingularShift:
+            raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
+                             f"{self.settings.shift:g}: the model has a free rigid motion or "
+                             "an eigenvalue at the shift; give a small positive shift") from None
+        return _select(pairs.values, pairs.right, pairs.backward_errors, count,
+                       self.settings.shift)
+
+    # --- state space --------------------------------------------------------------------------
+    def _selection(self, entries) -> list[tuple[int, str]]:
+        """``[(unknown index, quantity)]`` of ``(node index, slot, quantity)`` entries.
+
+        The deck gives them as ``"<node> <dof> [velocity]"`` (:mod:`fem.io.build_steps` checks
+        each names a free DOF).
+        """
+        dm = self.system.dofmap
+        return [(int(dm.index[node, slot]), quantity) for node, slot, quantity in entries]
+
+    def state_space_model(self, lm: LinearModel) -> dict:
+        """``A, B, C, D`` on ``x = [z; z']``, ``q = N z``, ``N`` the null space of the joints."""
+        ins = self._selection(self.settings.inputs or [])
+        outs = self._selection(self.settings.outputs or [])
+        sysm = self.system
+        n = sysm.n_free
+        dofs = sysm.dofmap.blocks["multipliers"].start
+        if n > DENSE_LIMIT:
+            raise ModelError(f"step '{self.name}': the state-space model is dense: at most "
+                             f"{DENSE_LIMIT} unknowns ({n} here)")
+        K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
+        G = K[dofs:n, :dofs]
+        N = la.null_space(G) if G.shape[0] else np.eye(dofs)
+        Mz, Dz, Kz = (N.T @ X[:dofs, :dofs] @ N for X in (M, D, K))
+        if np.linalg.matrix_rank(Mz) < len(Mz):
+            raise ModelError(f"step '{self.name}': the state-space model needs mass on every "
+                             "independent coordinate (a massless rotation: give the sections "
+                             "rotary inertia)")
+        P = np.zeros((dofs, len(ins)))
+        for j, (k, _) in enumerate(ins):
+            P[k, j] = 1.0
+        Minv = np.linalg.inv(Mz)
+        m = len(Mz)
+        A = np.block([[np.zeros((m, m)), np.eye(m)], [-Minv @ Kz, -Minv @ Dz]])
+        B = np.vstack([np.zeros((m, len(ins))), Minv @ N.T @ P])
+        C = np.zeros((len(outs), 2 * m))
+        for i, (k, quantity) in enumerate(outs):
+            C[i, (m if quantity == "velocity" else 0) + np.arange(m)] = N[k]
+        return {"A": A, "B": B, "C": C, "D": np.zeros((len(outs), len(ins))), "N": N}
+
+    # --- the step -----------------------------------------------------------------------------
+    def run(self, state, results):
+        """Linearize about ``state`` (not changed) and write the model and its eigenvalues."""
+        s = self.settings
+        self.loads.begin(state)
+        try:
+            base = (self.relative_equilibrium(state) if s.spin is not None
+                    else self.consistent_state(state))
+            self.steady = base
+            lm, _ = linear_model(self.system, base, self.loads, spin=s.spin, center=s.center,
+                                 geometric=s.geometric)
+            self.model = lm
+            interrupt.check()
+            self.eigen = self.eigenvalues(lm)
+            if s.inputs or s.outputs:
+                self.state_space = self.state_space_model(lm)
+        finally:
+            self.close()
+        if not self.eigen.stable():
+            k = int(np.argmax(self.eigen.values.real))
+            self.warn(f"the linearized model is unstable: eigenvalue "
+                      f"p = {self.eigen.values[k]:.6g} has a positive real part")
+        if results is not None:
+            self.write(results, base)
+        return state
+
+    def write(self, results, base) -> None:
+        """``/linear/<step>/`` and the MATLAB file (module docstring)."""
+        e, lm = self.eigen, self.model
+        data = {"eigenvalues": e.values, "frequencies": e.frequencies,
+                "damping_ratios": e.damping_ratios, "backward_errors": e.backward_errors,
+                "unknowns": self.unknown_names(),
+                "steady_displacement": base.u.copy()}
+        matrices = {"mass": lm.M, "damping": lm.D, "stiffness": lm.K}
+        if self.state_space is not None:
+            data.update({k: v for k, v in self.state_space.items() if k != "N"})
+        attrs = {"stable": self.eigen.stable(), "method": self.settings.method,
+                 "shift": self.settings.shift, "geometric": self.settings.geometric,
+                 "spin": list(self.settings.spin or [])}
+        results.write_linear(self.name, data, matrices, attrs,
+                             matlab=self.state_space is not None)
+
+    def unknown_names(self) -> NDArray:
+        """``(n, 2)`` strings: node id and DOF name of each unknown (multipliers by joint)."""
+        sysm, model = self.system, self.system.model
+        dm = sysm.dofmap
+        names = np.full((sysm.n_free, 2), "", dtype=object)
+        node, slot = np.nonzero((dm.index >= 0) & (dm.index < sysm.n_free))
+        names[dm.index[node, slot], 0] = model.node_ids[node].astype(str)
+        names[dm.index[node, slot], 1] = np.array(model.slots)[slot]
+        for c, pos in zip(model.constraints, dm.multipliers, strict=True):
+            names[np.asarray(pos).ravel(), 0] = f"lambda {c.name}"
+        return names.astype(str)
+
+
+def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
+    """One of each conjugate pair (``Im p >= 0``), the ``count`` nearest ``shift``."""
+    scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
+    keep = values.imag >= -1e-9 * scale
+    values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
+    order = np.argsort(np.abs(values - shift), kind="stable")[:count]
+    order = order[np.argsort(np.abs(values[order]), kind="stable")]
+    return Eigenvalues(values[order], vectors[:, order], errors[order])
+
+
+def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
+    """All finite eigenvalues of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (LAPACK)."""
+    from fem.solvers.lanczos2 import backward_error
+
+    K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
+    n = len(K)
+    Id, Z = np.eye(n), np.zeros((n, n))
+    (alpha, beta), b = la.eig(np.block([[Z, Id], [-K, -D]]), np.block([[Id, Z], [Z, M]]),
+                              homogeneous_eigvals=True)
+    scale = np.abs(alpha).max(initial=1.0)
+    finite = np.abs(beta) > 1e-12 * scale
+    p = alpha[finite] / beta[finite]
+    X = b[:n, finite]
+    big = np.abs(p) < 1e8 * np.sqrt(max(np.abs(K).max(), 1e-300) / max(np.abs(M).max(), 1e-300))
+    p, X = p[big], X[:, big]
+    Ms, Ds, Ks = lm.M, lm.D, lm.K
+    errors = np.array([backward_error(Ms, Ds, Ks, pi, X[:, i]) for i, pi in enumerate(p)])
+    good = errors < 1e-6
+    return _select(p[good], X[:, good], errors[good], count, shift)
+
+

@@ -1,0 +1,165 @@
+"""The linearized equations of motion about a state: ``M dq'' + D dq' + K dq = 0``.
+
+About a state ``(q, v, a)`` with multipliers ``lambda`` (a static equilibrium, any instant of a
+dynamic run) or about a *steady rotation* at the constant angular velocity ``Omega`` about an axis
+through ``c`` (the equations written in the frame turning with it, where the steady motion is a
+relative equilibrium). Perturbations: translations ``dx``; rotations as spatial spins ``dphi``
+(``R = exp(hat(dphi)) R_bar``); multipliers ``dlambda`` (rows with neither mass nor damping).
+
+The residual is ``f_in(q, v, a) + f_int(q) + G^T lambda - f_ext(q) = 0``, ``g(q) = 0``:
+
+* ``K`` = the step's full tangent (material + geometric stiffness of the current stresses,
+  ``d(G^T lambda)/dq`` and ``G`` of the joints, the load stiffness of follower loads) plus the
+  inertial forces' ``d f_in / dq``;
+* ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms;
+* ``M`` = the lumped mass the dynamic steps integrate.
+
+Nodal inertial forces (:class:`fem.inertia.NodalInertia`; ``J_s = R J R^T`` the spatial rotary
+inertia of a node, ``omega_r = Omega + omega`` its angular velocity seen from the inertial frame,
+``omega`` and ``alpha`` relative to the turning frame, all in its axes)::
+
+    translations:  m (a + 2 Omega x v + Omega x (Omega x (x - c)))
+    rotations:     J_s alpha + omega_r x J_s omega_r + J_s (Omega x omega)
+
+(``Omega = 0``: the Euler equations ``J_s alpha + omega x J_s omega``.) With spin perturbations,
+``omega = omega_bar + dphi' + dphi x omega_bar`` and ``alpha = alpha_bar + dphi'' + dphi x
+alpha_bar - omega_bar x dphi'`` to first order (``R = exp(hat(dphi)) R_bar``, ``hat(omega) = R'
+R^T``), so with ``F_R``, ``F_w`` the derivatives of the rotational force by a spin of ``R`` (at
+fixed spatial ``omega``, ``alpha``) and by ``omega``::
+
+    M_r = J_s,   D_r = F_w - J_s hat(omega),   K_r = F_R - F_w hat(omega) - J_s hat(alpha)
+
+which for ``Omega = 0`` is ``K_r = -hat(f_r)`` (a spin of ``R`` at fixed body rates turns the
+force). Translations: ``M = m``, ``D = 2 m hat(Omega)``, ``K = m hat(Omega)^2`` (centrifugal
+softening). 2D: the spin is about ``z``, and the rotations carry ``I_z`` alone.
+
+Element-level inertia (beams with ``inertia = "consistent"``) is not linearized yet: a step
+refuses it by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from fem import rotations as so3
+
+
+@dataclass
+class LinearModel:
+    """``M``, ``D``, ``K`` (scipy CSR on the unknowns: free DOFs, internal, multipliers)."""
+
+    M: sp.csr_matrix
+    D: sp.csr_matrix
+    K: sp.csr_matrix
+
+
+def _frame(dim: int, spin, center) -> tuple[NDArray, NDArray]:
+    Omega = np.zeros(3) if spin is None else np.asarray(spin, dtype=float).reshape(-1)
+    if dim == 2 and len(Omega) == 1:
+        Omega = np.array([0.0, 0.0, Omega[0]])
+    c = np.zeros(3)
+    if center is not None:
+        c[:len(center)] = center
+    return Omega, c
+
+
+def inertial_forces(inertia, state, X: NDArray, spin=None, center=None, *,
+                    matrices: bool = True):
+    """Nodal inertial forces ``(n, nslots)`` of a state in a frame turning at ``spin``.
+
+    ``state.v``, ``state.a`` are the nodes' velocities and accelerations relative to that frame
+    (spatial: angular velocities ``omega``, not body rates). With ``matrices``, also the nodal
+    blocks ``(n, nslots, nslots)`` of ``M``, ``D`` and ``K`` (module docstring).
+    """
+    d = inertia.dim
+    n = len(inertia.m)
+    ns = 3 if d == 2 else 6
+    Omega, c = _frame(d, spin, center)
+    m = inertia.m
+    x = np.zeros((n, 3))
+    x[:, :d] = X[:, :d] + state.u[:, :d]
+    v = np.zeros((n, 3))
+    a = np.zeros((n, 3))
+    v[:, :d], a[:, :d] = state.v[:, :d], state.a[:, :d]
+    W = so3.hat(Omega)
+    f_t = m[:, None] * (a + 2 * v @ W.T + (x - c) @ (W @ W).T)
+    f = np.zeros((n, ns))
+    f[:, :d] = f_t[:, :d]
+    Mb = np.zeros((n, ns, ns))
+    Db = np.zeros((n, ns, ns))
+    Kb = np.zeros((n, ns, ns))
+    Mb[:, range(d), range(d)] = m[:, None]
+    Db[:, :d, :d] = 2 * m[:, None, None] * W[:d, :d]
+    Kb[:, :d, :d] = m[:, None, None] * (W @ W)[:d, :d]
+    if d == 2:
+        f[:, 2] = inertia.I * state.a[:, 2]
+        Mb[:, 2, 2] = inertia.I
+        return (f, Mb, Db, Kb) if matrices else f
+    R = state.rotation_matrices()
+    lie = inertia.lie
+    R[~lie] = np.eye(3)                       # additive rotation vectors: J in global axes
+    Js = R @ inertia.J @ np.swapaxes(R, 1, 2)
+    w, al = state.v[:, 3:6], state.a[:, 3:6]
+    wr = Omega + w
+    Jw = np.einsum("nij,nj->ni", Js, wr)
+    f[:, 3:6] = (np.einsum("nij,nj->ni", Js, al) + np.cross(wr, Jw)
+                 + np.einsum("nij,nj->ni", Js, np.cross(Omega, w)))
+    if not matrices:
+        return f
+    hw, hwr, hal = so3.hat(w), so3.hat(wr), so3.hat(al)
+    # derivatives by omega and by a spin of R (at fixed spatial omega, alpha)
+    F_w = hwr @ Js - so3.hat(Jw) + Js @ W
+    Ja = np.einsum("nij,nj->ni", Js, al)
+    JOw = np.einsum("nij,nj->ni", Js, np.cross(Omega, w))
+    F_R = (-so3.hat(Ja) + Js @ hal + hwr @ (Js @ hwr - so3.hat(Jw))
+           - so3.hat(JOw) + Js @ so3.hat(np.cross(Omega, w)))
+    Mb[:, 3:6, 3:6] = Js
+    Db[lie, 3:6, 3:6] = (F_w - Js @ hw)[lie]
+    Kb[lie, 3:6, 3:6] = (F_R - F_w @ hw - Js @ hal)[lie]
+    Db[~lie, 3:6, 3:6] = F_w[~lie]            # small rotations: rates are the omega themselves
+    return f, Mb, Db, Kb
+
+
+def linear_model(system, state, loads, *, spin=None, center=None, geometric: bool = True
+                 ) -> tuple[LinearModel, NDArray]:
+    """The linearized ``M``, ``D``, ``K`` about ``state`` and its residual ``(n_active,)``.
+
+    ``loads`` (a begun :class:`fem.loads.StepLoads`) gives the external forces (those held from
+    earlier steps and the step's own at ``t = 0``) and their load stiffness. ``geometric =
+    False`` drops the elements' stress-dependent part of ``K`` (the material tangent alone: the
+    "premature linearization" that misses stress stiffening); the joints' terms stay.
+    """
+    asm = system.assembler
+    none = [None] * len(system.model.groups)
+    f_in, Mb, Db, Kb = inertial_forces(system_inertia(system, state), state, system.model.X,
+                                       spin, center)
+    KL = loads.stiffness(state, 0.0)
+    nodal_K = Kb if KL is None else Kb + KL
+    f_int = system.internal_force(state)
+    if geometric:
+        K = system.tangent(state, nodal_K)
+    else:
+        K = (system.material_tangent(state) + system.constraint_matrix(state)
+             + asm.matrix(none, nodal_K))
+    dm = system.dofmap
+    r = f_int + dm.from_nodal(f_in - loads.force(state, 0.0))
+    model = LinearModel(asm.to_scipy(asm.matrix(none, Mb)).tocsr(),
+                        asm.to_scipy(asm.matrix(none, Db)).tocsr(), asm.to_scipy(K).tocsr())
+    return model, r
+
+
+def system_inertia(system, state):
+    """The model's nodal inertia; element-level inertia groups are refused (module doc)."""
+    from fem.errors import ModelError
+    from fem.inertia import inertia_groups
+
+    inertia = inertia_groups(system, state)
+    if inertia.extras:
+        names = ", ".join(system.model.groups[x.index].name for x in inertia.extras)
+        raise ModelError(f"element group(s) {names}: inertia = \"consistent\" is not linearized "
+                         "yet; use the lumped inertia (the default) for a linearize step")
+    return inertia
