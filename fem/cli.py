@@ -117,6 +117,8 @@ def _cmd_run(args, petsc: list[str]) -> int:
         print(f"ParaView: {x}")
     for x in result.matlab:
         print(f"MATLAB: {x}")
+    for x in result.plots:
+        print(f"plot: {x}")
     sys.stdout.flush()
     return 0
 

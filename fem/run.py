@@ -15,6 +15,7 @@ from fem.analysis.eliminated import EliminatedStep
 from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
+from fem.analysis.sweep import SweepStep
 from fem.info import versions
 from fem.io import files
 from fem.io.deck import Deck
@@ -42,6 +43,7 @@ class RunResult:
     xdmf: list[str]
     steps: list[StepSummary]
     matlab: list[str] = field(default_factory=list)
+    plots: list[str] = field(default_factory=list)
 
 
 def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
@@ -59,6 +61,9 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     if spec["type"] == "buckling":
         return BucklingStep(spec["name"], system, loads, spec["settings"],
                             solver_options=deck.solver_options)
+    if spec["type"] == "stability_sweep":
+        return SweepStep(spec["name"], system, loads, spec["settings"],
+                         solver_options=deck.solver_options)
     if spec["type"] == "linearize":
         return LinearizeStep(spec["name"], system, loads, spec["settings"],
                              solver_options=deck.solver_options)
@@ -77,7 +82,8 @@ def inputs(deck: Deck) -> list[str]:
 
 def results_path(deck: Deck, output: str) -> str:
     """The checked absolute path of the results file ``output`` for a run of ``deck``."""
-    modes = [s["name"] for s in deck.steps if s["type"] in ("buckling", "modal", "linearize")]
+    modes = [s["name"] for s in deck.steps
+             if s["type"] in ("buckling", "modal", "linearize", "stability_sweep")]
     return files.results_path(output, inputs(deck), modes)
 
 
@@ -93,6 +99,7 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
     summaries = []
     xdmf = []
     matlab = []
+    plots = []
     with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
             deck.path) if deck.path else "", versions=versions(), progress=progress) as results:
         for spec in deck.steps:
@@ -106,11 +113,14 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
                 xdmf.append(step.xdmf)
                 if isinstance(step, ModalStep):      # its modes vibrating, beside them
                     xdmf.append(files.vibration_xdmf_path(path, step.name))
-            if isinstance(step, LinearizeStep) and step.state_space is not None:
+            if isinstance(step, SweepStep):
+                plots.extend(files.sweep_png_path(path, step.name, p)
+                             for p in ("campbell", "stability"))
+            elif isinstance(step, LinearizeStep) and step.state_space is not None:
                 matlab.append(files.matlab_path(path, step.name))
         if results.frames:
             xdmf.insert(0, results.xdmf_path)
-    return RunResult(h5=path, xdmf=xdmf, steps=summaries, matlab=matlab)
+    return RunResult(h5=path, xdmf=xdmf, steps=summaries, matlab=matlab, plots=plots)
 
 
 def _summary(spec, step, state, system) -> StepSummary:
@@ -123,6 +133,9 @@ def _summary(spec, step, state, system) -> StepSummary:
 def _outcome(spec, step, state, system) -> StepSummary:
     s = StepSummary(spec["name"], spec["type"])
     if isinstance(step, DynamicStep):
+        s.lines.extend(step.summary())
+        return s
+    if isinstance(step, SweepStep):
         s.lines.extend(step.summary())
         return s
     if isinstance(step, LinearizeStep):

@@ -22,7 +22,9 @@ def deck_with(step: dict) -> dict:
 
 MINIMAL = {"static": {"type": "static"}, "buckling": {"type": "buckling"},
            "dynamic": {"type": "dynamic", "time_step": 0.1, "duration": 0.2},
-           "modal": {"type": "modal"}, "linearize": {"type": "linearize"}}
+           "modal": {"type": "modal"}, "linearize": {"type": "linearize"},
+           "stability_sweep": {"type": "stability_sweep", "parameter": "load",
+                               "values": [0.0, 1.0]}}
 
 
 @pytest.mark.parametrize("kind", sorted(STEP_TYPES))

@@ -11,6 +11,8 @@
                    current state
 ``linearize``      M, D, K about the current state or a steady  :mod:`fem.analysis.linearize`
                    spin; eigenvalues, stability, state space
+``stability_``     a spin or a load factor stepped through a    :mod:`fem.analysis.sweep`
+``sweep``          range: eigenvalues tracked, boundary found
 =================  ===========================================  ==================================
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
@@ -22,9 +24,10 @@ from fem.analysis.dynamic import DynamicStep
 from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
 from fem.analysis.static import StaticStep
+from fem.analysis.sweep import SweepStep
 
 STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
-              "modal": ModalStep, "linearize": LinearizeStep}
+              "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep}
 
 __all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "LinearizeStep", "ModalStep",
-           "StaticStep"]
+           "StaticStep", "SweepStep"]

@@ -114,6 +114,8 @@ class LinearizeStep(StepBase):
 
     step_type = "linearize"
     Settings = LinearizeSettings
+    #: an eigenvalue exactly at the shift: step off it (sweeps) or say so (a linearize step)
+    nudge_singular_shift = False
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -130,14 +132,14 @@ class LinearizeStep(StepBase):
         self.state_space: dict | None = None
 
     # --- the state ----------------------------------------------------------------------------
-    def consistent_state(self, state):
+    def consistent_state(self, state, loads=None):
         """A copy of ``state`` with its consistent accelerations and joint reactions.
 
         Gauss's principle (:mod:`fem.analysis.consistent`): the multipliers a linearization
         needs are the reactions of the state itself (a mechanism hanging under gravity carries
         its weight in its joints although no step solved for them). Where that system is
         singular (a DOF with neither mass nor stiffness at a joint) the state's own multipliers
-        and accelerations stay, those the step before left.
+        and accelerations stay, those the step before left. ``loads``: the step's by default.
         """
         from fem.analysis import consistent
         from fem.linearization import system_inertia
@@ -151,7 +153,7 @@ class LinearizeStep(StepBase):
         ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
         try:
             x = linalg.solve(ksp, consistent.kkt_rhs(sysm, inertia, state,
-                                                     self.loads.force(state, 0.0)))
+                                                     (loads or self.loads).force(state, 0.0)))
         except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
             log.info("step %s: no consistent reactions (%s); the state's multipliers stay",
                      self.name, err)
@@ -168,19 +170,32 @@ class LinearizeStep(StepBase):
 
     def relative_equilibrium(self, state):
         """A copy of ``state`` at rest in the turning frame, in equilibrium there (Newton)."""
+        return self.equilibrium(state, self.loads, self.settings.spin, self.settings.center)
+
+    def equilibrium(self, state, loads, spin=None, center=None):
+        """A copy of ``state`` at rest (in the frame turning at ``spin``), in equilibrium there.
+
+        Under ``loads``, by Newton from ``state``; the joints' multipliers start from Gauss's
+        principle (a mechanism's tangent at zero multipliers is singular).
+        """
         s = state.copy()
         s.v[:] = 0.0
+        s.a[:] = 0.0
+        s = self.consistent_state(s, loads)
         s.a[:] = 0.0
         sysm = self.system
         n = sysm.n_free
         settings = self.settings
         for it in range(settings.max_iterations + 1):
             interrupt.check()
-            lm, r = linear_model(sysm, s, self.loads, spin=settings.spin, center=settings.center)
+            lm, r = linear_model(sysm, s, loads, spin=spin, center=center)
             res = r[:n]
             scale = max(float(np.abs(sysm.internal_force(s)[:n]).max(initial=0.0)),
                         float(np.abs(r[n:]).max(initial=0.0)), 1e-300)
-            if np.abs(res).max(initial=0.0) <= 1e-10 * scale:
+            # no iteration gets a row below the round-off of its forces, eps (|K| |q|)_i
+            # (coordinates are known to eps q: fem.system.System.positions)
+            floor = 10 * np.finfo(float).eps * (abs(lm.K) @ sysm.positions(s))
+            if np.all(np.abs(res) <= np.maximum(1e-10 * scale, floor)):
                 log.info("step %s: relative equilibrium after %d iterations", self.name, it)
                 return s
             if it == settings.max_iterations:
@@ -193,9 +208,10 @@ class LinearizeStep(StepBase):
                 ksp.destroy()
                 A.destroy()
             sysm.update_unknowns(s, du)
-        raise ConvergenceError(f"step '{self.name}': no relative equilibrium under spin "
-                               f"{list(settings.spin)} in {settings.max_iterations} Newton "
-                               "iterations (above a critical spin a member may have none)")
+        under = f" under spin {list(spin)}" if spin is not None else ""
+        raise ConvergenceError(f"step '{self.name}': no equilibrium{under} in "
+                               f"{settings.max_iterations} Newton iterations (beyond a limit "
+                               "load or a critical spin there may be none)")
 
     # --- eigenvalues --------------------------------------------------------------------------
     def eigenvalues(self, lm: LinearModel) -> Eigenvalues:
@@ -211,9 +227,17 @@ class LinearizeStep(StepBase):
                 raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
                                  f"most {DENSE_LIMIT} unknowns ({n} here); use \"lanczos\"")
             return _dense(lm, count, self.settings.shift)
+        shift = self.settings.shift
         try:
-            pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, self.settings.shift)
+            pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
         except SingularShift:
+            if self.nudge_singular_shift:
+                # an eigenvalue at the shift (a sweep at its boundary): step off it by 1e-6 of
+                # the problem's frequency scale
+                scale = np.sqrt(np.abs(lm.K.diagonal()).max() / np.abs(lm.M.diagonal()).max())
+                shift = shift + 1e-6 * scale
+                pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
+                return _select(pairs.values, pairs.right, pairs.backward_errors, count, shift)
             raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
                              f"{self.settings.shift:g}: the model has a free rigid motion or "
                              "an eigenvalue at the shift; give a small positive shift") from None

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from fem.analysis import STEP_TYPES
 from fem.analysis.base import options_prefix
 from fem.analysis.eliminated import unsupported
@@ -116,10 +118,14 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
-    if kind[0] not in ("buckling", "modal", "linearize"):   # buckling loads are a perturbation
+    if kind[0] in ("static", "dynamic"):  # buckling loads are a perturbation, the others look
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
             "remove": removed, "where": e.where}
+    if kind[0] == "stability_sweep":
+        spec["settings"] = _settings(cls, v)
+        _sweep(e, inputs, spec["settings"], loads)
+        return spec, applied
     if kind[0] == "linearize":         # its loads act at their start value and stay off after
         spec["settings"] = _settings(cls, v)
         _linearize(e, inputs, spec["settings"])
@@ -174,6 +180,31 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.loads", f"{kind[1]} control needs a reference load")
     spec["settings"] = s
     return spec, applied
+
+
+def _sweep(e: Entry, inputs: StepInputs, s, loads) -> None:
+    """Check a stability sweep's values, axis and center, and that a load sweep has loads."""
+    from fem.analysis.sweep import check_values
+
+    check_values(s.values, f"{e.where}.values")
+    dim = inputs.model.dim
+    if s.parameter == "load":
+        if not loads:
+            raise DeckError(f"{e.where}.loads", "a load sweep scales the step's loads: name "
+                            "them (or leave loads out to take those no earlier step applied)")
+        for key in ("axis", "center"):
+            if getattr(s, key) is not None:
+                raise DeckError(f"{e.where}.{key}", "used by parameter = \"spin\" only")
+        return
+    if s.axis is not None:
+        if dim == 2:
+            raise DeckError(f"{e.where}.axis", "a 2D model spins about z: leave axis out")
+        if len(s.axis) != 3 or not np.any(np.asarray(s.axis, dtype=float)):
+            raise DeckError(f"{e.where}.axis", f"expected a nonzero [ax, ay, az], got "
+                            f"{list(s.axis)}")
+    if s.center is not None and len(s.center) != dim:
+        raise DeckError(f"{e.where}.center", f"expected {dim} coordinates, got "
+                        f"{list(s.center)}")
 
 
 def _linearize(e: Entry, inputs: StepInputs, s) -> None:

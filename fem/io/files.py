@@ -103,6 +103,11 @@ def matlab_path(h5: str, step: str) -> str:
     return os.path.splitext(h5)[0] + f"_{step}.mat"
 
 
+def sweep_png_path(h5: str, step: str, plot: str) -> str:
+    """The PNG ``plot`` (``campbell``, ``stability``) of sweep step ``step`` beside ``h5``."""
+    return os.path.splitext(h5)[0] + f"_{step}_{plot}.png"
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -128,7 +133,8 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> 
         raise ResultsFileError(f"-o {output}: {path} is a folder; give a file name ending "
                                "in .h5")
     written = [path, xdmf_path(path)] + [modes_xdmf_path(path, s) for s in steps] \
-        + [vibration_xdmf_path(path, s) for s in steps] + [matlab_path(path, s) for s in steps]
+        + [vibration_xdmf_path(path, s) for s in steps] + [matlab_path(path, s) for s in steps] \
+        + [sweep_png_path(path, s, p) for s in steps for p in ("campbell", "stability")]
     for out in written:
         for src in inputs:
             if src and os.path.exists(out) and _same(out, src):

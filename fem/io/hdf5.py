@@ -296,8 +296,8 @@ class ResultsFile:
         return path
 
     def write_linear(self, name: str, data: dict, matrices: dict, attrs: dict,
-                     matlab: bool = False) -> str | None:
-        """``/linear/<name>/``: arrays ``data``, scipy sparse ``matrices`` as CSR groups.
+                     matlab: bool = False, group: str = "linear") -> str | None:
+        """``/<group>/<name>/``: arrays ``data``, scipy sparse ``matrices`` as CSR groups.
 
         With ``matlab``, also ``<out>_<name>.mat`` (``scipy.io.savemat``): the state-space
         ``A``, ``B``, ``C``, ``D`` of ``data`` and ``Mass``, ``Damping``, ``Stiffness``; its path
@@ -308,7 +308,7 @@ class ResultsFile:
         files.ensure_room(self.path, 2 * size + FRAME_OVERHEAD, f"the model of step '{name}'")
         with interrupt.critical():
             try:
-                g = self.h5.require_group("linear").create_group(name)
+                g = self.h5.require_group(group).create_group(name)
                 for k, v in attrs.items():
                     g.attrs[k] = v
                 for k, v in data.items():
