@@ -6,11 +6,19 @@ they compare on any machine.
 
 import sys
 
-from benchmarks import beam_assembly, dynamics, modal, multibody, newton_share, slender_arch
+from benchmarks import (
+    beam_assembly,
+    dynamics,
+    modal,
+    multibody,
+    newton_share,
+    slender_arch,
+    startup,
+)
 
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
-              "multibody": multibody.main, "modal": modal.main}
+              "multibody": multibody.main, "modal": modal.main, "startup": startup.main}
 
 
 def main(argv: list[str]) -> int:

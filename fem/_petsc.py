@@ -9,7 +9,22 @@ build) is always used as it is.
 
 ``init(argv)`` must run before the first ``from petsc4py import PETSc`` so that PETSc options given
 on the command line (``-static1_ksp_view``) reach the options database; :mod:`fem.cli` calls it
-first.
+first. It starts PETSc only: SLEPc is initialised by :func:`SLEPc`, the first time an eigen-solver
+needs it, so runs without one never load it.
+
+Start-up cost. Most of a small run's wall time was MPI's start-up (Open MPI 4.1, Debian, 2 cores):
+``PetscInitialize`` took 0.25 s, of which 0.2 s was the ``cm`` PML probing for high-speed networks
+(PSM, PSM2) that a process on its own never uses. A process that no launcher started (a singleton)
+is a serial run, so :func:`_serial_mpi_defaults` picks the PML over Open MPI's own transports
+(``ob1``: self, shared memory, TCP) there, through Open MPI's environment variable, set only while
+MPI starts: ``PetscInitialize`` then takes 0.05 s. Under ``mpiexec``/``srun`` (launcher variables
+set), and for a variable the user set, nothing changes; other MPI libraries ignore it.
+
+Not done, on purpose: ``ess_singleton_isolated`` (no ``orted`` helper, 0.04 s less) gives every
+singleton on a machine the same job id, hence one session directory under ``/tmp`` that every run
+creates and removes; with runs starting at once, ``MPI_Init`` was seen to fail on it ("unable to
+create the desired directory"). Open MPI's default singletons have their own race there too (8
+starting at once: 3 failures in 160, "File exists"), but not one shared directory.
 """
 
 from __future__ import annotations
@@ -20,6 +35,17 @@ import os
 import sys
 
 _initialised = False
+_args: list[str] = []     # the arguments PETSc was initialised with; SLEPc gets the same
+_slepc: list = []         # [SLEPc module] once initialised, [ImportError] if it does not import
+
+#: Environment variables that Open MPI's, MPICH's and Slurm's launchers set in the processes
+#: they start: any of them means this is not a singleton.
+LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                      "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE", "PMI_FD", "MPI_LOCALNRANKS",
+                      "HYDI_CONTROL_FD", "SLURM_PROCID")
+
+#: Open MPI settings of a singleton (a serial run): see the module docstring.
+SERIAL_MPI = {"OMPI_MCA_pml": "ob1"}
 
 
 def _debian_site(pattern: str) -> str | None:
@@ -39,8 +65,24 @@ def _ensure_importable(module: str, env: str, pattern: str) -> None:
         os.environ.setdefault(env, root)
 
 
+def _serial_mpi_defaults(environ=os.environ) -> dict[str, str]:
+    """Set :data:`SERIAL_MPI` in ``environ`` unless a launcher started us; return what was set.
+
+    Must run before MPI is initialised (Open MPI reads its ``OMPI_MCA_*`` variables then). A
+    value the user set is kept.
+    """
+    if any(name in environ for name in LAUNCHER_VARIABLES):
+        return {}
+    added = {k: v for k, v in SERIAL_MPI.items() if k not in environ}
+    environ.update(added)
+    return added
+
+
 def init(argv: list[str] | None = None) -> None:
-    """Make petsc4py/slepc4py importable and initialise them with ``argv`` (PETSc options)."""
+    """Make petsc4py/slepc4py importable and initialise PETSc with ``argv`` (PETSc options).
+
+    SLEPc is only made importable here; :func:`SLEPc` initialises it when first needed.
+    """
     global _initialised
     if _initialised:
         return
@@ -51,13 +93,14 @@ def init(argv: list[str] | None = None) -> None:
     # PETSc's signal handler would turn Ctrl-C (and a closed pipe) into an MPI abort; Python
     # handles signals instead, so an interrupted run closes its results file cleanly.
     args = [sys.argv[0] if sys.argv else "fem", "-no_signal_handler"] + list(argv or [])
-    petsc4py.init(args)
+    # MPI reads these when it starts; taken back after, so processes we start do not inherit them
+    added = {} if "petsc4py.PETSc" in sys.modules else _serial_mpi_defaults()
     try:
-        import slepc4py
-
-        slepc4py.init(args)
-    except ImportError:  # SLEPc is optional for everything but eigen-analyses
-        pass
+        petsc4py.init(args)
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+    _args[:] = args
     _initialised = True
 
 
@@ -69,9 +112,28 @@ def PETSc():  # noqa: N802 - mirrors the module name
     return _PETSc
 
 
-def SLEPc():  # noqa: N802
-    """Return the initialised ``slepc4py.SLEPc`` module (ImportError when SLEPc is missing)."""
-    init()
-    from slepc4py import SLEPc as _SLEPc
+def slepc_started() -> bool:
+    """Whether :func:`SLEPc` has initialised SLEPc in this process."""
+    return bool(_slepc) and not isinstance(_slepc[0], ImportError)
 
-    return _SLEPc
+
+def SLEPc():  # noqa: N802
+    """Return the initialised ``slepc4py.SLEPc`` module (ImportError when SLEPc is missing).
+
+    SLEPc is initialised here, on first use, with the arguments PETSc got: the command-line
+    options are already in PETSc's options database, where SLEPc's objects read theirs.
+    """
+    init()
+    if not _slepc:
+        try:
+            import slepc4py
+
+            slepc4py.init(_args)
+            from slepc4py import SLEPc as _SLEPc
+        except ImportError as err:  # SLEPc is optional for everything but eigen-analyses
+            _slepc.append(err)
+        else:
+            _slepc.append(_SLEPc)
+    if isinstance(_slepc[0], ImportError):
+        raise ImportError(str(_slepc[0]))
+    return _slepc[0]

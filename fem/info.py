@@ -32,12 +32,16 @@ def mpi_version() -> str:
         return "unknown"
 
 
-def versions() -> dict[str, str]:
-    """Name -> version of fem, Python and the libraries."""
+def versions(slepc: bool = False) -> dict[str, str]:
+    """Name -> version of fem, Python and the libraries.
+
+    Every run writes these, so nothing is imported or started for them that the run itself does
+    not need (SciPy's and meshio's versions come from their distributions' metadata). SLEPc is
+    asked its library version (``slepc``) only when it is already running or ``slepc`` is true
+    (``fem info``); otherwise only slepc4py's version is given (slepc4py X.Y.* runs on SLEPc X.Y).
+    """
     import h5py
-    import meshio
     import numpy
-    import scipy
 
     PETSc = _petsc.PETSc()
     v = PETSc.Sys.getVersion()
@@ -45,18 +49,23 @@ def versions() -> dict[str, str]:
         "fem": __version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
+        "scipy": _dist_version("scipy"),
         "petsc": ".".join(str(x) for x in v),
         "petsc4py": _dist_version("petsc4py"),
     }
-    try:
-        SLEPc = _petsc.SLEPc()
-        out["slepc"] = ".".join(str(x) for x in SLEPc.Sys.getVersion())
+    if slepc or _petsc.slepc_started():
+        try:
+            SLEPc = _petsc.SLEPc()
+            out["slepc"] = ".".join(str(x) for x in SLEPc.Sys.getVersion())
+            out["slepc4py"] = _dist_version("slepc4py")
+        except ImportError:
+            out["slepc"] = "not installed"
+    else:
         out["slepc4py"] = _dist_version("slepc4py")
-    except ImportError:
-        out["slepc"] = "not installed"
+        if out["slepc4py"] == "not installed":
+            out["slepc"] = "not installed"
     out["mpi"] = mpi_version()
-    out["meshio"] = meshio.__version__
+    out["meshio"] = _dist_version("meshio")
     out["h5py"] = h5py.version.version
     out["hdf5"] = h5py.version.hdf5_version
     return out
@@ -66,7 +75,7 @@ def report() -> str:
     """The text of ``fem info``."""
     from fem import linalg
 
-    lines = [f"{k:<10} {v}" for k, v in versions().items()]
+    lines = [f"{k:<10} {v}" for k, v in versions(slepc=True).items()]
     PETSc = _petsc.PETSc()
     scalar = "complex" if PETSc.ScalarType().dtype.kind == "c" else "real"
     lines.append(f"{'scalars':<10} {scalar}, {PETSc.IntType().dtype.itemsize * 8}-bit indices")

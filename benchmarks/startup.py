@@ -1,0 +1,117 @@
+"""Start-up: wall time of ``fem run`` on a one-element deck, each run in a cold Python.
+
+Issue 14 asks for ``fem run`` of a one-element deck in under 0.8 s (it took 1.2 s, 0.7 s of it
+PETSc's and MPI's start-up). Each command runs ``REPEAT`` times as a new process and the median
+wall time is reported, beside what it is made of: the interpreter alone, ``import fem``, every
+module a run imports (``import fem.run``) and PETSc's start with MPI (``fem._petsc.init()``,
+NumPy's import included). Each row is a process of its own, so the rows overlap and do not add
+up. The ratio is to the 0.8 s target (below 1 passes). The machine's load average is printed
+too: other processes on the cores stretch every row.
+
+Python compiles fem's modules on every start when bytecode caching is off
+(``PYTHONDONTWRITEBYTECODE``): the header says which, as it moves the times by about 0.1 s.
+"""
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 0.8            # seconds, issue 14
+REPEAT = 5
+
+#: A 2D cantilever of one linear beam element under a tip force (units N, mm).
+DECK = """\
+[model]
+dim = 2
+title = "One-element cantilever, tip force"
+units = "N, mm"
+
+[[materials]]
+name = "steel"
+E = 210000.0
+nu = 0.3
+
+[[sections]]
+name = "s"
+A = 2848.0
+Iz = 19.43e6
+
+[nodes]
+coordinates = [[0.0, 0.0], [2000.0, 0.0]]
+
+[sets]
+root = [1]
+tip = [2]
+
+[[elements]]
+name = "beam"
+type = "beam"
+formulation = "linear"
+material = "steel"
+section = "s"
+connectivity = [[1, 2]]
+
+[[supports]]
+nodes = "root"
+fixed = ["all"]
+
+[[loads]]
+name = "P"
+nodes = "tip"
+force = [0.0, -5000.0]
+
+[[steps]]
+name = "tip_force"
+type = "static"
+loads = ["P"]
+"""
+
+
+def fem_command() -> list[str]:
+    """The ``fem`` console script of this interpreter's environment (``python -m fem.cli``)."""
+    script = Path(sys.executable).parent / "fem"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("fem")
+    return [found] if found else [sys.executable, "-m", "fem.cli"]
+
+
+def median_wall(command: list[str], repeat: int = REPEAT, make_args=None) -> float:
+    """Median wall time of ``repeat`` runs of ``command`` (plus ``make_args(i)``), in seconds."""
+    times = []
+    for i in range(repeat):
+        args = command + (make_args(i) if make_args else [])
+        t = time.perf_counter()
+        proc = subprocess.run(args, capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return statistics.median(times)
+
+
+def main():
+    caching = "off" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
+    print(f"Start-up: median wall time of {REPEAT} cold runs (bytecode caching {caching}, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores), target {TARGET} s")
+    py = [sys.executable, "-c"]
+    fem = fem_command()
+    with tempfile.TemporaryDirectory() as tmp:
+        deck = Path(tmp) / "one.toml"
+        deck.write_text(DECK)
+        median_wall(fem + ["run", str(deck), "-o", str(Path(tmp) / "warm.h5")], repeat=1)
+        rows = [
+            ("python -c pass", median_wall(py + ["pass"])),
+            ("python -c 'import fem'", median_wall(py + ["import fem"])),
+            ("python -c 'import fem.run'", median_wall(py + ["import fem.run"])),
+            ("PETSc and MPI start", median_wall(py + ["from fem import _petsc; _petsc.init()"])),
+            ("fem run one-element deck", median_wall(
+                fem + ["run", str(deck)], make_args=lambda i: ["-o", str(Path(tmp) / f"{i}.h5")])),
+        ]
+    print(f"{'command':<28} {'median s':>9} {'/ target':>9}")
+    for name, t in rows:
+        print(f"{name:<28} {t:>9.3f} {t / TARGET:>9.2f}")

@@ -1,0 +1,103 @@
+"""Fast start (issue 14): a run imports only what its steps need, and MPI starts lean when serial.
+
+The timing itself is a benchmark (``python -m benchmarks startup``); these checks are structural,
+so that the lazy imports cannot silently regress. Each run is a fresh interpreter (a test process
+has imported everything already) that does what ``fem run`` does: read the deck, start PETSc, run
+it, then report the top-level modules in ``sys.modules``:
+
+* a static deck (the ``cantilever_2d`` case) never imports slepc4py, meshio or numba (nor numba's
+  llvmlite); the positive control, a modal step with ``method = "slepc"``, does import slepc4py,
+  so the check sees an import when there is one and SLEPc still loads when a step needs it;
+* Open MPI's serial settings (:data:`fem._petsc.SERIAL_MPI`) are set only while MPI starts, and
+  never when a launcher (``mpiexec``, ``srun``) started the process or for a variable the user set;
+  they do not make concurrent runs share one MPI session directory.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import pytest
+
+from fem import _petsc
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("slepc4py", "meshio", "numba", "llvmlite")
+
+SCRIPT = """
+import json, os, sys
+from fem import _petsc
+from fem.io import deck as deck_io
+from fem.run import run
+
+deck = deck_io.load(sys.argv[1])
+_petsc.init([])
+result = run(deck, sys.argv[2])
+print(json.dumps({"modules": sorted({m.split(".")[0] for m in sys.modules}),
+                  "petsc": "petsc4py.PETSc" in sys.modules,
+                  "ompi": sorted(k for k in os.environ if k in _petsc.SERIAL_MPI),
+                  "h5": result.h5}))
+"""
+
+
+def _run_fresh(deck: Path, out: Path) -> dict:
+    """Run ``deck`` in a new interpreter as ``fem run`` does; what it had imported at the end."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in _petsc.SERIAL_MPI and k not in _petsc.LAUNCHER_VARIABLES}
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(deck), str(out)], env=env,
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_static_run_imports_no_eigen_solver_mesh_reader_or_compiler(tmp_path):
+    report = _run_fresh(ROOT / "cases" / "cantilever_2d" / "deck.toml", tmp_path / "out.h5")
+    assert report["petsc"], "the run did not start PETSc: the check would prove nothing"
+    with h5py.File(report["h5"], "r") as h5:
+        assert set(h5["steps"]) == {"tip_force", "tip_moment"}
+    loaded = sorted(set(HEAVY) & set(report["modules"]))
+    assert loaded == [], f"a static run imported {loaded}"
+    assert report["ompi"] == [], "Open MPI's serial settings stayed in the environment"
+
+
+def test_a_slepc_modal_step_still_loads_slepc(tmp_path):
+    pytest.importorskip("slepc4py")
+    text = (ROOT / "cases" / "cantilever_modes" / "deck.toml").read_text()
+    assert 'type = "modal"' in text
+    deck = tmp_path / "deck.toml"
+    deck.write_text(text.replace('type = "modal"', 'type = "modal"\nmethod = "slepc"', 1))
+    report = _run_fresh(deck, tmp_path / "out.h5")
+    assert "slepc4py" in report["modules"]
+    with h5py.File(report["h5"], "r") as h5:
+        assert len(h5["modes"]) == 1
+        assert h5.attrs["version_slepc4py"].count(".") == 2          # X.Y.Z, from its metadata
+
+
+def test_serial_settings_apply_to_a_process_no_launcher_started():
+    environ = {"PATH": "/usr/bin"}
+    added = _petsc._serial_mpi_defaults(environ)
+    assert added == _petsc.SERIAL_MPI
+    assert environ == {"PATH": "/usr/bin", **_petsc.SERIAL_MPI}
+
+
+@pytest.mark.parametrize("launcher", ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                      "SLURM_PROCID"])
+def test_serial_settings_never_apply_under_a_launcher(launcher):
+    environ = {launcher: "0"}
+    assert _petsc._serial_mpi_defaults(environ) == {}
+    assert environ == {launcher: "0"}
+
+
+def test_serial_settings_keep_what_the_user_set():
+    user = {k: f"user {k}" for k in _petsc.SERIAL_MPI}
+    environ = dict(user)
+    assert _petsc._serial_mpi_defaults(environ) == {}
+    assert environ == user
+
+
+def test_no_shared_singleton_session_directory():
+    # isolated singletons share one job id and session directory (see fem._petsc's docstring)
+    assert "OMPI_MCA_ess_singleton_isolated" not in _petsc.SERIAL_MPI
