@@ -179,6 +179,10 @@ class NodalInertia:
         ``R0^T R1`` by the body spin ``R0^T dw``), and ``jl_inv(Theta) R0^T = jl_inv(Theta)^T
         R1^T`` because ``jl_inv(Theta)^T = jl_inv(Theta) exp(hat(Theta))`` and
         ``R1 = R0 exp(hat(Theta))``.
+
+        Nodes turned by ``cay(psi) R0`` (``kin.on``, :class:`fem.integrators.midpoint.
+        CayleyKinematics3D`): ``Theta = R0^T psi``, whose change by a spin is ``kin.dTheta``;
+        ``psi`` is an eigenvector of ``cay(psi)``, so ``psi . (Pi1 - Pi0)/h = T1 - T0`` still.
         """
         d, n = s0.dim, len(s0.u)
         ns = 3 if d == 2 else 6
@@ -198,6 +202,9 @@ class NodalInertia:
         f[:, 3:6] = (Pi1 - Pi0) / h
         Kr = (-so3.hat(Pi1) + (2 / h) * R1 @ self.J @ np.swapaxes(so3.jl_inv(kin.Theta), 1, 2)
               @ np.swapaxes(R1, 1, 2)) / h
+        on = getattr(kin, "on", None)
+        if on is not None:        # turned by cay(psi) R0: dTheta = R0^T cay_inv_spin(psi) dw
+            Kr[on] = (-so3.hat(Pi1[on]) + (2 / h) * R1[on] @ self.J[on] @ kin.dTheta[on]) / h
         K[lie, 3:6, 3:6] = Kr[lie]
         K[~lie, 3:6, 3:6] = 2 * self.J[~lie] / h**2
         return f, K

@@ -269,7 +269,7 @@ class Beam(ElementGroup):
         """The algorithmic basic deformations start from the geometric ones."""
         return {"v": self._kinematics(state).v.copy()}
 
-    def conserving(self, s0, s1, sm, inc, hist, spins=None):
+    def conserving(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
         """Algorithmic force with ``f . (d1 - d0) = Phi(v1) - Phi(v0)`` exactly, and momentum.
 
         The basic deformations are *algorithmic*: ``v1 = v0 + B_m inc`` with ``B_m`` the frame's
@@ -296,6 +296,12 @@ class Beam(ElementGroup):
 
         ``d(B_m inc)/dd_m`` is :meth:`bw_derivative` of the frame, the right-hand contraction of
         ``dB/dd`` whose left-hand one is the geometric stiffness. Newton converges quadratically.
+
+        ``cayley`` (E, 2) marks 3D nodes whose ``inc`` holds the Cayley parameter ``psi`` of
+        ``R1 R0^T = cay(psi)`` instead of its rotation vector (the energy-conserving scheme's
+        3D Cayley rotations, :mod:`fem.integrators.midpoint`): nothing changes but ``Q`` and
+        ``P`` there (:func:`_correction_map`). With it a rigid step changes the local rotations
+        by ``Lambda_a (R_r^T psi - G_m inc) = 0``: ``x1 - x0 = psi x x_m`` for ``cay(psi)``.
         """
         basic = self.basic
         kin = self._kinematics(sm)
@@ -329,11 +335,11 @@ class Beam(ElementGroup):
             kb = kb + 0.5 * basic.stress_hessian(sig_av)
         if spins is None:
             spins = np.full((len(self), 2), not linear)
-        Q = _correction_map(self.dim, inc, spins, half=False)
+        Q = _correction_map(self.dim, inc, spins, half=False, cayley=cayley)
         if linear:
             K = np.swapaxes(B, 1, 2) @ kb @ (B if Q is None else B @ Q)
             return f, K, energy, {"v": v1}
-        P = _correction_map(self.dim, inc, spins, half=True)
+        P = _correction_map(self.dim, inc, spins, half=True, cayley=cayley)
         d, ndn = self.dim, self.ndn
         e1 = x21 / l_1[:, None]
         em = B[:, 0, ndn:ndn + d]                          # row 0 of B is {-e_m; e_m}
@@ -351,15 +357,18 @@ class Beam(ElementGroup):
         return f, K, energy, {"v": v1}
 
 
-def _correction_map(dim: int, inc: NDArray, spins: NDArray, half: bool) -> NDArray | None:
+def _correction_map(dim: int, inc: NDArray, spins: NDArray, half: bool,
+                    cayley: NDArray | None = None) -> NDArray | None:
     """(E, nd, nd) derivative of the step (or, ``half``, of the mid-point motion) by ``s1``.
 
     How Newton's corrections of ``s1`` move the step's increment ``inc`` (``half=False``) or the
     mid-point configuration (``half=True``), node by node. Translations and additive rotations
     (2D, 3D nodes without ``spins``): 1 and 1/2. 3D nodes corrected by spatial spins ``dw``: the
     step's rotation vector ``theta`` (``inc``) moves by ``jl_inv(theta) dw`` and the mid-point
-    orientation ``exp(hat(theta)/2) R0`` turns by :func:`fem.rotations.half_spin`. ``None``
-    stands for the identity.
+    orientation ``exp(hat(theta)/2) R0`` turns by :func:`fem.rotations.half_spin`. Nodes marked
+    ``cayley`` (E, 2) hold ``psi`` with ``exp(hat(theta)) = cay(psi)``: it moves by
+    :func:`fem.rotations.cay_inv_spin`, the mid-point orientation (still ``exp(hat(theta)/2)
+    R0``) by ``half_spin(log_cay(psi))``. ``None`` stands for the identity.
     """
     E, nd = inc.shape
     lie = dim == 3 and nd == 12 and bool(np.any(spins))
@@ -370,6 +379,9 @@ def _correction_map(dim: int, inc: NDArray, spins: NDArray, half: bool) -> NDArr
     if lie:
         th = inc.reshape(E, 2, 6)[:, :, 3:]                      # both nodes' rotation vectors
         blocks = so3.half_spin(th) if half else so3.jl_inv(th)
+        if cayley is not None and np.any(cayley):
+            cb = so3.half_spin(so3.log_cay(th)) if half else so3.cay_inv_spin(th)
+            blocks = np.where(cayley[:, :, None, None], cb, blocks)
         blocks = np.where(spins[:, :, None, None], blocks, M[:, 3:6, 3:6][:, None])
         M[:, 3:6, 3:6], M[:, 9:12, 9:12] = blocks[:, 0], blocks[:, 1]
     return M

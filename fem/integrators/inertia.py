@@ -58,7 +58,10 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
         sm.rot = 0.5 * (s0.rot + s1.rot)
         return sm
     kin = step_kinematics(s0, s1, additive) if kin is None else kin
-    sm.rot = so3.rotate_spatial(s0.rot, 0.5 * kin.theta)
+    # half the rotation vector, also where ``theta`` holds Cayley parameters (``rotvec``:
+    # fem.integrators.midpoint.CayleyKinematics3D)
+    rotvec = getattr(kin, "rotvec", None)
+    sm.rot = so3.rotate_spatial(s0.rot, 0.5 * (kin.theta if rotvec is None else rotvec))
     if additive is not None and additive.any():
         psi = 0.5 * (so3.rotvec_from_quat(s0.rot[additive])
                      + so3.rotvec_from_quat(s1.rot[additive]))

@@ -35,8 +35,24 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
     (:meth:`EnergyConserving._cayley_rows`): same work, and a pin's moment arm becomes the
     mid-point offset ``(R0 + R1) s / 2``, so pinned beams conserve angular momentum exactly.
     Tangent columns of ``psi`` carry ``d psi / d dtheta = 1 + psi^2/4``. Other 2D nodes (rigid
-    bodies, point masses) keep the angle, with which a free body spins at its exact rate. 3D
-    nodes keep ``exp``: the 3D update ``R1 = cay(h w_m) R0`` is not done.
+    bodies, point masses) keep the angle, with which a free body spins at its exact rate.
+
+    **3D: Cayley rotations** (:class:`CayleyKinematics3D`). The same in space: the mid-point
+    chord of a rigid step moves by ``x1 - x0 = psi x (x0 + x1)/2`` exactly when the step turns
+    by ``cay(psi)`` (:func:`fem.rotations.cay`), so the beams' algorithmic frame spin ``G_m inc``
+    is ``R_r^T psi`` and their local rotations change by ``Lambda (R_r^T psi_a - G_m inc)``.
+    Nodes of 3D co-rotational beams therefore turn by ``R1 = cay(psi) R0`` with ``psi = h w_m``
+    (spatial; ``W1 = 2 Psi/h - W0``, ``Psi = R0^T psi``): a rigid spin leaves the local
+    rotations unchanged (with ``exp`` they drifted by ``(omega h)^3/12`` a step). ``psi`` is
+    an eigenvector of ``cay(psi)``, so ``R1^T psi = R0^T psi`` and Simo & Wong's
+    ``(Pi1 - Pi0)/h`` does the work ``psi . (Pi1 - Pi0)/h = T1 - T0``; the beams take ``psi``
+    as their nodal increment. Forces paired with the rotation vector ``theta = log(R1 R0^T)``
+    (joints, springs, linear beams, rigid bodies) are carried over by the scalar secant
+    ``s = |theta| / |psi|`` (``theta = s psi``), the same work. Newton still turns ``R1`` by
+    spins ``dw``: ``d psi = (I - hat(psi)/2 + psi psi^T/4) dw``
+    (:func:`fem.rotations.cay_inv_spin`), ``d s = s'(|theta|) n . dw``. The mid-point
+    orientation stays ``exp(theta/2) R0``. Nodes of 3D beams with consistent inertia keep
+    ``exp`` for now (:func:`chord_nodes`).
 
 Both tangents are the exact derivatives of the residual along Newton's corrections of ``s1``
 (translations added, 3D rotations turned by spatial spins), so Newton converges quadratically:
@@ -73,13 +89,40 @@ class CayleyKinematics(StepKinematics):
     dsecant: NDArray | None = None    # (n,) its derivative by dtheta
 
 
+@dataclass
+class CayleyKinematics3D(StepKinematics):
+    """3D steps of the energy-conserving scheme: nodes ``on`` turn by ``cay(psi) R0``.
+
+    ``theta``, ``Theta = R0^T psi`` and ``increment`` hold ``psi`` at those nodes (what the
+    velocities, the inertia, the beams, the external moments and the work are paired with),
+    the rotation vectors elsewhere.
+    """
+
+    rotvec: NDArray | None = None     # (n, 3) every node's log(R1 R0^T), spatial
+    on: NDArray | None = None         # (n,) bool, the nodes that turn by cay(psi)
+    dTheta: NDArray | None = None     # (n, 3, 3) d Theta / dw there: R0^T cay_inv_spin(psi)
+    secant: NDArray | None = None     # (n,) |rotvec| / |psi| (1 elsewhere)
+    dsecant: NDArray | None = None    # (n, 3) d secant / dw (0 elsewhere)
+
+
 def chord_nodes(model) -> NDArray:
-    """(n,) the 2D nodes of co-rotational beams, whose rotations follow mid-point chords."""
+    """(n,) the nodes of co-rotational beams, whose rotations follow mid-point chords.
+
+    In 3D without the nodes of beams with consistent inertia, which keep ``exp``: a ``psi``
+    form of that inertia (moment ``C^T dpi_d / h``, ``C = -hat(d1) + (h/4) hat((I + Q)
+    d_dot0)``, ``Q = cay(psi)``) passed its tangent check and closed the spatial spin-up's work
+    balance to 1e-9 J, but Newton wandered for 20 iterations on a few steps of a free flight
+    (tests/test_consistent_inertia.py) and halved them; not yet understood, so not used.
+    """
     on = np.zeros(model.n_nodes, dtype=bool)
     for g in model.groups:
         frame = getattr(g, "frame", None)
         if frame is not None and not frame.linear and "rz" in g.dof_names:
             on[g.conn] = True
+    if model.dim == 3:
+        for g in model.groups:
+            if getattr(g, "inertia", "lumped") == "consistent":
+                on[g.conn] = False
     return on
 
 
@@ -155,6 +198,8 @@ class MidpointRule(Integrator):
             f_c, K_c = self.system.constraint_step(s0, s1, tangent=K_el is not None)
             if isinstance(kin, CayleyKinematics):
                 f_c, K_c = self._cayley_rows(kin, f_c, K_c)
+            elif isinstance(kin, CayleyKinematics3D):
+                f_c, K_c = self._cayley_rows_3d(kin, f_c, K_c)
             f_el = f_el + f_c
             if K_el is not None:
                 K_el = K_el + K_c
@@ -215,13 +260,13 @@ class EnergyConserving(MidpointRule):
             s0.conserving[g.name] = g.conserving_start(s0)
 
     def kinematics(self, s0, s1):
-        """Step increments; in 2D with the rotations as Cayley parameters (module doc)."""
+        """Step increments; nodes of co-rotational beams turn by Cayley parameters (module doc)."""
         kin = super().kinematics(s0, s1)
-        if self.dim != 2:
-            return kin
         if self._chord_nodes is None:
             self._chord_nodes = chord_nodes(self.system.model)
         on = self._chord_nodes
+        if self.dim == 3:
+            return self._kinematics_3d(s0, kin, on) if on.any() else kin
         dth = kin.theta[:, 2].copy()
         psi = np.where(on, 2 * np.tan(0.5 * dth), dth)
         s, ds = cayley_secant(dth)
@@ -232,6 +277,21 @@ class EnergyConserving(MidpointRule):
         return CayleyKinematics(kin.dx, theta, theta, inc, dtheta=dth,
                                 dpsi=np.where(on, 1 + 0.25 * psi**2, 1.0),
                                 secant=np.where(on, s, 1.0), dsecant=np.where(on, ds, 0.0))
+
+    def _kinematics_3d(self, s0, kin, on) -> CayleyKinematics3D:
+        """``psi = theta / s`` at the nodes ``on``, ``s = (t/2) cot(t/2)``, ``t = |theta|``."""
+        theta = kin.theta
+        t = np.sqrt(np.einsum("ni,ni->n", theta, theta))
+        s, ds = cayley_secant(t)
+        s, ds = np.where(on, s, 1.0), np.where(on, ds, 0.0)
+        n = theta / np.where(t > 0, t, 1.0)[:, None]
+        psi = theta / s[:, None]
+        R0 = self.R0 if s0 is self._s0 else s0.rotation_matrices()
+        dTheta = np.swapaxes(R0, 1, 2) @ so3.cay_inv_spin(psi)
+        inc = kin.increment.copy()
+        inc[:, 3:6] = psi
+        return CayleyKinematics3D(kin.dx, psi, kin.Theta / s[:, None], inc, rotvec=theta,
+                                  on=on, dTheta=dTheta, secant=s, dsecant=ds[:, None] * n)
 
     def _cayley_rows(self, kin, f, K):
         """Forces paired with the angle increments, paired with ``psi`` instead (2D).
@@ -257,10 +317,36 @@ class EnergyConserving(MidpointRule):
         K[diag[rows[free]]] += f_theta[free[on]] * ds[free]
         return f, K
 
+    def _cayley_rows_3d(self, kin, f, K):
+        """Forces paired with the rotation vectors, paired with ``psi`` instead (3D).
+
+        Rows ``rx, ry, rz`` of a node ``on`` are multiplied by ``s = |theta| / |psi|``, so the
+        work is unchanged; the tangent's rows by ``s``, plus the node block ``f ds/dw``.
+        """
+        dm = self.system.dofmap
+        rows = dm.index[:, 3:6]
+        act = kin.on[:, None] & (rows >= 0)
+        f = f.copy()
+        f_theta = np.zeros((len(rows), 3))
+        f_theta[act] = f[rows[act]]
+        f[rows[act]] *= np.broadcast_to(kin.secant[:, None], rows.shape)[act]
+        if K is None:
+            return f, None
+        asm = self.system.assembler
+        scale = np.ones(asm.n_free)
+        free = act & (rows < asm.n_free)
+        scale[rows[free]] = np.broadcast_to(kin.secant[:, None], rows.shape)[free]
+        blocks = np.zeros((len(rows), 6, 6))
+        blocks[:, 3:6, 3:6] = np.einsum("ni,nj->nij", f_theta, kin.dsecant)
+        K = K * scale[asm.entry_rows] + asm.matrix([None] * len(asm.groups), blocks)
+        return f, K
+
     def _elements(self, s0, s1, kin, tangent: bool):
         sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
         inc = kin.increment
+        if isinstance(kin, CayleyKinematics3D):
+            return self._elements_3d(s0, s1, sm, kin, tangent)
         cayley = isinstance(kin, CayleyKinematics)
         if cayley:
             inc_angle = inc.copy()
@@ -295,6 +381,45 @@ class EnergyConserving(MidpointRule):
             hist[g.name] = h1
         f_full = sysm.assembler.vector(fs)
         K_csr = sysm.assembler.matrix(Ks) if tangent else None
+        return f_full, K_csr, (energies, hist)
+
+    def _elements_3d(self, s0, s1, sm, kin, tangent: bool):
+        """:meth:`_elements` with 3D Cayley nodes (module doc).
+
+        Co-rotational beams take ``psi`` (their tangent by spins through ``cay_inv_spin``); the
+        other groups with rotations take the rotation vectors, and their assembled rows are
+        carried over by ``s`` (:meth:`_cayley_rows_3d`).
+        """
+        sysm = self.system
+        inc_exp = kin.increment.copy()
+        inc_exp[:, 3:6] = kin.rotvec
+        none = [None] * len(sysm.model.groups)
+        fs, Ks, fx, Kx = none.copy(), none.copy(), none.copy(), none.copy()
+        energies, hist = [], {}
+        for i, g in enumerate(sysm.model.groups):
+            rot = bool({"rx", "ry", "rz"} & set(g.dof_names))
+            frame = getattr(g, "frame", None)
+            chord = rot and frame is not None and not frame.linear
+            kw = {"spins": self.inertia.lie[g.conn]} if "rx" in g.dof_names else {}
+            if chord:
+                kw["cayley"] = kin.on[g.conn]
+            f, K, energy, h1 = g.conserving(s0, s1, sm,
+                                            g.element_vector(kin.increment if chord else inc_exp),
+                                            s0.conserving[g.name], **kw)
+            theta_paired = rot and not chord and kin.on[g.conn].any()
+            (fx if theta_paired else fs)[i] = f
+            (Kx if theta_paired else Ks)[i] = K
+            energies.append(energy)
+            hist[g.name] = h1
+        asm = sysm.assembler
+        f_full = asm.vector(fs)
+        K_csr = asm.matrix(Ks) if tangent else None
+        if any(f is not None for f in fx):
+            f_x, K_x = self._cayley_rows_3d(kin, asm.vector(fx),
+                                            asm.matrix(Kx) if tangent else None)
+            f_full = f_full + f_x
+            if tangent:
+                K_csr = K_csr + K_x
         return f_full, K_csr, (energies, hist)
 
     def finish(self, s0, s1) -> tuple[float, float]:
