@@ -41,6 +41,10 @@ follower force turns with the nodal angle.
   deformed beam axis there (for Euler-Bernoulli beams the nodal rotation turns the tangent) and
   its load stiffness is the follower nodal loads' ``hat(f)``, ``hat(m)``; total ``q L`` (per
   reference length: the stretch of the axis does not change it);
+* a uniform pressure ``p`` per reference area on triangles (shells, :class:`PressureLoad`):
+  ``p A / 3 n`` at each corner, ``n`` the unit normal of the reference triangle (the consistent
+  nodal forces of a uniform load on linear triangles; a positive ``p`` pushes along
+  ``(x2 - x1) x (x3 - x1)``). *Dead*: fixed, resolved once per step;
 * gravity: ``M g`` with the mass the dynamic step integrates (:func:`gravity_force`): dead,
   constant forces, whose work over a step is exact in the energy balance (for beams with
   consistent inertia the end moments stay at the reference axis: see
@@ -60,7 +64,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.functions import Constant, Linear
+from fem.functions import Constant, Linear, TimeFunction
 from fem.model import DistributedLoad, Gravity, NodalLoad, Prescribed
 from fem.state import State
 
@@ -79,6 +83,21 @@ class Pattern:
     kind: str
 
 
+@dataclass(frozen=True)
+class PressureLoad:
+    """A uniform pressure per unit reference area on triangle groups (shells), a dead load.
+
+    ``parts``: ``(group name, element indices)`` pairs; ``pressure``: force per area along each
+    triangle's normal ``(x2 - x1) x (x3 - x1)`` at the reference (:func:`_pressure`).
+    """
+
+    name: str
+    parts: tuple[tuple[str, NDArray], ...]
+    pressure: float
+    kind: str = "dead"
+    function: TimeFunction | None = None
+
+
 def resolve(load, model) -> Pattern:
     """The nodal :class:`Pattern` of a nodal, distributed or gravity load."""
     if isinstance(load, Gravity):
@@ -94,6 +113,8 @@ def resolve(load, model) -> Pattern:
         return Pattern(nodes, force, moment, "dead")
     if isinstance(load, DistributedLoad):
         return _distributed(load, model)
+    if isinstance(load, PressureLoad):
+        return _pressure(load, model)
     k = len(load.nodes)
     return Pattern(load.nodes, np.broadcast_to(load.force, (k, 3)),
                    np.broadcast_to(load.moment, (k, 3)), load.kind)
@@ -128,6 +149,24 @@ def _distributed(load: DistributedLoad, model) -> Pattern:
         forces += [f, f]
         moments += [m, -m]
     return Pattern(np.concatenate(nodes), np.vstack(forces), np.vstack(moments), load.kind)
+
+
+def _pressure(load: PressureLoad, model) -> Pattern:
+    """Consistent nodal forces ``p A / 3 n`` of a uniform pressure on reference triangles.
+
+    ``(x2 - x1) x (x3 - x1) / 2 = A n``, so each corner takes ``p / 6`` times that cross product
+    (the consistent load of linear triangles, and the DKT's load in Batoz, Bathe & Ho 1980: no
+    nodal moments).
+    """
+    nodes, forces = [], []
+    for name, elements in load.parts:
+        conn = model.group(name).conn[elements]
+        X = model.X[conn]                                           # (E, 3, 3)
+        f = load.pressure / 6.0 * np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0])
+        nodes.append(conn.T.ravel())
+        forces.append(np.tile(f, (3, 1)))
+    force = np.vstack(forces)
+    return Pattern(np.concatenate(nodes), force, np.zeros_like(force), load.kind)
 
 
 def gravity_force(model, acceleration: NDArray) -> NDArray:

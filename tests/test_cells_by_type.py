@@ -113,7 +113,7 @@ class MembraneDeck:
     TABLE = "elements"
     PLURAL = "membranes"
     KEYS = [MATERIAL, CONNECTIVITY, MESH_GROUP,
-            Key("thickness", "float", REQUIRED, "membrane thickness", positive=True)]
+            Key("membrane_thickness", "float", REQUIRED, "membrane thickness", positive=True)]
     NOT_USED: dict = {}
 
     @staticmethod
@@ -121,7 +121,7 @@ class MembraneDeck:
         mat = material(e, inputs)
         conn, _ = rows(e, inputs.nodes, Membrane.nen, Membrane.cell_type)
         group = Membrane(e.values["name"], conn, inputs.nodes.X, inputs.dim, mat.E, mat.nu,
-                         e.values["thickness"], mat.rho)
+                         e.values["membrane_thickness"], mat.rho)
         return GroupPiece(group, inputs.nodes)
 
 
@@ -176,7 +176,7 @@ def plate_deck(extra: str = "", group: str = "plate") -> str:
         name = "plate"
         type = "membrane"
         material = "m"
-        thickness = {T}
+        membrane_thickness = {T}
         mesh_group = "{group}"
         [[supports]]
         nodes = "left"
@@ -208,13 +208,13 @@ def plate(tmp_path, membrane):
 
 def test_the_schema_takes_the_registered_family(membrane):
     names = {k.name: k for k in table_keys("elements")}
-    assert "membrane" in names["type"].choices and names["thickness"].required
-    assert "| `thickness` | float | required | membrane thickness | membrane |" in \
+    assert "membrane" in names["type"].choices and names["membrane_thickness"].required
+    assert "| `membrane_thickness` | float | required | membrane thickness | membrane |" in \
         reference_markdown()
 
 
 def test_registration_is_undone():
-    assert "thickness" not in {k.name for k in table_keys("elements")}
+    assert "membrane_thickness" not in {k.name for k in table_keys("elements")}
 
 
 def test_patch_test_and_triangle_cells_in_hdf5_and_xdmf(plate):
@@ -346,8 +346,8 @@ def test_the_energy_conserving_integrator_is_asked_of_every_group(plate):
 
 def test_keys_of_other_families_are_not_used_by_it(plate):
     folder, _ = plate
-    (folder / "deck.toml").write_text(plate_deck().replace('thickness =', 'divisions = 2\n'
-                                                           'thickness ='))
+    (folder / "deck.toml").write_text(plate_deck().replace('membrane_thickness =',
+                                                           'divisions = 2\nmembrane_thickness ='))
     with pytest.raises(DeckError, match="not used by membranes") as err:
         deck_io.load(str(folder / "deck.toml"))
     assert err.value.key == "elements[0].divisions"

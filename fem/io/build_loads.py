@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from fem.dofs import DofMap
 from fem.errors import DeckError, did_you_mean
 from fem.io.build import Entry, Nodes, axial, function, slot, unique, vector
-from fem.loads import gravity_force
+from fem.loads import PressureLoad, gravity_force
 from fem.model import DOF_SLOTS, DistributedLoad, Gravity, Model, NodalLoad, Prescribed
 
 
@@ -51,6 +51,9 @@ def loads(entries: list[Entry], nodes: Nodes, funcs: Mapping,
     by_name = unique(entries, "load")
     for name, e in by_name.items():
         v = e.values
+        if v["pressure"] is not None:
+            items.append(_pressure(e, groups, funcs))
+            continue
         if v["elements"] is not None or v["per_length"] is not None:
             items.append(_distributed(e, d, groups, funcs))
             continue
@@ -114,6 +117,40 @@ def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> Distributed
                            function(funcs, v["function"], f"{e.where}.function"))
 
 
+def _pressure(e: Entry, groups: tuple, funcs: Mapping) -> PressureLoad:
+    """A ``[[loads]]`` entry with ``elements`` (triangle groups: shells) and ``pressure``."""
+    v = e.values
+    for key in ("nodes", "force", "moment", "per_length"):
+        if v[key] is not None:
+            raise DeckError(f"{e.where}.{key}", "not used by a pressure load (elements and "
+                            "pressure); give other loads as separate entries")
+    if v["elements"] is None:
+        raise DeckError(f"{e.where}.elements", "missing: a pressure load needs elements "
+                        "(names of shell groups)")
+    if v["pressure"] == 0.0:
+        raise DeckError(f"{e.where}.pressure", "expected a nonzero pressure, got zero")
+    if v["kind"] != "dead":
+        raise DeckError(f"{e.where}.kind", f"expected dead for a pressure load (follower "
+                        f"pressure is not implemented), got {v['kind']!r}")
+    by_name = {g.name: g for g in groups}
+    names = [v["elements"]] if isinstance(v["elements"], str) else v["elements"]
+    if len(set(names)) != len(names):
+        raise DeckError(f"{e.where}.elements", f"a group is named twice in {names}")
+    parts = []
+    for gname in names:
+        g = by_name.get(gname)
+        if g is None:
+            raise DeckError(f"{e.where}.elements", f"unknown element group '{gname}'"
+                            + did_you_mean(gname, by_name) + "; the groups are: "
+                            + ", ".join(by_name))
+        if g.cell_type != "triangle":
+            raise DeckError(f"{e.where}.elements", f"group '{gname}' ({g.type_name}) is not "
+                            "made of triangles: a pressure needs shells")
+        parts.append((gname, np.arange(len(g))))
+    return PressureLoad(v["name"], tuple(parts), float(v["pressure"]), "dead",
+                        function(funcs, v["function"], f"{e.where}.function"))
+
+
 def gravity(table: dict | None, dim: int, funcs: Mapping, names: Mapping) -> Gravity | None:
     """``[gravity]``: the load ``M g`` named ``"gravity"`` (``names``: the ``[[loads]]``)."""
     if table is None:
@@ -135,7 +172,7 @@ def check_model(model: Model, load_entries: dict[str, Entry],
         if isinstance(ld, Gravity):
             _check_gravity(model, ld)
             continue
-        if isinstance(ld, DistributedLoad):
+        if isinstance(ld, (DistributedLoad, PressureLoad)):
             continue            # on elements: their nodes are active, checked when built
         e = load_entries[ld.name]
         loose = ~np.any(active[ld.nodes], axis=1)

@@ -140,9 +140,13 @@ SCHEMA: dict[str, list[Key]] = {
         Key("force", "vector", None, "`[fx, fy]` (2D) or `[fx, fy, fz]` (3D), per node"),
         Key("moment", "number_or_vector", None, "`mz` (2D) or `[mx, my, mz]` (3D), per node"),
         Key("elements", "groups", None, "distributed loads: element-group name or list of names "
-            "(beams; trusses take dead loads) carrying `per_length` (instead of nodes)"),
+            "(beams; trusses take dead loads) carrying `per_length`, or shell groups carrying "
+            "`pressure` (instead of nodes)"),
         Key("per_length", "vector", None, "uniform load per reference length `[qx, qy(, qz)]` "
             "(nonzero), global axes (follower: at the reference, turning with the nodes)"),
+        Key("pressure", "float", None, "shells: uniform pressure per reference area on the "
+            "`elements` (instead of per_length), along each triangle's normal (x2 - x1) x "
+            "(x3 - x1); dead"),
         Key("kind", "str", "dead", "dead (fixed direction; for moments Argyris's axial moment), "
             "follower, or semitangential (moments)", choices=LOAD_KINDS),
         LOAD_FUNCTION,

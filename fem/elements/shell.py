@@ -1,0 +1,191 @@
+"""Three-node flat facet shells: OPT membrane with drilling rotations plus the DKT plate (linear).
+
+Each triangle is flat; its element frame ``(e1, e2, e3)`` has ``e1`` along side 1-2, ``e3`` the
+normal ``(x2 - x1) x (x3 - x1)`` (counter-clockwise corners seen from ``+e3``) and ``e2 = e3 x
+e1``. In that frame the stiffness is the sum of two uncoupled parts (a flat facet has no
+membrane-bending coupling):
+
+* membrane, DOFs ``(u, v, theta_z)`` per node: Felippa's optimal ANDES triangle (OPT) with
+  corner drilling rotations (C. A. Felippa, CMAME 192 (2003) 2125-2168;
+  :mod:`fem.elements.shell_membrane`);
+* bending, DOFs ``(w, theta_x, theta_y)``: the discrete Kirchhoff triangle, DKT (Batoz, Bathe &
+  Ho, IJNME 15 (1980) 1771-1812; :mod:`fem.elements.shell_plate`).
+
+Both pass their patch tests exactly, and together they have exactly the six rigid-body zero
+energy modes (the drilling rotation is stiff through the OPT higher-order stiffness, no
+artificial drilling spring is added). ``K_global = Lambda^T K_local Lambda`` with ``Lambda`` the
+element frame repeated on each node's translations and rotations. This is the small-displacement
+(linear) element: rotations are rotation vectors added (``additive_rotations``), force ``K u``,
+energy ``u.K u / 2``; it has no geometric stiffness yet.
+
+**Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
+delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
+with the linear one the plate frequencies of a 16 x 16 mesh were 0.5-2.8 % high), the rotary
+inertia ``rho h^3 / 12`` per area linearly on all three rotations (the drilling one as the
+bending ones, so that a node's rotary inertia is isotropic). Lumped: a third of the mass and of
+the rotary inertia to each node (isotropic nodal blocks, the same in every frame).
+
+**Outputs** per element, in the element frame: the mean membrane forces ``Nxx, Nyy, Nxy``
+(``h D eps``, the OPT element's mean strain is its constant basic strain), the mean moments
+``Mxx, Myy, Mxy`` (``M = int z sigma dz``, ``z`` along ``e3``) and the surface stresses
+``N/h +- 6 M / h^2`` on the top (``+e3``) and bottom faces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements.base import ElementGroup
+from fem.elements.shell_membrane import OPTMembrane, beta0, plane_stress
+from fem.elements.shell_plate import DKTPlate, deflection_mass
+
+#: local DOFs (of u, v, w, rx, ry, rz per node) of the membrane and of the plate
+MEMBRANE = np.array([[6 * n, 6 * n + 1, 6 * n + 5] for n in range(3)]).ravel()
+PLATE = np.array([[6 * n + 2, 6 * n + 3, 6 * n + 4] for n in range(3)]).ravel()
+STRESS_NAMES = ("Nxx", "Nyy", "Nxy", "Mxx", "Myy", "Mxy")
+SURFACE_NAMES = ("sxx_top", "syy_top", "sxy_top", "sxx_bottom", "syy_bottom", "sxy_bottom")
+
+
+def _per_element(value, n: int) -> NDArray:
+    return np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+
+
+def element_frames(X: NDArray) -> NDArray:
+    """(E, 3, 3) element frames, rows ``e1, e2, e3``, of triangles with corners ``X (E, 3, 3)``.
+
+    A degenerate (zero-area) triangle gives a non-finite frame; the deck builder refuses it.
+    """
+    a, b = X[:, 1] - X[:, 0], X[:, 2] - X[:, 0]
+    e1 = a / np.linalg.norm(a, axis=1)[:, None]
+    n = np.cross(a, b)
+    e3 = n / np.linalg.norm(n, axis=1)[:, None]
+    return np.stack([e1, np.cross(e3, e1), e3], axis=1)
+
+
+class Shell(ElementGroup):
+    """A batch of 3-node flat shell triangles (3D models; 6 DOFs per node).
+
+    Parameters
+    ----------
+    name : group name
+    conn : (E, 3) node indices
+    X : (n, 3) reference coordinates of the model's nodes
+    dim : 3
+    E, nu, rho : material, per element or scalar
+    h : thickness, per element or scalar
+    """
+
+    type_name = "shell"
+    nen = 3
+    cell_type = "triangle"
+    capabilities = frozenset({"stiffness", "mass"})
+    additive_rotations = True
+    dof_names = ("ux", "uy", "uz", "rx", "ry", "rz")
+    stress_names = STRESS_NAMES
+
+    def __init__(self, name, conn, X, dim, *, E, nu, h, rho=0.0):
+        if dim != 3:
+            raise ValueError("shells are 3D elements (6 DOFs per node)")
+        super().__init__(name, conn, X, dim)
+        n = len(self)
+        self.formulation = "linear"
+        self.props = {"E": _per_element(E, n), "nu": _per_element(nu, n),
+                      "h": _per_element(h, n), "rho": _per_element(rho, n)}
+        p = self.props
+        self.T = element_frames(self.X)                               # (E, 3, 3)
+        rel = self.X - self.X[:, :1]
+        xy = np.einsum("eij,eaj->eai", self.T[:, :2], rel)             # (E, 3, 2) local
+        D = plane_stress(p["E"], p["nu"])
+        self.D = D
+        self.membrane = OPTMembrane(xy, p["h"], D, beta0(p["nu"]))
+        self.Db = (p["h"] ** 3 / 12.0)[:, None, None] * D
+        self.plate = DKTPlate(xy, self.Db)
+        self.area = self.membrane.area
+        Kl = np.zeros((n, 18, 18))
+        Kl[:, MEMBRANE[:, None], MEMBRANE[None, :]] = self.membrane.K
+        Kl[:, PLATE[:, None], PLATE[None, :]] = self.plate.K
+        self.K_local = Kl
+        self.Lam = np.zeros((n, 18, 18))                               # local = Lam global
+        for k in range(6):
+            self.Lam[:, 3 * k:3 * k + 3, 3 * k:3 * k + 3] = self.T
+        self.K = np.swapaxes(self.Lam, 1, 2) @ Kl @ self.Lam
+        self._deflection_mass = deflection_mass(xy, p["rho"] * p["h"])
+
+    # --- kinematics ---------------------------------------------------------------------------
+    def _local(self, state) -> NDArray:
+        """(E, 18) element DOFs in the element frames."""
+        d = self.element_vector(state.dof_values())
+        return np.einsum("eij,ej->ei", self.Lam, d)
+
+    def _generalized(self, dl: NDArray) -> NDArray:
+        """(E, 6) ``(N, M)`` of local DOFs ``dl (E, 18)``."""
+        h = self.props["h"][:, None]
+        eps = self.membrane.mean_strain(dl[:, MEMBRANE])
+        kap = self.plate.mean_curvature(dl[:, PLATE])
+        N = h * np.einsum("eij,ej->ei", self.D, eps)
+        M = np.einsum("eij,ej->ei", self.Db, kap)
+        return np.hstack([N, M])
+
+    # --- protocol -----------------------------------------------------------------------------
+    def internal_force(self, state) -> NDArray:
+        """(E, 18) ``K u`` in the global frame."""
+        return np.einsum("eij,ej->ei", self.K, self.element_vector(state.dof_values()))
+
+    def tangent(self, state) -> NDArray:
+        """(E, 18, 18) the constant stiffness (global frame)."""
+        return self.K.copy()
+
+    def material_tangent(self, state) -> NDArray:
+        """(E, 18, 18) the stiffness: all of the linear element's tangent."""
+        return self.K.copy()
+
+    def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """``K u`` and (if asked) ``K``."""
+        return self.internal_force(state), self.K.copy() if tangent else None
+
+    def stress(self, state) -> NDArray:
+        """(E, 6) mean membrane forces and moments ``Nxx, Nyy, Nxy, Mxx, Myy, Mxy``."""
+        return self._generalized(self._local(state))
+
+    def stress_rate(self, state, due: NDArray) -> NDArray:
+        """(E, 6) their change for element increments ``due (E, 18)`` (linear: the same map)."""
+        return self._generalized(np.einsum("eij,ej->ei", self.Lam, due))
+
+    def energy(self, state) -> NDArray:
+        """(E,) strain energy ``u.K u / 2``."""
+        d = self.element_vector(state.dof_values())
+        return 0.5 * np.einsum("ei,eij,ej->e", d, self.K, d)
+
+    def mass(self, state=None, lumped: bool = False) -> NDArray:
+        """(E, 18, 18) consistent or lumped mass, global axes (see the module docstring)."""
+        p = self.props
+        m = p["rho"] * p["h"] * self.area                              # (E,)
+        j = p["rho"] * p["h"] ** 3 / 12.0 * self.area
+        per = np.diag([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])[None] * m[:, None, None] + \
+            np.diag([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])[None] * j[:, None, None]    # (E, 6, 6)
+        if lumped:                   # isotropic nodal blocks: the same in every frame
+            return np.einsum("ab,eij->eaibj", np.eye(3) / 3.0, per).reshape(len(self), 18, 18)
+        lin = (np.ones((3, 3)) + np.eye(3)) / 12.0
+        Ml = np.einsum("ab,eij->eaibj", lin, per).reshape(len(self), 18, 18)
+        Ml[:, PLATE[::3, None], PLATE[None, ::3]] = 0.0                # w: the cubic instead
+        Ml[:, PLATE[:, None], PLATE[None, :]] += self._deflection_mass
+        return np.swapaxes(self.Lam, 1, 2) @ Ml @ self.Lam
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """Mean ``N``, ``M`` and the top and bottom surface stresses, element frame."""
+        s = self.stress(state)
+        h = self.props["h"][:, None]
+        mem, bend = s[:, :3] / h, 6.0 * s[:, 3:] / h**2
+        surf = np.hstack([mem + bend, mem - bend])
+        out = {n: s[:, i] for i, n in enumerate(STRESS_NAMES)}
+        out.update({n: surf[:, i] for i, n in enumerate(SURFACE_NAMES)})
+        return out
+
+    def properties(self) -> dict[str, NDArray]:
+        """Material, thickness and area per element."""
+        return {**self.props, "area": self.area}
+
+    def options(self) -> dict[str, str]:
+        """The formulation."""
+        return {"formulation": self.formulation}
