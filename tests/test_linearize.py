@@ -269,3 +269,110 @@ def test_consistent_inertia_is_refused_by_name():
     d["elements"][0]["inertia"] = "consistent"
     with pytest.raises(Exception, match="beam: inertia = \"consistent\" is not linearized"):
         solve(d)
+
+
+# --- T10's matrices in joint coordinates ---------------------------------------------------------
+def two_link_kinematics(th, u, a):
+    """Nodes (centres of mass) of the two links: positions, velocities and accelerations
+    ``(6,)`` each (x, y, angle per node) for the absolute angle ``th[0]`` of link 1 and the
+    relative angle ``th[1]``, their rates ``u`` and accelerations ``a`` (complex-step safe)."""
+    t1, t12 = th[0], th[0] + th[1]
+    w1, w12 = u[0], u[0] + u[1]
+    a1, a12 = a[0], a[0] + a[1]
+
+    def e(t):
+        return np.array([np.cos(t), np.sin(t)])
+
+    def n(t):
+        return np.array([-np.sin(t), np.cos(t)])
+
+    x1, x2 = 0.5 * e(t1), e(t1) + 0.5 * e(t12)
+    v1, v2 = 0.5 * w1 * n(t1), w1 * n(t1) + 0.5 * w12 * n(t12)
+    acc1 = 0.5 * (a1 * n(t1) - w1**2 * e(t1))
+    acc2 = a1 * n(t1) - w1**2 * e(t1) + 0.5 * (a12 * n(t12) - w12**2 * e(t12))
+    return (np.array([*x1, t1, *x2, t12]), np.array([*v1, w1, *v2, w12]),
+            np.array([*acc1, a1, *acc2, a12]))
+
+
+def complex_step(f, x):
+    """Jacobian of ``f`` at ``x`` by the complex step (exact to round-off)."""
+    h = 1e-30
+    return np.column_stack([f(x + 1j * h * e).imag / h for e in np.eye(len(x))])
+
+
+def joint_coordinate_matrices(th, u, a, gravity: bool):
+    """fem's absolute-coordinate linearization of the two links driven by the joint torques
+    that give them the accelerations ``a`` (notes T10: tau = M a + B + g), projected on the
+    joint coordinates: ``M_th = T^T M T``, ``D_th = T^T (M da/du + D dv/du)``, ``K_th = T^T (M
+    da/dth + D dv/dth + K dq/dth)`` with ``T = dq/dth`` (the constraint forces drop out:
+    ``G T = 0``, and the full residual vanishes at the state)."""
+    th, u, a = (np.asarray(x, dtype=float) for x in (th, u, a))
+    q0, v0, a0 = two_link_kinematics(th, u, a)
+    c2, s2 = np.cos(th[1]), np.sin(th[1])
+    M = np.array([[100.074 + 60 * c2, 20.037 + 30 * c2], [20.037 + 30 * c2, 20.037]])
+    B = np.array([-30 * s2 * (2 * u[0] * u[1] + u[1] ** 2), 30 * s2 * u[0] ** 2])
+    g = (np.array([882.9 * np.cos(th[0]) + 294.3 * np.cos(th[0] + th[1]),
+                   294.3 * np.cos(th[0] + th[1])]) if gravity else np.zeros(2))
+    tau = M @ a + B + g
+    d = two_link("dense")
+    d["nodes"]["coordinates"] = [list(q0[:2]), list(q0[3:5])]
+    d["joints"][1]["points"] = [[np.cos(th[0]), np.sin(th[0])]]
+    d["loads"] = [{"name": "t1", "nodes": [1], "moment": float(tau[0] - tau[1])},
+                  {"name": "t2", "nodes": [2], "moment": float(tau[1])}]
+    if not gravity:
+        del d["gravity"]
+    dk = from_dict(d)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    nodes = [int(np.flatnonzero(dk.model.node_ids == k)[0]) for k in (1, 2)]
+    state.v[nodes] = v0.reshape(2, 3)
+    step = make_step(dk.steps[0], sysm, dk)
+    step.run(state, None)
+    # the joint reactions and accelerations fem took from the state (Gauss) are the motion's
+    assert np.abs(step.steady.a[nodes].ravel() - a0).max() <= 1e-12
+    idx = sysm.dofmap.index[nodes, :3].ravel()
+    K, D, Mq = (X.toarray()[np.ix_(idx, idx)] for X in (step.model.K, step.model.D, step.model.M))
+    T = complex_step(lambda t: two_link_kinematics(t, u, a)[0], th)
+    v_th = complex_step(lambda t: two_link_kinematics(t, u, a)[1], th)
+    v_u = complex_step(lambda w: two_link_kinematics(th, w, a)[1], u)
+    a_th = complex_step(lambda t: two_link_kinematics(t, u, a)[2], th)
+    a_u = complex_step(lambda w: two_link_kinematics(th, w, a)[2], u)
+    a_a = complex_step(lambda z: two_link_kinematics(th, u, z)[2], a)
+    return (T.T @ Mq @ a_a, T.T @ (Mq @ a_u + D @ v_u),
+            T.T @ (Mq @ a_th + D @ v_th + K @ T), tau)
+
+
+@pytest.mark.parametrize("a, gravity, K_ref, T0", [
+    ((0.0, 0.0), False, [[0, 0], [0, 16.209069]], [0, 25.244130]),
+    ((0.3, -0.7), False, [[0, 2.524413], [0, 8.635830]], None),
+    ((0.0, 0.0), True, [[-716.847583, -293.562775], [-293.562775, -277.353705]],
+     [795.635602, 46.062088]),
+], ids=["still", "accelerating", "gravity"])
+def test_two_link_matrices_in_joint_coordinates(a, gravity, K_ref, T0):
+    """notes T10 at q = (0.5, 1.0), u = (1, -2): M, D and K (with the d(M a)/dq term the paper
+    omits) from fem's rigid bodies and revolute joints, projected on the joint angles, equal the
+    closed form (given to 6 decimals: 1e-9 relative to 1e-6 absolute, what the table holds)."""
+    M, D, K, tau = joint_coordinate_matrices((0.5, 1.0), (1.0, -2.0), a, gravity)
+    assert M == pytest.approx(np.array([[132.492138, 36.246069], [36.246069, 20.037]]),
+                              abs=1e-6)
+    assert D == pytest.approx(np.array([[100.976518, 50.488259], [50.488259, 0.0]]), abs=1e-6)
+    assert K == pytest.approx(np.array(K_ref), abs=1e-6)
+    if T0 is not None:
+        assert tau == pytest.approx(T0, abs=1e-6)
+    # and exactly (1e-9) the closed form itself, not its 6 printed decimals
+    c2, s2 = np.cos(1.0), np.sin(1.0)
+    assert M == pytest.approx(np.array([[100.074 + 60 * c2, 20.037 + 30 * c2],
+                                        [20.037 + 30 * c2, 20.037]]), rel=1e-9)
+    u1, u2 = 1.0, -2.0
+    assert D == pytest.approx(np.array([[-60 * u2 * s2, -60 * (u1 + u2) * s2],
+                                        [60 * u1 * s2, 0.0]]), rel=1e-9, abs=1e-12)
+    q1, q2 = 0.5, 1.0
+    dM = np.array([[-60 * s2, -30 * s2], [-30 * s2, 0.0]])            # dM/dq2
+    dB = np.array([-30 * c2 * (2 * u1 * u2 + u2**2), 30 * c2 * u1**2])  # dB/dq2
+    K_exact = np.zeros((2, 2))
+    K_exact[:, 1] = dM @ np.asarray(a) + dB
+    if gravity:
+        s1, s12 = np.sin(q1), np.sin(q1 + q2)
+        K_exact += np.array([[-882.9 * s1 - 294.3 * s12, -294.3 * s12],
+                             [-294.3 * s12, -294.3 * s12]])
+    assert K == pytest.approx(K_exact, rel=1e-9, abs=1e-9 * np.abs(K_exact).max())
