@@ -35,7 +35,6 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as la
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
@@ -43,7 +42,6 @@ from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
 from fem.linearization import LinearModel, linear_model
-from fem.solvers.lanczos2 import SingularShift, quadratic_eigen
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +220,9 @@ class LinearizeStep(StepBase):
             raise ModelError(f"step '{self.name}': the model has no mass: give the materials a "
                              "density, the sections mass_per_length, or add [[masses]]")
         count = min(self.settings.modes, massive)
+        # imported here: scipy.linalg and the Lanczos's splu cost a run without this step 0.1 s
+        from fem.solvers.lanczos2 import SingularShift, quadratic_eigen
+
         if self.settings.method == "dense":
             if n > DENSE_LIMIT:
                 raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
@@ -264,6 +265,8 @@ class LinearizeStep(StepBase):
         if n > DENSE_LIMIT:
             raise ModelError(f"step '{self.name}': the state-space model is dense: at most "
                              f"{DENSE_LIMIT} unknowns ({n} here)")
+        import scipy.linalg as la
+
         K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
         G = K[dofs:n, :dofs]
         N = la.null_space(G) if G.shape[0] else np.eye(dofs)
@@ -351,6 +354,8 @@ def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
 
 def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
     """All finite eigenvalues of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (LAPACK)."""
+    import scipy.linalg as la
+
     from fem.solvers.lanczos2 import backward_error
 
     K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))

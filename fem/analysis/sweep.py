@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import linear_sum_assignment
 
 from fem import interrupt
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
@@ -197,6 +196,8 @@ class SweepStep(LinearizeStep):
         Consecutive values' modes are matched by the largest ``|x_a^H M x_b|`` over normalized
         vectors (an assignment problem), so crossing frequencies keep their lines.
         """
+        from scipy.optimize import linear_sum_assignment  # only a sweep needs it (0.09 s)
+
         m = max((len(p.eigen.values) for p in self.points), default=0)
         k = len(self.points)
         P = np.full((k, m), np.nan + 1j * np.nan)
