@@ -108,3 +108,18 @@ def line_beam(dim, n, *, length=1.0, E=1.0, G=0.5, A=1e4, Iy=1.0, Iz=1.0, J=1.0,
             "sections": [sec],
             "nodes": {"coordinates": [[0.0] * dim, axis.tolist()]},
             "elements": [el]}
+
+
+def square_plate_mesh(n: int, a: float = 1.0):
+    """An ``a x a`` square in the x-y plane, ``n x n`` squares of two triangles each.
+
+    Returns ``(coords (N, 3), triangles (2 n^2, 3) of node ids, node ids)``; node ids are
+    ``1..N`` row by row from the origin.
+    """
+    x = np.linspace(0, a, n + 1)
+    XX, YY = np.meshgrid(x, x)
+    coords = np.column_stack([XX.ravel(), YY.ravel(), np.zeros(XX.size)])
+    k = (np.arange(n)[None, :] + (n + 1) * np.arange(n)[:, None]).ravel()
+    tri = np.concatenate([np.column_stack([k, k + 1, k + n + 2]),
+                          np.column_stack([k, k + n + 2, k + n + 1])]) + 1
+    return coords, tri, np.arange(1, len(coords) + 1)

@@ -12,7 +12,7 @@ the closed form of the simply supported plate, pi^2 (m^2/a^2 + n^2/b^2) sqrt(D /
 
 import numpy as np
 import pytest
-from helpers import deck_error, solve
+from helpers import deck_error, solve, square_plate_mesh
 from numpy.polynomial import Polynomial, legendre
 
 from fem import rotations as so3
@@ -220,13 +220,7 @@ def plate_deck(n: int, clamped: bool, modal: bool = False, a: float = 1.0, q: fl
     Simply supported ("hard"): w = 0 and the rotation about the edge's normal (w along the edge)
     zero; clamped: w and both rotations zero.
     """
-    x = np.linspace(0, a, n + 1)
-    XX, YY = np.meshgrid(x, x)
-    coords = np.column_stack([XX.ravel(), YY.ravel(), np.zeros(XX.size)])
-    k = (np.arange(n)[None, :] + (n + 1) * np.arange(n)[:, None]).ravel()
-    tri = np.concatenate([np.column_stack([k, k + 1, k + n + 2]),
-                          np.column_stack([k, k + n + 2, k + n + 1])]) + 1
-    ids = np.arange(1, len(coords) + 1)
+    coords, tri, ids = square_plate_mesh(n, a)
     xe = np.isclose(coords[:, 0], 0) | np.isclose(coords[:, 0], a)
     ye = np.isclose(coords[:, 1], 0) | np.isclose(coords[:, 1], a)
     sup = [{"nodes": ids.tolist(), "fixed": ["ux", "uy", "rz"]},
@@ -346,8 +340,8 @@ def test_deck_errors():
     bad["supports"] = []
     err = deck_error(bad)
     assert err.key == "elements[0].type" and "3D" in str(err)
-    bad = {**deck, "elements": [{**deck["elements"][0], "formulation": "corotational"}]}
-    assert deck_error(bad).key == "elements[0].formulation"
+    bad = {**deck, "elements": [{**deck["elements"][0], "formulation": "large"}]}
+    assert deck_error(bad).key == "elements[0].formulation"     # "corotational" is valid now
     bad = {**deck, "elements": [{**deck["elements"][0], "connectivity": [[1, 2, 3]]}]}
     err = deck_error(bad)
     assert err.key == "elements[0].connectivity[0]" and "nonzero area" in str(err)

@@ -16,7 +16,8 @@ energy modes (the drilling rotation is stiff through the OPT higher-order stiffn
 artificial drilling spring is added). ``K_global = Lambda^T K_local Lambda`` with ``Lambda`` the
 element frame repeated on each node's translations and rotations. This is the small-displacement
 (linear) element: rotations are rotation vectors added (``additive_rotations``), force ``K u``,
-energy ``u.K u / 2``; it has no geometric stiffness yet.
+energy ``u.K u / 2``; ``formulation = "corotational"`` puts it in a co-rotational frame with
+its geometric stiffness (:class:`fem.elements.shell_corot.CorotShell`).
 
 **Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
 delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
@@ -172,9 +173,13 @@ class Shell(ElementGroup):
         Ml[:, PLATE[:, None], PLATE[None, :]] += self._deflection_mass
         return np.swapaxes(self.Lam, 1, 2) @ Ml @ self.Lam
 
+    def section_forces(self, state) -> NDArray:
+        """(E, 6) mean ``N``, ``M`` (the co-rotational element's ``stress`` is another thing)."""
+        return self.stress(state)
+
     def outputs(self, state) -> dict[str, NDArray]:
         """Mean ``N``, ``M`` and the top and bottom surface stresses, element frame."""
-        s = self.stress(state)
+        s = self.section_forces(state)
         h = self.props["h"][:, None]
         mem, bend = s[:, :3] / h, 6.0 * s[:, 3:] / h**2
         surf = np.hstack([mem + bend, mem - bend])

@@ -5,6 +5,8 @@ Its keys (:data:`KEYS`) and its construction (:func:`build`), registered with th
 cross-sections (A, I, J, shapes) and none of their keys means anything to a shell, while a
 homogeneous shell needs exactly one number; a shell section table can come with the layered
 (laminate) sections of issue 12, and ``thickness`` stays the one-layer shorthand.
+``formulation`` picks the small-displacement :class:`~fem.elements.shell.Shell` (``"linear"``)
+or the co-rotational :class:`~fem.elements.shell_corot.CorotShell` (``"corotational"``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fem.elements.shell import Shell
+from fem.elements.shell_corot import CorotShell
 from fem.errors import DeckError
 from fem.io.build import Entry
 from fem.io.build_elements import (
@@ -41,9 +44,6 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     if inputs.dim != 3:
         raise DeckError(f"{e.where}.type", f"shells are 3D elements (6 DOFs per node), got "
                         f"model dim = {inputs.dim}; use [model] dim = 3")
-    if v["formulation"] != "linear":
-        raise DeckError(f"{e.where}.formulation", f"shells are small-displacement (linear) "
-                        f"elements so far, got formulation = \"{v['formulation']}\"")
     mat = material(e, inputs)
     if not -1.0 < mat.nu < 0.5:
         raise DeckError(f"{e.where}.material", f"a shell needs a Poisson's ratio in (-1, 0.5), "
@@ -71,5 +71,6 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
                             f"{sci(MAX_DERIVED)} (double precision), got {what} = "
                             f"{float(val[np.flatnonzero(bad)[0]]):.3g} (material "
                             f"'{mat.name}'); check the units of the material and thickness")
-    return GroupPiece(Shell(v["name"], conn, inputs.nodes.X, 3, E=mat.E, nu=mat.nu, h=h,
-                            rho=mat.rho), inputs.nodes)
+    cls = CorotShell if v["formulation"] == "corotational" else Shell
+    return GroupPiece(cls(v["name"], conn, inputs.nodes.X, 3, E=mat.E, nu=mat.nu, h=h,
+                          rho=mat.rho), inputs.nodes)
