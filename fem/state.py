@@ -136,8 +136,18 @@ class State:
         if additive is not None:
             add = moved & additive
             if add.any():
-                self.rot[add] = so3.quat_from_rotvec(so3.rotvec_from_quat(self.rot[add])
-                                                     + du[add, 3:6])
+                psi = so3.rotvec_from_quat(self.rot[add]) + du[add, 3:6]
+                angle = float(np.linalg.norm(psi, axis=1).max())
+                if angle > np.pi:
+                    # a unit quaternion holds angles up to pi: beyond, the rotation vector
+                    # would wrap and the elements see a jump of 2 pi (silently wrong results)
+                    from fem.errors import ModelError
+
+                    raise ModelError(f"a node used only by small-displacement (linear) elements "
+                                     f"turned by {angle:.3g} rad, beyond pi: a linear analysis "
+                                     "cannot represent that rotation; use formulation = "
+                                     "\"corotational\" for large rotations")
+                self.rot[add] = so3.quat_from_rotvec(psi)
             moved &= ~additive
         if moved.any():
             self.rot[moved] = so3.rotate_spatial(self.rot[moved], du[moved, 3:6])
