@@ -304,3 +304,47 @@ def test_columns_pulled_have_no_buckling_mode(n, bc, tmp_path):
     d["loads"][0]["force"] = [-1.0, 0.0, 0.0]                # pushed: the Euler load, silently
     pushed = solve(d)[3][-1]
     assert pushed.factors[0] == pytest.approx(EULER[bc], rel=1e-3) and pushed.warnings == []
+
+
+# --- the project's block Lanczos in the buckling transformation --------------------------------
+@pytest.mark.parametrize("case", ["euler_buckling_3d", "meijaard_lateral_buckling",
+                                  "meijaard_shaft_torque"])
+def test_lanczos_gives_the_factors_of_lapack(case):
+    """``method = "lanczos"``: K_0 x = lam (-K_D) x in the K_0 inner product finds LAPACK's
+    factors to 1e-9, double ones (the shaft's two planes) with their multiplicity."""
+    import copy
+
+    from helpers import case_deck
+
+    d = case_deck(case)
+    auto = [s for s in solve(copy.deepcopy(d))[3] if s.step_type == "buckling"]
+    for s in d["steps"]:
+        if s["type"] == "buckling":
+            s["method"] = "lanczos"
+    own = [s for s in solve(d)[3] if s.step_type == "buckling"]
+    for a, b in zip(auto, own, strict=True):
+        assert len(b.factors) == len(a.factors) > 0
+        assert b.factors == pytest.approx(a.factors, rel=1e-9)
+
+
+@pytest.mark.parametrize("interior", [False, True])
+def test_lanczos_on_a_large_model_agrees_with_slepc(interior):
+    """Above LAPACK's limit (481 nodal unknowns, + 240 interior): the own Lanczos and SLEPc's
+    Krylov-Schur give the same factors and modes."""
+    d = euler(3, "pinned", 80, interior)
+    d["steps"][0]["modes"] = 3
+    slepc = solve(d)[3][-1]
+    d["steps"][0]["method"] = "lanczos"
+    own = solve(d)[3][-1]
+    assert own.factors == pytest.approx(slepc.factors, rel=1e-9)
+    for a, b in zip(own.shapes, slepc.shapes, strict=True):
+        assert np.abs(np.abs(a) - np.abs(b)).max() < 1e-6
+
+
+def test_lanczos_refuses_what_its_inner_product_cannot_hold():
+    """A follower end moment makes K_D non-symmetric: a model error that names the cure."""
+    d = euler(3, "cantilever", 4)
+    d["steps"][0]["method"] = "lanczos"
+    d["loads"] = [{"name": "P", "nodes": 2, "moment": [0.0, 0.0, 1.0], "kind": "follower"}]
+    with pytest.raises(ModelError, match="symmetric problem.*auto"):
+        solve(d)

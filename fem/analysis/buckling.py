@@ -50,6 +50,10 @@ class BucklingSettings:
                                    "the buckling mode, so that loads converge faster with the "
                                    "mesh; false gives the eigenvalues of the nodal "
                                    "discretization (see Linear buckling)")
+    method: str = setting("str", "auto", "eigen-solver: auto (LAPACK up to 400 unknowns, else "
+                          "SLEPc's Krylov-Schur) or the project's block Lanczos in the buckling "
+                          "transformation (symmetric problems without joints)",
+                          choices=("auto", "lanczos"))
 
     VARIANTS = ("",)
     REMOVES = ()
@@ -184,8 +188,11 @@ class BucklingStep(StepBase):
         Solved as ``(-K_D) phi = nu K_0 phi`` (:func:`fem.solvers.eigen.largest_real`); values of
         ``nu`` within round-off of the pencil's largest magnitude are no buckling modes.
         """
-        pairs = eigen.largest_real(-KD, K0, self.modes, self.prefix + "eps_",
-                                   what=f"step '{self.name}': the buckling eigen-solve")
+        if self.settings.method == "lanczos":
+            pairs = self._lanczos(K0, KD)
+        else:
+            pairs = eigen.largest_real(-KD, K0, self.modes, self.prefix + "eps_",
+                                       what=f"step '{self.name}': the buckling eigen-solve")
         nu, vecs, symmetric = pairs.values, pairs.vectors, pairs.symmetric
         floor = ROUND_OFF * pairs.scale
         real = np.isfinite(nu) & (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300))
@@ -203,6 +210,46 @@ class BucklingStep(StepBase):
                       + ("" if symmetric else "; a non-conservative load may lose stability by "
                          "flutter, which a buckling step does not find"))
         return lam[order], [vecs[i] for i in order]
+
+
+    def _lanczos(self, K0, KD) -> eigen.Eigenpairs:
+        """The factors of smallest magnitude by the project's block Lanczos, as ``nu = 1/lam``.
+
+        ``K_0 x = lam (-K_D) x`` with ``OP = K_0^{-1} (-K_D)``, symmetric in the ``K_0`` inner
+        product (:func:`fem.solvers.lanczos.lanczos`, ``inner``): ``K_0`` must be positive
+        definite (no joints or ties, whose multiplier rows make it a saddle point; a stable
+        reference state) and ``K_D`` symmetric (conservative loads). ``2 modes + 2`` pairs of
+        either sign are sought; the scale of the round-off floor is the largest ``|nu|`` found,
+        which is the pencil's (the Lanczos finds the largest ``|theta|`` first).
+        """
+        from fem.errors import ConvergenceError
+        from fem.solvers.lanczos import lanczos
+
+        where = f"step '{self.name}': method = \"lanczos\""
+        if self.system.model.constraints:
+            raise ModelError(f"{where} needs a model without joints or ties (their multipliers "
+                             "make K_0 indefinite); use method = \"auto\"")
+        if not (eigen.is_symmetric(K0) and eigen.is_symmetric(KD)):
+            raise ModelError(f"{where} needs a symmetric problem (a follower or axial moment "
+                             "load makes it non-symmetric); use method = \"auto\"")
+        A = linalg.matrix_from_scipy(K0)
+        A.setOptionsPrefix(self.prefix + "K0_")
+        ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
+        try:
+            count = min(2 * self.modes + 2, K0.shape[0])
+            pairs = lanczos(K0, -KD, count, 0.0, lambda B: linalg.solve_block(ksp, B),
+                            inner=K0, tol=1e-10)
+        except ConvergenceError as err:
+            raise ConvergenceError(f"{where}: {err} (is the reference state stable, K_0 "
+                                   "positive definite?)") from None
+        finally:
+            ksp.destroy()
+            A.destroy()
+        lam = pairs.omega2
+        nu = np.where(lam != 0, 1.0 / np.where(lam != 0, lam, 1.0), np.inf)
+        vecs = list(pairs.vectors.T)
+        return eigen.Eigenpairs(nu.astype(complex), vecs, float(np.abs(nu).max(initial=0.0)),
+                                True, "lanczos")
 
 
 ROUND_OFF = 1e3 * np.finfo(float).eps   # |nu| below this times the largest is indistinguishable

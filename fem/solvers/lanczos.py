@@ -114,7 +114,7 @@ def _next_block(W: NDArray, V: NDArray, MV: NDArray, M,
 
 def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray], *,
             block: int | None = None, tol: float = 1e-8, max_dim: int | None = None,
-            restarts: int = 20, seed: int = 0) -> ModalPairs:
+            restarts: int = 20, seed: int = 0, inner=None) -> ModalPairs:
     """The ``count`` eigenpairs of ``K x = omega^2 M x`` nearest ``sigma`` (module docstring).
 
     Parameters
@@ -131,7 +131,13 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
         8 block)``, at least ``count + 2 block``, at most ``n``; the basis and its ``M`` products
         take ``16 n max_dim`` bytes)
     restarts : thick restarts allowed
+    inner : the matrix of the inner product (default ``M``). The buckling problem ``K_0 x =
+        lam (-K_D) x`` has an indefinite right-hand side; with ``sigma = 0`` its ``OP = K_0^{-1}
+        (-K_D)`` is symmetric in the ``K_0`` inner product (Grimes, Lewis & Simon 1994, section
+        5.2, the buckling transformation's inner product), ``theta = 1 / lam``: pass ``inner =
+        K_0`` (positive definite) and get the factors of smallest magnitude, of either sign
     """
+    B = M if inner is None else inner
     n = K.shape[0]
     b = max(1, min(block or default_block(count), n))
     max_dim = min(n, max(max_dim or max(4 * count + 2 * b, count + 8 * b), count + 2 * b))
@@ -139,7 +145,7 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     Vbuf, MVbuf = np.empty((n, max_dim)), np.empty((n, max_dim))   # the basis and M times it
     k = 0
     H = np.zeros((0, 0))
-    W, MW = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], M)
+    W, MW = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], B)
     restarts_done = 0
     worst = np.inf
     while True:
@@ -154,15 +160,15 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
         Vbuf[:, k:k + new], MVbuf[:, k:k + new] = W, MW
         k += new
         V, MV = Vbuf[:, :k], MVbuf[:, :k]
-        OPW = solve(MW)
+        OPW = solve(MW if inner is None else M @ W)
         C = MV.T @ OPW                     # the new columns of H = V^T M OP V
         H = np.block([[H, C[:-new]], [C[:-new].T, 0.5 * (C[-new:] + C[-new:].T)]])
-        W, MW = _next_block(OPW, V, MV, M, first=C)
+        W, MW = _next_block(OPW, V, MV, B, first=C)
         coupling = MW.T @ OPW              # B_{j+1}: OP Q_j = ... + Q_{j+1} B_{j+1}
         if W.shape[1] < b and k + W.shape[1] < n:
             # an invariant subspace (or M's range exhausted): go on from fresh directions
             fresh = solve(M @ rng.standard_normal((n, b - W.shape[1])))
-            Wf, MWf = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), M)
+            Wf, MWf = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), B)
             W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
             coupling = MW.T @ OPW          # what the dropped directions left along the fresh
         if k < count:
