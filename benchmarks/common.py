@@ -30,16 +30,19 @@ def beam_chain(E: int, seed: int = 0):
     return model, state
 
 
-def space_frame(n: int):
-    """A cubic lattice of ``n^3`` nodes joined along x, y, z by 3D co-rotational beams.
+def space_frame(n: int, height: int | None = None):
+    """A lattice of ``n x n x height`` nodes (default ``height = n``: a cube) joined along x, y,
+    z by 3D co-rotational beams.
 
-    About ``3 n^2 (n - 1)`` elements (n = 7: 882, 15: 9450, 32: 95232); the bottom face is
-    clamped. A realistic large model: well conditioned, unlike one very finely meshed member.
+    About ``3 n^2 (n - 1)`` elements for a cube (n = 7: 882, 15: 9450, 32: 95232); the bottom
+    face is clamped. A realistic large model: well conditioned, unlike one very finely meshed
+    member. A tall one (a tower) keeps the factorization's fronts at the size of a level.
     """
     _petsc.init()
-    g = np.arange(n, dtype=float)
-    X = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
-    idx = np.arange(n**3).reshape(n, n, n)
+    h = n if height is None else height
+    g, gz = np.arange(n, dtype=float), np.arange(h, dtype=float)
+    X = np.stack(np.meshgrid(g, g, gz, indexing="ij"), axis=-1).reshape(-1, 3)
+    idx = np.arange(n * n * h).reshape(n, n, h)
     conn = np.concatenate([np.c_[idx[:-1].ravel(), idx[1:].ravel()],
                            np.c_[idx[:, :-1].ravel(), idx[:, 1:].ravel()],
                            np.c_[idx[:, :, :-1].ravel(), idx[:, :, 1:].ravel()]])
@@ -47,10 +50,11 @@ def space_frame(n: int):
     ref = np.where(np.abs(axis[:, 2:3]) > 0.5, [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]])
     beam = Beam("lattice", conn, X, 3, E=2.1e5, G=8.1e4, A=1e-2, Iy=1e-5, Iz=2e-5, J=1.5e-5,
                 rho=1.0, formulation="corotational", ref=ref)
-    fixed = np.zeros((n**3, 6), dtype=bool)
+    fixed = np.zeros((len(X), 6), dtype=bool)
     fixed[X[:, 2] == 0] = True
-    top = np.flatnonzero(X[:, 2] == n - 1)
-    return Model(dim=3, X=X, node_ids=np.arange(1, n**3 + 1), groups=(beam,), fixed=fixed), top
+    top = np.flatnonzero(X[:, 2] == h - 1)
+    return Model(dim=3, X=X, node_ids=np.arange(1, len(X) + 1), groups=(beam,),
+                 fixed=fixed), top
 
 
 def best_of(fn, repeat: int = 3) -> float:
