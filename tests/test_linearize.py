@@ -376,3 +376,22 @@ def test_two_link_matrices_in_joint_coordinates(a, gravity, K_ref, T0):
         K_exact += np.array([[-882.9 * s1 - 294.3 * s12, -294.3 * s12],
                              [-294.3 * s12, -294.3 * s12]])
     assert K == pytest.approx(K_exact, rel=1e-9, abs=1e-9 * np.abs(K_exact).max())
+
+
+def test_dropping_the_joints_geometric_term_leaves_the_hanging_links_without_stiffness():
+    """notes T7's regression guard on the real pipeline: the hanging links' stiffness is all
+    d(G^T lambda)/dq of the weight their joints carry; linearized with the multipliers zeroed
+    (that term dropped), every eigenvalue is zero."""
+    from fem.linearization import linear_model
+
+    dk = from_dict(two_link("dense"))
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    step.run(sysm.reference_state(), None)
+    assert np.abs(step.eigen.values).min() > 2.0                  # with the term: 2.68, 7.17
+    dropped = step.steady.copy()
+    dropped.multipliers[:] = 0.0
+    lm, _ = linear_model(sysm, dropped, step.loads)
+    from fem.analysis.linearize import _dense
+
+    assert np.abs(_dense(lm, 2, 0.0).values).max() <= 1e-6
