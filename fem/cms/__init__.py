@@ -1,1 +1,11 @@
-"""Component mode synthesis (Craig-Bampton, free-interface, superelements): to come."""
+"""Component mode synthesis (issue 13): reductions of components and their coupling.
+
+* :mod:`fem.cms.craig_bampton`: static constraint modes + fixed-interface normal modes;
+* :mod:`fem.cms.coupling`: Craig-Bampton components assembled on shared boundary coordinates;
+* :mod:`fem.cms.free_interface`: free-free modes + residual attachment modes, coupled with the
+  interface forces eliminated (Hutton & Smith), and the modes-only variant;
+* :mod:`fem.cms.component`: the input checks, factorizations and modes they share, and
+  :func:`~fem.cms.component.node_dofs` (a node set's unknowns and their global labels).
+
+Superelements, deck steps and design modification are to come.
+"""
