@@ -17,6 +17,18 @@ from numpy.typing import NDArray
 from fem import rotations as so3
 
 
+def _copy_history(history: dict) -> dict:
+    """A deep copy of ``State.conserving`` (per group, named arrays), without ``copy.deepcopy``.
+
+    Trial states are copied at every time step and increment; ``deepcopy``'s generic walk was
+    most of that. Values that are not arrays are deep-copied as before.
+    """
+    return {group: {key: value.copy() if type(value) is np.ndarray else copy.deepcopy(value)
+                    for key, value in arrays.items()} if type(arrays) is dict
+            else copy.deepcopy(arrays)
+            for group, arrays in history.items()}
+
+
 @dataclass
 class State:
     """Everything that changes in an analysis, at time (or load factor) ``t``.
@@ -65,7 +77,7 @@ class State:
                      v=self.v.copy(), a=self.a.copy(), internal=self.internal.copy(),
                      multipliers=self.multipliers.copy(), load_scales=dict(self.load_scales),
                      prescribed=None if self.prescribed is None else self.prescribed.copy(),
-                     conserving=copy.deepcopy(self.conserving))
+                     conserving=_copy_history(self.conserving))
 
     def assign(self, other: State) -> None:
         """Overwrite this state with ``other`` (commit a trial state)."""
@@ -78,7 +90,7 @@ class State:
         self.multipliers = other.multipliers.copy()
         self.load_scales = dict(other.load_scales)
         self.prescribed = None if other.prescribed is None else other.prescribed.copy()
-        self.conserving = copy.deepcopy(other.conserving)
+        self.conserving = _copy_history(other.conserving)
 
     # --- as plain arrays (the results file; restart) -----------------------------------------
     def arrays(self) -> dict[str, NDArray]:
@@ -139,14 +151,7 @@ class State:
                 psi = so3.rotvec_from_quat(self.rot[add]) + du[add, 3:6]
                 angle = float(np.linalg.norm(psi, axis=1).max())
                 if angle > np.pi:
-                    # a unit quaternion holds angles up to pi: beyond, the rotation vector
-                    # would wrap and the elements see a jump of 2 pi (silently wrong results)
-                    from fem.errors import ModelError
-
-                    raise ModelError(f"a node used only by small-displacement (linear) elements "
-                                     f"turned by {angle:.3g} rad, beyond pi: a linear analysis "
-                                     "cannot represent that rotation; use formulation = "
-                                     "\"corotational\" for large rotations")
+                    _warn_beyond_pi(angle)
                 self.rot[add] = so3.quat_from_rotvec(psi)
             moved &= ~additive
         if moved.any():
@@ -182,3 +187,27 @@ class State:
         if self.dim == 2:
             return np.column_stack([self.u[:, 0], self.u[:, 1], self.rot])
         return np.column_stack([self.u, self.rotation_vectors()])
+
+
+_warned_beyond_pi = False
+
+
+def _warn_beyond_pi(angle: float) -> None:
+    """Say once per run that a linear rotation passed pi (a unit quaternion wraps it by 2 pi).
+
+    A linear solution scales with its load, so its translations stay right at any size; the
+    rotations of such nodes, and the section forces computed from them, do not: a thin plate
+    loaded far outside the linear range turned nodes by 13 rad, stored as 3.
+    """
+    global _warned_beyond_pi
+    if _warned_beyond_pi:
+        return
+    _warned_beyond_pi = True
+    import logging
+
+    logging.getLogger(__name__).warning(
+        "a node used only by small-displacement (linear) elements turned by %.3g rad, beyond "
+        "pi: its rotation is stored wrapped by 2 pi, so the rotations and section forces "
+        "written for such nodes are wrong (translations are not); use formulation = "
+        "\"corotational\" for large rotations", angle)
+
