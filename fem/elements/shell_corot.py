@@ -35,6 +35,12 @@ step carries (``stress``, ``stress_rate``) are the local nodal forces ``q (E, 18
 forces of the geometric stiffness; the outputs (``N``, ``M``, surface stresses) are the linear
 element's of ``p``. Mass and pressure: the linear element's (reference geometry; the lumped
 nodal inertia is isotropic, the same in every frame; pressure is a dead load).
+
+Energy-conserving dynamics (:meth:`CorotShell.conserving`): ``Phi = p.K_l p / 2`` is quadratic
+in ``p``, so Crisfield & Shi's algorithmic deformations ``p1 = p0 + B_m inc`` (``B`` at the
+mid-point configuration) and force ``B_m^T K_l (p0 + p1)/2`` give the exact energy and both
+momenta, as for the beams; the nodes turn by Cayley parameters like the beams' chords
+(:func:`fem.integrators.midpoint.chord_nodes`), so a rigid spin adds no local deformation.
 """
 
 from __future__ import annotations
@@ -74,6 +80,10 @@ class CorotShellFrame:
     R0 : (E, 3, 3) reference element frames, columns e1 e2 e3
     xl0 : (E, 3, 3) reference corners in those frames, relative to corner 1
     """
+
+    #: a co-rotational frame: in the energy-conserving scheme its nodes turn by Cayley
+    #: parameters like the chords of co-rotational beams (fem.integrators.midpoint.chord_nodes)
+    linear = False
 
     def __init__(self, R0: NDArray, xl0: NDArray):
         self.R0 = R0
@@ -144,6 +154,75 @@ class CorotShellFrame:
         c = np.cross(qu, kin.xl).sum(axis=1) - n.sum(axis=1)
         return K + self.g_contract(kin, c)
 
+    def bw_derivative(self, kin: ShellKinematics, w: NDArray) -> NDArray:
+        """(E, 18, 18) derivative of ``B w`` for fixed element vectors ``w (E, 18)``.
+
+        The right-hand contraction of ``dB/dd`` (:meth:`geometric` is the left-hand one, at
+        fixed ``q``), for the energy-conserving step (:meth:`CorotShell.conserving`). With
+        ``g = G dd`` the frame's spin (frame components), ``d(R_e^T v) = hat(R_e^T v) g``, so
+        the translation rows ``R_e^T (w_a - w_1) + hat(u~_a) G w`` of corner ``a`` change by::
+
+            hat(R_e^T (w_a - w_1)) G - hat(G w) B_a + hat(u~_a) dG[.] w
+
+        (``B_a = du~_a/dd``), and the rotation rows ``Lambda_a y_a``, ``y_a = R_e^T w_a - G w``,
+        as the beams' (:meth:`fem.elements.frames3d.CorotFrame3D.bw_derivative`)::
+
+            (K_h(theta_a, y_a) + hat(y_a)) B_a + Lambda_a (hat(R_e^T w_a) G - dG[.] w).
+        """
+        E = len(w)
+        Re, G = kin.Re, kin.G
+        dGw = self.gw_derivative(kin, w)                                  # (E, 3, 18) d(G w)
+        wn = w.reshape(E, 3, 6)
+        hGw = so3.hat(np.einsum("eki,ei->ek", G, w))
+        hx = so3.hat(kin.xl)
+        Bn = kin.B.reshape(E, 3, 6, 18)
+        out = np.zeros((E, 18, 18))
+        for a in (1, 2):
+            rel = np.einsum("eji,ej->ei", Re, wn[:, a, :3] - wn[:, 0, :3])
+            out[:, _T[a]] = so3.hat(rel) @ G - hGw @ Bn[:, a, :3] + hx[:, a] @ dGw
+        y = np.einsum("eaij,ej->eai", kin.Bhat, w)                        # (E, 3, 3)
+        wa = np.einsum("eji,eaj->eai", Re, wn[:, :, 3:])                  # R_e^T w_a
+        rows = (so3.jl_inv_derivative(kin.theta, y) @ Bn[:, :, 3:]
+                + kin.Lam @ (so3.hat(wa) @ G[:, None] - dGw[:, None]))
+        for a in range(3):
+            out[:, _W[a]] = rows[:, a]
+        return out
+
+    @staticmethod
+    def gw_derivative(kin: ShellKinematics, w: NDArray) -> NDArray:
+        """(E, 3, 18) ``d(G w)/dd`` at fixed element vectors ``w (E, 18)``.
+
+        With ``a = w_2 - w_1``, ``b = w_3 - w_1`` (translations), ``G w = ((x3 g2 + e3.b)/y3,
+        -e3.a/l, e2.a/l)``; ``v . de_k = (e_k x v) . R_e G dd`` and ``dl``, ``dx3``, ``dy3`` as
+        in :meth:`g_contract`, whose transpose this is (``c . d(G w) = w . d(G^T c)``).
+        """
+        E = len(w)
+        Re, G, xl = kin.Re, kin.G, kin.xl
+        e1, e2, e3 = Re[:, :, 0], Re[:, :, 1], Re[:, :, 2]
+        l, x3, y3 = xl[:, 1, 0, None], xl[:, 2, 0, None], xl[:, 2, 1, None]
+        RG = Re @ G
+        wt = w.reshape(E, 3, 6)[:, :, :3]
+        a, b = wt[:, 1] - wt[:, 0], wt[:, 2] - wt[:, 0]
+        g = np.einsum("eki,ei->ek", G, w)
+
+        def side(vec: NDArray, k: int) -> NDArray:
+            row = np.zeros((E, 18))
+            row[:, _T[k]], row[:, _T[0]] = vec, -vec
+            return row
+
+        def turn(e: NDArray, v: NDArray) -> NDArray:
+            return np.einsum("ei,eij->ej", np.cross(e, v), RG)
+
+        dl = side(e1, 1)
+        dx3 = side(e1, 2) + y3 * G[:, 2]
+        dy3 = side(e2, 2) - x3 * G[:, 2]
+        out = np.empty((E, 3, 18))
+        out[:, 2] = (turn(e2, a) - g[:, 2, None] * dl) / l
+        out[:, 1] = (-turn(e3, a) - g[:, 1, None] * dl) / l
+        out[:, 0] = (g[:, 1, None] * dx3 + x3 * out[:, 1] + turn(e3, b)
+                     - g[:, 0, None] * dy3) / y3
+        return out
+
     @staticmethod
     def g_contract(kin: ShellKinematics, c: NDArray) -> NDArray:
         """(E, 18, 18) ``d(G^T c)/dd`` at fixed ``c (E, 3)``.
@@ -190,7 +269,7 @@ class CorotShell(Shell):
     DOFs of :class:`CorotShellFrame`. Parameters as :class:`~fem.elements.shell.Shell`.
     """
 
-    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass"})
+    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving"})
     additive_rotations = False
 
     def __init__(self, name, conn, X, dim, *, E, nu, h, rho=0.0):
@@ -252,3 +331,74 @@ class CorotShell(Shell):
     def section_forces(self, state) -> NDArray:
         """(E, 6) mean ``N``, ``M`` of the deformational DOFs, element frame."""
         return self._generalized(self._kinematics(state).p)
+
+    # --- energy-conserving dynamics ----------------------------------------------------------
+    def conserving_start(self, state) -> dict:
+        """The algorithmic local deformations start from the geometric ones."""
+        return {"p": self._kinematics(state).p.copy()}
+
+    def conserving(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
+        """Algorithmic force with ``f . inc = Phi(p1) - Phi(p0)`` exactly, and both momenta.
+
+        Crisfield & Shi's construction (notes/crisfield_shi.md, sections 4-5), as the beams'
+        (:meth:`fem.elements.beam.Beam.conserving`): the local deformations are *algorithmic*,
+        ``p1 = p0 + B_m inc`` with ``B_m`` the frame's ``B`` at the mid-point configuration
+        ``sm``, and ``f = B_m^T q`` with ``q = K_l (p0 + p1)/2``. ``Phi = p.K_l p/2`` is
+        quadratic, so ``q . (p1 - p0) = Phi(p1) - Phi(p0)``: the work of ``f`` over the step is
+        the strain-energy change. ``B_m`` annihilates the rigid motions about the mid-point
+        configuration, so ``f`` has neither resultant force nor moment there: linear and angular
+        momentum are exact with the mid-point inertia. ``p`` may drift from the geometric
+        deformations (by O(h^3) a step; :meth:`conserving_start` restarts it at each dynamic
+        step); a rigid step adds nothing to it when the nodes turn by ``cay(psi)``:
+        ``x1 - x0 = psi x x_m``, so ``G_m inc = R_e^T psi`` and the local rotations change by
+        ``Lambda_a (R_e^T psi - G_m inc) = 0``.
+
+        ``inc (E, 18)``: translations and, per corner, the rotation vector of ``R1 R0^T`` or,
+        where ``cayley (E, 3)`` says so, its Cayley parameter ``psi``. The tangent is the exact
+        derivative along Newton's corrections of ``s1`` (translations added, rotations turned by
+        spatial spins: a co-rotational shell's nodes always are, ``spins`` must be all true)::
+
+            dp1 = (B_m Q + d(B_m inc)/dd_m P) ds,   df = B_m^T K_l dp1 / 2 + geometric(q) P ds
+
+        with ``Q = d inc/ds``, ``P`` the motion of the mid-point configuration (:func:`step_maps`)
+        and ``d(B_m inc)/dd_m`` :meth:`CorotShellFrame.bw_derivative`.
+        """
+        if spins is not None and not np.all(spins):
+            raise ValueError("co-rotational shell nodes are corrected by spatial spins")
+        kin = self._kinematics(sm)
+        B = kin.B
+        p0 = hist["p"]
+        p1 = p0 + np.einsum("eij,ej->ei", B, inc)
+        q = np.einsum("eij,ej->ei", self.K_local, 0.5 * (p0 + p1))
+        f = np.einsum("eij,ei->ej", B, q)
+        energy = 0.5 * np.einsum("ei,eij,ej->e", p1, self.K_local, p1)
+        Q, P = step_maps(inc, cayley)
+        dp1 = B @ Q + self.frame.bw_derivative(kin, inc) @ P
+        K = 0.5 * np.swapaxes(B, 1, 2) @ self.K_local @ dp1 + self.frame.geometric(kin, q) @ P
+        return f, K, energy, {"p": p1}
+
+
+def step_maps(inc: NDArray, cayley: NDArray | None = None) -> tuple[NDArray, NDArray]:
+    """(E, 18, 18) ``Q = d inc/ds`` and ``P = d(mid-point motion)/ds`` for spins ``ds`` of ``s1``.
+
+    Translations: 1 and 1/2. A spin ``dw`` of the end rotation ``exp(theta) R0`` moves the
+    rotation vector ``theta`` by ``jl_inv(theta) dw`` and turns the mid-point rotation
+    ``exp(theta/2) R0`` by :func:`fem.rotations.half_spin` ``(theta) dw``; corners marked
+    ``cayley (E, 3)`` hold ``psi`` with ``exp(theta) = cay(psi)``, moved by
+    :func:`fem.rotations.cay_inv_spin`, the mid-point (still ``exp(theta/2) R0``) by
+    ``half_spin(log_cay(psi))`` (the beams' ``_correction_map`` for three nodes).
+    """
+    E = len(inc)
+    th = inc.reshape(E, 3, 6)[:, :, 3:]
+    Qr, Pr = so3.jl_inv(th), so3.half_spin(th)
+    if cayley is not None and np.any(cayley):
+        c = np.asarray(cayley, dtype=bool)[:, :, None, None]
+        Qr = np.where(c, so3.cay_inv_spin(th), Qr)
+        Pr = np.where(c, so3.half_spin(so3.log_cay(th)), Pr)
+    Q, P = np.zeros((E, 18, 18)), np.zeros((E, 18, 18))
+    for a in range(3):
+        Q[:, _T[a], _T[a]] = np.eye(3)
+        P[:, _T[a], _T[a]] = 0.5 * np.eye(3)
+        Q[:, _W[a], _W[a]] = Qr[:, a]
+        P[:, _W[a], _W[a]] = Pr[:, a]
+    return Q, P

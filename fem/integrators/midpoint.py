@@ -41,15 +41,17 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
     chord of a rigid step moves by ``x1 - x0 = psi x (x0 + x1)/2`` exactly when the step turns
     by ``cay(psi)`` (:func:`fem.rotations.cay`), so the beams' algorithmic frame spin ``G_m inc``
     is ``R_r^T psi`` and their local rotations change by ``Lambda (R_r^T psi_a - G_m inc)``.
-    Nodes of 3D co-rotational beams therefore turn by ``R1 = cay(psi) R0`` with ``psi = h w_m``
-    (spatial; ``W1 = 2 Psi/h - W0``, ``Psi = R0^T psi``): a rigid spin leaves the local
-    rotations unchanged (with ``exp`` they drifted by ``(omega h)^3/12`` a step). ``psi`` is
-    an eigenvector of ``cay(psi)``, so ``R1^T psi = R0^T psi`` and Simo & Wong's
+    Nodes of 3D co-rotational beams and shells therefore turn by ``R1 = cay(psi) R0`` with
+    ``psi = h w_m`` (spatial; ``W1 = 2 Psi/h - W0``, ``Psi = R0^T psi``): a rigid spin leaves
+    the local rotations unchanged (with ``exp`` they drifted by ``(omega h)^3/12`` a step).
+    ``psi`` is an eigenvector of ``cay(psi)``, so ``R1^T psi = R0^T psi`` and Simo & Wong's
     ``(Pi1 - Pi0)/h`` does the work ``psi . (Pi1 - Pi0)/h = T1 - T0``; the beams take ``psi``
-    as their nodal increment. Forces paired with the rotation vector ``theta = log(R1 R0^T)``
-    (joints, springs, linear beams, rigid bodies) are carried over by the scalar secant
-    ``s = |theta| / |psi|`` (``theta = s psi``), the same work. Newton still turns ``R1`` by
-    spins ``dw``: ``d psi = (I - hat(psi)/2 + psi psi^T/4) dw``
+    as their nodal increment. So do co-rotational shells
+    (:meth:`fem.elements.shell_corot.CorotShell.conserving`): a shell's frame spin ``G_m inc``
+    is ``R_e^T psi`` on a rigid step as a beam's chord is. Forces paired with the rotation
+    vector ``theta = log(R1 R0^T)`` (joints, springs, linear beams, rigid bodies) are carried
+    over by the scalar secant ``s = |theta| / |psi|`` (``theta = s psi``), the same work.
+    Newton still turns ``R1`` by spins ``dw``: ``d psi = (I - hat(psi)/2 + psi psi^T/4) dw``
     (:func:`fem.rotations.cay_inv_spin`), ``d s = s'(|theta|) n . dw``. The mid-point
     orientation stays ``exp(theta/2) R0``. Nodes of 3D beams with consistent inertia keep
     ``exp`` for now (:func:`chord_nodes`).
@@ -106,7 +108,10 @@ class CayleyKinematics3D(StepKinematics):
 
 
 def chord_nodes(model) -> NDArray:
-    """(n,) the nodes of co-rotational beams, whose rotations follow mid-point chords.
+    """(n,) the nodes of co-rotational beams and shells, whose rotations follow mid-point chords.
+
+    Every group with a co-rotational (non-``linear``) ``frame`` and an ``rz`` DOF: the 2D and 3D
+    beams and the shell triangles (:class:`fem.elements.shell_corot.CorotShellFrame`).
 
     In 3D without the nodes of beams with consistent inertia, which keep ``exp``: a ``psi``
     form of that inertia (moment ``C^T dpi_d / h``, ``C = -hat(d1) + (h/4) hat((I + Q)
@@ -386,9 +391,9 @@ class EnergyConserving(MidpointRule):
     def _elements_3d(self, s0, s1, sm, kin, tangent: bool):
         """:meth:`_elements` with 3D Cayley nodes (module doc).
 
-        Co-rotational beams take ``psi`` (their tangent by spins through ``cay_inv_spin``); the
-        other groups with rotations take the rotation vectors, and their assembled rows are
-        carried over by ``s`` (:meth:`_cayley_rows_3d`).
+        Co-rotational beams and shells take ``psi`` (their tangent by spins through
+        ``cay_inv_spin``); the other groups with rotations take the rotation vectors, and their
+        assembled rows are carried over by ``s`` (:meth:`_cayley_rows_3d`).
         """
         sysm = self.system
         inc_exp = kin.increment.copy()
