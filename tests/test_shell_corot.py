@@ -261,3 +261,29 @@ def test_simply_supported_plate_buckles_at_the_classical_load():
     assert abs(err[16][0]) <= 0.005
     assert abs(err[16][1]) <= 0.02
     assert np.log2(abs(err[8][0] / err[16][0])) >= 1.5
+
+
+# --- shells and beams on shared nodes -----------------------------------------------------------
+@pytest.mark.parametrize("formulation", ["linear", "corotational"])
+def test_a_strip_stiffened_by_edge_beams_bends_with_the_summed_stiffness(formulation):
+    """Shells and 3D beams sharing nodes and rotations: a cantilever strip (nu = 0, in
+    cylindrical bending: a beam of E b h^3 / 12) with a beam of second moment I_b along each
+    edge, end load P: tip deflection P L^3 / (3 (E b h^3 / 12 + 2 E I_b)) (Euler-Bernoulli
+    beam theory), within 0.5% with 20 elements a side."""
+    n = 20
+    P = 1e-4 * EI / L**2                               # small: the linear range
+    d = strip_deck(n, force=P, increments=1)
+    d["elements"][0]["formulation"] = formulation
+    Ib = 2.0 * EI / EY                                 # each beam: twice the strip's stiffness
+    # Iz (bending in the strip's plane) ten times Iy: the wrong plane would show at once
+    d["sections"] = [{"name": "edge", "A": 1e-2, "Iy": Ib, "Iz": 10 * Ib, "J": Ib}]
+    for name, first in (("beam_bottom", 1), ("beam_top", n + 2)):
+        d["elements"].append({"name": name, "type": "beam", "formulation": formulation,
+                              "material": "m", "section": "edge",
+                              "connectivity": [[k, k + 1] for k in range(first, first + n)]})
+    if formulation == "linear":
+        d["steps"] = [{"name": "s", "type": "static"}]
+    dk, _, st, _ = solve(d)
+    w = st.u[[n, 2 * n + 1], 2]
+    exact = P * L**3 / (3 * (EI + 2 * EY * Ib))
+    assert w == pytest.approx([exact, exact], rel=5e-3)
