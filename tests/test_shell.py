@@ -378,3 +378,72 @@ def test_a_linear_rotation_beyond_pi_is_reported(caplog, monkeypatch):
     with caplog.at_level("WARNING", logger="fem.state"):
         solve(deck)
     assert any("beyond pi" in r.message and "corotational" in r.message for r in caplog.records)
+
+
+def test_a_gmsh_mesh_of_triangles_gives_the_same_plate(tmp_path):
+    """The clamped plate read from a Gmsh 2.2 file (triangles in the physical group "plate",
+    the boundary lines in "edge") through ``mesh_group`` is the plate of the connectivity deck:
+    the same centre deflection to round-off, and its results file draws triangles."""
+    import h5py
+    import meshio
+
+    from fem.io import deck as deck_io
+    from fem.run import run
+
+    n = 8
+    deck, coords = plate_deck(n, clamped=True)
+    ref = solve(deck)[2]
+    centre = int(np.argmin(np.linalg.norm(coords[:, :2] - 0.5, axis=1)))
+    _, tri, ids = square_plate_mesh(n)
+    on_edge = np.flatnonzero(np.isclose(coords[:, :2], 0).any(axis=1)
+                             | np.isclose(coords[:, :2], 1).any(axis=1))
+    # the boundary as lines between consecutive boundary nodes along each side
+    lines = []
+    for axis in (0, 1):
+        for value in (0.0, 1.0):
+            side = np.flatnonzero(np.isclose(coords[:, axis], value))
+            side = side[np.argsort(coords[side, 1 - axis])]
+            lines += list(zip(side[:-1], side[1:], strict=True))
+    mesh = meshio.Mesh(coords, [("triangle", tri - 1), ("line", np.array(lines))],
+                       cell_data={"gmsh:physical": [np.full(len(tri), 1),
+                                                    np.full(len(lines), 2)],
+                                  "gmsh:geometrical": [np.full(len(tri), 1),
+                                                       np.full(len(lines), 2)]},
+                       field_data={"plate": np.array([1, 2]), "edge": np.array([2, 1])})
+    mesh.write(tmp_path / "plate.msh", file_format="gmsh22", binary=False)
+    (tmp_path / "deck.toml").write_text(f"""
+[model]
+dim = 3
+[[materials]]
+name = "m"
+E = {E}
+nu = {NU}
+[nodes]
+mesh = "plate.msh"
+[[elements]]
+name = "plate"
+type = "shell"
+material = "m"
+thickness = {H}
+mesh_group = "plate"
+[[supports]]
+nodes = {ids.tolist()}
+fixed = ["ux", "uy", "rz"]
+[[supports]]
+nodes = "edge"
+fixed = ["uz", "rx", "ry"]
+[[loads]]
+name = "p"
+elements = "plate"
+pressure = 1.0
+[[steps]]
+name = "s"
+type = "static"
+""")
+    result = run(deck_io.load(str(tmp_path / "deck.toml")), str(tmp_path / "out.h5"))
+    with h5py.File(result.h5, "r") as f:
+        w = f["steps/s/displacement"][-1, centre, 2]
+        xdmf = open(result.xdmf[0]).read()
+    assert len(on_edge) == 4 * n
+    assert w == pytest.approx(ref.u[centre, 2], rel=1e-12)
+    assert "Triangle" in xdmf
