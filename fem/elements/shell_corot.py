@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.elements import shell_jit
 from fem.elements.base import outer
 from fem.elements.shell import Shell, element_frames
 
@@ -290,12 +291,23 @@ class CorotShell(Shell):
     # --- protocol -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
         """``B^T q`` and (if asked) ``B^T K_l B`` plus the geometric stiffness of ``q``."""
+        if self._compiled():
+            return shell_jit.evaluate(self.positions(state), state.rotation_matrices()[self.conn],
+                                      self.frame.R0, self.frame.xl0, self.K_local, tangent)
         kin = self._kinematics(state)
         q = self._q(kin)
         f = np.einsum("eij,ei->ej", kin.B, q)
         if not tangent:
             return f, None
         return f, np.swapaxes(kin.B, 1, 2) @ self.K_local @ kin.B + self.frame.geometric(kin, q)
+
+    def _compiled(self) -> bool:
+        """Whether :meth:`evaluate` runs the compiled kernel (:mod:`fem.elements.shell_jit`).
+
+        Groups of at least ``MIN_ELEMENTS`` triangles, where numba is there and ``FEM_JIT`` is
+        not ``0``; the vectorized numpy code is the reference and the fallback.
+        """
+        return len(self) >= shell_jit.MIN_ELEMENTS and shell_jit.enabled()
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
