@@ -13,12 +13,14 @@ from benchmarks import (
     multibody,
     newton_share,
     slender_arch,
+    small_models,
     startup,
 )
 
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
-              "multibody": multibody.main, "modal": modal.main, "startup": startup.main}
+              "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
+              "small_models": small_models.main}
 
 
 def main(argv: list[str]) -> int:

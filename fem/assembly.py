@@ -82,6 +82,7 @@ class Assembler:
         self.nodes = scatters[-1]
         self.n_free = n_free
         self._entry_rows = None
+        self._diagonal = None
         self.n_active = dofmap.n_active
 
     @property
@@ -137,8 +138,11 @@ class Assembler:
         return self._entry_rows
 
     def diagonal_positions(self) -> NDArray:
-        """(N,) positions of the diagonal entries in the CSR values."""
-        return np.flatnonzero(self.entry_rows == self.indices)
+        """(N,) positions of the diagonal entries in the CSR values (computed once)."""
+        if self._diagonal is None:
+            self._diagonal = np.flatnonzero(self.entry_rows == self.indices)
+            self._diagonal.setflags(write=False)
+        return self._diagonal
 
     def to_scipy(self, data: NDArray):
         """The free-DOF matrix as a ``scipy.sparse.csr_matrix`` (tests, diagnostics)."""

@@ -28,6 +28,7 @@ different units and are never added into one norm.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -121,19 +122,55 @@ class DofMap:
         cols = [self.slots.index(d) for d in dof_names]
         return self.index[conn][:, :, cols].reshape(len(conn), -1)
 
+    # --- scatter and gather, with the index arrays computed once (Newton calls them per
+    # iteration, a mask over the node slots each time was most of their cost)
+    @cached_property
+    def _active_slots(self) -> tuple[NDArray, NDArray]:
+        """Flat positions of the active node slots (C order) and their positions in the vector."""
+        flat = np.flatnonzero(self.index.reshape(-1) >= 0)
+        return flat, self.index.reshape(-1)[flat]
+
+    @cached_property
+    def _prefixes(self) -> dict:
+        return {}
+
+    def _slots_below(self, n: int) -> tuple[NDArray, NDArray]:
+        """:attr:`_active_slots` restricted to vector positions below ``n`` (cached per ``n``)."""
+        got = self._prefixes.get(n)
+        if got is None:
+            flat, pos = self._active_slots
+            keep = pos < n
+            got = self._prefixes[n] = (flat[keep], pos[keep])
+        return got
+
     def to_nodal(self, vec: NDArray, fill: float = 0.0) -> NDArray:
         """Scatter a full vector (or its unknowns) to ``(n, nslots)`` (nodal blocks only)."""
         out = np.full(self.index.shape, fill, dtype=float)
-        mask = (self.index >= 0) & (self.index < len(vec))
-        out[mask] = vec[self.index[mask]]
+        flat, pos = self._slots_below(len(vec))
+        out.reshape(-1)[flat] = vec[pos]
         return out
 
     def from_nodal(self, nodal: NDArray) -> NDArray:
         """Gather ``(n, nslots)`` nodal values into a full vector (zero in the other blocks)."""
+        nodal = np.asarray(nodal)
+        if nodal.shape != self.index.shape:
+            raise ValueError(f"nodal values of shape {nodal.shape}, expected "
+                             f"{self.index.shape}")
         out = np.zeros(self.n_active)
-        mask = self.index >= 0
-        out[self.index[mask]] = nodal[mask]
+        flat, pos = self._active_slots
+        out[pos] = nodal.reshape(-1)[flat]
         return out
+
+    @cached_property
+    def free_nodal_slots(self) -> NDArray:
+        """Flat positions (C order) of the free node slots: the vector's nodal block, in order."""
+        flat, pos = self._active_slots
+        return flat[pos < self.n_nodal]
+
+    @cached_property
+    def kind_index(self) -> NDArray:
+        """:attr:`kind` as ``intp`` (what ``np.bincount`` takes without converting)."""
+        return self.kind.astype(np.intp)
 
     def describe(self, k: int, node_ids: NDArray, model=None) -> str:
         """``"node 12 uy"`` for position ``k`` of the full vector (or what else it is).

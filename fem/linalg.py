@@ -50,12 +50,18 @@ def best_lu_package() -> str:
 
 
 def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None):
-    """A serial AIJ matrix preallocated with the CSR pattern; new nonzeros are an error."""
+    """A serial AIJ matrix on the CSR pattern (sorted columns); new nonzeros are an error.
+
+    The matrix is made on arrays of its own (``MatCreateSeqAIJWithArrays``): PETSc works on
+    them in place, so :func:`fill_matrix` copies a refill straight into the value array instead
+    of inserting it row by row (``setValuesCSR`` with its per-row searches and the conversion
+    of the index arrays to PETSc's integers at every call).
+    """
     PETSc = _petsc.PETSc()
     n = len(indptr) - 1
-    A = PETSc.Mat().createAIJ((n, n), csr=(indptr.astype(PETSc.IntType),
-                                           indices.astype(PETSc.IntType)),
-                              comm=PETSc.COMM_SELF)
+    csr = (np.array(indptr, dtype=PETSc.IntType), np.array(indices, dtype=PETSc.IntType),
+           np.zeros(len(indices)))
+    A = PETSc.Mat().createAIJWithArrays((n, n), csr, comm=PETSc.COMM_SELF)
     A.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, True)
     if prefix:
         A.setOptionsPrefix(prefix)
@@ -65,18 +71,29 @@ def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None):
 def matrix_from_scipy(csr):
     """A serial AIJ matrix with the pattern and values of a ``scipy.sparse`` matrix."""
     csr = csr.tocsr()
-    csr.sort_indices()
+    if not csr.has_canonical_format:    # sorted columns, one entry each
+        csr = csr.copy()
+        csr.sum_duplicates()
     A = create_matrix(csr.indptr, csr.indices)
     fill_matrix(A, csr.indptr, csr.indices, csr.data)
     return A
 
 
 def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
-    """Overwrite the values of ``A`` with CSR ``data`` on the pattern it was created with."""
+    """Overwrite the values of ``A`` with CSR ``data`` on the pattern it was created with.
+
+    A matrix of :func:`create_matrix` gets the values copied into its own value array (the
+    pattern is the one it was made with); ``assemble`` then marks it changed, so the next solve
+    factors it again. Other matrices are refilled through ``setValuesCSR``.
+    """
     PETSc = _petsc.PETSc()
-    A.setValuesCSR(indptr.astype(PETSc.IntType, copy=False),
-                   indices.astype(PETSc.IntType, copy=False),
-                   np.ascontiguousarray(data, dtype=float))
+    csr = A.getAttr("__csr__")
+    if csr is not None and len(csr[2]) == len(data) and len(csr[0]) == len(indptr):
+        np.copyto(csr[2], data)
+    else:
+        A.setValuesCSR(indptr.astype(PETSc.IntType, copy=False),
+                       indices.astype(PETSc.IntType, copy=False),
+                       np.ascontiguousarray(data, dtype=float))
     A.assemble()
 
 
@@ -137,7 +154,56 @@ def release_options(prefix: str) -> None:
         opts.delValue(name)
 
 
-def direct_solver(A, prefix: str, options: dict | None = None):
+#: Unknowns up to which a step factors with PETSc's own LU instead of MUMPS (:func:`lu_package`),
+#: and up to which it does so for chain-like matrices (at most :data:`CHAIN_ENTRIES` stored
+#: entries per row). Measured (refill, factorization and solve, ms, on a shared 2-core machine):
+#: 2D beam chains of 30 / 300 / 900 / 1500 / 3000 / 6000 / 12000 unknowns, MUMPS 0.18 / 0.68 /
+#: 2.1 / 3.1 / 11 / 27 / 53, PETSc's LU (nested dissection) 0.008 / 0.037 / 0.10 / 0.18 / 0.39 /
+#: 0.83 / 1.9; 3D lattices of beams (``benchmarks.common.space_frame``) of 288 / 600 / 1080 /
+#: 1764 unknowns, MUMPS 0.70 / 2.0 / 7.2 / 37, PETSc's LU 0.32 / 2.1 / 10 / 57: their fill
+#: grows faster, they meet near 600. Chains stop at 6000 unknowns, where their smallest
+#: pivots stay well above :data:`NULL_PIVOT` of their diagonal.
+SMALL_LU = 600
+SMALL_CHAIN_LU = 6000
+CHAIN_ENTRIES = 12
+
+#: A pivot of PETSc's own LU at most this times the diagonal entry it came from is a null pivot
+#: (:func:`_check_pivots`): a mechanism leaves round-off there (9e-17 in the mechanism tests of
+#: tests/test_deck_errors.py), while regular tangents keep their smallest pivot far above it
+#: (measured: clamped 2D cantilever chains of 300 / 1000 / 2000 beams 1.5e-7 / 4e-9 / 5e-10,
+#: the smallest of tests/test_nonlinear_static.py's 1.5e-7).
+NULL_PIVOT = 1e-12
+
+#: The fill-reducing ordering of PETSc's own LU (options may choose another).
+SMALL_LU_ORDERING = "nd"
+
+
+def lu_package(n: int, options: dict | None = None, prefix: str = "",
+               zero_diagonal: bool = False, nnz: int | None = None) -> str:
+    """The LU package of a step's ``n`` unknowns: PETSc's own for small systems, else the best.
+
+    MUMPS's fixed cost per factorization (0.4 ms) is most of a Newton iteration of a small
+    model; PETSc's own sparse LU has almost none. It does not pivot, so a matrix with zero
+    diagonal entries (Lagrange multipliers: ``zero_diagonal``) keeps the best package, and so
+    does a step whose deck or command-line options speak to MUMPS or SuperLU (``mat_mumps_*``,
+    ``mat_superlu_*``) or choose the package: they meant a particular one. Null pivots are
+    detected after the factorization (:func:`_check_pivots`), as MUMPS's ``ICNTL(24)`` does.
+    ``nnz``, the stored entries, admits chain-like matrices up to :data:`SMALL_CHAIN_LU`.
+    """
+    chain = nnz is not None and n <= SMALL_CHAIN_LU and nnz <= CHAIN_ENTRIES * n
+    if (n > SMALL_LU and not chain) or zero_diagonal:
+        return best_lu_package()
+    given = list(options or ())
+    if prefix:
+        given += [k[len(prefix):] for k in _petsc.PETSc().Options().getAll()
+                  if k.startswith(prefix)]
+    if any(k.startswith(("mat_mumps_", "mat_superlu_", "pc_factor_mat_solver_type"))
+           for k in given):
+        return best_lu_package()
+    return "petsc"
+
+
+def direct_solver(A, prefix: str, options: dict | None = None, package: str | None = None):
     """A KSP on ``A``: ``preonly`` + LU with the best package, then deck/command-line options.
 
     Parameters
@@ -145,6 +211,8 @@ def direct_solver(A, prefix: str, options: dict | None = None):
     A : petsc4py Mat, the operator (its values may be refilled later)
     prefix : options prefix, e.g. ``"static1_"``
     options : deck options (``{"ksp_type": "gmres", "pc_type": "ilu"}``), pushed under ``prefix``
+    package : the default LU package (default: the best, :func:`best_lu_package`); the options
+        may choose another
     """
     PETSc = _petsc.PETSc()
     ksp = PETSc.KSP().create(comm=A.getComm())
@@ -153,10 +221,18 @@ def direct_solver(A, prefix: str, options: dict | None = None):
     ksp.setType("preonly")
     pc = ksp.getPC()
     pc.setType("lu")
-    package = best_lu_package()
+    package = package or best_lu_package()
     pc.setFactorSolverType(package)
+    if package == "petsc":
+        # only an exact zero stops the factorization (the default, 2.2e-14, is absolute and
+        # unit-dependent); null pivots are judged relative to the matrix (_check_pivots)
+        pc.setFactorPivot(zeropivot=0.0)
+        pc.setFactorOrdering(SMALL_LU_ORDERING)
+    name, opts = prefix + "pc_factor_mat_solver_type", PETSc.Options()
+    chosen = (opts.getString(name) if opts.hasName(name) else None) \
+        or (options or {}).get("pc_factor_mat_solver_type") or package
     defaults = {}
-    if package == "mumps":
+    if chosen == "mumps":
         defaults["mat_mumps_icntl_24"] = 1          # detect null pivots instead of dividing by them
     push_options(prefix, {**defaults, **(options or {})})
     try:
@@ -206,6 +282,8 @@ def solve_block(ksp, B: NDArray) -> NDArray:
     F = pc.getFactorMatrix()
     if pc.getFactorSolverType() == "mumps" and F.getMumpsInfog(28) > 0:
         raise SingularMatrixError(F.getMumpsInfog(28))
+    if pc.getFactorSolverType() == "petsc":
+        _check_pivots(ksp)
     A = ksp.getOperators()[0]
     norm_A = A.norm(PETSc.NormType.INFINITY)
 
@@ -382,10 +460,13 @@ def _apply(ksp, b: NDArray, x: NDArray) -> None:
         xv.destroy()
     reason = ksp.getConvergedReason()
     pc = ksp.getPC()
-    if pc.getType() in ("lu", "cholesky") and pc.getFactorSolverType() == "mumps":
+    package = pc.getFactorSolverType() if pc.getType() in ("lu", "cholesky") else None
+    if package == "mumps":
         F = pc.getFactorMatrix()
         if F.getMumpsInfog(28) > 0:
             raise SingularMatrixError(F.getMumpsInfog(28))
+    elif package == "petsc" and reason >= 0:
+        _check_pivots(ksp)
     if reason < 0:
         pc_failed = getattr(PETSc.KSP.ConvergedReason, "DIVERGED_PC_FAILED", None)
         if pc_failed is None:      # petsc4py < 3.19 spells it this way
@@ -393,6 +474,59 @@ def _apply(ksp, b: NDArray, x: NDArray) -> None:
         if reason == pc_failed:
             raise SingularMatrixError(-1, "(factorization failed)")
         raise ConvergenceError(f"linear solver {ksp.getOptionsPrefix()} diverged (reason {reason})")
+
+
+def _pivots(ksp) -> tuple[NDArray, NDArray]:
+    """PETSc's own LU of the KSP's matrix: its pivots, and the rows they belong to.
+
+    The factor stores ``1 / u_kk`` of the permuted matrix (``MatGetDiagonal`` of a factored
+    ``SeqAIJ`` inverts them back); the permutation is the ordering the factorization used,
+    recomputed (``MatGetOrdering`` is deterministic). Kept on the KSP per matrix state.
+    """
+    A = ksp.getOperators()[0]
+    state = A.stateGet()
+    cached = ksp.getAttr("__fem_pivots__")
+    if cached is not None and cached[0] == state:
+        return cached[1], cached[2]
+    pc = ksp.getPC()
+    pivots = pc.getFactorMatrix().getDiagonal().getArray().copy()
+    order = ksp.getAttr("__fem_order__")
+    if order is None:
+        kind = _petsc.PETSc().Options().getString(
+            (ksp.getOptionsPrefix() or "") + "pc_factor_mat_ordering_type", SMALL_LU_ORDERING)
+        rows, cols = A.getOrdering(kind)
+        order = rows.getIndices().copy()
+        rows.destroy()
+        cols.destroy()
+        ksp.setAttr("__fem_order__", order)
+    ksp.setAttr("__fem_pivots__", (state, pivots, order))
+    return pivots, order
+
+
+def _check_pivots(ksp) -> None:
+    """Raise :class:`SingularMatrixError` for null pivots of PETSc's own LU (see NULL_PIVOT).
+
+    A pivot is null when it is at most :data:`NULL_PIVOT` times the diagonal entry of its row
+    (of the row's largest entry, where the diagonal is zero): relative to its own row, so that
+    the test does not depend on units or on rows of different kinds (forces and moments).
+    """
+    A = ksp.getOperators()[0]
+    state = A.stateGet()
+    if ksp.getAttr("__fem_checked__") == state:
+        return
+    pivots, order = _pivots(ksp)
+    diag = np.abs(A.getDiagonal().getArray())[order]
+    if not np.all(diag > 0):
+        ai, _, av = A.getValuesCSR()
+        top = np.zeros(len(ai) - 1)
+        rows = np.repeat(np.arange(len(top)), np.diff(ai))
+        np.maximum.at(top, rows, np.abs(av))
+        diag = np.where(diag > 0, diag, top[order])
+    # an exact zero stops the factorization: its inverse, and the rows after it, are not finite
+    null = int(np.sum(~(np.abs(pivots) > NULL_PIVOT * diag) | ~np.isfinite(pivots)))
+    if null:
+        raise SingularMatrixError(null)
+    ksp.setAttr("__fem_checked__", state)
 
 
 def _residual(A, x: NDArray, b: NDArray) -> NDArray:
@@ -487,10 +621,14 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
 def determinant_sign(ksp) -> int | None:
     """Sign of the determinant of the last factorization, if the solver computed it.
 
-    MUMPS computes the determinant when ``ICNTL(33) = 1`` (``RINFOG(12) * 2^INFOG(34)``; the
-    mantissa has its sign, and row and column permutations are accounted for). None otherwise.
+    PETSc's own LU: the product of its pivots' signs (:func:`_pivots`). MUMPS computes the
+    determinant when ``ICNTL(33) = 1`` (``RINFOG(12) * 2^INFOG(34)``; the mantissa has its sign,
+    and row and column permutations are accounted for). None otherwise.
     """
     pc = ksp.getPC()
+    if pc.getType() == "lu" and pc.getFactorSolverType() == "petsc":
+        # one ordering for rows and columns: the sign is that of the product of the pivots
+        return -1 if np.count_nonzero(_pivots(ksp)[0] < 0) % 2 else 1
     if pc.getType() not in ("lu", "cholesky") or pc.getFactorSolverType() != "mumps":
         return None
     F = pc.getFactorMatrix()

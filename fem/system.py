@@ -268,12 +268,15 @@ class System:
         ``eps |x|`` however small ``u`` is; a rotation to ``eps max(|angle|, 1)`` (angles enter
         through sines and cosines, 3D orientations through unit quaternions).
         """
-        nodal = np.ones((state.n_nodes, self.model.nslots))
+        nodal = np.empty((state.n_nodes, self.model.nslots))
         d = self.model.dim
-        nodal[:, :d] = np.abs(self.model.X[:, :d] + state.u[:, :d])
-        rot = np.abs(state.dof_values()[:, d:])
-        nodal[:, d:] = np.maximum(rot, 1.0)
-        return self.dofmap.from_nodal(nodal)[:self.n_free]
+        np.abs(self.model.X[:, :d] + state.u[:, :d], out=nodal[:, :d])
+        rot = state.rot if d == 2 else state.rotation_vectors()
+        np.maximum(np.abs(rot), 1.0, out=nodal[:, d] if d == 2 else nodal[:, d:])
+        out = np.zeros(self.n_free)                 # the other blocks: no coordinates
+        dm = self.dofmap
+        out[:dm.n_nodal] = nodal.reshape(-1)[dm.free_nodal_slots]
+        return out
 
     def outputs(self, state: State) -> dict[str, dict[str, NDArray]]:
         """Section forces per element group, and what each constraint group transmits."""

@@ -65,7 +65,7 @@ class StepBase:
 
     def norm_test(self, tolerance: float, max_iterations: int) -> NormTest:
         """The step's convergence test: a norm per block of the DOF map (:data:`fem.dofs.KINDS`)."""
-        kind = self.system.dofmap.kind[:self.system.n_free]
+        kind = self.system.dofmap.kind_index[:self.system.n_free]
         return NormTest(rtol=tolerance, max_iterations=max_iterations, kind=kind, names=KINDS)
 
     # --- references of the convergence test (fem.solvers.newton.NormTest) -------------------
@@ -87,7 +87,7 @@ class StepBase:
         (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
         holding rotations only) that would close its violation, compared with that reference.
         """
-        kind = self.system.dofmap.kind
+        kind = self.system.dofmap.kind_index
         own = np.zeros(len(KINDS))
         for v in vectors:
             own = np.maximum(own, block_norms(kind, v))
@@ -121,7 +121,7 @@ class StepBase:
         n = asm.n_free
         q = self.system.positions(trial)
         absK_q = np.bincount(asm.entry_rows, weights=np.abs(K) * q[asm.indices], minlength=n)
-        return np.finfo(float).eps * block_norms(self.system.dofmap.kind[:n], absK_q)
+        return np.finfo(float).eps * block_norms(self.system.dofmap.kind_index[:n], absK_q)
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""
@@ -191,10 +191,16 @@ class StepBase:
         """
         asm = self.system.assembler
         self.A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
-        if defaults and linalg.best_lu_package() != "mumps":
+        blocks = self.system.dofmap.blocks
+        # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
+        package = linalg.lu_package(
+            self.system.n_free, self.solver_options, self.prefix,
+            zero_diagonal=blocks["multipliers"].stop > blocks["multipliers"].start,
+            nnz=asm.nnz)
+        if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self.ksp = linalg.direct_solver(self.A, self.prefix,
-                                        {**(defaults or {}), **self.solver_options})
+                                        {**(defaults or {}), **self.solver_options}, package)
 
     # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
     @property

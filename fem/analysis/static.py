@@ -182,6 +182,15 @@ class StaticStep(StepBase):
             self._pattern = F[:self.n]
         return Evaluation(fint - fext, scale, K, F)
 
+    def with_tangent(self, trial, lam: float, ev: Evaluation) -> Evaluation:
+        """``ev``, the residual at ``trial`` and ``lam``, with the tangent there.
+
+        The residual, its scale and the load pattern stay those of ``ev`` (the same state and
+        load factor give the same numbers); only the elements are evaluated again.
+        """
+        _, K = self.system.evaluate(trial, self.loads.stiffness(trial, lam), tangent=True)
+        return Evaluation(ev.r, ev.scale, K, ev.F)
+
     def update(self, trial, du: NDArray) -> None:
         """Apply a correction of the unknowns."""
         self.system.update_unknowns(trial, du)

@@ -52,11 +52,18 @@ class CorotFrame2D:
 
     def _geometry(self, x: NDArray, theta: NDArray) -> Kinematics2D:
         e, l = unit(x[:, 1, :2] - x[:, 0, :2])
-        z = np.stack([-e[:, 1], e[:, 0]], axis=-1)
+        E = len(l)
+        # filled column by column (np.stack's generic path was a good part of a small model's
+        # evaluation); the same numbers
+        z = np.empty((E, 2))
+        np.negative(e[:, 1], out=z[:, 0])
+        z[:, 1] = e[:, 0]
         c0, s0 = self.e0[:, 0], self.e0[:, 1]
         psi = np.arctan2(c0 * e[:, 1] - s0 * e[:, 0], c0 * e[:, 0] + s0 * e[:, 1])
-        v = np.stack([l - self.l0, _wrap(theta[:, 0] - psi), _wrap(theta[:, 1] - psi)], axis=-1)
-        E = len(l)
+        v = np.empty((E, 3))
+        np.subtract(l, self.l0, out=v[:, 0])
+        v[:, 1] = _wrap(theta[:, 0] - psi)
+        v[:, 2] = _wrap(theta[:, 1] - psi)
         B = np.zeros((E, 3, 6))
         B[:, 0, 0:2], B[:, 0, 3:5] = -e, e
         zl = z / l[:, None]

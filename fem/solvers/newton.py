@@ -218,6 +218,9 @@ class Problem(Protocol):
     def positions(self, trial) -> float:
         """The norm of the positions the corrections move (see :meth:`NormTest.correction`)."""
 
+    # optional: ``with_tangent(trial, lam, ev) -> Evaluation`` adds the tangent to ``ev``, a
+    # residual-only evaluation at ``trial`` and ``lam`` (the vectors it has are not computed
+    # again); without it Newton evaluates the problem again with the tangent.
     # optional: ``correct(trial, du, lam, r_norm) -> Evaluation | None`` applies a correction of
     # an unbordered iteration its own way (e.g. fem.analysis.bent) and may return the evaluation
     # (residual only) at the corrected trial, which then is not computed again; a line search
@@ -397,7 +400,9 @@ class Newton:
                 self.last, self.increment = ev, Du
                 return len(test.norms) - 1, lam
             if ev.K is None:
-                ev = problem.evaluate(trial, lam, tangent=True)
+                with_tangent = getattr(problem, "with_tangent", None)
+                ev = (with_tangent(trial, lam, ev) if with_tangent is not None
+                      else problem.evaluate(trial, lam, tangent=True))
             self._factor(problem, trial, ev)
             du = self._solve(-ev.r[:n], fresh=True)
             if control is not None:

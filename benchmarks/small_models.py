@@ -1,0 +1,329 @@
+"""Small models, where the interpreter rather than the factorization sets the pace (issue 14).
+
+Two comparisons, each measured in one run:
+
+Static cantilever, fem beside OpenSeesPy: time per Newton iteration
+    The elastica of ``cases/elastica_cantilever``: a clamped beam of length 1 (EI = 1,
+    EA = 1e5), 10 co-rotational Euler-Bernoulli elements, a dead tip force ``P L^2 / EI = 10``
+    applied in 20 equal load increments, full Newton, residual tolerance 1e-10 relative
+    (fem's block test; OpenSees: ``NormUnbalance`` 1e-10 times the tip force). The time of the
+    whole step divided by its Newton iterations (every iteration one tangent, one
+    factorization, one solve), best of 5 runs. OpenSees (``Corotational`` transformation,
+    ``elasticBeamColumn``, ``LoadControl``, ``Newton``, ``BandGeneral``) runs in a child
+    process that never starts PETSc (see :mod:`benchmarks.slender_arch`); where openseespy
+    does not import, fem's row is printed alone.
+
+Flexible pendulum, fem beside Exudyn: time steps per second
+    The beam of tests/test_gravity.py's pendulum: length 2, EA = 1e4, EI = 10, rho A = 0.5,
+    rho I = 5e-4, pinned at one end (ux, uy held, rz free), released at rest from horizontal
+    under gravity 9.81 along -y; 1000 steps of 1e-3 s. fem: co-rotational Euler-Bernoulli
+    beams with the lumped inertia, the energy-conserving scheme, tolerance 1e-9. Exudyn:
+    ``ObjectBeamGeometricallyExact2D`` (Simo and Vu-Quoc's beam, shear stiffness EA: the shear
+    flexibility changes the bending by EI / (EA L^2) = 2.5e-4; stiffer shear made its Newton
+    fail beyond 100 elements) between
+    ``NodeRigidBody2D`` nodes, the pin as two ``CoordinateConstraint``s, generalized-alpha
+    (its default) with the sparse LU (``EigenSparse``). The rate counts the time loop alone
+    (first step to last, by each program's per-step callback), best of 3 runs (1 at 1000
+    elements). ``tip y`` is the free end's height at the end, for a sameness check (the two
+    beam theories and schemes differ, so agree to a few digits, not to round-off).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from fem import _petsc
+from fem.io.deck import from_dict
+from fem.run import make_step
+from fem.system import System
+
+MARK = "small_models:"                 # the line of the OpenSees child that carries its results
+
+# --- the static cantilever ------------------------------------------------------------------
+N_CANT, LOAD, INCREMENTS, TOL = 10, 10.0, 20, 1e-10
+SYSTEM = "BandGeneral"                  # OpenSees's linear system (LAPACK banded LU)
+
+
+def cantilever_deck() -> dict:
+    """The elastica cantilever (cases/elastica_cantilever) as a deck dict."""
+    return {"model": {"dim": 2, "title": "elastica cantilever"},
+            "materials": [{"name": "unit", "E": 1.0, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0e5, "Iz": 1.0}],
+            "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0]]},
+            "sets": {"root": [1], "tip": [2]},
+            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                          "material": "unit", "section": "s", "connectivity": [[1, 2]],
+                          "divisions": N_CANT}],
+            "supports": [{"nodes": "root", "fixed": ["all"]}],
+            "loads": [{"name": "P", "nodes": "tip", "force": [0.0, -1.0]}],
+            "steps": [{"name": "bend", "type": "static", "nonlinear": True,
+                       "load_factor": LOAD, "increments": INCREMENTS,
+                       "max_increment": LOAD / INCREMENTS, "tolerance": TOL}]}
+
+
+class _Count:
+    """A results recorder that counts the Newton iterations of the increments."""
+
+    def __init__(self):
+        self.iterations = 0
+
+    def begin_step(self, *args, **kwargs):
+        return self
+
+    def advance(self, value, iterations=None):
+        self.iterations += int(iterations or 0)
+
+    def frame(self, *args, **kwargs):
+        pass
+
+    def close(self):
+        pass
+
+
+def fem_cantilever() -> dict:
+    """fem on the cantilever: seconds per Newton iteration, iterations, tip displacement."""
+    _petsc.init()
+    deck = from_dict(cantilever_deck())
+    best = None
+    for _ in range(5):
+        system = System(deck.model)
+        state = system.reference_state()
+        step = make_step(deck.steps[0], system, deck)
+        count = _Count()
+        t = time.perf_counter()
+        step.run(state, count)
+        elapsed = time.perf_counter() - t
+        tip = int(np.argmax(deck.model.X[:, 0]))        # divisions number the tip node 2
+        res = {"per_iteration": elapsed / count.iterations, "iterations": count.iterations,
+               "tip": state.u[tip, :2].tolist()}
+        if best is None or res["per_iteration"] < best["per_iteration"]:
+            best = res
+    return best
+
+
+def opensees_cantilever(ops) -> dict:
+    """The same cantilever in OpenSees (``ops``: ``openseespy.opensees``), best of 5."""
+    best = None
+    for _ in range(5):
+        ops.wipe()
+        ops.model("basic", "-ndm", 2, "-ndf", 3)
+        for i in range(N_CANT + 1):
+            ops.node(i + 1, i / N_CANT, 0.0)
+        ops.fix(1, 1, 1, 1)
+        ops.geomTransf("Corotational", 1)
+        for i in range(N_CANT):
+            ops.element("elasticBeamColumn", i + 1, i + 1, i + 2, 1.0e5, 1.0, 1.0, 1)
+        ops.timeSeries("Linear", 1)
+        ops.pattern("Plain", 1, 1)
+        ops.load(N_CANT + 1, 0.0, -LOAD, 0.0)
+        ops.system(SYSTEM)
+        ops.numberer("RCM")
+        ops.constraints("Plain")
+        ops.test("NormUnbalance", TOL * LOAD, 25, 0)
+        ops.algorithm("Newton")
+        ops.integrator("LoadControl", 1.0 / INCREMENTS)
+        ops.analysis("Static")
+        iterations = 0
+        t = time.perf_counter()
+        for _ in range(INCREMENTS):
+            if ops.analyze(1) != 0:
+                raise RuntimeError("OpenSees did not converge on the cantilever")
+            iterations += ops.testIter()
+        elapsed = time.perf_counter() - t
+        res = {"per_iteration": elapsed / iterations, "iterations": iterations,
+               "tip": [ops.nodeDisp(N_CANT + 1, 1), ops.nodeDisp(N_CANT + 1, 2)]}
+        if best is None or res["per_iteration"] < best["per_iteration"]:
+            best = res
+    ops.wipe()
+    return best
+
+
+def opensees_child():
+    """Child process: print OpenSees's cantilever results (never imports PETSc)."""
+    try:
+        import openseespy.opensees as ops
+    except Exception as err:  # noqa: BLE001 (ImportError, or a binary that does not load)
+        print(MARK + json.dumps({"error": f"{type(err).__name__}: {err}"}), flush=True)
+        return
+    import tempfile
+
+    ops.logFile(os.path.join(tempfile.gettempdir(), "fem_small_models_opensees.log"), "-noEcho")
+    print(MARK + json.dumps({"result": opensees_cantilever(ops)}), flush=True)
+
+
+def opensees() -> tuple[dict | None, str]:
+    """OpenSees's cantilever result, or why there is none."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    code = "from benchmarks.small_models import opensees_child; opensees_child()"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, "the OpenSees process timed out"
+    lines = [ln[len(MARK):] for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
+    if not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"the OpenSees process failed (exit {proc.returncode}: {tail[:100]})"
+    answer = json.loads(lines[-1])
+    if "error" in answer:
+        return None, f"openseespy does not import ({answer['error']})"
+    return answer["result"], ""
+
+
+# --- the flexible pendulum ------------------------------------------------------------------
+SIZES = (10, 100, 300, 1000)
+L, EA, EI, RHOA, RHOI, G = 2.0, 1.0e4, 10.0, 0.5, 5.0e-4, 9.81
+SHEAR = EA                              # Exudyn's shear stiffness: EI / (SHEAR L^2) = 2.5e-4
+H, STEPS = 1e-3, 1000
+
+
+def pendulum_deck(n: int) -> dict:
+    """The flexible pendulum with ``n`` elements as a deck dict (area 1: E = EA, Iz = EI / EA)."""
+    return {"model": {"dim": 2, "title": f"flexible pendulum, {n} beams"},
+            "materials": [{"name": "m", "E": EA, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0, "Iz": EI / EA, "mass_per_length": RHOA,
+                          "rotary_inertia_per_length": RHOI}],
+            "nodes": {"coordinates": [[0.0, 0.0], [L, 0.0]]},
+            "sets": {"pin": [1]},
+            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                          "material": "m", "section": "s", "connectivity": [[1, 2]],
+                          "divisions": n}],
+            "supports": [{"nodes": "pin", "fixed": ["ux", "uy"]}],
+            "gravity": {"acceleration": [0.0, -G]},
+            "steps": [{"name": "swing", "type": "dynamic", "integrator": "energy_conserving",
+                       "time_step": H, "duration": H * STEPS, "output_interval": H * STEPS}]}
+
+
+BUDGET = 300.0          # seconds of fem's time loop before a run is called unfinished
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def fem_pendulum(n: int) -> dict:
+    """fem on the pendulum: steps per second over the time loop, iterations/step, tip y.
+
+    A run still going after :data:`BUDGET` seconds is stopped and reported unfinished, with
+    the time it reached and its step-size halvings.
+    """
+    _petsc.init()
+    deck = from_dict(pendulum_deck(n))
+    system = System(deck.model)
+    state = system.reference_state()
+    step = make_step(deck.steps[0], system, deck, deck.output["every"])
+    stamps, its = [], [0]
+
+    def on_step(s):
+        stamps.append(time.perf_counter())
+        its[0] += step._stats["iterations"]
+        if stamps[-1] - stamps[0] > BUDGET:
+            raise _OutOfTime
+
+    step.on_step = on_step
+    try:
+        step.run(state, None)
+    except _OutOfTime:
+        return {"rate": float("nan"), "its": its[0] / step.steps, "tip": float("nan"),
+                "unfinished": f"unfinished after {BUDGET:g} s: t = {state.t:.4g} s, "
+                              f"{step.cuts} step halvings"}
+    tip = deck.model.X[:, :2] + state.u[:, :2]
+    k = int(np.argmax(np.linalg.norm(deck.model.X[:, :2], axis=1)))
+    return {"rate": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "its": its[0] / step.steps,
+            "tip": float(tip[k, 1])}
+
+
+def exudyn_pendulum(exu, n: int) -> dict:
+    """The pendulum in Exudyn (see the module docstring)."""
+    from exudyn.itemInterface import (
+        CoordinateConstraint,
+        LoadForceVector,
+        MarkerNodeCoordinate,
+        MarkerNodePosition,
+        NodePointGround,
+        NodeRigidBody2D,
+        ObjectBeamGeometricallyExact2D,
+    )
+
+    sc = exu.SystemContainer()
+    mbs = sc.AddSystem()
+    ground = mbs.AddNode(NodePointGround())
+    le = L / n
+    nodes = [mbs.AddNode(NodeRigidBody2D(referenceCoordinates=[i * le, 0.0, 0.0]))
+             for i in range(n + 1)]
+    for a, b in zip(nodes[:-1], nodes[1:], strict=True):
+        mbs.AddObject(ObjectBeamGeometricallyExact2D(
+            nodeNumbers=[a, b], length=le, massPerLength=RHOA, crossSectionInertia=RHOI,
+            bendingStiffness=EI, axialStiffness=EA, shearStiffness=SHEAR))
+    for c in (0, 1):
+        mbs.AddObject(CoordinateConstraint(markerNumbers=[
+            mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=ground, coordinate=c)),
+            mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=nodes[0], coordinate=c))]))
+    # gravity: the lumped weight of each node (half an element at the ends)
+    w = np.full(n + 1, RHOA * le * G)
+    w[[0, -1]] *= 0.5
+    for node, wk in zip(nodes, w, strict=True):
+        mbs.AddLoad(LoadForceVector(markerNumber=mbs.AddMarker(MarkerNodePosition(
+            nodeNumber=node)), loadVector=[0.0, -float(wk), 0.0]))
+    from benchmarks.multibody import timed_solve
+
+    rate = timed_solve(exu, mbs, STEPS, STEPS * H, "GeneralizedAlpha",
+                       f"the pendulum of {n} beams")
+    tip = mbs.GetNodeOutput(nodes[-1], exu.OutputVariableType.Position)
+    it = mbs.sys["dynamicSolver"].it
+    return {"rate": rate, "its": it.newtonStepsCount / STEPS, "tip": float(tip[1])}
+
+
+def _fastest(run, repeat: int) -> dict:
+    runs = [run() for _ in range(repeat)]
+    return max(runs, key=lambda r: -1.0 if np.isnan(r["rate"]) else r["rate"])
+
+
+def main(sizes=SIZES):
+    print(f"Static cantilever, {N_CANT} co-rotational beams, P L^2/EI = {LOAD:g} in "
+          f"{INCREMENTS} increments: time per Newton iteration")
+    print(f"{'program':<12} {'ms/iteration':>12} {'iterations':>10} {'tip ux':>10} {'tip uy':>10}")
+    fem = fem_cantilever()
+    ops, why = opensees()
+    rows = [("fem", fem)] + ([("OpenSees", ops)] if ops else [])
+    for name, r in rows:
+        print(f"{name:<12} {1e3 * r['per_iteration']:>12.3f} {r['iterations']:>10} "
+              f"{r['tip'][0]:>10.6f} {r['tip'][1]:>10.6f}")
+    if ops:
+        ratio = fem["per_iteration"] / ops["per_iteration"]
+        print(f"fem / OpenSees time per iteration: {ratio:.3g}")
+    else:
+        print(f"OpenSees: not run, {why}")
+    print()
+    try:
+        import exudyn as exu
+    except ImportError:
+        exu = None
+    print(f"Flexible pendulum (pinned beam under gravity), {STEPS} steps of {H:g} s: steps per "
+          "second; fem energy-conserving" + (", Exudyn generalized-alpha" if exu else ""))
+    if exu is None:
+        print("Exudyn is missing (the extra 'peers'): fem's rows only")
+    print(f"{'elements':>8} {'program':<10} {'steps/s':>9} {'its/step':>8} {'tip y':>10}")
+    ratios = []
+    for n in sizes:
+        repeat = 1 if n >= 1000 else 3
+        f = _fastest(lambda n=n: fem_pendulum(n), repeat)
+        print(f"{n:>8} {'fem':<10} {f['rate']:>9.4g} {f['its']:>8.3g} {f['tip']:>10.6f}"
+              + (f"  {f['unfinished']}" if "unfinished" in f else ""))
+        if exu:
+            try:
+                x = _fastest(lambda n=n: exudyn_pendulum(exu, n), repeat)
+            except (RuntimeError, exu.SolverError) as err:   # its Newton gave up
+                print(f"{n:>8} {'Exudyn':<10} failed: {str(err).splitlines()[0][:60]}")
+                continue
+            print(f"{n:>8} {'Exudyn':<10} {x['rate']:>9.4g} {x['its']:>8.3g} {x['tip']:>10.6f}")
+            ratios.append(f"{n:>8} elements: fem / Exudyn steps per second "
+                          f"{f['rate'] / x['rate']:.3g}")
+    for line in ratios:
+        print(line)
