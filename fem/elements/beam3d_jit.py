@@ -22,28 +22,17 @@ stiffness, ``_g_parts``) line by line.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numpy.typing import NDArray
 
-#: Groups with fewer elements take the numpy path (compiling or loading the kernel costs more).
-MIN_ELEMENTS = 64
+from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
-_kernel = None         # the compiled function, once loaded; False when numba is unavailable
+_kernel = Kernel("fem.elements.beam3d_kernel")
 
 
 def enabled() -> bool:
     """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
-    global _kernel
-    if os.environ.get("FEM_JIT", "1") == "0":
-        return False
-    if _kernel is None:
-        try:
-            from fem.elements.beam3d_kernel import kernel as _kernel
-        except ImportError:
-            _kernel = False
-    return _kernel is not False
+    return _kernel.enabled()
 
 
 def evaluate(x: NDArray, R: NDArray, E0: NDArray, l0: NDArray, A: NDArray, S: NDArray,
@@ -64,7 +53,7 @@ def evaluate(x: NDArray, R: NDArray, E0: NDArray, l0: NDArray, A: NDArray, S: ND
     f = np.empty((E, 12))
     K = np.empty((E, 12, 12)) if tangent else np.empty((0, 12, 12))
     hk, hi, hj = (idx.astype(np.int64) for idx in np.nonzero(H0))      # H0 is sparse
-    _kernel(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
+    _kernel.function(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
             np.ascontiguousarray(E0), l0, np.ascontiguousarray(A), np.ascontiguousarray(S),
             hk, hi, hj, H0[hk, hi, hj], coef, ij, na, tangent, f, K)
     return f, (K if tangent else None)

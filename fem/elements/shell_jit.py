@@ -14,28 +14,17 @@ Why numba, and the layout (``prange`` over chunks, per-chunk scratch): as the 3D
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numpy.typing import NDArray
 
-#: Groups with fewer elements take the numpy path (compiling or loading the kernel costs more).
-MIN_ELEMENTS = 64
+from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
-_kernel = None         # the compiled function, once loaded; False when numba is unavailable
+_kernel = Kernel("fem.elements.shell_kernel")
 
 
 def enabled() -> bool:
     """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
-    global _kernel
-    if os.environ.get("FEM_JIT", "1") == "0":
-        return False
-    if _kernel is None:
-        try:
-            from fem.elements.shell_kernel import kernel as _kernel
-        except ImportError:
-            _kernel = False
-    return _kernel is not False
+    return _kernel.enabled()
 
 
 def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
@@ -49,7 +38,7 @@ def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
     E = len(x)
     f = np.empty((E, 18))
     K = np.empty((E, 18, 18)) if tangent else np.empty((0, 18, 18))
-    _kernel(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
+    _kernel.function(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
             np.ascontiguousarray(R0, dtype=float), np.ascontiguousarray(xl0, dtype=float),
             np.ascontiguousarray(Kl, dtype=float), tangent, f, K)
     return f, (K if tangent else None)
