@@ -92,17 +92,8 @@ def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> Distributed
     if v["kind"] not in ("dead", "follower"):
         raise DeckError(f"{e.where}.kind", f"expected dead or follower for a distributed load, "
                         f"got {v['kind']!r}")
-    by_name = {g.name: g for g in groups}
-    names = [v["elements"]] if isinstance(v["elements"], str) else v["elements"]
-    if len(set(names)) != len(names):
-        raise DeckError(f"{e.where}.elements", f"a group is named twice in {names}")
     parts = []
-    for gname in names:
-        g = by_name.get(gname)
-        if g is None:
-            raise DeckError(f"{e.where}.elements", f"unknown element group '{gname}'"
-                            + did_you_mean(gname, by_name) + "; the groups are: "
-                            + ", ".join(by_name))
+    for gname, g in _named_groups(e, groups):
         if g.cell_type != "line" or g.nen != 2:
             raise DeckError(f"{e.where}.elements", f"group '{gname}' ({g.type_name}) is not "
                             "made of 2-node line elements: a load per length needs beams or "
@@ -115,6 +106,21 @@ def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> Distributed
         parts.append((gname, np.arange(len(g))))
     return DistributedLoad(v["name"], tuple(parts), q, v["kind"],
                            function(funcs, v["function"], f"{e.where}.function"))
+
+
+def _named_groups(e: Entry, groups: tuple) -> list:
+    """``[(name, group)]`` of a load's ``elements`` (a name or a list of them), each once."""
+    by_name = {g.name: g for g in groups}
+    names = [e.values["elements"]] if isinstance(e.values["elements"], str) \
+        else e.values["elements"]
+    if len(set(names)) != len(names):
+        raise DeckError(f"{e.where}.elements", f"a group is named twice in {names}")
+    for gname in names:
+        if gname not in by_name:
+            raise DeckError(f"{e.where}.elements", f"unknown element group '{gname}'"
+                            + did_you_mean(gname, by_name) + "; the groups are: "
+                            + ", ".join(by_name))
+    return [(gname, by_name[gname]) for gname in names]
 
 
 def _pressure(e: Entry, groups: tuple, funcs: Mapping) -> PressureLoad:
@@ -132,17 +138,8 @@ def _pressure(e: Entry, groups: tuple, funcs: Mapping) -> PressureLoad:
     if v["kind"] != "dead":
         raise DeckError(f"{e.where}.kind", f"expected dead for a pressure load (follower "
                         f"pressure is not implemented), got {v['kind']!r}")
-    by_name = {g.name: g for g in groups}
-    names = [v["elements"]] if isinstance(v["elements"], str) else v["elements"]
-    if len(set(names)) != len(names):
-        raise DeckError(f"{e.where}.elements", f"a group is named twice in {names}")
     parts = []
-    for gname in names:
-        g = by_name.get(gname)
-        if g is None:
-            raise DeckError(f"{e.where}.elements", f"unknown element group '{gname}'"
-                            + did_you_mean(gname, by_name) + "; the groups are: "
-                            + ", ".join(by_name))
+    for gname, g in _named_groups(e, groups):
         if g.cell_type != "triangle":
             raise DeckError(f"{e.where}.elements", f"group '{gname}' ({g.type_name}) is not "
                             "made of triangles: a pressure needs shells")
