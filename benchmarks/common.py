@@ -57,6 +57,19 @@ def space_frame(n: int, height: int | None = None):
                  fixed=fixed), top
 
 
+def slab(n: int, layers: int):
+    """A lattice of ``n x n x layers`` nodes of 3D co-rotational beams, clamped on its face x = 0.
+
+    A thick plate of a frame: its factorization behaves like a 2D mesh's (fronts of a row of
+    ``n x layers`` nodes), so a million DOFs fit in a few GB, and it is far less slender than a
+    tower of the same size (its lowest modes stay well resolved).
+    """
+    model, _ = space_frame(n, layers)
+    fixed = np.zeros_like(model.fixed)
+    fixed[model.X[:, 0] == 0] = True
+    return model.with_changes(fixed=fixed)
+
+
 def best_of(fn, repeat: int = 3) -> float:
     """Smallest wall time of ``repeat`` calls, in seconds."""
     times = []
