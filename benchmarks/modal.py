@@ -3,7 +3,10 @@
 ``common.space_frame`` lattices of about 1e4 and 1e5 DOFs clamped at the bottom, and with
 ``--large`` a slab of 1e6 DOFs (``common.slab``: 204 x 204 x 4 nodes clamped on one face; a cube
 of 1e6 DOFs would need tens of GB for its factors, and a tower of 1e6 DOFs that fits is so
-slender that the solvers resolve its lowest modes only to 1e-3), consistent mass. Each solver
+slender that the solvers resolve its lowest modes only to 1e-3), consistent mass. The slab does
+not fit this 24 GB machine either as the benchmark runs it (the run was killed out of memory at
+24 GB, holding the shared factorization and SLEPc's own): a 1e6-DOF point needs a thinner slab
+or SLEPc reusing the shared factorization; still open. Each solver
 gets the same factorization of ``K - sigma M`` (MUMPS through the step's KSP): the modal step's
 own Lanczos, SLEPc's Krylov-Schur with shift-and-invert (its own KSP, same package), and
 ``scipy.sparse.linalg.eigsh`` in shift-invert mode with ``OPinv`` the same KSP solve. So the
