@@ -1,10 +1,15 @@
 """Shared pieces: a straight chain of 3D co-rotational beams in a random deformed state."""
 
+import contextlib
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
 
-from fem import _petsc
+from fem import _petsc, linalg
 from fem import rotations as so3
 from fem.elements import Beam
 from fem.model import Model
@@ -78,3 +83,52 @@ def best_of(fn, repeat: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+@contextlib.contextmanager
+def timed_solves():
+    """Time every checked linear solve (``linalg.solve_checked``: what each Newton iteration
+    calls) inside the block: yields ``[seconds, count]``, filled as the solves run."""
+    orig = linalg.solve_checked
+    spent = [0.0, 0]
+
+    def timed(*args, **kwargs):
+        t = time.perf_counter()
+        out = orig(*args, **kwargs)
+        spent[0] += time.perf_counter() - t
+        spent[1] += 1
+        return out
+
+    linalg.solve_checked = timed
+    try:
+        yield spent
+    finally:
+        linalg.solve_checked = orig
+
+
+def peer_process(module: str, mark: str, key: str, job: str | None = None,
+                 timeout: float = 600) -> tuple[object | None, str]:
+    """Run ``benchmarks.<module>.opensees_child()`` in a child process, or say why not.
+
+    OpenSeesPy's library must never share a process with PETSc (it crashes on import there), so
+    each benchmark's OpenSees side runs apart; the child prints ``mark`` + a JSON line with
+    ``key`` (its results) or ``error`` (openseespy does not import). ``job`` goes to its stdin.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    code = f"from benchmarks.{module} import opensees_child; opensees_child()"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], input=job, capture_output=True,
+                              text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "the OpenSees process timed out"
+    lines = [ln[len(mark):] for ln in proc.stdout.splitlines() if ln.startswith(mark)]
+    if not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"the OpenSees process failed (exit {proc.returncode}: {tail[:100]})"
+    answer = json.loads(lines[-1])
+    if "error" in answer:
+        return None, f"openseespy does not import ({answer['error']})"
+    return answer[key], ""
+

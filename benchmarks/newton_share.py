@@ -11,8 +11,7 @@ import time
 
 import numpy as np
 
-from benchmarks.common import space_frame
-from fem import linalg
+from benchmarks.common import space_frame, timed_solves
 from fem.analysis.static import StaticSettings, StaticStep
 from fem.loads import StepLoads
 from fem.model import NodalLoad
@@ -24,7 +23,6 @@ SIZES = (7, 15, 32)                 # lattice edges: about 9e2, 9e3 and 9.5e4 el
 def main():
     print("Newton iterations on 3D co-rotational beams: time per iteration and its split")
     print(f"{'elements':>9} {'iterations':>10} {'s/iteration':>12} {'solve':>8} {'outside':>8}")
-    orig = linalg.solve_checked
     for n in SIZES:
         model, top = space_frame(n)
         E = len(model.groups[0])
@@ -32,24 +30,12 @@ def main():
         model = model.with_changes(loads=(load,))
         sysm = System(model)
         state = sysm.reference_state()
-        spent = [0.0, 0]
-
-        def timed(*args, **kwargs):
-            t = time.perf_counter()
-            out = orig(*args, **kwargs)
-            spent[0] += time.perf_counter() - t
-            spent[1] += 1
-            return out
-
-        linalg.solve_checked = timed
-        try:
+        with timed_solves() as spent:
             settings = StaticSettings(nonlinear=True, increments=1, tolerance=1e-9)
             step = StaticStep("bench", sysm, StepLoads(model, (load,), "static"), settings)
             t = time.perf_counter()
             step.run(state, None)
             total = time.perf_counter() - t
-        finally:
-            linalg.solve_checked = orig
         its = spent[1]                      # one checked solve per Newton iteration
         print(f"{E:>9} {its:>10} {total / its:>12.3g} {spent[0] / total:>8.0%} "
               f"{1 - spent[0] / total:>8.0%}")

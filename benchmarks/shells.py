@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from benchmarks.common import best_of
-from fem import _petsc, linalg
+from benchmarks.common import best_of, timed_solves
+from fem import _petsc
 from fem.io.deck import from_dict
 from fem.run import make_step
 from fem.system import System
@@ -56,24 +56,11 @@ def newton_split(dk) -> tuple[int, float, float]:
     """Newton iterations, seconds per iteration and the share inside the linear solves."""
     sysm = System(dk.model)
     state = sysm.reference_state()
-    orig = linalg.solve_checked
-    spent = [0.0, 0]
-
-    def timed(*args, **kwargs):
-        t = time.perf_counter()
-        out = orig(*args, **kwargs)
-        spent[0] += time.perf_counter() - t
-        spent[1] += 1
-        return out
-
-    linalg.solve_checked = timed
-    try:
+    with timed_solves() as spent:
         step = make_step(dk.steps[0], sysm, dk)
         t = time.perf_counter()
         step.run(state, None)
         total = time.perf_counter() - t
-    finally:
-        linalg.solve_checked = orig
     return spent[1], total / spent[1], spent[0] / total
 
 

@@ -17,13 +17,13 @@ once petsc4py has initialized MPI in the same process.
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
+from benchmarks.common import peer_process
 from fem import _petsc
 from fem.errors import ConvergenceError
 from fem.io.deck import from_dict
@@ -148,24 +148,8 @@ def opensees_child():
 
 def opensees(n: int, runs: list) -> tuple[list | None, str]:
     """OpenSees results of ``runs`` ((increments, test, tol) each), or why there are none."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p))
-    code = "from benchmarks.slender_arch import opensees_child; opensees_child()"
-    job = json.dumps({"n": n, "runs": runs})
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], input=job, capture_output=True,
-                              text=True, env=env, timeout=1800)
-    except subprocess.TimeoutExpired:
-        return None, "the OpenSees process timed out"
-    lines = [ln[len(MARK):] for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
-    if not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return None, f"the OpenSees process failed (exit {proc.returncode}: {tail[:100]})"
-    answer = json.loads(lines[-1])
-    if "error" in answer:
-        return None, f"openseespy does not import ({answer['error']})"
-    return answer["results"], ""
+    return peer_process("slender_arch", MARK, "results", json.dumps({"n": n, "runs": runs}),
+                        timeout=1800)
 
 
 def _row(name: str, increments: int, res: dict) -> str:

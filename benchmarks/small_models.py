@@ -30,12 +30,11 @@ Flexible pendulum, fem beside Exudyn: time steps per second
 
 import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 
+from benchmarks.common import peer_process
 from fem import _petsc
 from fem.io.deck import from_dict
 from fem.run import make_step
@@ -157,23 +156,7 @@ def opensees_child():
 
 def opensees() -> tuple[dict | None, str]:
     """OpenSees's cantilever result, or why there is none."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p))
-    code = "from benchmarks.small_models import opensees_child; opensees_child()"
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env=env, timeout=600)
-    except subprocess.TimeoutExpired:
-        return None, "the OpenSees process timed out"
-    lines = [ln[len(MARK):] for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
-    if not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return None, f"the OpenSees process failed (exit {proc.returncode}: {tail[:100]})"
-    answer = json.loads(lines[-1])
-    if "error" in answer:
-        return None, f"openseespy does not import ({answer['error']})"
-    return answer["result"], ""
+    return peer_process("small_models", MARK, "result")
 
 
 # --- the flexible pendulum ------------------------------------------------------------------
