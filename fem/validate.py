@@ -174,17 +174,26 @@ def _statistic(t: np.ndarray, y: np.ndarray, q: dict) -> float:
     return float(t[k] if report == "time" else y[k])
 
 
+def _mode(h5: h5py.File, path: str, q: dict):
+    """Mode ``q["mode"]`` (1-based) of dataset ``path``; a mode the step did not find says so."""
+    values = h5[path]
+    if q["mode"] > len(values):
+        raise IndexError(f"mode {q['mode']}: step '{q['step']}' found {len(values)} (ask its "
+                         "deck for more modes)")
+    return values[q["mode"] - 1]
+
+
 def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
     kind = q["kind"]
     frame = q.get("frame", -1)
     if kind == "buckling_factor":
-        return float(h5[f"modes/{q['step']}/eigenvalues"][q["mode"] - 1])
+        return float(_mode(h5, f"modes/{q['step']}/eigenvalues", q))
     if kind == "frequency":
         unit = q.get("unit", "rad/s")
         if f"linear/{q['step']}" in h5:            # a linearize step: |Im p|, nearest the shift
-            w = float(h5[f"linear/{q['step']}/frequencies"][q["mode"] - 1])
+            w = float(_mode(h5, f"linear/{q['step']}/frequencies", q))
             return w if unit == "rad/s" else w / (2 * np.pi)
-        return float(h5[f"modes/{q['step']}/{FREQUENCY_UNITS[unit]}"][q["mode"] - 1])
+        return float(_mode(h5, f"modes/{q['step']}/{FREQUENCY_UNITS[unit]}", q))
     s = h5[f"steps/{q['step']}"]
     if "statistic" in q:
         return _statistic(s["time"][()], _history(h5, s, q, node_ids, slots), q)
@@ -320,8 +329,9 @@ def check_case(case: Path, workdir: str | None = None) -> list[Row]:
                 try:
                     computed = _value(h5, q, node_ids, slots)
                 except (KeyError, IndexError, ValueError, TypeError) as err:
+                    why = err.args[0] if isinstance(err, IndexError) and err.args else repr(err)
                     rows.append(Row.failed(case.name, q["name"], failure or
-                                           f"cannot read the quantity: {err!r}"))
+                                           f"cannot read the quantity: {why}"))
                     continue
                 absolute = "abs_tolerance" in q
                 tol = q["abs_tolerance"] if absolute else q["tolerance"]

@@ -82,3 +82,18 @@ def test_reference_mistakes_in_the_history_kinds_name_the_key(tmp_path, quantity
     rows = check_case(tmp_path)
     assert len(rows) == 1 and not rows[0].passed
     assert "malformed reference file" in rows[0].reason and words in rows[0].reason
+
+
+def test_a_mode_the_step_did_not_find_is_a_row_saying_so(tmp_path):
+    """A frequency quantity asking for mode 7 of a step that found 2: the row says how many the
+    step found and what to change (it was an IndexError's repr)."""
+    from fem.validate import check_case
+
+    case = tmp_path / "two_link_hanging"
+    shutil.copytree(CASES / "two_link_hanging", case)
+    ref = case / "reference.toml"
+    ref.write_text(ref.read_text().replace("mode = 2\n", "mode = 7\n"))
+    rows = check_case(case, workdir=str(tmp_path))
+    bad = [r for r in rows if not r.passed]
+    assert len(bad) == 1 and len(rows) == 3
+    assert "mode 7: step 'hanging' found 2 (ask its deck for more modes)" in bad[0].reason
