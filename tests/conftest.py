@@ -95,8 +95,8 @@ def rigid_state(g, R, t):
 def fd_step_tangent(integ, sysm, s0, s1, h=1e-6):
     """The integrator's effective tangent at ``s1`` and the central differences of its residual.
 
-    Both ``(n_free, n_free)`` dense: columns are Newton's corrections of ``s1`` (translations
-    added, 3D rotations turned by spins, through ``System.update``).
+    Both ``(n_free, n_free)`` dense: columns are Newton's corrections of ``s1``, every unknown
+    (translations added, 3D rotations turned by spins, multipliers: ``System.update_unknowns``).
     """
     nf = sysm.n_free
     K = sysm.assembler.to_scipy(integ.evaluate(s0, s1, tangent=True)[2]).toarray()
@@ -107,7 +107,7 @@ def fd_step_tangent(integ, sysm, s0, s1, h=1e-6):
             trial = s1.copy()
             e = np.zeros(nf)
             e[j] = s
-            sysm.update(trial, sysm.dofmap.to_nodal(e))
+            sysm.update_unknowns(trial, e)
             ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
         cols.append((ends[0] - ends[1]) / (2 * h))
     return K, np.column_stack(cols)

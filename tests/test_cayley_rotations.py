@@ -10,6 +10,7 @@ does (``x1 - x0 = psi x (x0 + x1)/2``).
 
 import numpy as np
 import pytest
+from conftest import fd_step_tangent
 from helpers import line_beam
 
 from fem import rotations as so3
@@ -97,19 +98,7 @@ def test_step_tangent_with_cayley_rotations_matches_finite_differences():
     s1.multipliers[:] = rng.normal(size=s1.multipliers.shape)     # joint forces at work
     kin = integ.kinematics(s0, s1)
     assert np.abs(kin.theta[:, 2] - kin.dtheta).max() > 1e-3     # psi differs from the angle
-    K = sysm.assembler.to_scipy(integ.evaluate(s0, s1, tangent=True)[2]).toarray()
-    nf, e = sysm.n_free, 1e-6
-    cols = []
-    for j in range(nf):                  # every unknown, the multipliers too
-        ends = []
-        for sign in (e, -e):
-            trial = s1.copy()
-            step_j = np.zeros(nf)
-            step_j[j] = sign
-            sysm.update_unknowns(trial, step_j)
-            ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
-        cols.append((ends[0] - ends[1]) / (2 * e))
-    fd = np.column_stack(cols)
+    K, fd = fd_step_tangent(integ, sysm, s0, s1)           # every unknown, multipliers too
     assert np.abs(K - fd).max() <= 1e-6 * np.abs(fd).max()
 
 
@@ -276,19 +265,7 @@ def test_3d_step_tangent_with_cayley_rotations_matches_finite_differences(inerti
     kin = integ.kinematics(s0, s1)
     assert kin.on.tolist() == [True] * 5 + [False] * 2       # the body's node keeps exp
     assert np.abs(kin.increment[:5, 3:] - kin.rotvec[:5]).max() > 1e-2
-    K = sysm.assembler.to_scipy(integ.evaluate(s0, s1, tangent=True)[2]).toarray()
-    nf, e = sysm.n_free, 1e-6
-    cols = []
-    for j in range(nf):                  # every unknown, the multipliers too
-        ends = []
-        for sign in (e, -e):
-            trial = s1.copy()
-            step_j = np.zeros(nf)
-            step_j[j] = sign
-            sysm.update_unknowns(trial, step_j)
-            ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
-        cols.append((ends[0] - ends[1]) / (2 * e))
-    fd = np.column_stack(cols)
+    K, fd = fd_step_tangent(integ, sysm, s0, s1)           # every unknown, multipliers too
     assert np.abs(K - fd).max() <= 1e-6 * np.abs(fd).max()
 
 
