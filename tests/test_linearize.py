@@ -267,7 +267,9 @@ def test_modal_step_refuses_the_linearize_method():
 def test_consistent_inertia_is_refused_by_name():
     d = spin_beam(2, 6.0)
     d["elements"][0]["inertia"] = "consistent"
-    with pytest.raises(Exception, match="beam: inertia = \"consistent\" is not linearized"):
+    from fem.errors import ModelError
+
+    with pytest.raises(ModelError, match="beam: inertia = \"consistent\" is not linearized"):
         solve(d)
 
 

@@ -122,3 +122,27 @@ def test_sweep_deck_mistakes(change, key, words):
     d["steps"][0].update(change)
     err = deck_error(d)
     assert err.key == key and words in err.message, str(err)
+
+
+def test_a_value_without_equilibrium_ends_the_sweep_keeping_what_it_found(tmp_path,
+                                                                          monkeypatch):
+    """Where Newton finds no equilibrium (past a limit load, a critical spin) the sweep warns
+    and writes the values before it instead of losing them (Newton made to fail at the third
+    value here)."""
+    from fem.analysis.sweep import SweepStep
+    from fem.errors import ConvergenceError
+
+    point = SweepStep.point
+
+    def failing(self, value, start):
+        if value > 0.6 * PI2:
+            raise ConvergenceError("no equilibrium (made to fail)")
+        return point(self, value, start)
+
+    monkeypatch.setattr(SweepStep, "point", failing)
+    result = run(from_dict(column([0.0, 0.25 * PI2, 0.75 * PI2, PI2])), str(tmp_path / "c.h5"))
+    assert any("stopped at load = 7.4" in line for line in result.steps[0].lines)
+    with h5py.File(result.h5, "r") as f:
+        assert f["sweep/sweep/parameter"][()] == pytest.approx([0.0, 0.25 * PI2])
+        w = f["sweep/sweep/frequencies"][()].min(axis=1)
+    assert w[1] / w[0] == pytest.approx(np.sqrt(0.75), rel=1e-5)        # T8, as above

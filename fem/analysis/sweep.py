@@ -16,7 +16,8 @@ one value to the next by their vectors (the largest mass-weighted correlation, a
 problem), so a line of the Campbell diagram is one mode even where frequencies cross. Where the
 state first turns unstable (an eigenvalue with a positive real part: divergence or flutter),
 with ``refine`` the boundary is located by bisection on the parameter to ``tolerance``
-(relative).
+(relative). A value without an equilibrium (beyond a limit load) ends the sweep with a warning;
+the values before it are written.
 
 Written: ``/sweep/<step>/`` ``parameter`` (k,), ``eigenvalues`` (k, m) complex, ``frequencies``
 (k, m) rad/s, ``max_real`` (k,), ``stable`` (k,), attribute ``boundary`` (NaN if the range stays
@@ -36,6 +37,7 @@ from numpy.typing import NDArray
 from fem import interrupt
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
+from fem.errors import ConvergenceError
 from fem.linearization import linear_model
 
 log = logging.getLogger(__name__)
@@ -157,7 +159,16 @@ class SweepStep(LinearizeStep):
         try:
             start = state
             for v in s.values:
-                p = self.point(float(v), start)
+                try:
+                    p = self.point(float(v), start)
+                except ConvergenceError as err:
+                    if not self.points:
+                        raise
+                    # beyond a limit load (or a critical spin) there is no equilibrium: keep
+                    # and write what the values before it gave
+                    self.warn(f"stopped at {s.parameter} = {v:g}, the values before it are "
+                              f"written: {err}")
+                    break
                 self.points.append(p)
                 start = p.state
                 log.info("step %s: %s = %g, max Re p = %.3g", self.name, s.parameter, v,
