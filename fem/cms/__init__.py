@@ -5,7 +5,9 @@
 * :mod:`fem.cms.free_interface`: free-free modes + residual attachment modes, coupled with the
   interface forces eliminated (Hutton & Smith), and the modes-only variant;
 * :mod:`fem.cms.component`: the input checks, factorizations and modes they share, and
-  :func:`~fem.cms.component.node_dofs` (a node set's unknowns and their global labels).
+  :func:`~fem.cms.component.node_dofs` (a node set's unknowns and their global labels);
+* :mod:`fem.cms.modification`: Hutton-Smith design modification of a coupled free-interface
+  model (eigenvalue sensitivities, forward and inverse modification; Python API).
 
-Superelements, deck steps and design modification are to come.
+Superelements and the deck steps (``modify`` among them) are to come.
 """
