@@ -237,6 +237,27 @@ def test_norm_test_stagnation_guard_compares_corrections_with_positions():
         t.converged(0.9, scale=1.0)
 
 
+@pytest.mark.parametrize(("residual", "accepted"), [(2.8e-5, True), (1.9e-4, True),
+                                                   (2.1e-4, False)])
+def test_stagnation_at_a_few_round_off_floors_is_accepted(residual, accepted):
+    """The 1000-element pendulum's numbers (benchmarks/small_models.py): a force residual that
+    stagnates at 2.8e-5 (1.4 floors of 2.0e-5; 1.1e-6 of the scale 24.4, above 1000 rtol) while
+    the corrections are at round-off of the positions is round-off, accepted; it failed the
+    step (and halved it 13657 times) before. Beyond ROUND_OFF_MARGIN floors it still fails."""
+    t = NormTest(rtol=1e-9)
+    t.start()
+    t.set_floor(2.0e-5)
+    assert not t.converged(8.0, scale=24.4)
+    t.correction(1e-3, 2.0)
+    assert not t.converged(3.0e-5, scale=24.4)       # above the floor: Newton goes on
+    t.correction(1e-14, 2.0)                         # the next correction is at round-off
+    if accepted:
+        assert t.converged(residual, scale=24.4)
+    else:
+        with pytest.raises(NewtonFailure, match="stagnates"):
+            t.converged(residual, scale=24.4)
+
+
 # --- interrupts inside the loops -----------------------------------------------------------
 
 @pytest.fixture
