@@ -11,6 +11,10 @@ frame-free basic beam (:mod:`fem.elements.beam_basic`), as in STYLE.md::
 ``formulation = "linear"`` freezes the frame at the reference geometry and drops the second-order
 strains from the response (the classical small-displacement beam); its geometric stiffness, used by
 linear buckling, keeps them (the consistent geometric stiffness).
+
+``offsets`` put the elastic axis off the nodes, on rigid arms that turn with them
+(:mod:`fem.elements.beam_offsets`): the frame is set up between the offset ends and every result
+of the ends (force, tangent, mass) is mapped to the nodes there, around the same code.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam3d_jit, beam_interior, beam_mass
+from fem.elements import beam3d_jit, beam_interior, beam_mass, beam_offsets
 from fem.elements.base import ElementGroup
 from fem.elements.beam_basic import BasicBeam
 from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
 from fem.elements.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
+from fem.errors import DeckError, ModelError
 from fem.model import mass_per_length
 
 FORMULATIONS = ("linear", "corotational")
@@ -49,6 +54,8 @@ class Beam(ElementGroup):
     theory : ``"euler-bernoulli"`` or ``"timoshenko"`` (uses the shear areas)
     ref : (E, 3) or (3,) vector giving the local y axis (3D; projected normal to the axis)
     rotary_inertia : include the rotary inertia of the cross-section in the mass
+    offsets : (E, 2, 3) or (2, 3) rigid end offsets, global axes at the reference (None: none)
+    offsets_key : the deck key of ``offsets``, for the errors of what offset beams refuse
     """
 
     type_name = "beam"
@@ -58,9 +65,19 @@ class Beam(ElementGroup):
 
     def __init__(self, name, conn, X, dim, *, E, G, A, Iy=0.0, Iz=0.0, J=0.0, Ay=np.inf, Az=np.inf,
                  rho=0.0, formulation="corotational", theory="euler-bernoulli", ref=None,
-                 rotary_inertia=True, rhoA=None, rhoI=None, inertia="lumped"):
+                 rotary_inertia=True, rhoA=None, rhoI=None, inertia="lumped", offsets=None,
+                 offsets_key=None):
         super().__init__(name, conn, X, dim)
         n = len(self)
+        self.offsets = None
+        Xf = self.X                                 # where the elastic axis ends (reference)
+        if offsets is not None:
+            e = np.broadcast_to(np.asarray(offsets, dtype=float), (n, 2, 3))
+            self.offsets = beam_offsets.Offsets(dim, e)
+            Xf = self.X + self.offsets.e
+            self.offsets_key = offsets_key or f"elements '{name}'.offsets"
+            if self.offsets.nonzero.any():          # no energy-conserving force (module doc)
+                self.capabilities = self.capabilities - {"energy_conserving"}
         self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
         self.formulation, self.theory = formulation, theory
         self.additive_rotations = formulation == "linear"
@@ -70,12 +87,12 @@ class Beam(ElementGroup):
         shear = theory == "timoshenko"
         linear = formulation == "linear"
         if dim == 2:
-            self.frame = (LinearFrame2D if linear else CorotFrame2D)(self.X)
+            self.frame = (LinearFrame2D if linear else CorotFrame2D)(Xf)
             self.E0 = None
         else:
             ref = np.broadcast_to(np.asarray(ref, dtype=float), (n, 3))
-            self.E0 = reference_triad(self.X, ref)
-            self.frame = (LinearFrame3D if linear else CorotFrame3D)(self.X, self.E0)
+            self.E0 = reference_triad(Xf, ref)
+            self.frame = (LinearFrame3D if linear else CorotFrame3D)(Xf, self.E0)
         self.l0 = self.frame.l0
         inf = np.full(n, np.inf)
         self.basic = BasicBeam(dim, self.l0, p["E"] * p["A"], p["G"] * p["J"], p["E"] * p["Iy"],
@@ -97,13 +114,42 @@ class Beam(ElementGroup):
 
     # --- gathering ----------------------------------------------------------------------------
     def _kinematics(self, state):
+        """The frame's kinematics of the elastic axis (between the offset ends, if any)."""
+        return self._ends(state)[0]
+
+    def _ends(self, state):
+        """Frame kinematics and the current offset arms ``c (E, 2, 3)`` (None without offsets).
+
+        Co-rotational beams see the ends ``x + R e`` turning with the nodes; linear beams the
+        ends' displacements ``T0 d`` (arms frozen at the reference, ``c = e``).
+        """
+        off = self.offsets
         x = self.positions(state)
+        R = None
         if self.dim == 2:
             rot = state.rot[self.conn]
+            if off is not None and not self.frame.linear:
+                R = state.rotation_matrices()[self.conn]
         else:
             rot = state.rotation_matrices()[self.conn] if not self.frame.linear else None
+            R = rot
         d = self.element_vector(state.dof_values()) if self.frame.linear else None
-        return self.frame.kinematics(x, rot, d)
+        if off is None:
+            return self.frame.kinematics(x, rot, d), None
+        c = off.arms(None if self.frame.linear else R)
+        if self.frame.linear:
+            d = off.ends(d, c)
+        else:
+            x = x + c
+        return self.frame.kinematics(x, rot, d), c
+
+    def _to_nodes(self, c, f=None, K=None, f_lever=None):
+        """Nodal force ``T^T f`` and tangent ``T^T K T`` (+ lever term of ``f_lever``) of ends."""
+        off = self.offsets
+        if off is None:
+            return f, K
+        return (None if f is None else off.force(f, c),
+                None if K is None else off.tangent(K, c, f_lever))
 
     # --- protocol -----------------------------------------------------------------------------
     def stress(self, state) -> NDArray:
@@ -119,19 +165,25 @@ class Beam(ElementGroup):
         """
         if self._compiled():
             b = self.basic
-            return beam3d_jit.evaluate(self.positions(state), state.rotation_matrices()[self.conn],
-                                       self.E0, self.l0, b.A, b.S, b.H0, b.shear_arch, tangent)
-        kin = self._kinematics(state)
+            R = state.rotation_matrices()[self.conn]
+            x, c = self.positions(state), None
+            if self.offsets is not None:             # the kernel sees the ends (module doc)
+                c = self.offsets.arms(R)
+                x = x + c
+            f, K = beam3d_jit.evaluate(x, R, self.E0, self.l0, b.A, b.S, b.H0, b.shear_arch,
+                                       tangent)
+            return self._to_nodes(c, f, K, f)
+        kin, c = self._ends(state)
         sigma, D, q = self.basic.response(kin.v)
         f = np.einsum("ebd,eb->ed", kin.B, q)
         if not tangent:
-            return f, None
+            return self._to_nodes(c, f)
         kb = self.basic.material_stiffness(D)
         BT = np.swapaxes(kin.B, 1, 2)
         if self.frame.linear:
-            return f, BT @ kb @ kin.B
+            return self._to_nodes(c, f, BT @ kb @ kin.B)
         kb = kb + self.basic.stress_hessian(sigma)
-        return f, BT @ kb @ kin.B + self.frame.geometric(kin, q)
+        return self._to_nodes(c, f, BT @ kb @ kin.B + self.frame.geometric(kin, q), f)
 
     def _compiled(self) -> bool:
         """Whether :meth:`evaluate` runs the compiled kernel (:mod:`fem.elements.beam3d_jit`).
@@ -151,22 +203,29 @@ class Beam(ElementGroup):
         return self.evaluate(state)[1]
 
     def material_tangent(self, state) -> NDArray:
-        """(E, nd, nd) ``B^T D^T S D B``."""
-        kin = self._kinematics(state)
+        """(E, nd, nd) ``B^T D^T S D B`` (``T^T (...) T`` with offsets)."""
+        kin, c = self._ends(state)
         _, D, _ = self.basic.response(kin.v)
-        return np.swapaxes(kin.B, 1, 2) @ self.basic.material_stiffness(D) @ kin.B
+        return self._to_nodes(c, K=np.swapaxes(kin.B, 1, 2) @ self.basic.material_stiffness(D)
+                              @ kin.B)[1]
 
     def geometric_stiffness(self, state, stress: NDArray) -> NDArray:
-        """(E, nd, nd) geometric stiffness of generalized stresses ``stress (E, ns)``."""
-        kin = self._kinematics(state)
+        """(E, nd, nd) geometric stiffness of generalized stresses ``stress (E, ns)``.
+
+        With offsets, ``T^T (...) T`` plus the turning arms under the end forces ``B^T q``.
+        """
+        kin, c = self._ends(state)
         D = self.basic.strain_jacobian(kin.v)
         q = np.einsum("ekb,ek->eb", D, stress)
         kg = np.swapaxes(kin.B, 1, 2) @ self.basic.stress_hessian(stress) @ kin.B
-        return kg + self.frame.geometric(kin, q)
+        f = np.einsum("ebd,eb->ed", kin.B, q) if c is not None else None
+        return self._to_nodes(c, K=kg + self.frame.geometric(kin, q), f_lever=f)[1]
 
     def stress_rate(self, state, due: NDArray) -> NDArray:
         """(E, ns) linearized change of the stresses for element increments ``due (E, nd)``."""
-        kin = self._kinematics(state)
+        kin, c = self._ends(state)
+        if c is not None:
+            due = self.offsets.ends(due, c)
         D = self.basic.strain_jacobian(kin.v)
         return np.einsum("ekl,elb,ebd,ed->ek", self.basic.S, D, kin.B, due)
 
@@ -181,13 +240,17 @@ class Beam(ElementGroup):
         return self.basic.section_forces(q, kin.l)
 
     def mass(self, state=None, lumped: bool = False) -> NDArray:
-        """(E, nd, nd) consistent or lumped (HRZ) mass in the global frame, reference geometry."""
+        """(E, nd, nd) consistent or lumped (HRZ) mass in the global frame, reference geometry.
+
+        With offsets, the mass of the ends mapped to the nodes, ``T0^T M T0`` (arms ``c = e``).
+        """
         r = self.inertia_per_length
         keep = 1.0 if self.rotary_inertia else 0.0
         local = beam_mass.local_mass(self.dim, self.l0, r["rhoA"], keep * r["rhoIy"],
                                      keep * r["rhoIz"], r["rhoJ"], lumped=lumped)
         T = beam_mass.rotation_blocks(self.dim, self._reference_axes())
-        return np.swapaxes(T, 1, 2) @ local @ T
+        M = np.swapaxes(T, 1, 2) @ local @ T
+        return M if self.offsets is None else self.offsets.tangent(M, self.offsets.e)
 
     def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
         """Nodal masses and rotary inertias (see the base class); consistent inertia: rotary only.
@@ -195,7 +258,12 @@ class Beam(ElementGroup):
         With ``inertia = "consistent"`` the translational mass and its HRZ share of the bending
         rotations belong to :class:`fem.inertia_beam.ConsistentBeamInertia`; the nodes keep the
         cross-section's rotary inertia ``rho I l0 / 2`` (and ``rho J l0 / 2``).
+
+        Offset elements with mass have none: a nodal inertia cannot hold a mass off its node
+        (:mod:`fem.elements.beam_offsets`); a deck error names the key.
         """
+        self._refuse_offset_mass("a lumped nodal inertia (dynamic and linearize steps, gravity, "
+                                 "modal steps with mass = \"lumped\")")
         if self.inertia != "consistent":
             return super().lumped_inertia(state)
         r = self.inertia_per_length
@@ -211,6 +279,19 @@ class Beam(ElementGroup):
             else:
                 J[:, a] = Me[:, o + 3:o + 6, o + 3:o + 6]
         return np.zeros((len(self), 2)), J
+
+    def _refuse_offset_mass(self, what: str) -> None:
+        """Raise a deck error if elements with offsets carry mass, for ``what`` asked of it."""
+        off = self.offsets
+        if off is None:
+            return
+        massive = off.nonzero & (self.inertia_per_length["rhoA"] != 0)
+        if np.any(massive):
+            raise DeckError(self.offsets_key, f"beam group '{self.name}' has offsets and mass "
+                            f"(element {int(np.flatnonzero(massive)[0]) + 1}): its mass lies off "
+                            f"the nodes, which {what} cannot carry; offset beams with mass take "
+                            "static, buckling and modal steps with mass = \"consistent\" only "
+                            "(or give the section mass_per_length = 0)")
 
     def _reference_axes(self) -> NDArray:
         if self.dim == 3:
@@ -255,18 +336,24 @@ class Beam(ElementGroup):
         The geometric part for generalized stresses ``stress``, plus the elastic stiffness of the
         interior modes if ``material`` (their elastic coupling with the nodes is zero).
         """
-        kin = self._kinematics(state)
+        kin, c = self._ends(state)
         shear = self.theory == "timoshenko"
         g_va, k_aa = beam_interior.geometric(self.dim, self.l0, stress, shear)
         if material:
             b = self.basic
             k_aa = k_aa + beam_interior.material(self.dim, self.l0, b.EIy, b.EIz, b.GJ, b.GAy,
                                                  b.GAz, shear)
-        return np.swapaxes(kin.B, 1, 2) @ g_va, k_aa
+        g_va = np.swapaxes(kin.B, 1, 2) @ g_va
+        if c is not None:                              # T^T: from the ends to the nodes
+            g_va = np.swapaxes(self.offsets.matrix(c), 1, 2) @ g_va
+        return g_va, k_aa
 
     # --- energy-conserving dynamics ----------------------------------------------------------
     def conserving_start(self, state) -> dict:
         """The algorithmic basic deformations start from the geometric ones."""
+        if self.offsets is not None and self.offsets.nonzero.any():
+            raise ModelError(f"beam group '{self.name}' has offsets: it has no energy-conserving "
+                             "force (use another integrator, or no offsets)")
         return {"v": self._kinematics(state).v.copy()}
 
     def conserving(self, s0, s1, sm, inc, hist, spins=None, cayley=None):

@@ -13,7 +13,7 @@ from fem.elements.beam import Beam
 from fem.errors import DeckError
 from fem.io.build import Entry, vector
 from fem.io.build_elements import LINE_KEYS, GroupInputs, GroupPiece, line_group
-from fem.io.keys import Key
+from fem.io.keys import Key, shown
 
 TABLE = "elements"
 PLURAL = "beams"
@@ -29,7 +29,13 @@ KEYS = [*LINE_KEYS,
             "rho A, co-rotational beams; rotary inertia stays lumped) inertia in dynamics; "
             "with consistent inertia the energy-conserving scheme keeps energy and linear "
             "momentum exact, angular momentum to third order per step only",
-            choices=("lumped", "consistent"))]
+            choices=("lumped", "consistent")),
+        Key("offsets", "number_vector_or_matrix", None, "beams: rigid end offsets of the "
+            "elastic axis from the nodes (eccentric beams, shell stiffeners), global axes at "
+            "the reference: [ex, ey(, ez)] for both ends or [[e1...], [e2...]] one per end; "
+            "every element of the entry gets the same, each of its divisions too; offset "
+            "beams with mass: no dynamic or linearize steps, no gravity, modal steps with "
+            "mass = \"consistent\" only")]
 NOT_USED = {"strain": "used by co-rotational trusses only"}
 
 
@@ -81,18 +87,64 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     g = line_group(e, inputs, Beam.nen, Beam.cell_type,
                    lambda mat, sec, L: derived(mat, sec, L, v["theory"]), check)
     mat, sec, conn, nodes = g.material, g.section, g.conn, g.nodes
-    ref = _orientation(e, nodes, conn) if dim == 3 else None
+    offsets = _offsets(e, nodes, conn, dim)
+    ref = _orientation(e, nodes, conn, offsets) if dim == 3 else None
     return GroupPiece(Beam(v["name"], conn, nodes.X, dim, E=mat.E, G=mat.G, A=sec.A, Iy=sec.Iy,
                            Iz=sec.Iz, J=sec.J, Ay=sec.Ay, Az=sec.Az, rho=mat.rho,
                            formulation=v["formulation"], theory=v["theory"], ref=ref,
                            rotary_inertia=v["rotary_inertia"], rhoA=sec.rhoA, rhoI=sec.rhoI,
-                           inertia=v["inertia"]),
+                           inertia=v["inertia"], offsets=offsets,
+                           offsets_key=f"{e.where}.offsets"),
                       nodes)
 
 
-def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:
-    """Local y = global Z x axis (local z as close to Z as possible); global Y along Z."""
+def _offsets(e: Entry, nodes, conn: np.ndarray, dim: int) -> np.ndarray | None:
+    """(2, 3) end offsets of the entry's elements (``offsets``), checked; None if not given.
+
+    One vector offsets both ends alike, a pair each end. The elastic axis must keep a length
+    (``line_lengths``' bound) and a consistent-inertia beam cannot take offsets (its inertia
+    group moves the nodes' axis).
+    """
+    value = e.values["offsets"]
+    if value is None:
+        return None
+    where = f"{e.where}.offsets"
+    comps = "[ex, ey]" if dim == 2 else "[ex, ey, ez]"
+    expect = (f"expected one offset {comps} for both ends or a pair [{comps}, {comps}], one per "
+              f"end ({dim} components, model.dim = {dim})")
+    rows = value if isinstance(value, list) and value and isinstance(value[0], list) else \
+        [value, value]
+    if not isinstance(value, list) or len(rows) != 2 \
+            or any(not isinstance(r, list) or len(r) != dim for r in rows):
+        raise DeckError(where, f"{expect}, got {shown(value)}")
+    out = np.zeros((2, 3))
+    out[:, :dim] = np.array(rows, dtype=float)
+    if np.any(out) and e.values["inertia"] == "consistent":
+        raise DeckError(where, "a beam with inertia = \"consistent\" takes no offsets (its "
+                        "inertia follows the nodes' axis); use inertia = \"lumped\"")
+    X = nodes.X
+    axis = X[conn[:, 1]] + out[1] - X[conn[:, 0]] - out[0]
+    length = np.linalg.norm(axis, axis=1)
+    size = max(float(np.abs(X).max()), float(np.abs(out).max()), 1.0)
+    short = np.flatnonzero(~(length > 1e-12 * size))
+    if len(short):
+        k = int(short[0])
+        a, b = (int(nodes.ids[i]) for i in conn[k])
+        raise DeckError(where, f"expected offset ends at different positions, got ends "
+                        f"{length[k]:.3g} apart for the element between nodes {a} and {b}: the "
+                        "elastic axis would have zero length")
+    return out
+
+
+def _default_orientation(X: np.ndarray, conn: np.ndarray,
+                         ends: np.ndarray | None = None) -> np.ndarray:
+    """Local y = global Z x axis (local z as close to Z as possible); global Y along Z.
+
+    The axis runs between the nodes, or between the offset ends ``ends`` (2, 3) if given.
+    """
     axis = X[conn[:, 1]] - X[conn[:, 0]]
+    if ends is not None and np.any(ends):
+        axis = axis + ends[1] - ends[0]
     axis /= np.linalg.norm(axis, axis=1)[:, None]
     ref = np.cross([0.0, 0.0, 1.0], axis)
     vertical = np.linalg.norm(ref, axis=1) < 1e-6
@@ -100,23 +152,28 @@ def _default_orientation(X: np.ndarray, conn: np.ndarray) -> np.ndarray:
     return ref
 
 
-def _orientation(e: Entry, nodes, conn: np.ndarray) -> np.ndarray:
-    """(E, 3) local-y reference vectors of 3D beams: default, ``orientation`` or a third node."""
+def _orientation(e: Entry, nodes, conn: np.ndarray,
+                 offsets: np.ndarray | None = None) -> np.ndarray:
+    """(E, 3) local-y reference vectors of 3D beams: default, ``orientation`` or a third node.
+
+    The local x axis is the elastic axis: between the offset ends, with ``offsets`` (2, 3).
+    """
     v, X = e.values, nodes.X
+    ends = np.zeros((2, 3)) if offsets is None else offsets
     if v["orientation"] is not None and v["orientation_node"] is not None:
         raise DeckError(f"{e.where}.orientation_node", "give orientation or orientation_node, "
                         "not both")
     if v["orientation"] is None and v["orientation_node"] is None:
-        return _default_orientation(X, conn)
+        return _default_orientation(X, conn, ends)
     if v["orientation_node"] is not None:
         k = nodes.indices(v["orientation_node"], f"{e.where}.orientation_node")[0]
-        ref = X[k] - X[conn[:, 0]]
+        ref = X[k] - X[conn[:, 0]] - ends[0]        # from the elastic axis's first end
         key = "orientation_node"
     else:
         ref = np.broadcast_to(vector(v["orientation"], 3, f"{e.where}.orientation"),
                               (len(conn), 3))
         key = "orientation"
-    axis = X[conn[:, 1]] - X[conn[:, 0]]
+    axis = X[conn[:, 1]] + ends[1] - X[conn[:, 0]] - ends[0]
     axis = axis / np.linalg.norm(axis, axis=1)[:, None]
     norm = np.linalg.norm(ref, axis=1)
     cross = np.linalg.norm(np.cross(axis, ref), axis=1)

@@ -98,6 +98,13 @@ def _distributed(e: Entry, d: int, groups: tuple, funcs: Mapping) -> Distributed
             raise DeckError(f"{e.where}.elements", f"group '{gname}' ({g.type_name}) is not "
                             "made of 2-node line elements: a load per length needs beams or "
                             "trusses")
+        off = getattr(g, "offsets", None)
+        if off is not None and off.nonzero.any():
+            # the load acts on the line between the nodes (loads.DistributedLoad), not on the
+            # offset axis: its length and its moment about the nodes would be wrong
+            raise DeckError(f"{e.where}.elements", f"group '{gname}' has end offsets "
+                            f"({g.offsets_key}): a load per length on offset beams is not "
+                            "supported yet; give the equivalent nodal forces and moments")
         turns = {"rx", "ry", "rz"} & set(g.dof_names)
         if v["kind"] == "follower" and not turns:
             raise DeckError(f"{e.where}.kind", f"a follower load turns with the nodes' "
