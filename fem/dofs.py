@@ -8,7 +8,10 @@ The full vector of a model (residuals, reactions) is numbered in blocks::
 * **nodal**: the node slots some element uses (``active``) and no support or prescribed value
   holds, node by node, slot by slot (:data:`fem.model.DOF_SLOTS`);
 * **internal**: unknowns of elements that no node shares, ``n_internal`` per element of a group
-  that declares them (when the step asks for them: the beams' interior modes of linear buckling);
+  that declares them: always for groups whose internal unknowns are part of the state
+  (``internal_always``: the superelements' modal coordinates), first and in group order, so
+  that they keep their positions in every numbering; then, when the step asks for them, the
+  others (the beams' interior modes of linear buckling);
 * **multipliers**: the Lagrange multipliers of the constraint groups, ``n_multipliers`` per item
   (the force of a tie, ...);
 * **fixed**: the supported and prescribed nodal DOFs, where reactions live.
@@ -32,6 +35,8 @@ from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
+
+from fem.errors import ModelError
 
 KINDS = ("force", "moment", "internal", "constraint")   # the blocks of the convergence test
 
@@ -70,7 +75,10 @@ class DofMap:
 
     @classmethod
     def build(cls, model, internal: bool = False) -> DofMap:
-        """Number the unknowns of ``model`` (with the groups' internal unknowns if ``internal``)."""
+        """Number the unknowns of ``model`` (with every group's internal unknowns if ``internal``).
+
+        The internal unknowns of groups with ``internal_always`` are numbered in any case.
+        """
         n, ns = model.n_nodes, model.nslots
         active = np.zeros((n, ns), dtype=bool)
         for g in (*model.groups, *getattr(model, "constraints", ())):
@@ -84,11 +92,22 @@ class DofMap:
         n_nodal = int(free.sum())
         index[free] = np.arange(n_nodal)          # C order: node by node, slot by slot
         start = n_nodal
-        inner = []
-        for g in model.groups:
-            k = g.n_internal if internal else 0
-            inner.append(start + np.arange(len(g) * k, dtype=np.int64).reshape(len(g), k))
-            start += len(g) * k
+        inner: list = [None] * len(model.groups)
+        for i, g in enumerate(model.groups):        # the state's own internal unknowns first
+            if getattr(g, "internal_always", False):
+                if g.internal_start != start - n_nodal:
+                    raise ModelError(f"element group '{g.name}': its internal unknowns were "
+                                     f"placed at {g.internal_start} when it was built, but the "
+                                     f"groups before it have {start - n_nodal}: build groups "
+                                     "with internal_start = the internal unknowns before them")
+                k = g.n_internal
+                inner[i] = start + np.arange(len(g) * k, dtype=np.int64).reshape(len(g), k)
+                start += len(g) * k
+        for i, g in enumerate(model.groups):
+            if inner[i] is None:
+                k = g.n_internal if internal else 0
+                inner[i] = start + np.arange(len(g) * k, dtype=np.int64).reshape(len(g), k)
+                start += len(g) * k
         n_internal = start - n_nodal
         mult = []
         for c in getattr(model, "constraints", ()):

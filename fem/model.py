@@ -40,6 +40,49 @@ class Material:
 
 
 @dataclass(frozen=True)
+class OrthotropicMaterial:
+    """Linear elastic orthotropic material in plane stress (a shell layer's), axes 1 and 2.
+
+    ``nu12`` is the Poisson ratio of a strain along 2 under a stress along 1 (so ``nu21 = nu12
+    E2 / E1``); positive definite when ``nu12^2 < E1 / E2``. Only shell layers take it
+    (:class:`ShellSection`), which say where axis 1 goes.
+    """
+
+    name: str
+    E1: float
+    E2: float
+    G12: float
+    nu12: float
+    rho: float = 0.0
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a :class:`ShellSection`: material, thickness, angle (degrees) of its axis 1."""
+
+    material: Material | OrthotropicMaterial
+    thickness: float
+    angle: float = 0.0
+
+
+@dataclass(frozen=True)
+class ShellSection:
+    """A layered (laminate) shell section, layers from the bottom (``-e3``) to the top.
+
+    Classical lamination theory turns it into the facets' A, B, D matrices
+    (:mod:`fem.elements.laminate`).
+    """
+
+    name: str
+    layers: tuple[Layer, ...]
+
+    @property
+    def thickness(self) -> float:
+        """The total thickness."""
+        return float(sum(ly.thickness for ly in self.layers))
+
+
+@dataclass(frozen=True)
 class Section:
     """Beam/truss cross-section in its local axes (x along the member, y and z principal).
 

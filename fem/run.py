@@ -10,6 +10,7 @@ import numpy as np
 
 from fem import interrupt
 from fem.analysis.buckling import BucklingStep
+from fem.analysis.cms import CmsReduceStep
 from fem.analysis.dynamic import DynamicStep
 from fem.analysis.eliminated import EliminatedStep
 from fem.analysis.linearize import LinearizeStep
@@ -70,6 +71,10 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     if spec["type"] == "modal":
         return ModalStep(spec["name"], system, loads, spec["settings"],
                          solver_options=deck.solver_options)
+    if spec["type"] == "cms_reduce":
+        return CmsReduceStep(spec["name"], system, loads, spec["settings"],
+                             solver_options=deck.solver_options,
+                             source=os.path.abspath(deck.path) if deck.path else "")
     return StaticStep(spec["name"], system, loads, spec["settings"],
                       solver_options=deck.solver_options, output_every=output_every)
 
@@ -83,7 +88,7 @@ def inputs(deck: Deck) -> list[str]:
 def results_path(deck: Deck, output: str) -> str:
     """The checked absolute path of the results file ``output`` for a run of ``deck``."""
     modes = [s["name"] for s in deck.steps
-             if s["type"] in ("buckling", "modal", "linearize", "stability_sweep")]
+             if s["type"] in ("buckling", "modal", "linearize", "stability_sweep", "cms_reduce")]
     return files.results_path(output, inputs(deck), modes)
 
 
@@ -109,9 +114,10 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
             step.run(state, results)
             results.write_state(spec["name"], state, progress=step.progress)
             summaries.append(_summary(spec, step, state, system))
-            if isinstance(step, BucklingStep | ModalStep) and getattr(step, "xdmf", None):
+            if isinstance(step, BucklingStep | ModalStep | CmsReduceStep) \
+                    and getattr(step, "xdmf", None):
                 xdmf.append(step.xdmf)
-                if isinstance(step, ModalStep):      # its modes vibrating, beside them
+                if not isinstance(step, BucklingStep):      # its modes vibrating, beside them
                     xdmf.append(files.vibration_xdmf_path(path, step.name))
             if isinstance(step, SweepStep):
                 plots.extend(files.sweep_png_path(path, step.name, p)
@@ -135,7 +141,7 @@ def _outcome(spec, step, state, system) -> StepSummary:
     if isinstance(step, DynamicStep):
         s.lines.extend(step.summary())
         return s
-    if isinstance(step, SweepStep):
+    if isinstance(step, SweepStep | CmsReduceStep):
         s.lines.extend(step.summary())
         return s
     if isinstance(step, LinearizeStep):

@@ -84,6 +84,7 @@ class System:
         """The undeformed state at rest."""
         blocks = self.dofmap.blocks
         return State.reference(self.model.dim, self.model.n_nodes,
+                               n_internal=blocks["internal"].stop - blocks["internal"].start,
                                n_multipliers=blocks["multipliers"].stop
                                - blocks["multipliers"].start)
 
@@ -243,14 +244,21 @@ class System:
                 zip(self.model.groups, self.element_increments(du_nodal), strict=True)]
 
     def linearized_force(self, state: State, du_nodal: NDArray,
-                         dlam: NDArray | None = None) -> NDArray:
+                         dlam: NDArray | None = None, dinternal: NDArray | None = None
+                         ) -> NDArray:
         """(n_active,) ``f_int(state) + K(state) du`` element by element (for linear steps).
 
         ``dlam (n_multipliers,)`` is the change of the multipliers (constraints are linear in
-        them).
+        them), ``dinternal (n_internal,)`` that of the element-internal unknowns.
         """
         blocks = []
-        for g, due in zip(self.model.groups, self.element_increments(du_nodal), strict=True):
+        start = self.dofmap.blocks["internal"].start
+        for g, due, pos in zip(self.model.groups, self.element_increments(du_nodal),
+                               self.dofmap.internal, strict=True):
+            if pos.shape[1]:                     # the group's internal unknowns follow
+                inner = (dinternal[pos - start] if dinternal is not None
+                         else np.zeros(pos.shape))
+                due = np.hstack([due, inner])
             blocks.append(g.internal_force(state) + np.einsum("eij,ej->ei", g.tangent(state), due))
         cblocks = []
         for c, mu, pos, s in zip(self.model.constraints, self.multipliers(state), self._lam,

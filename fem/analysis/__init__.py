@@ -13,6 +13,8 @@
                    spin; eigenvalues, stability, state space
 ``stability_``     a spin or a load factor stepped through a    :mod:`fem.analysis.sweep`
 ``sweep``          range: eigenvalues tracked, boundary found
+``cms_reduce``     a component reduced to a superelement        :mod:`fem.analysis.cms`
+                   (Craig-Bampton or free interface)
 =================  ===========================================  ==================================
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
@@ -20,6 +22,7 @@ see the model through :class:`fem.system.System` and solve with :mod:`fem.solver
 """
 
 from fem.analysis.buckling import BucklingStep
+from fem.analysis.cms import CmsReduceStep
 from fem.analysis.dynamic import DynamicStep
 from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
@@ -27,7 +30,8 @@ from fem.analysis.static import StaticStep
 from fem.analysis.sweep import SweepStep
 
 STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
-              "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep}
+              "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep,
+              "cms_reduce": CmsReduceStep}
 
-__all__ = ["STEP_TYPES", "BucklingStep", "DynamicStep", "LinearizeStep", "ModalStep",
-           "StaticStep", "SweepStep"]
+__all__ = ["STEP_TYPES", "BucklingStep", "CmsReduceStep", "DynamicStep", "LinearizeStep",
+           "ModalStep", "StaticStep", "SweepStep"]

@@ -375,9 +375,11 @@ class StaticStep(StepBase):
         self._check_accuracy(-r[:n], du_f, report)
         du = du_p + self.free_to_nodal(du_f)
         dlam = du_f[self.system.dofmap.blocks["multipliers"]]
-        r = self.system.linearized_force(state, du, dlam) - fext
+        dint = du_f[self.system.dofmap.blocks["internal"]]      # superelements' modal coordinates
+        r = self.system.linearized_force(state, du, dlam, dint) - fext
         self.system.update(state, du)
         state.multipliers += dlam
+        state.internal = state.internal + dint
         self._increment_checks(state, r, 1.0)
         state.t = 1.0
         state.prescribed = trial.prescribed

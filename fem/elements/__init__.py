@@ -18,12 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fem.elements import beam_deck, rigid_body_deck, shell_deck, spring_deck, truss_deck
+from fem.elements import (
+    beam_deck,
+    rigid_body_deck,
+    shell_deck,
+    spring_deck,
+    superelement_deck,
+    truss_deck,
+)
 from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
 from fem.elements.spring import GroundSpring
+from fem.elements.superelement import Superelement
 from fem.elements.truss import Truss
 
 
@@ -62,6 +70,7 @@ register("beam", Beam, beam_deck)
 register("spring", GroundSpring, spring_deck)
 register("rigid", RigidBody, rigid_body_deck)
 register("shell", Shell, shell_deck)
+register("superelement", Superelement, superelement_deck)
 
-__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Shell", "Truss",
-           "families", "register", "unregister"]
+__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Shell", "Superelement",
+           "Truss", "families", "register", "unregister"]

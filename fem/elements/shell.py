@@ -19,6 +19,26 @@ element frame repeated on each node's translations and rotations. This is the sm
 energy ``u.K u / 2``; ``formulation = "corotational"`` puts it in a co-rotational frame with
 its geometric stiffness (:class:`fem.elements.shell_corot.CorotShell`).
 
+**Layered (laminate) sections** (``section``, :mod:`fem.elements.laminate`): classical
+lamination theory gives per facet ``N = A eps + B kappa``, ``M = B eps + D kappa``. The OPT
+takes ``A`` for ``h D`` (its basic part ``K_b = area B0^T A B0``, ``B0`` the mean-strain map; its
+higher-order part ``A`` in ``E_nat``, with ``beta_0`` of the effective Poisson ratio ``A12 /
+sqrt(A11 A22)``, which is ``nu`` for an isotropic section: Felippa tunes ``beta_0`` for isotropic
+material only), the DKT ``D`` for ``h^3/12 D``, and the coupling is that of the *mean* strains and
+curvatures::
+
+    K = [[K_m(A), K_c], [K_c^T, K_b(D)]],   K_c = area B0^T B kbar,
+
+``kbar`` the DKT's mean-curvature map (the mean of its three midpoint curvatures). The OPT's
+higher-order strains are not strains (they are scaled by ``beta_0``, and have zero mean), so they
+are left uncoupled: the element keeps the constant strain-and-curvature states exactly (the
+coupled patch test), and stays positive definite (the DKT's energy is at least that of its mean
+curvature, so the energy is at least ``area/2 [eps; kbar]^T [[A, B], [B, D]] [eps; kbar]``).
+The mass takes the section's mass, first moment and rotary inertia per area (the first moment
+couples in-plane translations and rotations in the consistent mass; the lumped mass, whose nodal
+blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the layer stresses in material
+axes at the bottom and top of every layer, instead of the homogeneous surface stresses.
+
 **Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
 delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
 with the linear one the plate frequencies of a 16 x 16 mesh were 0.5-2.8 % high), the rotary
@@ -38,6 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.base import ElementGroup
+from fem.elements.laminate import Stack
 from fem.elements.shell_membrane import OPTMembrane, beta0, plane_stress
 from fem.elements.shell_plate import DKTPlate, deflection_mass
 
@@ -73,8 +94,11 @@ class Shell(ElementGroup):
     conn : (E, 3) node indices
     X : (n, 3) reference coordinates of the model's nodes
     dim : 3
-    E, nu, rho : material, per element or scalar
+    E, nu, rho : material, per element or scalar (a homogeneous isotropic section)
     h : thickness, per element or scalar
+    section : a layered :class:`~fem.model.ShellSection` instead of ``E, nu, h, rho``
+    direction : (3,) the vector whose projection on each facet the layer angles start from
+    source : (E,) the deck row or mesh cell of each triangle (written with the properties)
     """
 
     type_name = "shell"
@@ -85,33 +109,58 @@ class Shell(ElementGroup):
     dof_names = ("ux", "uy", "uz", "rx", "ry", "rz")
     stress_names = STRESS_NAMES
 
-    def __init__(self, name, conn, X, dim, *, E, nu, h, rho=0.0):
+    def __init__(self, name, conn, X, dim, *, E=None, nu=None, h=None, rho=0.0, section=None,
+                 direction=(1.0, 0.0, 0.0), source=None):
         if dim != 3:
             raise ValueError("shells are 3D elements (6 DOFs per node)")
         super().__init__(name, conn, X, dim)
         n = len(self)
         self.formulation = "linear"
-        self.props = {"E": _per_element(E, n), "nu": _per_element(nu, n),
-                      "h": _per_element(h, n), "rho": _per_element(rho, n)}
-        p = self.props
         self.T = element_frames(self.X)                               # (E, 3, 3)
         rel = self.X - self.X[:, :1]
         xy = np.einsum("eij,eaj->eai", self.T[:, :2], rel)             # (E, 3, 2) local
-        D = plane_stress(p["E"], p["nu"])
-        self.D = D
-        self.membrane = OPTMembrane(xy, p["h"], D, beta0(p["nu"]))
-        self.Db = (p["h"] ** 3 / 12.0)[:, None, None] * D
-        self.plate = DKTPlate(xy, self.Db)
-        self.area = self.membrane.area
-        Kl = np.zeros((n, 18, 18))
-        Kl[:, MEMBRANE[:, None], MEMBRANE[None, :]] = self.membrane.K
-        Kl[:, PLATE[:, None], PLATE[None, :]] = self.plate.K
+        self.source = None if source is None else np.asarray(source, dtype=np.int64)
+        self.laminate = None if section is None else Stack.of(section, self.T, direction)
+        if self.laminate is not None:
+            Kl = self._laminate(xy)
+        else:
+            self.props = {"E": _per_element(E, n), "nu": _per_element(nu, n),
+                          "h": _per_element(h, n), "rho": _per_element(rho, n)}
+            p = self.props
+            D = plane_stress(p["E"], p["nu"])
+            self.D = D
+            self.membrane = OPTMembrane(xy, p["h"], D, beta0(p["nu"]))
+            self.Db = (p["h"] ** 3 / 12.0)[:, None, None] * D
+            self.plate = DKTPlate(xy, self.Db)
+            self.area = self.membrane.area
+            Kl = np.zeros((n, 18, 18))
+            Kl[:, MEMBRANE[:, None], MEMBRANE[None, :]] = self.membrane.K
+            Kl[:, PLATE[:, None], PLATE[None, :]] = self.plate.K
+            self._deflection_mass = deflection_mass(xy, p["rho"] * p["h"])
         self.K_local = Kl
         self.Lam = np.zeros((n, 18, 18))                               # local = Lam global
         for k in range(6):
             self.Lam[:, 3 * k:3 * k + 3, 3 * k:3 * k + 3] = self.T
         self.K = np.swapaxes(self.Lam, 1, 2) @ Kl @ self.Lam
-        self._deflection_mass = deflection_mass(xy, p["rho"] * p["h"])
+
+    def _laminate(self, xy: NDArray) -> NDArray:
+        """(E, 18, 18) local stiffness of a layered section (see the module docstring)."""
+        lam = self.laminate
+        n = len(self)
+        self.props = {"h": lam.h, "rho": lam.rho_h / lam.h}
+        self.membrane = OPTMembrane(xy, np.ones(n), lam.A, beta0(lam.poisson()))
+        self.Db = lam.D
+        self.plate = DKTPlate(xy, lam.D)
+        self.area = self.membrane.area
+        kbar = self.plate.B.mean(axis=1)                               # (E, 3, 9) mean curvature
+        Kc = self.area[:, None, None] * (np.swapaxes(self.membrane.B0, 1, 2) @ lam.B @ kbar)
+        Kl = np.zeros((n, 18, 18))
+        Kl[:, MEMBRANE[:, None], MEMBRANE[None, :]] = self.membrane.K
+        Kl[:, PLATE[:, None], PLATE[None, :]] = self.plate.K
+        Kl[:, MEMBRANE[:, None], PLATE[None, :]] = Kc
+        Kl[:, PLATE[:, None], MEMBRANE[None, :]] = np.swapaxes(Kc, 1, 2)
+        self._deflection_mass = deflection_mass(xy, lam.rho_h)
+        return Kl
 
     # --- kinematics ---------------------------------------------------------------------------
     def _local(self, state) -> NDArray:
@@ -124,6 +173,8 @@ class Shell(ElementGroup):
         h = self.props["h"][:, None]
         eps = self.membrane.mean_strain(dl[:, MEMBRANE])
         kap = self.plate.mean_curvature(dl[:, PLATE])
+        if self.laminate is not None:
+            return np.hstack(self.laminate.generalized(eps, kap))
         N = h * np.einsum("eij,ej->ei", self.D, eps)
         M = np.einsum("eij,ej->ei", self.Db, kap)
         return np.hstack([N, M])
@@ -160,9 +211,12 @@ class Shell(ElementGroup):
 
     def mass(self, state=None, lumped: bool = False) -> NDArray:
         """(E, 18, 18) consistent or lumped mass, global axes (see the module docstring)."""
-        p = self.props
-        m = p["rho"] * p["h"] * self.area                              # (E,)
-        j = p["rho"] * p["h"] ** 3 / 12.0 * self.area
+        p, lam = self.props, self.laminate
+        if lam is None:
+            m = p["rho"] * p["h"] * self.area                          # (E,)
+            j = p["rho"] * p["h"] ** 3 / 12.0 * self.area
+        else:
+            m, j = lam.rho_h * self.area, lam.rho_i * self.area
         per = np.diag([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])[None] * m[:, None, None] + \
             np.diag([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])[None] * j[:, None, None]    # (E, 6, 6)
         if lumped:                   # isotropic nodal blocks: the same in every frame
@@ -171,15 +225,30 @@ class Shell(ElementGroup):
         Ml = np.einsum("ab,eij->eaibj", lin, per).reshape(len(self), 18, 18)
         Ml[:, PLATE[::3, None], PLATE[None, ::3]] = 0.0                # w: the cubic instead
         Ml[:, PLATE[:, None], PLATE[None, :]] += self._deflection_mass
+        if lam is not None:          # first moment: u = u0 + z theta_y, v = v0 - z theta_x
+            C = np.zeros((len(self), 6, 6))
+            C[:, 0, 4] = C[:, 4, 0] = lam.rho_s * self.area
+            C[:, 1, 3] = C[:, 3, 1] = -lam.rho_s * self.area
+            Ml += np.einsum("ab,eij->eaibj", lin, C).reshape(len(self), 18, 18)
         return np.swapaxes(self.Lam, 1, 2) @ Ml @ self.Lam
 
     def section_forces(self, state) -> NDArray:
         """(E, 6) mean ``N``, ``M`` (the co-rotational element's ``stress`` is another thing)."""
         return self.stress(state)
 
+    def _deformation(self, state) -> NDArray:
+        """(E, 18) the local DOFs the outputs read (the co-rotational element's ``p``)."""
+        return self._local(state)
+
     def outputs(self, state) -> dict[str, NDArray]:
         """Mean ``N``, ``M`` and the top and bottom surface stresses, element frame."""
         s = self.section_forces(state)
+        if self.laminate is not None:
+            dl = self._deformation(state)
+            out = {n: s[:, i] for i, n in enumerate(STRESS_NAMES)}
+            out.update(self.laminate.layer_stresses(self.membrane.mean_strain(dl[:, MEMBRANE]),
+                                                    self.plate.mean_curvature(dl[:, PLATE])))
+            return out
         h = self.props["h"][:, None]
         mem, bend = s[:, :3] / h, 6.0 * s[:, 3:] / h**2
         surf = np.hstack([mem + bend, mem - bend])
@@ -188,8 +257,17 @@ class Shell(ElementGroup):
         return out
 
     def properties(self) -> dict[str, NDArray]:
-        """Material, thickness and area per element."""
-        return {**self.props, "area": self.area}
+        """Material, thickness and area per element (laminates: layer axis angle, degrees).
+
+        ``source_cell``: the connectivity row or mesh cell each triangle comes from (a
+        quadrilateral gives two triangles, :mod:`fem.elements.shell_cells`).
+        """
+        out = {**self.props, "area": self.area}
+        if self.laminate is not None:
+            out["direction_angle"] = np.degrees(self.laminate.phi)
+        if self.source is not None:
+            out["source_cell"] = self.source
+        return out
 
     def options(self) -> dict[str, str]:
         """The formulation."""

@@ -273,8 +273,8 @@ class CorotShell(Shell):
     capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving"})
     additive_rotations = False
 
-    def __init__(self, name, conn, X, dim, *, E, nu, h, rho=0.0):
-        super().__init__(name, conn, X, dim, E=E, nu=nu, h=h, rho=rho)
+    def __init__(self, name, conn, X, dim, **properties):
+        super().__init__(name, conn, X, dim, **properties)
         self.formulation = "corotational"
         R0 = np.swapaxes(self.T, 1, 2)
         xl0 = np.einsum("eji,eaj->eai", R0, self.X - self.X[:, :1])
@@ -343,6 +343,10 @@ class CorotShell(Shell):
     def section_forces(self, state) -> NDArray:
         """(E, 6) mean ``N``, ``M`` of the deformational DOFs, element frame."""
         return self._generalized(self._kinematics(state).p)
+
+    def _deformation(self, state) -> NDArray:
+        """(E, 18) the deformational DOFs ``p`` (what the layer stresses read)."""
+        return self._kinematics(state).p
 
     # --- energy-conserving dynamics ----------------------------------------------------------
     def conserving_start(self, state) -> dict:

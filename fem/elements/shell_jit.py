@@ -1,7 +1,8 @@
 """Compiled force and tangent of co-rotational shell triangles: one pass per element, numba.
 
 The same mathematics as the vectorized reference (:class:`fem.elements.shell_corot.
-CorotShellFrame` with the linear element's ``K_local``), written element by element so that the
+CorotShellFrame` with the linear element's ``K_local``, of any section: a laminate's
+membrane-bending coupling is in it), written element by element so that the
 frame, the local deformations, ``B^T K_l p`` and ``B^T K_l B`` plus the geometric stiffness stay
 in registers and cache instead of passing through a dozen ``(E, 18, 18)`` temporaries: the numpy
 code is memory-bound at about 4e4 elements per second, a third of a Newton iteration at 1e5

@@ -53,7 +53,7 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
     from fem.state import State
 
     sm = State(dim=s0.dim, t=0.5 * (s0.t + s1.t), u=0.5 * (s0.u + s1.u), rot=s0.rot,
-               v=s0.v, a=s0.a)
+               v=s0.v, a=s0.a, internal=0.5 * (s0.internal + s1.internal))
     if s0.dim == 2:
         sm.rot = 0.5 * (s0.rot + s1.rot)
         return sm

@@ -170,14 +170,14 @@ class MidpointRule(Integrator):
         P_lin = P.copy()
         P_lin[lie, 3:6, 3:6] = so3.jl_inv(sm.rotation_vectors()[lie]) @ P[lie, 3:6, 3:6]
         Ks = [g.tangent(sm) @ _element_blocks(
-            g, P_lin if g.additive_rotations else P)
-            for g in sysm.model.groups]
+            g, P_lin if g.additive_rotations else P, inner.shape[1])
+            for g, inner in zip(sysm.model.groups, sysm.dofmap.internal, strict=True)]
         return f, sysm.assembler.matrix(Ks), None
 
     def _parts(self, s0, s1, tangent=False):
-        # the unknowns the evaluation depends on: positions, rotations, and (constraint forces)
-        # the multipliers
-        key = (s1.u.copy(), s1.rot.copy(), s1.multipliers.copy())
+        # the unknowns the evaluation depends on: positions, rotations, element-internal
+        # unknowns (superelements' modal coordinates) and (constraint forces) the multipliers
+        key = (s1.u.copy(), s1.rot.copy(), s1.internal.copy(), s1.multipliers.copy())
         cached = self._cache
         if (cached is not None and cached[0] is s0
                 and all(np.array_equal(a, b) for a, b in zip(cached[1], key, strict=True))
@@ -237,12 +237,17 @@ class MidpointRule(Integrator):
         return self.system.strain_energy(s1), work
 
 
-def _element_blocks(g, nodal: np.ndarray) -> np.ndarray:
-    """(E, nd, nd) block-diagonal element matrices of per-node blocks ``(n, nslots, nslots)``."""
+def _element_blocks(g, nodal: np.ndarray, internal: int = 0) -> np.ndarray:
+    """(E, nd, nd) block-diagonal element matrices of per-node blocks ``(n, nslots, nslots)``.
+
+    With ``internal`` element-internal unknowns after the nodal ones, ``(E, nd + internal, ...)``
+    whose last block is ``I / 2`` (they are additive: the mid-point moves by half of them).
+    """
     slots = ("ux", "uy", "rz") if g.dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
     cols = [slots.index(d) for d in g.dof_names]
     ndn = g.ndn
-    out = np.zeros((len(g), g.nd, g.nd))
+    out = np.zeros((len(g), g.nd + internal, g.nd + internal))
+    out[:, range(g.nd, g.nd + internal), range(g.nd, g.nd + internal)] = 0.5
     for a in range(g.nen):
         out[:, a * ndn:(a + 1) * ndn, a * ndn:(a + 1) * ndn] = \
             nodal[g.conn[:, a]][:, cols][:, :, cols]

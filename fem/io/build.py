@@ -24,6 +24,7 @@ from fem.errors import DeckError, did_you_mean
 from fem.functions import Constant, Ramp, SpinUp, Steady, Table
 from fem.io import mesh as meshio_reader
 from fem.io.keys import (
+    LAYER_KEYS,
     MAX_DERIVED,
     MAX_MAGNITUDE,
     MAX_NODE_ID,
@@ -33,10 +34,11 @@ from fem.io.keys import (
     misplaced_hint,
     sci,
     shown,
+    take,
     type_name,
     valid_name,
 )
-from fem.model import DOF_SLOTS, Material, Section
+from fem.model import DOF_SLOTS, Layer, Material, OrthotropicMaterial, Section, ShellSection
 
 
 @dataclass(frozen=True)
@@ -310,11 +312,25 @@ def sets(table, table_nodes: Nodes) -> Nodes:
 
 # --- materials, sections, functions -------------------------------------------------------------
 
-def materials(entries: list[Entry]) -> dict[str, Material]:
-    """``[[materials]]``: E and one of nu or G."""
+ORTHOTROPIC_KEYS = ("E1", "E2", "G12", "nu12")
+
+
+def materials(entries: list[Entry]) -> dict[str, Material | OrthotropicMaterial]:
+    """``[[materials]]``: E and one of nu or G; or ``type = "orthotropic"`` (shell layers)."""
     out = {}
     for name, e in unique(entries, "material").items():
         v = e.values
+        if v["type"] == "orthotropic":
+            out[name] = _orthotropic(e)
+            continue
+        for key in ORTHOTROPIC_KEYS:
+            if key in e.given:
+                raise DeckError(f"{e.where}.{key}", "used only by orthotropic materials: write "
+                                "type = \"orthotropic\" with E1, E2, G12 and nu12 (and no E, nu "
+                                "or G)")
+        if v["E"] is None:
+            raise DeckError(f"{e.where}.E", "missing required key 'E': expected a number "
+                            "(Young's modulus; or type = \"orthotropic\" with E1, E2, G12, nu12)")
         if (v["nu"] is None) == (v["G"] is None):
             got = "both" if v["nu"] is not None else "neither"
             raise DeckError(e.where, f"expected exactly one of nu and G, got {got}")
@@ -323,6 +339,41 @@ def materials(entries: list[Entry]) -> dict[str, Material]:
                             f"{v['nu']}")
         G = v["G"] if v["G"] is not None else v["E"] / (2 * (1 + v["nu"]))
         out[name] = Material(name, v["E"], G, v["density"])
+    return out
+
+
+def _orthotropic(e: Entry) -> OrthotropicMaterial:
+    """An orthotropic material: E1, E2, G12, nu12, positive definite in plane stress."""
+    v = e.values
+    for key in ("E", "nu", "G"):
+        if key in e.given:
+            raise DeckError(f"{e.where}.{key}", "not used by type = \"orthotropic\", which "
+                            "takes E1, E2, G12 and nu12")
+    for key in ORTHOTROPIC_KEYS:
+        if v[key] is None:
+            raise DeckError(f"{e.where}.{key}", f"missing required key '{key}': type = "
+                            "\"orthotropic\" needs E1, E2, G12 and nu12")
+    if not v["nu12"] ** 2 < v["E1"] / v["E2"]:
+        raise DeckError(f"{e.where}.nu12", f"expected nu12^2 < E1 / E2 = {v['E1'] / v['E2']:.6g} "
+                        f"(a positive definite material), got nu12 = {v['nu12']}")
+    return OrthotropicMaterial(v["name"], v["E1"], v["E2"], v["G12"], v["nu12"], v["density"])
+
+
+def shell_sections(entries: list[Entry], mats: Mapping) -> dict[str, ShellSection]:
+    """``[[shell_sections]]``: layers (material, thickness, angle) from the bottom to the top."""
+    out = {}
+    for name, e in unique(entries, "shell section").items():
+        layers = []
+        for j, raw in enumerate(e.values["layers"]):
+            where = f"{e.where}.layers[{j}]"
+            ly = take(raw, LAYER_KEYS, where)
+            mat = lookup(mats, ly["material"], "material", f"{where}.material")
+            if isinstance(mat, Material) and not -1.0 < mat.nu < 0.5:
+                raise DeckError(f"{where}.material", f"a shell layer needs a Poisson's ratio in "
+                                f"(-1, 0.5), got material '{mat.name}' with nu = E/(2G) - 1 = "
+                                f"{mat.nu:.6g}")
+            layers.append(Layer(mat, ly["thickness"], ly["angle"]))
+        out[name] = ShellSection(name, tuple(layers))
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,7 +30,7 @@ from fem.io.keys import (
     sci,
     shown,
 )
-from fem.model import Material, Section
+from fem.model import Material, OrthotropicMaterial, Section, ShellSection
 
 # --- keys that several families take (each family lists the ones it uses) ---------------------
 MATERIAL = Key("material", "str", REQUIRED, "material name")
@@ -53,7 +53,10 @@ CELL_NODES = {"vertex": 1, "line": 2, "triangle": 3, "quad": 4, "tetra": 4, "hex
 class GroupInputs:
     """What a family's construction reads: everything built before the element groups.
 
-    ``n_elements`` counts the elements of the groups built so far (for the memory estimate).
+    ``n_elements`` counts the elements of the groups built so far (for the memory estimate),
+    ``n_internal`` their element-internal unknowns numbered in every step (superelements':
+    where the next group's begin, :mod:`fem.dofs`); ``base_dir`` is the deck's folder (files a
+    family reads are relative to it).
     """
 
     dim: int
@@ -61,6 +64,10 @@ class GroupInputs:
     sections: Mapping[str, Section]
     nodes: Nodes
     n_elements: int = 0
+    n_internal: int = 0
+    base_dir: str = "."
+    #: the ``[[shell_sections]]`` (layered shell sections, :class:`fem.model.ShellSection`)
+    shell_sections: Mapping[str, ShellSection] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,8 +79,14 @@ class GroupPiece:
 
 
 def material(e: Entry, inputs: GroupInputs) -> Material:
-    """The material an entry names (``material``)."""
-    return lookup(inputs.materials, e.values["material"], "material", f"{e.where}.material")
+    """The isotropic material an entry names (``material``)."""
+    mat = lookup(inputs.materials, e.values["material"], "material", f"{e.where}.material")
+    if isinstance(mat, OrthotropicMaterial):
+        raise DeckError(f"{e.where}.material", f"expected an isotropic material (E with nu or "
+                        f"G), got the orthotropic material '{mat.name}': orthotropic materials "
+                        "are for the layers of [[shell_sections]] (give a shell section = "
+                        "\"<name>\" instead)")
+    return mat
 
 
 def section(e: Entry, inputs: GroupInputs) -> Section:

@@ -7,6 +7,7 @@ order, each from the model and the loads the steps before it left applied.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -31,6 +32,8 @@ class StepInputs:
     nodes: Nodes
     velocity_fields: Mapping
     every: int = 1            # [output] every, for the number of frames a dynamic step writes
+    base_dir: str = "."       # the deck's folder: files a step writes are relative to it
+    inputs: tuple = ()        # the files the run reads (never written by a step)
 
 
 def steps(entries: list[Entry], inputs: StepInputs) -> list[dict]:
@@ -118,6 +121,16 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.remove", f"load '{ld.name}' is both applied and removed")
     prescribed = _select(v["prescribed"], pres_by_name, "prescribed value",
                          f"{e.where}.prescribed")
+    supers = [g.name for g in model.groups if getattr(g, "internal_always", False)]
+    if supers and kind[0] in ("linearize", "stability_sweep"):
+        raise DeckError(f"{e.where}.type", f"superelement '{supers[0]}' is not linearized yet "
+                        "(its modal coordinates have no rates in the linearized model); static, "
+                        "modal and dynamic steps take superelements")
+    if supers and kind[0] not in ("modal", "cms_reduce") and any(ld.name == "gravity"
+                                                               for ld in loads):
+        raise DeckError(f"{e.where}.loads", f"gravity on superelement '{supers[0]}' is not "
+                        "supported yet (its mass acts on modal coordinates, which take no "
+                        "loads); name the step's loads without \"gravity\"")
     if kind[0] in ("static", "dynamic"):  # buckling loads are a perturbation, the others look
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
@@ -136,6 +149,14 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
                             "about the state the steps before it left, with their loads on)")
         spec["loads"] = ()
         spec["settings"] = _settings(cls, v)
+        return spec, applied
+    if kind[0] == "cms_reduce":
+        if v["loads"]:
+            raise DeckError(f"{e.where}.loads", "a cms_reduce step applies no loads (it reduces "
+                            "the component about its reference configuration)")
+        spec["loads"] = ()
+        spec["settings"] = _settings(cls, v)
+        _cms_reduce(e, inputs, spec["settings"])
         return spec, applied
     if kind[0] == "buckling":
         if not loads:
@@ -180,6 +201,66 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.loads", f"{kind[1]} control needs a reference load")
     spec["settings"] = s
     return spec, applied
+
+
+def _cms_reduce(e: Entry, inputs: StepInputs, s) -> None:
+    """Check a cms_reduce step's component, interface, mode selection and file; resolve them."""
+    from fem.elements.superelement import is_superelement_file
+
+    model, where = inputs.model, e.where
+    by_name = {g.name: g for g in model.groups}
+    if s.groups is not None:
+        if not s.groups:
+            raise DeckError(f"{where}.groups", "expected the names of the component's element "
+                            "groups, got an empty list")
+        chosen = {lookup(by_name, n, "element group", f"{where}.groups").name for n in s.groups}
+        groups = [g for g in model.groups if g.name in chosen]
+    else:
+        groups = list(model.groups)
+    for g in groups:
+        if getattr(g, "internal_always", False):
+            raise DeckError(f"{where}.groups", f"element group '{g.name}' is a superelement: a "
+                            "superelement is not reduced again; name the groups of the "
+                            "component with groups = [...]")
+    require(groups, "mass", f"{where}.groups", 'type = "cms_reduce"')
+    comp = np.unique(np.concatenate([g.conn.ravel() for g in groups]))
+    for c in model.constraints:
+        if np.isin(c.conn, comp).any():
+            raise DeckError(f"{where}.groups", f"constraint group '{c.name}' acts on nodes of "
+                            "the component: joints and ties inside a component are not reduced "
+                            "yet; make their nodes interface nodes of a smaller component")
+    key = f"{where}.interface"
+    nodes = inputs.nodes.indices(s.interface, key)
+    uniq, counts = np.unique(nodes, return_counts=True)
+    if np.any(counts > 1):
+        raise DeckError(key, f"expected each node once, got node "
+                        f"{int(inputs.nodes.ids[uniq[counts > 1][0]])} more than once")
+    outside = nodes[~np.isin(nodes, comp)]
+    if len(outside):
+        names = ", ".join(f"'{g.name}'" for g in groups)
+        raise DeckError(key, f"node {int(inputs.nodes.ids[outside[0]])} is not a node of the "
+                        f"component (the element groups {names}); the interface is nodes of "
+                        "the component that other parts of a model connect to")
+    if (s.modes is None) == (s.cutoff is None):
+        raise DeckError(f"{where}.modes" if s.modes is None else f"{where}.cutoff",
+                        "expected either modes (the number of component modes kept) or cutoff "
+                        "(every component mode up to this frequency, rad/s), got "
+                        + ("neither" if s.modes is None else "both"))
+    s.nodes, s.where = tuple(int(i) for i in nodes), where
+    if s.file is None:
+        return
+    key = f"{where}.file"
+    path = os.path.abspath(os.path.join(inputs.base_dir, s.file))
+    if os.path.splitext(path)[1].lower() not in (".h5", ".hdf5"):
+        raise DeckError(key, f"expected a superelement file ending in .h5, got {s.file!r}")
+    for src in inputs.inputs:
+        if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
+            raise DeckError(key, f"{s.file!r} is an input of this run ({src}); a step never "
+                            "overwrites its inputs: choose another file")
+    if os.path.lexists(path) and not is_superelement_file(path):
+        raise DeckError(key, f"{s.file!r} exists and is not a superelement file; fem does not "
+                        "overwrite files it did not write: remove it or choose another")
+    s.path = path
 
 
 def _sweep(e: Entry, inputs: StepInputs, s, loads) -> None:
@@ -312,6 +393,11 @@ def _dynamic(e: Entry, inputs: StepInputs, v: dict, cls, spec: dict) -> dict:
     refused = unsupported(inputs.model, v, e.given, spec["loads"], spec["prescribed"])
     if refused is not None:
         raise DeckError(f"{e.where}.{refused[0]}", refused[1])
+    supers = [g.name for g in inputs.model.groups if getattr(g, "internal_always", False)]
+    if supers and v["integrator"] in ("trapezoidal", "generalized_alpha"):
+        raise DeckError(f"{e.where}.integrator", f"superelement '{supers[0]}': its modal "
+                        "coordinates are integrated by the mid-point family only; use "
+                        "integrator = \"energy_conserving\" or \"midpoint\"")
     if v["rho_inf"] > 1:
         raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
     if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":

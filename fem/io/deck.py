@@ -294,6 +294,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     if dim not in (2, 3):
         raise DeckError("model.dim", f"expected 2 or 3, got {dim}")
     materials = build.materials(_array(data, "materials"))
+    shell_sections = build.shell_sections(_array(data, "shell_sections"), materials)
     sections = build.sections(_array(data, "sections"), dim)
     if "nodes" not in data:
         raise DeckError("nodes", "missing required table [nodes]: expected a [nodes] header "
@@ -301,7 +302,8 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     nodes, inputs = build.nodes(take(data["nodes"], SCHEMA["nodes"], "nodes"), dim, base_dir)
     nodes = build.sets(data.get("sets", {}), nodes)
     funcs = build.functions(_array(data, "functions"))
-    group_inputs = GroupInputs(dim, materials, sections, nodes)
+    group_inputs = GroupInputs(dim, materials, sections, nodes, base_dir=base_dir,
+                               shell_sections=shell_sections)
     groups, nodes = _groups("elements", _family_entries(data, "elements"), group_inputs, ())
     springs, nodes = _groups("springs", _family_entries(data, "springs"),
                              replace(group_inputs, nodes=nodes), groups)
@@ -330,8 +332,10 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     build_loads.check_model(model, load_entries, prescribed_entries)
     model, _ = release_redundant(model)
     output = take(data.get("output", {}), SCHEMA["output"], "output")
+    # files element groups read (superelements): inputs of the run, never to be overwritten
+    inputs = inputs + [p for g in groups for p in getattr(g, "input_files", ())]
     steps = build_steps.steps(_array(data, "steps"), build_steps.StepInputs(
-        model, nodes, velocities, output["every"]))
+        model, nodes, velocities, output["every"], base_dir=base_dir, inputs=tuple(inputs)))
     solver = take(data.get("solver", {}), SCHEMA["solver"], "solver")
     return Deck(model=model, steps=steps, output=output,
                 solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path,
@@ -358,7 +362,9 @@ def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs
         nodes = piece.nodes
         if spec.node_set:
             nodes = nodes.with_sets({name: np.unique(piece.group.conn)}, keep=True)
-        inputs = replace(inputs, nodes=nodes, n_elements=inputs.n_elements + len(piece.group))
+        own = piece.group.n_internal if getattr(piece.group, "internal_always", False) else 0
+        inputs = replace(inputs, nodes=nodes, n_elements=inputs.n_elements + len(piece.group),
+                         n_internal=inputs.n_internal + len(piece.group) * own)
         groups.append(piece.group)
     return tuple(groups), inputs.nodes
 

@@ -91,8 +91,9 @@ class Key:
     ``float``, ``bool``, ``vector`` (list of numbers), ``matrix`` (list of lists of numbers),
     ``nodes`` (node id, list of ids or set name), ``names`` (list of strings), ``groups`` (a group
     name or a list of them), ``table`` (inline
-    table), ``number_or_vector``, ``number_vector_or_matrix``. ``maximum`` bounds an ``int`` key
-    (a count that drives a loop).
+    table), ``tables`` (list of inline tables), ``number_or_vector``, ``number_vector_or_matrix``.
+    ``maximum`` bounds an ``int`` key (a count that drives a loop) or the length of a ``tables``
+    list.
     """
 
     name: str
@@ -126,7 +127,7 @@ EXPECTED = {
     "vector": "a list of numbers", "matrix": "a list of lists of numbers",
     "nodes": "a node id, a list of node ids or a node-set name",
     "names": "a list of names", "groups": "an element-group name or a list of them",
-    "table": "a table", "number_or_vector": "a number or a list",
+    "table": "a table", "tables": "a list of tables", "number_or_vector": "a number or a list",
     "number_vector_or_matrix": "a number, a list of numbers or a list of lists of numbers",
 }
 
@@ -274,6 +275,12 @@ def _check(key: Key, value, where: str):
         raise bad
     if k == "table" and not isinstance(value, dict):
         raise bad
+    if k == "tables":
+        if not (isinstance(value, list) and value and all(isinstance(x, dict) for x in value)):
+            raise bad
+        if key.maximum is not None and len(value) > key.maximum:
+            raise DeckError(where, f"expected at most {key.maximum} tables (a bound on "
+                            f"{key.name}, see the deck reference), got {len(value)}")
     if k == "number_or_vector" and not (_is_number(value) or (
             isinstance(value, list) and all(_is_number(x) for x in value))):
         raise bad
@@ -349,12 +356,31 @@ LOAD_FUNCTION = Key("function", "str", None, "time function name; default: ramp 
                     "factor (static), constant (dynamic)")
 
 
+# Layers of a shell section: laminates have tens to a few hundred plies, each adds six output
+# datasets per frame (its stresses) and one pass of the section's loop over layers.
+MAX_LAYERS = 256
+SHELL_SECTION_KEYS = [
+    Key("name", "name", REQUIRED, "name used by shell elements (`section`)"),
+    Key("layers", "tables", REQUIRED, "`[{material = \"m\", thickness = t, angle = 0.0}, "
+        "...]` from the bottom (-normal) to the top: each layer's material (isotropic or "
+        "orthotropic), thickness (positive) and angle (degrees, default 0) of its material axis "
+        "1 about the facet normal (x2 - x1) x (x3 - x1), from the element's `direction`; the "
+        "reference surface is the mid-surface", maximum=MAX_LAYERS),
+]
+LAYER_KEYS = [
+    Key("material", "str", REQUIRED, "material name"),
+    Key("thickness", "float", REQUIRED, "layer thickness", positive=True),
+    Key("angle", "float", 0.0, "angle of the material axis 1, degrees"),
+]
+
+
 # --- the deck's tables ---------------------------------------------------------------------------
 
 TOP = {
     "model": "title, dimension and units",
     "materials": "linear elastic materials (array of tables)",
     "sections": "cross-sections (array of tables)",
+    "shell_sections": "layered (laminate) shell sections (array of tables)",
     "nodes": "node coordinates, inline or from a mesh file",
     "sets": "named node sets: `name = [ids]`",
     "elements": "element groups (array of tables)",
@@ -379,8 +405,8 @@ TOP = {
 }
 
 
-ARRAYS = ("materials", "sections", "elements", "springs", "bodies", "masses", "supports",
-          "prescribed", "ties", "joints", "functions", "loads", "velocities", "steps")
+ARRAYS = ("materials", "sections", "shell_sections", "elements", "springs", "bodies", "masses",
+          "supports", "prescribed", "ties", "joints", "functions", "loads", "velocities", "steps")
 
 
 @dataclass(frozen=True)

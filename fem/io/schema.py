@@ -35,6 +35,7 @@ from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers
     NAME_RULE,
     NODES,
     REQUIRED,
+    SHELL_SECTION_KEYS,
     TOP,
     Key,
     check_name,
@@ -61,11 +62,21 @@ SCHEMA: dict[str, list[Key]] = {
     ],
     "materials": [
         Key("name", "name", REQUIRED, "name used by elements"),
-        Key("E", "float", REQUIRED, "Young's modulus", positive=True),
+        Key("E", "float", None, "Young's modulus (isotropic: required)", positive=True),
         Key("nu", "float", None, "Poisson's ratio (give nu or G)"),
         Key("G", "float", None, "shear modulus (give nu or G)", positive=True),
         Key("density", "float", 0.0, "mass per unit volume", nonnegative=True),
+        Key("type", "str", "isotropic", "isotropic (E with nu or G) or orthotropic (E1, E2, "
+            "G12, nu12: plane stress, for shell layers only)",
+            choices=("isotropic", "orthotropic")),
+        Key("E1", "float", None, "orthotropic: Young's modulus along the material axis 1",
+            positive=True),
+        Key("E2", "float", None, "orthotropic: Young's modulus along axis 2", positive=True),
+        Key("G12", "float", None, "orthotropic: in-plane shear modulus", positive=True),
+        Key("nu12", "float", None, "orthotropic: Poisson's ratio, strain along 2 under stress "
+            "along 1 (nu21 = nu12 E2 / E1); nu12^2 < E1 / E2"),
     ],
+    "shell_sections": SHELL_SECTION_KEYS,
     "sections": [
         Key("name", "name", REQUIRED, "name used by elements"),
         Key("shape", "str", "general", "general, rectangle, circle or tube",

@@ -1,0 +1,295 @@
+"""The ``cms_reduce`` step: a component of the deck's model reduced to a superelement.
+
+The component is the model's element groups named by ``groups`` (default: all) with the deck's
+supports and point masses, about the reference configuration (a linear superelement: small
+displacements about it); its interface is the nodes ``interface``, every free slot of which is a
+boundary unknown. Its stiffness ``K`` (the tangent at the reference) and mass ``M`` (``mass``:
+the lumped mass dynamic steps integrate, or the consistent one) are reduced by the project's
+reductions (:mod:`fem.cms`):
+
+* ``method = "craig_bampton"``: static constraint modes and fixed-interface normal modes
+  (:func:`fem.cms.craig_bampton.craig_bampton`): ``q = [u_b; eta]``, ``T`` as given there;
+* ``method = "free_interface"``: free-free modes and residual attachment modes
+  (:func:`fem.cms.free_interface.free_interface`) in the boundary form of MacNeal (1971) and
+  Rubin (1975) (Craig & Kurdila, "Fundamentals of structural dynamics", 2006, section 19.5):
+  with ``u_B = Phi_B p + Psi_B f_B`` solved for the interface forces,
+  ``f_B = Psi_B^{-1} (u_B - Phi_B p)``, so ``u = T [u_B; p]`` with
+  ``T = [Psi Psi_B^{-1}, Phi - Psi Psi_B^{-1} Phi_B]`` (:func:`boundary_form`). Its boundary
+  rows are ``[I, 0]`` as Craig-Bampton's are, so both make superelements of one layout and
+  couple by sharing nodes; ``T`` has full rank (``Phi^T M Psi = 0``), contains the component's
+  rigid-body motions when they are kept and every static response to interface forces (kept
+  modes plus residual flexibility), so static condensation stays exact. ``Psi_B`` must be
+  regular: residual flexibility at every interface unknown (keep fewer modes than unknowns
+  behind the interface).
+
+Either way ``K_r = T^T K T``, ``M_r = T^T M T`` by exact projection: a Rayleigh-Ritz model of the
+component, its frequencies never below the full model's once assembled. ``modes`` keeps that
+many component modes (free interface: rigid-body modes included), ``cutoff`` every one up to a
+frequency (rad/s).
+
+Written to ``/cms/<step>/``: ``K``, ``M`` (reduced, on ``q``), ``boundary_node_ids``,
+``boundary_slots`` (the DOF name of each boundary unknown, the order of ``u_b``),
+``interface_node_ids``, ``component_frequencies`` (fixed-interface or free-free, rad/s),
+``frequencies`` (the reduced model's own, its interface free: rigid-body modes near 0 when the
+component is unsupported), ``T`` (recovery on the component's unknowns), ``dof_node_ids``,
+``dof_slots`` (the node and DOF of each of those unknowns), ``component_node_ids``,
+``component_coordinates``, ``momentum``; attributes ``method``, ``mass``, ``n_boundary``,
+``n_modal``, ``cutoff``, ``file``. The reduced model's modes recovered on the component, ``T Q``,
+go to ``/modes/<step>/`` and ParaView (``<out>_<step>_modes.xdmf``,
+``<out>_<step>_vibration.xdmf``) as a modal step's do. With ``file``, the superelement file
+(:mod:`fem.elements.superelement`, format ``fem-superelement``) that ``[[elements]] type =
+"superelement"`` reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+from numpy.typing import NDArray
+
+from fem import interrupt
+from fem.analysis.base import StepBase, options_prefix
+from fem.analysis.settings import MAX_MODES, REQUIRED, setting
+from fem.cms.component import node_dofs
+from fem.cms.coupling import reduced_modes
+from fem.cms.craig_bampton import craig_bampton
+from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
+from fem.elements import superelement
+from fem.errors import DeckError, ModelError, OutputError
+
+log = logging.getLogger(__name__)
+
+METHODS = ("craig_bampton", "free_interface")
+
+
+@dataclass
+class CmsReduceSettings:
+    """Settings of a ``cms_reduce`` step: the deck keys of ``[[steps]]`` with that type."""
+
+    interface: object = setting("nodes", REQUIRED, "cms_reduce: the component's interface "
+                                "nodes (node id, list of ids or node-set name); every free DOF "
+                                "of them is a boundary unknown of the superelement")
+    method: str = setting("str", "craig_bampton", "cms_reduce: craig_bampton (fixed-interface "
+                          "modes and static constraint modes) or free_interface (free-free "
+                          "modes and residual attachment modes, boundary form)",
+                          choices=METHODS)
+    groups: tuple | None = setting("names", None, "cms_reduce: the element groups of the "
+                                   "component (default: all)")
+    modes: int | None = setting("int", None, "cms_reduce: number of component modes kept "
+                                "(give modes or cutoff)", positive=True, maximum=MAX_MODES)
+    cutoff: float | None = setting("float", None, "cms_reduce: keep every component mode up to "
+                                   "this frequency, rad/s (give modes or cutoff)", positive=True)
+    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
+                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
+                        "or the consistent element masses", choices=("lumped", "consistent"))
+    file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
+                               "(HDF5, relative to the deck), for [[elements]] type = "
+                               "\"superelement\"")
+    # resolved by the deck builder (fem.io.build_steps)
+    nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
+    path: str | None = setting("str", None, deck=False)      # file, absolute
+    where: str = setting("str", "steps", deck=False)         # the step entry, for messages
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """``cms_reduce`` steps have one variant."""
+        return ""
+
+
+def boundary_form(c: FreeInterface) -> NDArray:
+    """``T = [Psi Psi_B^{-1}, Phi - Psi Psi_B^{-1} Phi_B]`` (module docstring); ``(n, nb + m)``.
+
+    A :class:`ModelError` when ``Psi_B`` is singular (no residual flexibility left at some
+    interface unknown).
+    """
+    nb = len(c.boundary)
+    w = np.linalg.eigvalsh(c.Psi_B) if nb else np.ones(1)
+    if w.min() <= SINGULAR * max(c.flexibility, 1e-300):
+        raise ModelError(f"the residual flexibility at the interface (Psi_B) is singular "
+                         f"(eigenvalues {w.min():.3g} to {w.max():.3g}): keep fewer modes, so "
+                         "that residual flexibility remains at every interface unknown")
+    S = sla.cho_solve(sla.cho_factor(c.Psi_B), np.eye(nb)) if nb else np.zeros((0, 0))
+    PsiS = c.Psi @ S
+    return np.hstack([PsiS, c.Phi - PsiS @ c.Phi_B])
+
+
+def rigid_motions(system) -> NDArray:
+    """``(n_free, 6)`` unit rigid translations and rotations about the origin, on the unknowns.
+
+    2D: ``x``, ``y`` and the rotation about ``z`` (columns 0, 1, 5); the other columns zero.
+    """
+    model, dm = system.model, system.dofmap
+    X, d = model.X, model.dim
+    cols = np.zeros((model.n_nodes, model.nslots, 6))
+    cols[:, range(d), range(d)] = 1.0
+    if d == 2:
+        cols[:, 0, 5], cols[:, 1, 5], cols[:, 2, 5] = -X[:, 1], X[:, 0], 1.0
+    else:
+        eye = np.eye(3)
+        cols[:, :3, 3:] = np.cross(eye[None, :, :], X[:, None, :]).transpose(0, 2, 1)
+        cols[:, 3:, 3:] = eye
+    free = (dm.index >= 0) & (dm.index < system.n_free)
+    out = np.zeros((system.n_free, 6))
+    out[dm.index[free]] = cols[free]
+    return out
+
+
+class CmsReduceStep(StepBase):
+    """A component reduced to a superelement; see the module docstring."""
+
+    step_type = "cms_reduce"
+    Settings = CmsReduceSettings
+
+    def __init__(self, name, system, loads, settings: CmsReduceSettings,
+                 solver_options=None, source: str = ""):
+        super().__init__(name, system, loads, solver_options)
+        self.settings = settings
+        self.source = source                 # the deck's path, recorded in the file
+        self.data: superelement.SuperelementData | None = None
+        self.omega2 = np.zeros(0)            # the reduced model's own eigenvalues
+        self.shapes = np.zeros((0,))
+        self.xdmf = None
+        self.written = None                  # the superelement file written
+
+    # --- the component ------------------------------------------------------------------------
+    def component(self):
+        """The component's :class:`~fem.system.System` (its groups, no constraint groups)."""
+        from fem.system import System
+
+        model = self.system.model
+        names = set(self.settings.groups or [g.name for g in model.groups])
+        return System(model.with_changes(groups=tuple(g for g in model.groups
+                                                      if g.name in names), constraints=()))
+
+    def reduce(self) -> superelement.SuperelementData:
+        """Reduce the component (module docstring); its superelement."""
+        s, model = self.settings, self.system.model
+        sub = self.component()
+        ref = sub.reference_state()
+        K = sub.assembler.to_scipy(sub.tangent(ref)).tocsr()
+        M = sub.assembler.to_scipy(sub.mass(ref, lumped=s.mass == "lumped")).tocsr()
+        ids = model.node_ids[np.asarray(s.nodes, dtype=np.int64)]
+        b, labels = node_dofs(sub, ids)
+        if len(b) == 0:
+            raise ModelError(f"step '{self.name}': the interface nodes {ids.tolist()} have no "
+                             "free DOF (all supported): the superelement would have no boundary")
+        tag = options_prefix(self.name)[:-1]
+        try:
+            if s.method == "craig_bampton":
+                cb = craig_bampton(K, M, b, modes=s.modes, cutoff=s.cutoff, name=tag,
+                                   solver_options=self.solver_options)
+                T, Kr, Mr, omega2 = cb.T, cb.K, cb.M, cb.omega2
+            else:
+                fi = free_interface(K, M, b, modes=s.modes, cutoff=s.cutoff, name=tag,
+                                    solver_options=self.solver_options)
+                T, omega2 = boundary_form(fi), fi.omega2
+                Kr, Mr = T.T @ (K @ T), T.T @ (M @ T)
+                Kr, Mr = 0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T)
+        except (ModelError, DeckError) as err:
+            text = str(err).replace(f"component '{tag}': ", "")
+            raise ModelError(f"step '{self.name}': {text}") from None
+        interrupt.check()
+        nslots = model.nslots
+        dm = sub.dofmap
+        free = (dm.index >= 0) & (dm.index < sub.n_free)
+        node, slot = np.nonzero(free)                        # C order: the unknowns in order
+        comp = self._nodes = np.unique(node)                 # the component's model nodes
+        R = rigid_motions(sub)
+        order = np.argsort(ids)                              # interface position of each label
+        return superelement.SuperelementData(
+            dim=model.dim, method=s.method, mass=s.mass, name=self.name, units=model.units,
+            node_ids=ids, coordinates=model.X[np.asarray(s.nodes, dtype=np.int64)],
+            boundary_node=order[np.searchsorted(ids[order], labels // nslots)],
+            boundary_slot=labels % nslots, K=Kr, M=Mr, momentum=R.T @ (M @ T),
+            frequencies=np.sign(omega2) * np.sqrt(np.abs(omega2)),
+            component_ids=model.node_ids[comp], component_coordinates=model.X[comp],
+            component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T)
+
+    # --- the step -----------------------------------------------------------------------------
+    def run(self, state, results):
+        """Reduce, write ``/cms/<step>/``, the recovered modes and the file; ``state`` unchanged."""
+        if np.any(state.u != 0) or np.any(state.dof_values()[:, state.dim:] != 0):
+            self.warn("the component is reduced about its reference configuration; the "
+                      "displacements of the steps before are not in the superelement")
+        d = self.data = self.reduce()
+        try:
+            self.omega2, Q = reduced_modes(d.K, d.M)
+        except ModelError as err:
+            raise ModelError(f"step '{self.name}': {err}") from None
+        model = self.system.model
+        n, ns = model.n_nodes, model.nslots
+        U = d.T @ Q                                            # (n_c, r)
+        shapes = np.zeros((len(self.omega2), n, ns))
+        shapes[:, self._nodes[d.component_dofs[:, 0]], d.component_dofs[:, 1]] = U.T
+        self.shapes = shapes
+        if results is not None:
+            self._write_results(results, d)
+        if self.settings.path is not None:
+            self._write_file(results, d)
+        return state
+
+    def frequencies(self) -> NDArray:
+        """(r,) the reduced model's own circular frequencies (negative ``omega^2``: -sqrt)."""
+        return np.sign(self.omega2) * np.sqrt(np.abs(self.omega2))
+
+    def _write_results(self, results, d) -> None:
+        s, slots = self.settings, self.system.model.slots
+        w = self.frequencies()
+        hz = w / (2 * np.pi)
+        data = {"K": d.K, "M": d.M, "momentum": d.momentum,
+                "boundary_node_ids": d.node_ids[d.boundary_node],
+                "boundary_slots": np.array([slots[k] for k in d.boundary_slot]),
+                "interface_node_ids": d.node_ids, "component_frequencies": d.frequencies,
+                "frequencies": w, "T": d.T,
+                "dof_node_ids": d.component_ids[d.component_dofs[:, 0]],
+                "dof_slots": np.array([slots[k] for k in d.component_dofs[:, 1]]),
+                "component_node_ids": d.component_ids,
+                "component_coordinates": d.component_coordinates}
+        attrs = {"method": s.method, "mass": s.mass, "n_boundary": len(d.boundary_slot),
+                 "n_modal": d.n_modal, "cutoff": float(s.cutoff or np.nan),
+                 "file": s.path or ""}
+        results.write_linear(self.name, data, {}, attrs, group="cms")
+        self.xdmf = results.write_modes(
+            self.name, "cms_reduce", self.omega2, self.shapes,
+            attrs={"quantity": "omega^2", "method": s.method, "mass": s.mass},
+            extra={"frequencies": w, "hertz": hz},
+            labels=[f"mode {i + 1}: {f:.6g} Hz" for i, f in enumerate(hz)], vibration=True)
+
+    def _write_file(self, results, d) -> None:
+        """The superelement file; never over a file of another kind, an input or the results."""
+        path, where = self.settings.path, f"{self.settings.where}.file"
+        if results is not None and os.path.exists(path) and \
+                os.path.realpath(path) == os.path.realpath(results.path):
+            raise DeckError(where, f"{path!r} is the results file of this run")
+        if os.path.lexists(path) and not superelement.is_superelement_file(path):
+            raise DeckError(where, f"{path!r} exists and is not a superelement file; fem does "
+                            "not overwrite files it did not write: remove it or choose another")
+        try:
+            superelement.write(path, d, source=self.source)
+        except OSError as err:
+            raise OutputError(f"step '{self.name}': cannot write the superelement file {path}: "
+                              f"{err.strerror or err}") from None
+        self.written = path
+
+    def summary(self) -> list[str]:
+        """Lines for the run summary."""
+        d, s = self.data, self.settings
+        w = self.frequencies()
+        lines = [f"{s.method}: {len(d.boundary_slot)} boundary unknowns and {d.n_modal} "
+                 f"component modes (of {d.T.shape[0]} unknowns); component frequencies "
+                 + (f"{d.frequencies[0]:.6g} to {d.frequencies[-1]:.6g} rad/s"
+                    if len(d.frequencies) else "none kept")]
+        lines += [f"reduced mode {i + 1}: {f:.6g} rad/s ({f / (2 * np.pi):.6g} Hz)"
+                  for i, f in enumerate(w[:10])]
+        if len(w) > 10:
+            lines.append(f"... {len(w) - 10} more reduced modes (in the results file)")
+        if self.written:
+            lines.append(f"superelement file: {self.written}")
+        return lines

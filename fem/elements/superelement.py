@@ -1,0 +1,345 @@
+"""Linear superelements: a component reduced by a ``cms_reduce`` step, as one element of a model.
+
+A superelement is the reduced model of a component (Craig-Bampton or free-interface,
+:mod:`fem.analysis.cms`): coordinates ``q = [u_b; eta]``, the component's boundary unknowns ``u_b``
+(every free slot of its interface nodes, in the file's order) followed by ``m`` generalized
+coordinates ``eta`` (fixed-interface normal modes, or free-interface modes in the boundary
+form), with a constant stiffness ``K`` and mass ``M`` (``T^T K T``, ``T^T M T``). As an element
+its nodes are the interface nodes (mapped onto the model's nodes by the deck's ``nodes``) and its
+``eta`` are element-internal unknowns, numbered in every step (the DOF map's ``internal`` block,
+:mod:`fem.dofs`: ``internal_always``).
+
+Linear: small displacements about the reduced configuration. ``u_b`` are the nodes'
+translations and rotation vectors (:meth:`fem.state.State.dof_values`), the internal force is
+``K q``, the tangent ``K`` (no geometric stiffness: buckling steps refuse it), the strain energy
+``q^T K q / 2`` and the energy-conserving force ``K (q_0 + q_1) / 2`` (exact for a quadratic
+energy). The interface may sit anywhere the reducing deck had it, shifted by a translation (the
+reduced matrices do not change under one); a rotated placement is refused. Large motion (a
+floating frame) is a later item of issue 13.
+
+Its inertia is an element-level inertia group of its own
+(:class:`fem.inertia.SuperelementInertia`): the constant ``M`` on ``q`` in static, modal and
+dynamic steps (mid-point family; the rates of ``eta`` live in the state, see there). The
+energy-conserving scheme's force and the inertia are exact at interface nodes with additive
+rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
+with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
+
+The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`::
+
+    /                        attrs: format, version, dim, method ("craig_bampton",
+                             "free_interface"), mass ("lumped", "consistent"), name (the
+                             reducing step), units, title, created, fem_version, source (deck)
+    /interface/node_ids      (k,) the interface nodes, in order (a deck's ``nodes`` maps them)
+    /interface/coordinates   (k, 3) their reference coordinates
+    /boundary/node           (nb,) position of each boundary unknown's node in the interface
+    /boundary/slot           (nb,) its DOF slot (0.. in ux, uy(, uz), r..), the order of u_b
+    /reduced/K, /reduced/M   (r, r) on q = [u_b; eta], r = nb + m
+    /reduced/momentum        (6, r) R^T M T: the linear (rows 0-2) and angular (rows 3-5,
+                             about the origin) momentum of the component per unit q rate
+    /component/frequencies   (mc,) the component's normal-mode frequencies (rad/s): fixed-
+                             interface (Craig-Bampton) or free-free (free interface)
+    /component/node_ids      (Nc,) the component's nodes ; /component/coordinates (Nc, 3)
+    /component/dofs          (n, 2) node position and slot of each of its unknowns
+    /component/T             (n, r) recovery u = T q on those unknowns
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements.base import ElementGroup
+from fem.errors import DeckError
+
+FORMAT = "fem-superelement"
+VERSION = 1
+SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
+
+
+@dataclass(frozen=True)
+class SuperelementData:
+    """What a superelement file holds (module docstring); arrays as the file names them."""
+
+    dim: int
+    method: str
+    mass: str
+    name: str
+    node_ids: NDArray
+    coordinates: NDArray
+    boundary_node: NDArray
+    boundary_slot: NDArray
+    K: NDArray
+    M: NDArray
+    momentum: NDArray
+    frequencies: NDArray
+    component_ids: NDArray
+    component_coordinates: NDArray
+    component_dofs: NDArray
+    T: NDArray
+    units: str = ""
+
+    @property
+    def n_modal(self) -> int:
+        """Generalized coordinates ``eta`` (after the boundary unknowns)."""
+        return self.K.shape[0] - len(self.boundary_slot)
+
+
+def write(path: str, data: SuperelementData, source: str = "") -> None:
+    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    import h5py
+
+    from fem import __version__
+    from fem.io import files
+
+    tmp = files.temporary_beside(path, ".h5")
+    try:
+        with h5py.File(tmp, "w") as h5:
+            a = h5.attrs
+            a["format"], a["version"], a["dim"] = FORMAT, VERSION, data.dim
+            a["method"], a["mass"], a["name"], a["units"] = (data.method, data.mass, data.name,
+                                                             data.units)
+            a["created"] = datetime.datetime.now().isoformat(timespec="seconds")
+            a["fem_version"], a["source"] = __version__, source
+            for path_, value in (("interface/node_ids", data.node_ids),
+                                 ("interface/coordinates", data.coordinates),
+                                 ("boundary/node", data.boundary_node),
+                                 ("boundary/slot", data.boundary_slot),
+                                 ("reduced/K", data.K), ("reduced/M", data.M),
+                                 ("reduced/momentum", data.momentum),
+                                 ("component/frequencies", data.frequencies),
+                                 ("component/node_ids", data.component_ids),
+                                 ("component/coordinates", data.component_coordinates),
+                                 ("component/dofs", data.component_dofs),
+                                 ("component/T", data.T)):
+                h5.create_dataset(path_, data=value)
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def is_superelement_file(path: str) -> bool:
+    """Whether ``path`` is an HDF5 file of :data:`FORMAT` (any version)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as h5:
+            return h5.attrs.get("format") == FORMAT
+    except (OSError, RuntimeError):
+        return False
+
+
+def read(path: str, where: str) -> SuperelementData:
+    """The superelement of file ``path``; a :class:`DeckError` at ``where`` if it is none.
+
+    Refused: a missing or unreadable file, a file of another format or version, a file whose
+    arrays do not fit together.
+    """
+    import h5py
+
+    if not os.path.isfile(path):
+        raise DeckError(where, f"cannot read the superelement file {path!r}: "
+                        + ("it is not a file" if os.path.exists(path) else "no such file"))
+    try:
+        h5 = h5py.File(path, "r")
+    except (OSError, RuntimeError) as err:
+        raise DeckError(where, f"cannot read the superelement file {path!r}: it is not an HDF5 "
+                        f"file ({str(err).split('(')[0].strip()}); expected a file written by a "
+                        "cms_reduce step (its key file)") from None
+    with h5:
+        fmt, version = h5.attrs.get("format"), h5.attrs.get("version")
+        if fmt != FORMAT:
+            raise DeckError(where, f"{path!r} is not a superelement file: expected an HDF5 file "
+                            f"of format {FORMAT!r} (written by a cms_reduce step), got format "
+                            f"{fmt!r}")
+        if version != VERSION:
+            raise DeckError(where, f"{path!r} is a superelement file of version {version}; this "
+                            f"fem reads version {VERSION}: reduce the component again")
+        try:
+            a = h5.attrs
+            data = SuperelementData(
+                dim=int(a["dim"]), method=str(a["method"]), mass=str(a["mass"]),
+                name=str(a["name"]), units=str(a.get("units", "")),
+                **{k: h5[p][()] for k, p in (
+                    ("node_ids", "interface/node_ids"), ("coordinates", "interface/coordinates"),
+                    ("boundary_node", "boundary/node"), ("boundary_slot", "boundary/slot"),
+                    ("K", "reduced/K"), ("M", "reduced/M"), ("momentum", "reduced/momentum"),
+                    ("frequencies", "component/frequencies"),
+                    ("component_ids", "component/node_ids"),
+                    ("component_coordinates", "component/coordinates"),
+                    ("component_dofs", "component/dofs"), ("T", "component/T"))})
+        except KeyError as err:
+            raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
+                            ) from None
+    _check(data, path, where)
+    return data
+
+
+def _check(d: SuperelementData, path: str, where: str) -> None:
+    """The arrays of a file fit together (else a DeckError: a damaged or edited file)."""
+    k, nb, r = len(d.node_ids), len(d.boundary_slot), d.K.shape[0]
+    shapes = {"interface/coordinates": (d.coordinates.shape, (k, 3)),
+              "boundary/node": (d.boundary_node.shape, (nb,)),
+              "reduced/K": (d.K.shape, (r, r)), "reduced/M": (d.M.shape, (r, r)),
+              "reduced/momentum": (d.momentum.shape, (6, r)),
+              "component/T": (d.T.shape, (len(d.component_dofs), r))}
+    for key, (got, want) in shapes.items():
+        if got != want:
+            raise DeckError(where, f"the superelement file {path!r} is damaged: {key} has shape "
+                            f"{got}, expected {want}")
+    if d.dim not in SLOTS or nb > r or (nb and (d.boundary_node.min() < 0
+                                                or d.boundary_node.max() >= k
+                                                or d.boundary_slot.min() < 0
+                                                or d.boundary_slot.max() >= len(SLOTS[d.dim]))):
+        raise DeckError(where, f"the superelement file {path!r} is damaged: its boundary "
+                        "unknowns do not fit its interface nodes")
+    if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
+        raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
+
+
+class Superelement(ElementGroup):
+    """One superelement (``E = 1``): the reduced ``K``, ``M`` of a file on its interface nodes.
+
+    Parameters
+    ----------
+    name : group name
+    nodes : (k,) model node indices of the file's interface nodes, in the file's order
+    X : (n, 3) the model's reference coordinates
+    dim : 2 or 3 (the file's)
+    data : the file's content (:func:`read`)
+    internal_start : position of its ``eta`` in the internal block of the DOF map: the number
+        of element-internal unknowns of the superelements before it in the model
+    path : the file it came from (results, messages)
+    """
+
+    type_name = "superelement"
+    cell_type = "superelement"          # not drawn: its interior is not a cell of the mesh
+    capabilities = frozenset({"stiffness", "mass", "energy_conserving", "internal_unknowns"})
+    additive_rotations = True           # u_b holds rotation vectors (small displacements)
+    inertia = "superelement"            # its own inertia group, fem.inertia.SuperelementInertia
+    internal_always = True              # its eta are unknowns of every step (fem.dofs)
+    stress_names = ()
+
+    def __init__(self, name: str, nodes, X, dim: int, data: SuperelementData,
+                 internal_start: int = 0, path: str = ""):
+        nodes = np.asarray(nodes, dtype=np.int64)
+        self.nen = len(nodes)
+        super().__init__(name, nodes[None, :], X, dim)
+        self.data, self.path, self.internal_start = data, path, int(internal_start)
+        self.input_files = (path,) if path else ()      # a run never overwrites it
+        slots = SLOTS[dim]
+        used = sorted(set(int(s) for s in data.boundary_slot))
+        self.dof_names = tuple(slots[s] for s in used)
+        ndn, nd, m = len(used), self.nen * len(used), data.n_modal
+        col = np.full(len(slots), -1)
+        col[used] = np.arange(ndn)
+        #: (r,) position of each reduced coordinate in the element vector [nodal | eta]
+        self.pos = np.concatenate([data.boundary_node * ndn + col[data.boundary_slot],
+                                   nd + np.arange(m)]).astype(np.int64)
+        self.Ke = self._embed(data.K)
+        self.Me = self._embed(data.M)
+        G = np.zeros((1, 6, nd + m))
+        G[0][:, self.pos] = data.momentum
+        #: (1, 6, nd + m) linear and angular momentum per unit rate (the latter about the
+        #: reducing deck's origin, :attr:`offset` away)
+        self.momentum = G
+        #: (3,) the translation from the file's interface to the model's
+        self.offset = (np.asarray(X, dtype=float)[nodes] - data.coordinates).mean(axis=0)
+
+    def _embed(self, A: NDArray) -> NDArray:
+        """(1, nd + m, nd + m) the reduced matrix ``A`` on the element vector."""
+        n = self.nd + self.data.n_modal
+        out = np.zeros((1, n, n))
+        out[0][np.ix_(self.pos, self.pos)] = A
+        return out
+
+    @property
+    def n_internal(self) -> int:
+        """The generalized coordinates ``eta`` (element-internal unknowns)."""
+        return self.data.n_modal
+
+    # --- coordinates ------------------------------------------------------------------------
+    def modal(self, state) -> NDArray:
+        """(E, m) the generalized coordinates ``eta`` of ``state``."""
+        m = self.n_internal
+        return state.internal[self.internal_start:self.internal_start + m][None, :]
+
+    def coordinates(self, state) -> NDArray:
+        """(E, nd + m) the element vector ``[u_b (nodal slots); eta]``."""
+        return np.hstack([self.element_vector(state.dof_values()), self.modal(state)])
+
+    def recover(self, state) -> tuple[NDArray, NDArray]:
+        """The component's node ids and their ``(Nc, nslots)`` values ``T q`` (displacements).
+
+        ``T q`` in the reducing deck's frame; slots the component does not have are zero.
+        """
+        d = self.data
+        q = self.coordinates(state)[0, self.pos]
+        out = np.zeros((len(d.component_ids), len(SLOTS[self.dim])))
+        out[d.component_dofs[:, 0], d.component_dofs[:, 1]] = d.T @ q
+        return d.component_ids, out
+
+    # --- the element protocol (linear) ---------------------------------------------------------
+    def internal_force(self, state) -> NDArray:
+        """(E, nd + m) ``K q``."""
+        return np.einsum("eij,ej->ei", self.Ke, self.coordinates(state))
+
+    def tangent(self, state) -> NDArray:
+        """(E, nd + m, nd + m) ``K`` (constant)."""
+        return self.Ke.copy()
+
+    material_tangent = tangent
+
+    def energy(self, state) -> NDArray:
+        """(E,) ``q^T K q / 2``."""
+        q = self.coordinates(state)
+        return 0.5 * np.einsum("ei,eij,ej->e", q, self.Ke, q)
+
+    def stress(self, state) -> NDArray:
+        """(E, 0): a superelement has no generalized stresses."""
+        return np.zeros((1, 0))
+
+    def mass(self, state=None, lumped: bool = False) -> NDArray:
+        """(E, nd + m, nd + m) ``M`` (the file's, lumped or consistent as it was reduced)."""
+        return self.Me.copy()
+
+    def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
+        """Zeros: its mass is its own inertia group's (:class:`fem.inertia.SuperelementInertia`)."""
+        return np.zeros((1, self.nen)), np.zeros((1, self.nen, 3, 3))
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """``modal_coordinates (E, m)``: ``eta`` per frame."""
+        return {"modal_coordinates": self.modal(state).copy()}
+
+    def properties(self) -> dict[str, NDArray]:
+        """The component's normal-mode frequencies (rad/s) and the interface's node ids."""
+        return {"component_frequencies": self.data.frequencies[None, :],
+                "interface_ids": self.data.node_ids[None, :]}
+
+    def options(self) -> dict[str, str]:
+        """The file, its reduction method and mass."""
+        return {"file": self.path, "method": self.data.method, "mass": self.data.mass,
+                "formulation": "linear"}
+
+    def describe_unknown(self, e: int, j: int) -> str:
+        """``"modal coordinate 3 of superelement 'outer'"``."""
+        return f"modal coordinate {j + 1} of superelement '{self.name}'"
+
+    # --- the energy-conserving scheme ------------------------------------------------------------
+    def conserving_start(self, state) -> dict:
+        """No history."""
+        return {}
+
+    def conserving(self, s0, s1, sm, inc, hist, **kinematics):
+        """``K (q_0 + q_1) / 2``, tangent ``K / 2``: exact work for the quadratic energy."""
+        qm = 0.5 * (self.coordinates(s0) + self.coordinates(s1))
+        f = np.einsum("eij,ej->ei", self.Ke, qm)
+        return f, 0.5 * self.Ke, self.energy(s1), {}
