@@ -15,6 +15,7 @@ from fem.analysis.dynamic import DynamicStep
 from fem.analysis.eliminated import EliminatedStep
 from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
+from fem.analysis.modify import ModifyStep
 from fem.analysis.static import StaticStep
 from fem.analysis.sweep import SweepStep
 from fem.info import versions
@@ -71,6 +72,9 @@ def make_step(spec: dict, system: System, deck: Deck, output_every: int = 1):
     if spec["type"] == "modal":
         return ModalStep(spec["name"], system, loads, spec["settings"],
                          solver_options=deck.solver_options)
+    if spec["type"] == "modify":
+        return ModifyStep(spec["name"], system, loads, spec["settings"],
+                          solver_options=deck.solver_options)
     if spec["type"] == "cms_reduce":
         return CmsReduceStep(spec["name"], system, loads, spec["settings"],
                              solver_options=deck.solver_options,
@@ -88,7 +92,8 @@ def inputs(deck: Deck) -> list[str]:
 def results_path(deck: Deck, output: str) -> str:
     """The checked absolute path of the results file ``output`` for a run of ``deck``."""
     modes = [s["name"] for s in deck.steps
-             if s["type"] in ("buckling", "modal", "linearize", "stability_sweep", "cms_reduce")]
+             if s["type"] in ("buckling", "modal", "linearize", "stability_sweep", "cms_reduce",
+                               "modify")]
     return files.results_path(output, inputs(deck), modes)
 
 
@@ -114,7 +119,7 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
             step.run(state, results)
             results.write_state(spec["name"], state, progress=step.progress)
             summaries.append(_summary(spec, step, state, system))
-            if isinstance(step, BucklingStep | ModalStep | CmsReduceStep) \
+            if isinstance(step, BucklingStep | ModalStep | CmsReduceStep | ModifyStep) \
                     and getattr(step, "xdmf", None):
                 xdmf.append(step.xdmf)
                 if not isinstance(step, BucklingStep):      # its modes vibrating, beside them
@@ -141,7 +146,7 @@ def _outcome(spec, step, state, system) -> StepSummary:
     if isinstance(step, DynamicStep):
         s.lines.extend(step.summary())
         return s
-    if isinstance(step, SweepStep | CmsReduceStep):
+    if isinstance(step, SweepStep | CmsReduceStep | ModifyStep):
         s.lines.extend(step.summary())
         return s
     if isinstance(step, LinearizeStep):

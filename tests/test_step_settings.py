@@ -17,6 +17,9 @@ def deck_with(step: dict) -> dict:
     d["supports"] = [{"nodes": 1, "fixed": ["all"]}]
     d["loads"] = [{"name": "P", "nodes": 2, "force": [0, -1e-3]}]
     d["steps"] = [{"name": "s", **step}]
+    if step["type"] == "modify":        # two components joined at node 2: what the step needs
+        d["nodes"]["coordinates"].append([2.0, 0.0])
+        d["elements"].append({**d["elements"][0], "name": "beam2", "connectivity": [[2, 3]]})
     return d
 
 
@@ -26,7 +29,10 @@ MINIMAL = {"static": {"type": "static"}, "buckling": {"type": "buckling"},
            "stability_sweep": {"type": "stability_sweep", "parameter": "load",
                                "values": [0.0, 1.0]},
            # modes or cutoff: one of the two, neither has a default
-           "cms_reduce": {"type": "cms_reduce", "interface": [2], "modes": 2}}
+           "cms_reduce": {"type": "cms_reduce", "interface": [2], "modes": 2},
+           "modify": {"type": "modify", "modes": 3,
+                      "components": [{"name": "a", "groups": ["beam"]},
+                                     {"name": "b", "groups": ["beam2"]}]}}
 
 
 @pytest.mark.parametrize("kind", sorted(STEP_TYPES))

@@ -15,6 +15,9 @@
 ``sweep``          range: eigenvalues tracked, boundary found
 ``cms_reduce``     a component reduced to a superelement        :mod:`fem.analysis.cms`
                    (Craig-Bampton or free interface)
+``modify``         Hutton-Smith design modification: free-      :mod:`fem.analysis.modify`
+                   interface components coupled, sensitivities,
+                   forward and inverse modification
 =================  ===========================================  ==================================
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
@@ -26,12 +29,13 @@ from fem.analysis.cms import CmsReduceStep
 from fem.analysis.dynamic import DynamicStep
 from fem.analysis.linearize import LinearizeStep
 from fem.analysis.modal import ModalStep
+from fem.analysis.modify import ModifyStep
 from fem.analysis.static import StaticStep
 from fem.analysis.sweep import SweepStep
 
 STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
               "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep,
-              "cms_reduce": CmsReduceStep}
+              "cms_reduce": CmsReduceStep, "modify": ModifyStep}
 
 __all__ = ["STEP_TYPES", "BucklingStep", "CmsReduceStep", "DynamicStep", "LinearizeStep",
-           "ModalStep", "StaticStep", "SweepStep"]
+           "ModalStep", "ModifyStep", "StaticStep", "SweepStep"]

@@ -9,5 +9,7 @@
 * :mod:`fem.cms.modification`: Hutton-Smith design modification of a coupled free-interface
   model (eigenvalue sensitivities, forward and inverse modification; Python API).
 
-Superelements and the deck steps (``modify`` among them) are to come.
+In decks: the ``cms_reduce`` step and the ``superelement`` element family
+(:mod:`fem.analysis.cms`, :mod:`fem.elements.superelement`) and the ``modify`` step
+(:mod:`fem.analysis.modify`). Superelements in large motion are to come.
 """

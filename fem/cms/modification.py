@@ -266,7 +266,7 @@ def forward(dm: DesignModel, spec: Sequence, alpha) -> Modified:
 
 
 def inverse(dm: DesignModel, spec: Sequence, modes, targets, *, tol: float = 1e-12,
-            max_iterations: int = 20) -> Modified:
+            max_iterations: int = 20, first: int = 0) -> Modified:
     """Changes ``alpha`` of ``spec`` that give ``omega2[modes] = targets`` (module docstring).
 
     Parameters
@@ -277,6 +277,7 @@ def inverse(dm: DesignModel, spec: Sequence, modes, targets, *, tol: float = 1e-
     targets : their target eigenvalues ``lambda* = omega*^2`` (> 0)
     tol : Newton stops at ``|lambda_i - lambda*| <= tol lambda*``
     max_iterations : Newton steps before a :class:`~fem.errors.ConvergenceError`
+    first : the number messages give the mode at position 0 (1: a deck's 1-based numbers)
     """
     params = parameters(dm, spec)
     idx = check_modes(dm, modes)
@@ -290,21 +291,25 @@ def inverse(dm: DesignModel, spec: Sequence, modes, targets, *, tol: float = 1e-
                         f"(omega^2), one per mode, got {np.asarray(targets).tolist()}")
     Kj, Mj = parameter_matrices(dm, params)
     if len(params) == 1 and len(idx) == 1:
-        alpha, candidates, positions, C = single(dm, Kj[0], Mj[0], int(idx[0]), lam_t[0])
-        return newton(dm, Kj, Mj, idx, lam_t, alpha, C[:, idx], tol, max_iterations,
+        alpha, candidates, positions, C = single(dm, Kj[0], Mj[0], int(idx[0]), lam_t[0],
+                                                 first)
+        return newton(dm, Kj, Mj, idx, lam_t, alpha, C[:, idx], tol, max_iterations, first,
                       candidates=candidates, positions=positions)
     return newton(dm, Kj, Mj, idx, lam_t, np.zeros(len(params)),
-                  np.eye(len(dm.omega2))[:, idx], tol, max_iterations)
+                  np.eye(len(dm.omega2))[:, idx], tol, max_iterations, first)
 
 
-def single(dm: DesignModel, K1: NDArray, M1: NDArray, i: int, lam_t: float):
-    """Eq. (14) for one parameter: ``(alpha (1,), candidates, positions, C)`` of the root kept."""
+def single(dm: DesignModel, K1: NDArray, M1: NDArray, i: int, lam_t: float, first: int = 0):
+    """Eq. (14) for one parameter: ``(alpha (1,), candidates, positions, C)`` of the root kept.
+
+    Messages number the modes from ``first``.
+    """
     D = lam_t - dm.omega2
     k = int(np.argmin(np.abs(D)))
     if abs(D[k]) <= EQUAL * lam_t:
         raise ModelError(f"inverse modification: the target omega^2 = {lam_t:.10g} equals the "
-                         f"baseline eigenvalue of mode {k} ({dm.omega2[k]:.10g}), so D = lambda* I"
-                         " - Lambda is singular: move the target or use two parameters")
+                         f"baseline eigenvalue of mode {k + first} ({dm.omega2[k]:.10g}), so D = "
+                         "lambda* I - Lambda is singular: move the target or use two parameters")
     mu = sla.eigvals(K1 - lam_t * M1, np.diag(D))
     mu = mu[np.isfinite(mu)]
     big = np.abs(mu).max(initial=0.0)
@@ -314,8 +319,8 @@ def single(dm: DesignModel, K1: NDArray, M1: NDArray, i: int, lam_t: float):
     alphas = alphas[np.argsort(np.abs(alphas))]
     if not len(alphas):
         raise ModelError(f"inverse modification: no physical change reaches omega^2 = "
-                         f"{lam_t:.10g} at mode {i} (eq. (14) has no real root with alpha > -1; "
-                         f"real roots: {np.sort(1.0 / mu.real[real]).tolist()})")
+                         f"{lam_t:.10g} at mode {i + first} (eq. (14) has no real root with "
+                         f"alpha > -1; real roots: {np.sort(1.0 / mu.real[real]).tolist()})")
     positions, chosen = np.full(len(alphas), -1), None
     for n, a in enumerate(alphas):                        # a few roots, one small eigh each
         w, C = linear_equivalent(dm, K1[None], M1[None], np.array([a]))
@@ -326,14 +331,18 @@ def single(dm: DesignModel, K1: NDArray, M1: NDArray, i: int, lam_t: float):
     if chosen is None:
         raise ModelError(f"inverse modification: the physical roots alpha = "
                          f"{alphas.tolist()} put omega^2 = {lam_t:.10g} at modes "
-                         f"{positions.tolist()}, none at mode {i}")
+                         f"{np.where(positions >= 0, positions + first, -1).tolist()}, none "
+                         f"at mode {i + first}")
     return chosen[0], alphas, positions, chosen[1]
 
 
 def newton(dm: DesignModel, Kj: NDArray, Mj: NDArray, idx: NDArray, lam_t: NDArray,
            alpha: NDArray, previous: NDArray, tol: float, max_iterations: int,
-           **found) -> Modified:
-    """Minimum-norm Newton on ``lambda_idx(alpha) = lam_t``, modes tracked by MAC."""
+           first: int = 0, **found) -> Modified:
+    """Minimum-norm Newton on ``lambda_idx(alpha) = lam_t``, modes tracked by MAC.
+
+    Messages number the modes from ``first``.
+    """
     alpha = alpha.astype(float)
     for it in range(max_iterations + 1):
         omega2, C = linear_equivalent(dm, Kj, Mj, alpha)
@@ -342,8 +351,9 @@ def newton(dm: DesignModel, Kj: NDArray, Mj: NDArray, idx: NDArray, lam_t: NDArr
                                                         previous)[:, None]
         pos = np.argmax(overlap, axis=1)
         if len(np.unique(pos)) != len(pos):
-            raise ModelError(f"inverse modification: modes {idx.tolist()} lost track of each "
-                             f"other at iteration {it} (they all resemble modes {pos.tolist()})")
+            raise ModelError(f"inverse modification: modes {(idx + first).tolist()} lost track "
+                             f"of each other at iteration {it} (they all resemble modes "
+                             f"{(pos + first).tolist()})")
         c = C[:, pos]                                             # (r, k), c^T B c = 1
         res = omega2[pos] - lam_t
         residual = float(np.max(np.abs(res) / lam_t))

@@ -16,11 +16,20 @@ import numpy as np
 from fem.analysis import STEP_TYPES
 from fem.analysis.base import options_prefix
 from fem.analysis.eliminated import unsupported
-from fem.analysis.settings import MAX_FRAMES, MAX_INCREMENTS, MAX_TIME_STEPS, deck_fields, uses
+from fem.analysis.settings import (
+    MAX_FRAMES,
+    MAX_INCREMENTS,
+    MAX_MODES,
+    MAX_TIME_STEPS,
+    deck_fields,
+    uses,
+)
+from fem.cms.modification import KINDS
 from fem.dofs import DofMap
 from fem.elements.base import require
 from fem.errors import DeckError
 from fem.io.build import Entry, Nodes, lookup, slot, unique
+from fem.io.keys import REQUIRED, Key, take
 from fem.io.schema import STEP_COMMON, sci, step_settings
 
 
@@ -126,8 +135,8 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         raise DeckError(f"{e.where}.type", f"superelement '{supers[0]}' is not linearized yet "
                         "(its modal coordinates have no rates in the linearized model); static, "
                         "modal and dynamic steps take superelements")
-    if supers and kind[0] not in ("modal", "cms_reduce") and any(ld.name == "gravity"
-                                                               for ld in loads):
+    if supers and kind[0] not in ("modal", "cms_reduce", "modify") and any(
+            ld.name == "gravity" for ld in loads):
         raise DeckError(f"{e.where}.loads", f"gravity on superelement '{supers[0]}' is not "
                         "supported yet (its mass acts on modal coordinates, which take no "
                         "loads); name the step's loads without \"gravity\"")
@@ -157,6 +166,14 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         spec["loads"] = ()
         spec["settings"] = _settings(cls, v)
         _cms_reduce(e, inputs, spec["settings"])
+        return spec, applied
+    if kind[0] == "modify":
+        if v["loads"]:
+            raise DeckError(f"{e.where}.loads", "a modify step applies no loads (it analyses "
+                            "the model about its reference configuration)")
+        spec["loads"] = ()
+        spec["settings"] = _settings(cls, v)
+        _modify(e, inputs, spec["settings"])
         return spec, applied
     if kind[0] == "buckling":
         if not loads:
@@ -261,6 +278,143 @@ def _cms_reduce(e: Entry, inputs: StepInputs, s) -> None:
         raise DeckError(key, f"{s.file!r} exists and is not a superelement file; fem does not "
                         "overwrite files it did not write: remove it or choose another")
     s.path = path
+
+
+MODIFY_COMPONENT = [
+    Key("name", "name", REQUIRED, "the component's name"),
+    Key("groups", "groups", REQUIRED, "its element groups"),
+    Key("modes", "int", None, "free-free modes kept, rigid-body modes included", positive=True,
+        maximum=MAX_MODES),
+    Key("cutoff", "float", None, "keep every free-free mode up to this frequency, rad/s",
+        positive=True)]
+MODIFY_PARAMETER = [
+    Key("component", "str", REQUIRED, "a component's name"),
+    Key("kind", "str", REQUIRED, "density or modulus", choices=KINDS)]
+MODIFY_TARGET = [
+    Key("mode", "int", REQUIRED, "1-based mode number, rigid-body modes included", positive=True),
+    Key("frequency", "float", REQUIRED, "the target frequency, rad/s", positive=True)]
+
+
+def _modify(e: Entry, inputs: StepInputs, s) -> None:
+    """Check a modify step's components, parameters, alpha and targets; resolve them."""
+    from fem.analysis.modify import Part
+
+    model, where = inputs.model, e.where
+    by_name = {g.name: g for g in model.groups}
+    owner: dict[str, str] = {}
+    tables, names = [], []
+    for i, table in enumerate(s.components):
+        at = f"{where}.components[{i}]"
+        c = take(table, MODIFY_COMPONENT, at)
+        if c["name"] in names:
+            raise DeckError(f"{at}.name", f"duplicate component name '{c['name']}' (first at "
+                            f"{where}.components[{names.index(c['name'])}])")
+        groups = [c["groups"]] if isinstance(c["groups"], str) else c["groups"]
+        for n in groups:
+            g = lookup(by_name, n, "element group", f"{at}.groups")
+            if n in owner:
+                raise DeckError(f"{at}.groups", f"element group '{n}' is named twice (already "
+                                f"in component '{owner[n]}'): every group belongs to exactly "
+                                "one component")
+            if getattr(g, "internal_always", False):
+                raise DeckError(f"{at}.groups", f"element group '{n}' is a superelement: a "
+                                "superelement is not reduced again")
+            owner[n] = c["name"]
+        if c["modes"] is not None and c["cutoff"] is not None:
+            raise DeckError(f"{at}.cutoff", "expected either modes or cutoff, got both")
+        if c["modes"] is None and c["cutoff"] is None and (s.modes is None) == (s.cutoff is None):
+            raise DeckError(f"{where}.modes" if s.modes is None else f"{where}.cutoff",
+                            f"component '{c['name']}': expected either modes (the free-free "
+                            "modes kept per component, rigid-body modes included) or cutoff "
+                            "(every one up to this frequency, rad/s), in the step or in the "
+                            "component, got " + ("neither" if s.modes is None else "both"))
+        names.append(c["name"])
+        tables.append((c, groups))
+    missing = [g.name for g in model.groups if g.name not in owner]
+    if missing:
+        raise DeckError(f"{where}.components", f"element group '{missing[0]}' is in no "
+                        "component: every element group belongs to exactly one")
+    if model.constraints:
+        raise DeckError(f"{where}.type", f"constraint group '{model.constraints[0].name}': "
+                        "joints and ties are not reduced yet; a modify step takes models of "
+                        "element groups only")
+    nodes = [np.unique(np.concatenate([by_name[n].conn.ravel() for n in groups]))
+             for _, groups in tables]
+    count = np.bincount(np.concatenate(nodes), minlength=model.n_nodes)
+    for i, ((c, _), own) in enumerate(zip(tables, nodes, strict=True)):
+        if not (count[own] > 1).any():
+            raise DeckError(f"{where}.components[{i}]", f"component '{c['name']}' shares no "
+                            "node with another component: the interface is the nodes of two "
+                            "or more components, and a model of one piece needs at least two")
+    parts, taken = [], np.zeros(model.n_nodes, dtype=bool)
+    for (c, groups), own in zip(tables, nodes, strict=True):
+        masses = []                  # point masses at its nodes that no component before took
+        for j, pm in enumerate(model.masses):
+            keep = np.isin(pm.nodes, own) & ~taken[pm.nodes]
+            if keep.any():
+                masses.append((j, tuple(int(k) for k in np.asarray(pm.nodes)[keep])))
+        taken[own] = True
+        modes, cutoff = c["modes"], c["cutoff"]
+        if modes is None and cutoff is None:
+            modes, cutoff = s.modes, s.cutoff
+        parts.append(Part(c["name"], tuple(groups), modes, cutoff, tuple(masses)))
+    for j, pm in enumerate(model.masses):
+        if not taken[pm.nodes].all():
+            raise DeckError(f"masses[{j}]", f"a point mass of '{pm.name}' is at a node of no "
+                            f"component (no element of {where}'s components holds it)")
+    s.parts, s.where = tuple(parts), where
+    s.interface = tuple(int(k) for k in np.flatnonzero(count > 1))
+    if s.sensitivity_modes is not None:
+        s.sensitivity_modes = _mode_numbers(s.sensitivity_modes, f"{where}.sensitivity_modes")
+    design = []
+    for j, table in enumerate(s.parameters or []):
+        at = f"{where}.parameters[{j}]"
+        p = take(table, MODIFY_PARAMETER, at)
+        if p["component"] not in names:
+            lookup(dict.fromkeys(names), p["component"], "component", f"{at}.component")
+        pair = (names.index(p["component"]), p["kind"])
+        if pair in design:
+            raise DeckError(at, f"the {p['kind']} of component '{p['component']}' is already "
+                            f"parameter {design.index(pair)}")
+        design.append(pair)
+    s.design = tuple(design)
+    if s.alpha is not None and s.targets is not None:
+        raise DeckError(f"{where}.alpha", "expected alpha (forward modification) or targets "
+                        "(inverse modification: alpha is found), got both")
+    if design and s.alpha is None and s.targets is None:
+        raise DeckError(f"{where}.parameters", "expected alpha (forward modification) or "
+                        "targets (inverse modification) with the parameters, got neither")
+    if not design and (s.alpha is not None or s.targets is not None):
+        key = "alpha" if s.alpha is not None else "targets"
+        raise DeckError(f"{where}.{key}", "expected parameters = [{component = \"c\", kind = "
+                        "\"density\" or \"modulus\"}, ...] to go with it, got none")
+    if s.alpha is not None:
+        a = [float(x) for x in s.alpha]
+        if len(a) != len(design) or any(x <= -1 for x in a):
+            raise DeckError(f"{where}.alpha", f"expected {len(design)} fractional changes, one "
+                            "per parameter, each > -1 (the property times 1 + alpha stays "
+                            f"positive), got {list(s.alpha)}")
+        s.alpha = a
+    if s.targets is not None:
+        targets = [take(t, MODIFY_TARGET, f"{where}.targets[{j}]")
+                   for j, t in enumerate(s.targets)]
+        seen = [t["mode"] for t in targets]
+        for j, m in enumerate(seen):
+            if m in seen[:j]:
+                raise DeckError(f"{where}.targets[{j}].mode", f"mode {m} has a target already "
+                                f"({where}.targets[{seen.index(m)}])")
+        s.targets = targets
+
+
+def _mode_numbers(values, where: str) -> list[int]:
+    """Distinct 1-based mode numbers (integers, written as 2 or 2.0)."""
+    if not values or any(x != int(x) or x < 1 for x in values):
+        raise DeckError(where, f"expected a list of mode numbers (integers from 1), got "
+                        f"{list(values)}")
+    out = [int(x) for x in values]
+    if len(set(out)) != len(out):
+        raise DeckError(where, f"expected each mode once, got {out}")
+    return out
 
 
 def _sweep(e: Entry, inputs: StepInputs, s, loads) -> None:
