@@ -3,10 +3,9 @@
 ``common.space_frame`` lattices of about 1e4 and 1e5 DOFs clamped at the bottom, and with
 ``--large`` a slab of 1e6 DOFs (``common.slab``: 204 x 204 x 4 nodes clamped on one face; a cube
 of 1e6 DOFs would need tens of GB for its factors, and a tower of 1e6 DOFs that fits is so
-slender that the solvers resolve its lowest modes only to 1e-3), consistent mass. The slab does
-not fit this 24 GB machine either as the benchmark runs it (the run was killed out of memory at
-24 GB, holding the shared factorization and SLEPc's own): a 1e6-DOF point needs a thinner slab
-or SLEPc reusing the shared factorization; still open. Each solver
+slender that the solvers resolve its lowest modes only to 1e-3), consistent mass. SLEPc runs
+first and its factorization is freed before the shared one is made: both at once (about 15 GB
+each at 1e6 DOFs) do not fit this 24 GB machine. Each solver
 gets the same factorization of ``K - sigma M`` (MUMPS through the step's KSP): the modal step's
 own Lanczos, SLEPc's Krylov-Schur with shift-and-invert (its own KSP, same package), and
 ``scipy.sparse.linalg.eigsh`` in shift-invert mode with ``OPinv`` the same KSP solve. So the
@@ -21,6 +20,7 @@ eigen-problems, Gram matrices) suffers from BLAS threads on a busy machine: comp
 ``OPENBLAS_NUM_THREADS=1``.
 """
 
+import gc
 import sys
 import time
 
@@ -52,16 +52,19 @@ def timed(fn):
 
 def measure(model):
     """DOFs, times (factorization, own Lanczos, SLEPc, eigsh) and the largest disagreement."""
+    # SLEPc first, its factorization freed before ours is made: the two never coexist (at 1e6
+    # DOFs both together do not fit in 24 GB)
     sysm, own = step(model, "lanczos")
     state = sysm.reference_state()
     K, M = own.matrices(state)
+    _, slepc = step(model, "slepc")
+    sp, t_slepc = timed(lambda: slepc._slepc(K, M, COUNT, 0.0))
+    gc.collect()
     solve, t_factor = timed(lambda: own._factor(K, M, 0.0))
     _, t_first = timed(lambda: solve(np.ones((K.shape[0], 1))))   # MUMPS factors at first use
     from fem.solvers.lanczos import lanczos
 
     pairs, t_own = timed(lambda: lanczos(K, M, COUNT, 0.0, solve, tol=TOLERANCE))
-    _, slepc = step(model, "slepc")
-    sp, t_slepc = timed(lambda: slepc._slepc(K, M, COUNT, 0.0))
 
     def op(x):
         return solve(x.reshape(len(x), -1)).ravel()
