@@ -359,6 +359,8 @@ BAD = [
       "targets": [{"mode": 6, "frequency": 20.0}, {"mode": 6, "frequency": 25.0}]},
      "steps[0].targets[1].mode", "mode 6 has a target already"),
     ({"sensitivity_modes": [4, 0]}, "steps[0].sensitivity_modes", "integers from 1"),
+    ({"parameters": [{"component": "right", "kind": "density"}],
+      "target": {"mode": 6, "frequency": 20.0}}, "steps[0].target", "did you mean targets"),
     ({"loads": ["P"]}, "steps[0].loads", "applies no loads"),
 ]
 

@@ -341,7 +341,16 @@ def take(table: Any, keys: list[Key], where: str, *, required: bool = True) -> d
     out = {}
     for key in keys:
         if key.name in table:
-            out[key.name] = _check(key, table[key.name], f"{where}.{key.name}")
+            try:
+                out[key.name] = _check(key, table[key.name], f"{where}.{key.name}")
+            except DeckError as err:
+                plural = known.get(key.name + "s")
+                if plural is None or not isinstance(table[key.name], dict | list):
+                    raise
+                # a table where another key's plural takes tables (a modify step's target
+                # vs targets = [{mode, frequency}]): say so
+                raise DeckError(err.key, f"{err.message}; did you mean {plural.name} "
+                                f"({EXPECTED[plural.kind]}: {plural.doc})?", err.line) from None
         elif key.required and required:
             raise DeckError(f"{where}.{key.name}", f"missing required key '{key.name}': expected "
                             f"{EXPECTED[key.kind]}" + (f" ({key.doc})" if key.doc else ""))
