@@ -15,11 +15,15 @@ mechanism) is reported instead of solved into garbage.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import _petsc
 from fem.errors import ConvergenceError
+
+log = logging.getLogger(__name__)
 
 LU_PACKAGES = ("mumps", "superlu", "petsc")
 
@@ -446,8 +450,52 @@ def solve_checked(ksp, b: NDArray, x: NDArray | None = None) -> tuple[NDArray, S
     return x, SolveReport(berr, first, k)
 
 
+#: MUMPS's INFOG(1) of a factorization that ran out of its estimated workspace (integer or real
+#: work arrays, -8/-9/-11/-12/-14/-15; send buffers -17/-20): not a singular matrix. Its
+#: estimate is an analysis of the pattern, which pivoting can overrun (a saddle-point matrix of
+#: a plate welded to the ground by fixed joints: -9 with the default ICNTL(14) = 20%).
+MUMPS_WORKSPACE = (-8, -9, -11, -12, -14, -15, -17, -20)
+MUMPS_MAX_RELAXATION = 1000      # ICNTL(14), percent: the workspace retries stop there
+
+
+def _more_workspace(ksp) -> bool:
+    """Raise MUMPS's ``ICNTL(14)`` after a factorization that ran out of workspace.
+
+    ``ICNTL(14)`` is the percentage added to the analysis's estimate of the workspace; it is
+    raised four-fold (at least to 100) in the options under the KSP's prefix and the PC is
+    rebuilt, so that the next solve analyses and factors again. False when the failure is
+    something else or the relaxation is at its bound.
+    """
+    pc = ksp.getPC()
+    F = pc.getFactorMatrix()
+    info = F.getMumpsInfog(1)
+    current = F.getMumpsIcntl(14)
+    if info not in MUMPS_WORKSPACE or current >= MUMPS_MAX_RELAXATION:
+        return False
+    relaxation = min(max(4 * current, 100), MUMPS_MAX_RELAXATION)
+    prefix = ksp.getOptionsPrefix() or ""
+    opts = _petsc.PETSc().Options()
+    name = prefix + "mat_mumps_icntl_14"
+    if not opts.hasName(name):
+        _PUSHED.setdefault(prefix, []).append(name)
+    opts.setValue(name, str(relaxation))
+    log.info("MUMPS ran out of workspace (INFOG(1) = %d); factoring again with ICNTL(14) = "
+             "%d%%", info, relaxation)
+    A, P = ksp.getOperators()
+    pc.reset()                     # drops the factor and the operators: set them again
+    pc.setType("lu")
+    pc.setFactorSolverType("mumps")
+    pc.setFromOptions()
+    ksp.setOperators(A, P)
+    return True
+
+
 def _apply(ksp, b: NDArray, x: NDArray) -> None:
-    """One ``ksp.solve`` into ``x``; raises on a singular factorization or a divergence."""
+    """One ``ksp.solve`` into ``x``; raises on a singular factorization or a divergence.
+
+    A MUMPS factorization that runs out of workspace is repeated with more
+    (:func:`_more_workspace`), not reported as a singular matrix.
+    """
     PETSc = _petsc.PETSc()
     bv = PETSc.Vec().createWithArray(b, comm=PETSc.COMM_SELF)
     xv = PETSc.Vec().createWithArray(x, comm=PETSc.COMM_SELF)
@@ -472,6 +520,9 @@ def _apply(ksp, b: NDArray, x: NDArray) -> None:
         if pc_failed is None:      # petsc4py < 3.19 spells it this way
             pc_failed = PETSc.KSP.ConvergedReason.DIVERGED_PCSETUP_FAILED
         if reason == pc_failed:
+            if package == "mumps" and _more_workspace(ksp):
+                _apply(ksp, b, x)
+                return
             raise SingularMatrixError(-1, "(factorization failed)")
         raise ConvergenceError(f"linear solver {ksp.getOptionsPrefix()} diverged (reason {reason})")
 
