@@ -45,18 +45,32 @@ computed as 3D ones in the plane (rotations about z) and keep the columns ``ux, 
 
 **Ideal joints do no work over a time step.** The energy-conserving scheme uses the *discrete
 gradient* ``G_d`` with ``G_d [du; theta] = g(q_1) - g(q_0)`` exactly (``theta``: the step's
-spatial rotation vectors): a rotated vector changes by ``R_1 v - R_0 v = theta x jl(theta) v_0``,
-and a product by ``D(d . c) = Dd . mean(c) + mean(d) . Dc``, so::
+spatial rotation vectors): a rotated vector changes by ``R_1 v - R_0 v = theta x j``, and a
+product by ``D(d . c) = Dd . mean(c) + mean(d) . Dc``, so::
 
-    point   G_d = [-I, hat(ja_a), I, -hat(ja_b)]                   ja = jl(theta) a_0
-    perp    G_d = [0, jd x mean(c), 0, jc x mean(d)]              jd = jl(theta_a) d_0
+    point   G_d = [-I, hat(ja_a), I, -hat(ja_b)]                   ja = j(a)
+    perp    G_d = [0, jd x mean(c), 0, jc x mean(d)]              jd = j(d), jc = j(c)
     slide   G_d = [-mean(d), jd x mean(s) + mean(d) x ja_a, mean(d), ja_b x mean(d)]
 
 Its work ``lambda . (g_1 - g_0)`` vanishes when both ends satisfy the joint: energy stays exact,
-and linear momentum too (the forces are equal and opposite). **Angular momentum is not exact**
-with offsets (the moments ``ja x lambda`` are not those of opposite forces at one point; 5.7e-7
-relative drift over 1000 steps of a free chain in ``tests/test_spherical.py``): an equivariant
-discrete gradient needs a Cayley-consistent nodal update (see the note of the multibody issue).
+and linear momentum too (the forces are equal and opposite). In 2D ``j = jl(theta) v_0``.
+
+**The Cayley form (3D).** ``theta x j = R_1 v - R_0 v`` fixes ``j`` up to a part along
+``theta``; 3D joints take ``j = c mean(v)``, ``c = tan(t/2)/(t/2)``, ``t = |theta|``:
+``psi = c theta`` is the Cayley parameter of the step's rotation (``R_1 R_0^T = cay(psi)``), for
+which ``R_1 v - R_0 v = psi x mean(v)`` exactly, so ``theta x j`` is that change. The
+energy-conserving scheme pairs the rows of nodes that turn by ``cay(psi)`` (those of
+co-rotational beams and shells, and nodes welded to them:
+:func:`fem.integrators.midpoint.chord_nodes`) with ``psi``, multiplying them by ``s = 1/c``:
+there the moments become ``mean(a) x lambda`` and ``mean(d) x mean(c)``, those of equal and
+opposite forces at the mid-point joint point (``x_a + mean(a_a) = x_b + mean(a_b)`` when both
+ends satisfy the joint) and of opposite couples: **angular momentum is exact** for joints between
+two such nodes (2e-12 relative over 1000 steps of the free chain of ``tests/test_spherical.py``,
+which drifted by 5.7e-7 with ``j = jl(theta) v_0``; a rigid body welded to a shell node,
+``tests/test_shell_mixed.py``). A joint with a node that turns by ``exp`` (a rigid body on a
+hinge) conserves energy, not angular momentum: its moments are ``c mean(v) x lambda``, and
+Simo & Wong's ``exp`` update has no ``j`` that is both the exact change and the mean arm. ``c``
+grows without bound as a step's rotation nears pi (a node turned by pi in one step).
 
 :meth:`Joint.bias` gives ``gamma`` with ``d2g/dt2 = G a + gamma`` (the velocity terms), which the
 consistent accelerations and reactions of a state use (:mod:`fem.constraints.reactions`).
@@ -133,6 +147,24 @@ def _jl_derivative_z(t: NDArray, v: NDArray) -> NDArray:
     out[..., 0, 2] = ds * v[..., 0] - dc * v[..., 1]
     out[..., 1, 2] = ds * v[..., 1] + dc * v[..., 0]
     return out
+
+
+def _cayley_ratio(t: NDArray) -> tuple[NDArray, NDArray]:
+    """``c = tan(t/2) / (t/2)`` and ``dc/dt`` for rotation angles ``0 <= t < pi`` (any shape).
+
+    ``c theta`` is the Cayley parameter ``psi`` of the rotation ``exp(theta)``, ``|theta| = t``
+    (``exp(theta) = cay(c theta)``). Series of ``tan u / u`` below ``u = t/2 = 0.1`` (next term
+    below 4e-15).
+    """
+    u = 0.5 * np.asarray(t, dtype=float)
+    u2 = u * u
+    small = u < 0.1
+    us = np.where(small, 1.0, u)
+    c = np.where(small, 1 + u2 * (1 / 3 + u2 * (2 / 15 + u2 * (17 / 315 + u2 * (
+        62 / 2835 + u2 * 1382 / 155925)))), np.tan(us) / us)
+    dc = np.where(small, 0.5 * u * (2 / 3 + u2 * (8 / 15 + u2 * (102 / 315 + u2 * (
+        496 / 2835 + u2 * 13820 / 155925)))), 0.5 * (us / np.cos(us) ** 2 - np.tan(us)) / us**2)
+    return c, dc
 
 
 def _turned(F: NDArray, f: NDArray, derivative: int = 0) -> NDArray:
@@ -340,26 +372,44 @@ class Joint(PairGroup):
 
     def _discrete(self, s0, s1, mu: NDArray, tangent: bool = True
                   ) -> tuple[NDArray, NDArray | None]:
-        """``G_d (E, r, 12)`` and (``tangent``) ``d(G_d^T mu)/dq_1 (E, 12, 12)`` of the step."""
+        """``G_d (E, r, 12)`` and (``tangent``) ``d(G_d^T mu)/dq_1 (E, 12, 12)`` of the step.
+
+        A vector ``v`` of a node that the step turns by ``theta`` changes by ``theta x j``:
+        ``j = jl(theta) v0`` in 2D, ``j = c(|theta|) (v0 + v1)/2`` in 3D (the Cayley form, see
+        the module docstring: ``c theta`` is the step's Cayley parameter).
+        """
         g0, g1 = self._geometry(s0), self._geometry(s1)
         f_mid = self._drive_at(0.5 * (s0.t + s1.t))
         theta = self._step_rotations(s0, s1)
-        J, Ji = so3.jl(theta), so3.jl_inv(theta)
         E = len(self)
         hat = so3.hat
         K = np.zeros((E, 12, 12))
-        ja = np.einsum("eaij,eaj->eai", J, g0["arms"])
+        if self.dim == 2:
+            J = so3.jl(theta)
+        else:
+            t = np.sqrt(np.einsum("eai,eai->ea", theta, theta))
+            c, dc = _cayley_ratio(t)
+            axis = theta / np.where(t > 0, t, 1.0)[..., None]
 
-        def dj(node, v0):                 # d(jl(theta) v0)/d(spin of s1)
+        def jv(node, v0, v1):             # j with v1 - v0 = theta x j
+            if self.dim == 2:
+                return np.einsum("eij,ej->ei", J[:, node], v0)
+            return c[:, node, None] * 0.5 * (v0 + v1)
+
+        def dj(node, v0, v1):             # d(j)/d(spin of s1): dv1 = dw x v1, d|theta| = axis.dw
             if self.dim == 2:
                 return _jl_derivative_z(theta[:, node, 2], v0)
-            return so3.jl_derivative(theta[:, node], v0) @ Ji[:, node]
+            return (0.5 * (dc[:, node, None, None] * np.einsum("ei,ej->eij", v0 + v1, axis[:, node])
+                           - c[:, node, None, None] * hat(v1)))
 
         if not tangent:                   # the rows alone: K is dropped, skip jl's derivative
             zero = np.zeros((E, 3, 3))
 
-            def dj(node, v0):             # noqa: F811
+            def dj(node, v0, v1):         # noqa: F811
                 return zero
+
+        arms0, arms1 = g0["arms"], g1["arms"]
+        ja = np.stack([jv(0, arms0[:, 0], arms1[:, 0]), jv(1, arms0[:, 1], arms1[:, 1])], axis=1)
 
         Gs = []
         k = 0
@@ -372,8 +422,8 @@ class Joint(PairGroup):
                 Gs.append(G[:, :n])
                 m = np.zeros((E, 3))
                 m[:, :n] = mu[:, k:k + n]
-                K[:, _WA, _WA] += hat(m) @ dj(0, g0["arms"][:, 0])
-                K[:, _WB, _WB] -= hat(m) @ dj(1, g0["arms"][:, 1])
+                K[:, _WA, _WA] += hat(m) @ dj(0, arms0[:, 0], arms1[:, 0])
+                K[:, _WB, _WB] -= hat(m) @ dj(1, arms0[:, 1], arms1[:, 1])
                 k += n
                 continue
             G = np.zeros((E, 1, 12))
@@ -387,17 +437,17 @@ class Joint(PairGroup):
                 d0, d1 = _turned(g0["Fa"], f_mid), _turned(g1["Fa"], f_mid)
             else:
                 d0, d1 = g0["Fa"][:, :, row[1]], g1["Fa"][:, :, row[1]]
-            jd = np.einsum("eij,ej->ei", J[:, 0], d0)
+            jd = jv(0, d0, d1)
             dm = 0.5 * (d0 + d1)
             if row[0] in ("perp", "turn"):
                 j = 0 if row[0] == "turn" else row[2]
                 c0, c1 = g0["Fb"][:, :, j], g1["Fb"][:, :, j]
-                jc = np.einsum("eij,ej->ei", J[:, 1], c0)
+                jc = jv(1, c0, c1)
                 cm = 0.5 * (c0 + c1)
                 G[:, 0, _WA], G[:, 0, _WB] = so3.cross(jd, cm), so3.cross(jc, dm)
-                K[:, _WA, _WA] -= m * (hat(cm) @ dj(0, d0))
+                K[:, _WA, _WA] -= m * (hat(cm) @ dj(0, d0, d1))
                 K[:, _WA, _WB] -= 0.5 * m * (hat(jd) @ hat(c1))
-                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, c0))
+                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, c0, c1))
                 K[:, _WB, _WA] -= 0.5 * m * (hat(jc) @ hat(d1))
             else:                                                  # slide
                 sm = 0.5 * (g0["s"] + g1["s"])
@@ -412,9 +462,9 @@ class Joint(PairGroup):
                 Gp[:, :, _UA], Gp[:, :, _WA] = -np.eye(3), hat(g1["arms"][:, 0])
                 Gp[:, :, _UB], Gp[:, :, _WB] = np.eye(3), -hat(g1["arms"][:, 1])
                 K[:, _WA, :] += 0.5 * m * (hat(jd) @ Gp)
-                K[:, _WA, _WA] += m * (-hat(sm) @ dj(0, d0) + hat(ja[:, 0]) @ h1
-                                       + hat(dm) @ dj(0, g0["arms"][:, 0]))
-                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, g0["arms"][:, 1]))
+                K[:, _WA, _WA] += m * (-hat(sm) @ dj(0, d0, d1) + hat(ja[:, 0]) @ h1
+                                       + hat(dm) @ dj(0, arms0[:, 0], arms1[:, 0]))
+                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, arms0[:, 1], arms1[:, 1]))
                 K[:, _WB, _WA] -= m * (hat(ja[:, 1]) @ h1)
             Gs.append(G)
             k += 1
