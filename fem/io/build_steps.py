@@ -45,6 +45,14 @@ class StepInputs:
     inputs: tuple = ()        # the files the run reads (never written by a step)
 
 
+#: Step types that apply no loads, and why (the message of a step that lists some)
+NO_LOADS = {
+    "modal": "it linearizes about the state the steps before it left, with their loads on",
+    "cms_reduce": "it reduces the component about its reference configuration",
+    "modify": "it analyses the model about its reference configuration",
+}
+
+
 def steps(entries: list[Entry], inputs: StepInputs) -> list[dict]:
     """``[[steps]]``: validated step descriptions with resolved loads, in order."""
     if not entries:
@@ -152,28 +160,15 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         spec["settings"] = _settings(cls, v)
         _linearize(e, inputs, spec["settings"])
         return spec, applied
-    if kind[0] == "modal":
+    if kind[0] in NO_LOADS:
+        why = NO_LOADS[kind[0]]
         if v["loads"]:
-            raise DeckError(f"{e.where}.loads", "a modal step applies no loads (it linearizes "
-                            "about the state the steps before it left, with their loads on)")
+            raise DeckError(f"{e.where}.loads", f"a {kind[0]} step applies no loads ({why})")
         spec["loads"] = ()
         spec["settings"] = _settings(cls, v)
-        return spec, applied
-    if kind[0] == "cms_reduce":
-        if v["loads"]:
-            raise DeckError(f"{e.where}.loads", "a cms_reduce step applies no loads (it reduces "
-                            "the component about its reference configuration)")
-        spec["loads"] = ()
-        spec["settings"] = _settings(cls, v)
-        _cms_reduce(e, inputs, spec["settings"])
-        return spec, applied
-    if kind[0] == "modify":
-        if v["loads"]:
-            raise DeckError(f"{e.where}.loads", "a modify step applies no loads (it analyses "
-                            "the model about its reference configuration)")
-        spec["loads"] = ()
-        spec["settings"] = _settings(cls, v)
-        _modify(e, inputs, spec["settings"])
+        check = {"cms_reduce": _cms_reduce, "modify": _modify}.get(kind[0])
+        if check is not None:
+            check(e, inputs, spec["settings"])
         return spec, applied
     if kind[0] == "buckling":
         if not loads:
