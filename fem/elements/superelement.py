@@ -96,7 +96,7 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
     from fem.io import files
 
     tmp = files.temporary_beside(path, ".h5")
-    try:
+    with files.moved_into_place(tmp, path):
         with h5py.File(tmp, "w") as h5:
             a = h5.attrs
             a["format"], a["version"], a["dim"] = FORMAT, VERSION, data.dim
@@ -116,14 +116,6 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("component/dofs", data.component_dofs),
                                  ("component/T", data.T)):
                 h5.create_dataset(path_, data=value)
-        os.replace(tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def is_superelement_file(path: str) -> bool:

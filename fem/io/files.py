@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -219,25 +220,32 @@ def replace(tmp: str, path: str) -> None:
         raise ResultsFileError(f"cannot write the results file {path}: {reason(err)}") from None
 
 
+@contextlib.contextmanager
+def moved_into_place(tmp: str, path: str):
+    """Move the temporary file ``tmp`` over ``path`` when the block succeeds.
+
+    When it fails ``tmp`` is removed: ``path`` is written whole or not at all.
+    """
+    try:
+        yield tmp
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 def write_text(path: str, text: str) -> None:
     """Write ``path`` whole or not at all (temporary file, then rename)."""
-    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                    dir=os.path.dirname(path))
         os.fchmod(fd, _umask_mode())
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with moved_into_place(tmp, path), os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, path)
-        tmp = None
     except OSError as err:
         raise OutputError(f"cannot write the ParaView file {path}: {reason(err)}") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def remove_stale_xdmf(h5: str) -> None:
