@@ -13,16 +13,22 @@ from fem.run import make_step
 from fem.system import System
 
 
-def solve(deck: dict, h5: str | None = None):
-    """Run every step of a deck dict; returns (deck, system, state, steps)."""
-    dk = from_dict(deck)
+def solve(deck: dict, h5: str | None = None, *, base_dir: str | None = None, hook=None):
+    """Run every step of a deck dict; returns (deck, system, state, steps).
+
+    ``base_dir``: the folder the deck's file names are relative to; ``hook(deck)``: makes the
+    ``on_step`` callback of every dynamic step.
+    """
+    dk = from_dict(deck) if base_dir is None else from_dict(deck, base_dir=base_dir)
     sysm = System(dk.model)
     state = sysm.reference_state()
     steps = []
-    results = ResultsFile(h5, dk.model) if h5 else None
+    results = ResultsFile(str(h5), dk.model) if h5 else None
     try:
         for spec in dk.steps:
             step = make_step(spec, sysm, dk, dk.output["every"])
+            if hook is not None and spec["type"] == "dynamic":
+                step.on_step = hook(dk)
             step.run(state, results)
             steps.append(step)
     finally:

@@ -47,6 +47,17 @@ def beam2d(n: int, x0: float, length: float):
     return matrices(d)
 
 
+def beam_halves() -> dict:
+    """The free-free beam of notes C.1 as two 20-element halves (EI = rho A = 1, L = 1 each)
+    and their joint (node 2 of the left, node 1 of the right): their K, M, boundary unknowns
+    and the labels that match them."""
+    left, right = beam2d(20, 0.0, 1.0), beam2d(20, 1.0, 1.0)
+    b1, l1 = node_dofs(left[0], [2])
+    b2, l2 = node_dofs(right[0], [1])
+    return {"K": (left[1], right[1]), "M": (left[2], right[2]), "boundary": (b1, b2),
+            "labels": [l1 % 3, l2 % 3]}
+
+
 @pytest.fixture(scope="module")
 def beams():
     """The global 40-element beam of length 2 and its two 20-element halves (notes A.2.2)."""

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
-from test_cms import beam2d
+from test_cms import beam_halves
 
-from fem.cms.component import node_dofs
 from fem.cms.free_interface import couple_free_interface, free_interface
 from fem.cms.modification import DesignModel, design_model, forward, inverse, sensitivities
 from fem.errors import ConvergenceError, DeckError, ModelError
@@ -30,11 +29,7 @@ MODULUS = [(0, "modulus"), (1, "modulus")]
 @pytest.fixture(scope="module")
 def halves():
     """The two 20-element halves and their joint (node 2 of the left, node 1 of the right)."""
-    left, right = beam2d(20, 0.0, 1.0), beam2d(20, 1.0, 1.0)
-    b1, l1 = node_dofs(left[0], [2])
-    b2, l2 = node_dofs(right[0], [1])
-    return {"K": (left[1], right[1]), "M": (left[2], right[2]), "boundary": (b1, b2),
-            "labels": [l1 % 3, l2 % 3]}
+    return beam_halves()
 
 
 def cms(halves, elastic=4, E=(1.0, 1.0), rho=(1.0, 1.0), **kw) -> DesignModel:

@@ -17,11 +17,10 @@ import re
 import h5py
 import numpy as np
 import pytest
-from test_cms import beam2d
+from test_cms import beam_halves
 from test_cms_modify import cms
 
 from fem.cli import main
-from fem.cms.component import node_dofs
 from fem.cms.modification import sensitivities
 from fem.errors import DeckError
 from fem.io.deck import from_dict
@@ -63,11 +62,7 @@ def run_deck(d, tmp_path, name="out.h5"):
 @pytest.fixture(scope="module")
 def halves():
     """The two halves as separate models, as tests/test_cms_modify.py builds them."""
-    left, right = beam2d(20, 0.0, 1.0), beam2d(20, 1.0, 1.0)
-    b1, l1 = node_dofs(left[0], [2])
-    b2, l2 = node_dofs(right[0], [1])
-    return {"K": (left[1], right[1]), "M": (left[2], right[2]), "boundary": (b1, b2),
-            "labels": [l1 % 3, l2 % 3]}
+    return beam_halves()
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from helpers import deck_error, square_plate_mesh
 from numpy.polynomial import legendre
 from scipy.sparse.linalg import spsolve
+from test_shell import state_of
 
 from fem import rotations as so3
 from fem.elements import shell_jit
@@ -104,13 +105,6 @@ def solve_fixed(K: sp.csr_matrix, F: np.ndarray, fixed: np.ndarray) -> np.ndarra
     u[free] = spsolve(K[free][:, free].tocsc(), F[free])
     return u
 
-
-def state_of(d: np.ndarray) -> State:
-    """A 3D state with nodal values ``d (n, 6)`` (translations, rotation vectors)."""
-    s = State.reference(3, len(d))
-    s.u[:] = d[:, :3]
-    s.rot[:] = so3.quat_from_rotvec(d[:, 3:])
-    return s
 
 
 def constant_field(X: np.ndarray, eps, kap) -> np.ndarray:

@@ -17,12 +17,11 @@ import h5py
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from helpers import solve
 
 from fem.cli import main
 from fem.errors import DeckError, ModelError
 from fem.io.deck import from_dict
-from fem.io.hdf5 import ResultsFile
-from fem.run import make_step
 from fem.system import System
 
 N = 8                       # beam elements per half (42 interior unknowns in the outer one)
@@ -55,22 +54,7 @@ def superelement(name, file, **keys):
 
 def run(d, base, h5=None, hook=None):
     """Run a deck dict with files relative to ``base``: (deck, system, state, steps)."""
-    dk = from_dict(copy.deepcopy(d), base_dir=str(base))
-    sysm = System(dk.model)
-    state = sysm.reference_state()
-    steps = []
-    results = ResultsFile(str(h5), dk.model) if h5 else None
-    try:
-        for spec in dk.steps:
-            step = make_step(spec, sysm, dk, dk.output["every"])
-            if hook is not None and spec["type"] == "dynamic":
-                step.on_step = hook(dk)
-            step.run(state, results)
-            steps.append(step)
-    finally:
-        if results:
-            results.close()
-    return dk, sysm, state, steps
+    return solve(copy.deepcopy(d), h5, base_dir=str(base), hook=hook)
 
 
 def tip(dk, state, node=3):
