@@ -5,6 +5,10 @@ For E = 1e3, 1e4, 1e5 elements: elements per second of (a) the vectorized elemen
 of both into the global vector and the PETSc matrix (bincount into the fixed CSR pattern,
 ``setValuesCSR``), (c) both, as a Newton iteration does them (``System.evaluate`` + PETSc fill).
 
+The compiled kernel's rate (``Beam.evaluate`` on one numba thread, E = 1e4, 1e5) is compared with
+the kernel of commit ``KERNEL_BASELINE`` (before issue 14's second kernel step), whose two modules
+are read with ``git show`` and imported from a temporary directory (no change to the checkout).
+
 Baselines in the same run:
 
 * the same element routine called one element at a time (a Python loop over elements), E = 1e3;
@@ -14,16 +18,21 @@ Baselines in the same run:
   history is at hand. The seams issue asks for (c) at least 1.25x that baseline at 1e4 and 1e5.
 """
 
+import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 
 from benchmarks.common import beam_chain, best_of
 from fem import linalg
 from fem.system import System
 
 BASELINE = "b63a5fa"
+KERNEL_BASELINE = "f88bda5"
 SIZES = (1_000, 10_000, 100_000)
 
 
@@ -123,12 +132,88 @@ def kernel_rates(sizes=(10_000, 100_000)) -> dict[int, tuple[float, float, float
     return out
 
 
+def _kernel_at(commit: str, tree: str):
+    """``beam3d_jit`` of ``commit`` with its own kernel, imported from ``tree``; None without the
+    repository's history. Compiles that kernel (about half a minute, no cache of it is kept)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = {}
+    for name in ("beam3d_jit", "beam3d_kernel"):
+        run = subprocess.run(["git", "-C", root, "show", f"{commit}:fem/elements/{name}.py"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            return None
+        src[name] = run.stdout
+    kernel, jit = f"_beam3d_kernel_{commit}", f"_beam3d_jit_{commit}"
+    with open(os.path.join(tree, kernel + ".py"), "w") as out:
+        out.write(src["beam3d_kernel"])
+    with open(os.path.join(tree, jit + ".py"), "w") as out:
+        out.write(src["beam3d_jit"].replace('Kernel("fem.elements.beam3d_kernel")',
+                                            f'Kernel("{kernel}")'))
+    sys.path.insert(0, tree)
+    try:
+        module = importlib.import_module(jit)
+        return module if module.enabled() else None     # enabled() imports the kernel
+    finally:
+        sys.path.remove(tree)
+
+
+def kernel_before_after(sizes=(10_000, 100_000)) -> dict[int, tuple[float, float]] | None:
+    """Force + tangent per second on one numba thread, best of 5: ``Beam.evaluate`` with the
+    kernel of ``KERNEL_BASELINE`` (its compiled branch: rotation matrices and positions gathered
+    in numpy, then its kernel) and with this tree's; None without the history."""
+    import numba
+
+    tree = tempfile.mkdtemp(prefix="fem_kernel_")
+    threads = numba.get_num_threads()
+    try:
+        old = _kernel_at(KERNEL_BASELINE, tree)
+        if old is None:
+            return None
+        numba.set_num_threads(1)
+        out = {}
+        for E in sizes:
+            model, state = beam_chain(E)
+            group = model.groups[0]
+            b = group.basic
+
+            def before():
+                R = state.rotation_matrices()[group.conn]
+                return old.evaluate(group.positions(state), R, group.E0, group.l0, b.A, b.S,
+                                    b.H0, b.shear_arch, True)
+
+            def now():
+                return group.evaluate(state)
+
+            (f0, K0), (f1, K1) = before(), now()        # the same numbers (and compiled)
+            assert np.abs(K1 - K0).max() <= 1e-13 * np.abs(K0).max()
+            assert np.abs(f1 - f0).max() <= 1e-13 * np.abs(f0).max()
+            t_old = t_new = np.inf
+            for _ in range(5):                          # alternate: the machine is shared
+                t_old = min(t_old, best_of(before, repeat=1))
+                t_new = min(t_new, best_of(now, repeat=1))
+            out[E] = (E / t_old, E / t_new)
+        return out
+    finally:
+        numba.set_num_threads(threads)
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 def main():
     print("3D co-rotational beams: force + tangent, numpy reference vs compiled kernel "
           "(elements per second; issue 14 asks for 1e6 on one core at 1e5)")
     print(f"{'elements':>9} {'numpy':>10} {'kernel 1t':>10} {'kernel 2t':>10} {'ratio 1t':>9}")
     for E, (r_np, r1, r2) in kernel_rates().items():
         print(f"{E:>9} {r_np:>10.3g} {r1:>10.3g} {r2:>10.3g} {r1 / r_np:>9.1f}")
+    print()
+    print(f"The kernel now and at {KERNEL_BASELINE} (Beam.evaluate, force + tangent, one numba "
+          "thread, best of 5; elements per second)")
+    pair = kernel_before_after()
+    if pair is None:
+        print(f"(kernel of {KERNEL_BASELINE} not available: no git history or no numba)")
+    else:
+        print(f"{'elements':>9} {'@' + KERNEL_BASELINE:>10} {'now':>10} {'ratio':>7}")
+        for E, (r_old, r_new) in pair.items():
+            print(f"{E:>9} {r_old:>10.3g} {r_new:>10.3g} {r_new / r_old:>7.2f}")
     print()
     print("3D co-rotational beams: element evaluation and assembly (elements per second)")
     now = rates()

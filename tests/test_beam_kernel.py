@@ -85,3 +85,51 @@ def test_small_linear_and_2d_groups_keep_the_numpy_path(monkeypatch):
     assert not Beam("p", conn, X, 2, E=1.0, G=1.0, A=1.0, Iz=1.0)._compiled()
     monkeypatch.setenv("FEM_JIT", "0")
     assert not random_group("euler-bernoulli", 100, rng)._compiled()
+
+
+def test_shared_nodes_numbered_in_any_order():
+    """Elements sharing nodes, numbered in no order, connectivity running either way: the kernel
+    gathers the nodal quaternions and displacements itself (through ``conn``)."""
+    rng = np.random.default_rng(5)
+    n = 120
+    X = rng.normal(size=(n, 3)) * 2.0
+    pairs = rng.integers(0, n, size=(2000, 2))
+    pairs = pairs[np.linalg.norm(X[pairs[:, 1]] - X[pairs[:, 0]], axis=1) > 0.5][:300]
+    g = Beam("b", pairs, X, 3, formulation="corotational", theory="timoshenko",
+             E=rng.uniform(1, 3, 300) * 210.0, G=80.0, A=1.5, Iy=0.05, Iz=0.03, J=0.06,
+             Ay=1.5, Az=1.6, ref=rng.normal(size=(300, 3)))
+    assert g._compiled() and len(np.unique(pairs)) < 2 * len(pairs)
+    state = State.reference(3, n)
+    state.u[:] = rng.normal(size=(n, 3)) * 0.2
+    state.rot[:] = so3.quat_from_rotvec(rng.normal(size=(n, 3)) * 0.8)
+    f, K = g.evaluate(state)
+    f_ref, K_ref = reference(g, state)
+    assert np.abs(f - f_ref).max() <= 1e-13 * np.abs(f_ref).max()
+    assert np.abs(K - K_ref).max() <= 1e-13 * np.abs(K_ref).max()
+
+
+@pytest.mark.parametrize("change", ["A", "S", "H0"])
+def test_a_basic_beam_of_another_form_is_refused(change):
+    """The kernel has the basic beam's A, the blocks of S and the second-order strains written
+    in: a group whose basic beam differs is refused, not evaluated wrongly."""
+    rng = np.random.default_rng(2)
+    g = random_group("euler-bernoulli", 100, rng)
+    b = g.basic
+    if change == "A":
+        b.A = b.A.copy()
+        b.A[:, 2, 2] *= 1.01
+    elif change == "S":
+        b.S = b.S.copy()
+        b.S[:, 0, 2] = b.S[:, 2, 0] = 1e-3             # couples axial force and bending
+    else:
+        b.H0 = b.H0 * 1.01
+    with pytest.raises(RuntimeError, match="H_TERMS"):
+        g.evaluate(random_state(g, rng, 0.1))
+
+
+def test_a_state_with_too_few_nodes_is_refused():
+    """The kernel does not check its indices: the wrapper does, as numpy's gather would."""
+    rng = np.random.default_rng(4)
+    g = random_group("euler-bernoulli", 100, rng)
+    with pytest.raises(IndexError, match="200"):
+        g.evaluate(State.reference(3, 150))

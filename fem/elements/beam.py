@@ -163,15 +163,13 @@ class Beam(ElementGroup):
         The frame and the basic response are computed once for both (they were about 40% of
         the element time when force and tangent were separate calls).
         """
-        if self._compiled():
-            b = self.basic
-            R = state.rotation_matrices()[self.conn]
-            x, c = self.positions(state), None
+        if self._compiled():                       # nodal quaternions and u go in as they are
+            c = chord = None
             if self.offsets is not None:             # the kernel sees the ends (module doc)
-                c = self.offsets.arms(R)
-                x = x + c
-            f, K = beam3d_jit.evaluate(x, R, self.E0, self.l0, b.A, b.S, b.H0, b.shear_arch,
-                                       tangent)
+                c = self.offsets.arms(state.rotation_matrices()[self.conn])
+                x = self.positions(state) + c
+                chord = x[:, 1] - x[:, 0]
+            f, K = beam3d_jit.evaluate(self._kernel_data(), state.rot, state.u, tangent, chord)
             return self._to_nodes(c, f, K, f)
         kin, c = self._ends(state)
         sigma, D, q = self.basic.response(kin.v)
@@ -193,6 +191,14 @@ class Beam(ElementGroup):
         """
         return (self.dim == 3 and not self.frame.linear and len(self) >= beam3d_jit.MIN_ELEMENTS
                 and beam3d_jit.enabled())
+
+    def _kernel_data(self) -> beam3d_jit.Prepared:
+        """What the compiled kernel needs of this group besides the state, prepared once."""
+        prep = self.__dict__.get("_kernel_prepared")
+        if prep is None:
+            prep = beam3d_jit.prepare(self.conn, self.X, self.E0, self.l0, self.basic)
+            self._kernel_prepared = prep
+        return prep
 
     def internal_force(self, state) -> NDArray:
         """(E, nd) ``B^T q``."""

@@ -15,19 +15,37 @@ like the numpy it replaces; Cython or a C extension would need a build step in t
 JAX/PyTorch are far heavier for 12 x 12 matrices.
 
 Layout: elements are split into chunks, ``prange`` runs over chunks (threads, when numba has
-more than one), and each chunk allocates its scratch once. Formulas and their symbols follow
+more than one), and each chunk allocates its scratch once. The kernel reads the nodal quaternions,
+displacements and the connectivity itself (no ``(E, 2, 3, 3)`` rotation matrices or positions
+gathered in numpy), and what does not change between calls (the nonzeros of ``S``, the shear-arch
+terms, the reference chords) is prepared once per group (:func:`prepare`). Symbols follow
 :mod:`fem.elements.frames3d` (``G``, ``Bhat``, ``Lambda``, the four parts of the geometric
-stiffness, ``_g_parts``) line by line.
+stiffness); past the basic response the kernel works in the co-rotated frame's components, where
+``G`` and ``Bhat`` are sparse, so the 9 x 9 core of the tangent costs a few hundred flops instead
+of the thousand of the dense ``Bh^T kbh Bh`` (issue 14: ``Beam.evaluate`` on one core, 1e5
+elements, 5.7e5 elements per second before, 1.2e6 after, timed alternately in one run by
+``benchmarks/beam_assembly.py``).
+
+The tangent is not symmetric away from equilibrium (spatial spins, :mod:`fem.elements.frames3d`),
+so the kernel computes all of it; only ``kb`` and ``L^T kb L`` are symmetric and are computed as
+triangles.
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
+from fem.elements.beam_basic import _hessians
 from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
 _kernel = Kernel("fem.elements.beam3d_kernel")
+
+# the nonzeros of S the kernel reads, (row, column): axial, torsion, the two bending blocks
+_S_ENTRIES = ((0, 0), (1, 1), (2, 2), (2, 3), (3, 3), (4, 4), (4, 5), (5, 5))
 
 
 def enabled() -> bool:
@@ -35,25 +53,78 @@ def enabled() -> bool:
     return _kernel.enabled()
 
 
-def evaluate(x: NDArray, R: NDArray, E0: NDArray, l0: NDArray, A: NDArray, S: NDArray,
-             H0: NDArray, arch: list, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
-    """Internal forces ``(E, 12)`` and tangents ``(E, 12, 12)`` of a batch of 3D beams.
+@dataclass(frozen=True)
+class Prepared:
+    """What the kernel needs of a group besides the state: computed once (:func:`prepare`)."""
 
-    ``x (E, 2, 3)`` nodal positions, ``R (E, 2, 3, 3)`` nodal rotation matrices, ``E0 (E, 3, 3)``
-    reference triads, ``l0 (E,)``; ``A (E, 6, 7)``, ``S (E, 6, 6)``, ``H0 (6, 7, 7)`` and the
-    shear-arch terms ``arch`` [(coefficient (E,), i, j)] of :class:`~fem.elements.beam_basic.
-    BasicBeam`.
+    conn: NDArray       # (E, 2) int64 node indices
+    chord0: NDArray     # (E, 3) reference chords between the nodes, X_q - X_p
+    E0: NDArray         # (E, 3, 3) reference triads
+    l0: NDArray         # (E,) reference lengths
+    Sc: NDArray         # (E, 8) the nonzeros of S, in the order of _S_ENTRIES
+    coef: NDArray       # (na, E) shear-arch coefficients
+    ij: NDArray         # (na, 2) their basic deformation pairs
+    n_nodes: int        # nodes a state must have at least (conn.max() + 1)
+
+
+def prepare(conn: NDArray, X: NDArray, E0: NDArray, l0: NDArray, basic) -> Prepared:
+    """The kernel's data of a group, computed once.
+
+    ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``E0``, ``l0`` and the group's
+    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    ``A``, the block structure of ``S`` and Meijaard's second-order strains (``H_TERMS``)
+    written in; a basic beam of any other form is refused here, loudly, rather than evaluated
+    wrongly.
     """
     E = len(l0)
-    na = len(arch)
-    coef = np.zeros((max(na, 1), E))
-    ij = np.zeros((max(na, 1), 2), dtype=np.int64)
-    for k, (c, i, j) in enumerate(arch):
+    H_TERMS = importlib.import_module(_kernel.module).H_TERMS
+    A = np.zeros((E, 6, 7))
+    A[:, 0, 0] = 1.0
+    A[:, 1, 4], A[:, 1, 1], A[:, 2, 2], A[:, 3, 5], A[:, 4, 3], A[:, 5, 6] = (
+        l0, -l0, -l0, l0, -l0, l0)
+    S = basic.S
+    rows, cols = zip(*_S_ENTRIES, strict=True)
+    off = S.copy()
+    off[:, rows, cols] = 0.0
+    off[:, cols, rows] = 0.0
+    if not (basic.dim == 3 and basic.nonlinear and np.array_equal(basic.A, A)
+            and not off.any() and np.array_equal(S[:, 3, 2], S[:, 2, 3])
+            and np.array_equal(S[:, 5, 4], S[:, 4, 5])
+            and np.array_equal(basic.H0, _hessians(H_TERMS, 6, 7))):
+        raise RuntimeError("fem.elements.beam3d_kernel assumes the co-rotational 3D BasicBeam's "
+                           "A, block-diagonal S and second-order strains (H_TERMS); this group's "
+                           "differ: update the kernel, or run with FEM_JIT=0")
+    na = len(basic.shear_arch)
+    coef = np.zeros((na, E))
+    ij = np.zeros((na, 2), dtype=np.int64)
+    for k, (c, i, j) in enumerate(basic.shear_arch):
         coef[k], ij[k] = c, (i, j)
+    conn = np.ascontiguousarray(conn, dtype=np.int64)
+    return Prepared(conn=conn, chord0=np.ascontiguousarray(X[:, 1] - X[:, 0], dtype=float),
+                    E0=np.ascontiguousarray(E0, dtype=float),
+                    l0=np.ascontiguousarray(l0, dtype=float),
+                    Sc=np.ascontiguousarray(S[:, rows, cols]), coef=coef, ij=ij,
+                    n_nodes=int(conn.max()) + 1 if E else 0)
+
+
+def evaluate(prep: Prepared, quat: NDArray, u: NDArray, tangent: bool = True,
+             chord: NDArray | None = None) -> tuple[NDArray, NDArray | None]:
+    """Internal forces ``(E, 12)`` and tangents ``(E, 12, 12)`` of a batch of 3D beams.
+
+    ``quat (n, 4)`` nodal unit quaternions, ``u (n, 3)`` nodal displacements (a state's ``rot``
+    and ``u``); ``chord (E, 3)``: the current chords, if not ``X_q - X_p + u_q - u_p`` (offset
+    ends).
+    """
+    quat = np.ascontiguousarray(quat, dtype=float)
+    u = np.ascontiguousarray(u, dtype=float)
+    if len(quat) < prep.n_nodes or len(u) < prep.n_nodes:       # the kernel does not check
+        raise IndexError(f"the state has {min(len(quat), len(u))} nodes, the beams use "
+                         f"{prep.n_nodes}")
+    E = len(prep.l0)
     f = np.empty((E, 12))
     K = np.empty((E, 12, 12)) if tangent else np.empty((0, 12, 12))
-    hk, hi, hj = (idx.astype(np.int64) for idx in np.nonzero(H0))      # H0 is sparse
-    _kernel.function(np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(R, dtype=float),
-            np.ascontiguousarray(E0), l0, np.ascontiguousarray(A), np.ascontiguousarray(S),
-            hk, hi, hj, H0[hk, hi, hj], coef, ij, na, tangent, f, K)
+    moving = chord is None
+    chord = prep.chord0 if moving else np.ascontiguousarray(chord, dtype=float)
+    _kernel.function(quat, u, prep.conn, chord, moving, prep.E0, prep.l0, prep.Sc, prep.coef,
+                     prep.ij, tangent, f, K)
     return f, (K if tangent else None)

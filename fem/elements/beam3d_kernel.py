@@ -13,6 +13,19 @@ _SMALL = 0.3           # fem.rotations._SMALL: below it the series of eta and mu
 _CHUNK = 256           # elements per chunk: prange runs over chunks, each allocates its scratch
 _inline = njit(cache=True, nogil=True, inline="always")
 
+#: Meijaard's second-order strains ``eps_k += l0 c v_i v_j`` as ``(k, i, j, c)``: a copy of
+#: :data:`fem.elements.beam_basic._QUADRATIC_3D` (v = u, px, py, pz, qx, qy, qz), compiled into
+#: the kernel as constants; the wrapper checks that a group's ``H0`` is this table's.
+H_TERMS = (
+    (0, 2, 2, 2 / 30), (0, 2, 5, -1 / 30), (0, 5, 5, 2 / 30),
+    (0, 3, 3, 2 / 30), (0, 3, 6, -1 / 30), (0, 6, 6, 2 / 30),
+    (1, 2, 6, 1 / 2), (1, 3, 5, -1 / 2),
+    (2, 1, 3, -1 / 3), (2, 4, 6, 1 / 6), (2, 4, 3, -1 / 6), (2, 1, 6, -1 / 6),
+    (3, 4, 6, 1 / 3), (3, 4, 3, 1 / 6), (3, 1, 6, 1 / 6), (3, 1, 3, -1 / 6),
+    (4, 1, 2, 1 / 3), (4, 4, 5, -1 / 6), (4, 4, 2, 1 / 6), (4, 1, 5, 1 / 6),
+    (5, 4, 5, -1 / 3), (5, 4, 2, -1 / 6), (5, 1, 5, -1 / 6), (5, 1, 2, 1 / 6),
+)
+
 
 @_inline
 def series(t2, c0, c1, c2, c3, c4):
@@ -22,7 +35,11 @@ def series(t2, c0, c1, c2, c3, c4):
 
 @_inline
 def logm(M, out):
-    """Rotation vector of the 3x3 rotation ``M`` (fem.rotations.logm)."""
+    """Rotation vector of the 3x3 rotation ``M`` (fem.rotations.logm) into ``out``.
+
+    Returns ``sin t``, ``cos t`` of its angle ``t`` from the skew part and the trace, or
+    ``-1, -1`` near pi (the quaternion route).
+    """
     s0 = 0.5 * (M[2, 1] - M[1, 2])
     s1 = 0.5 * (M[0, 2] - M[2, 0])
     s2 = 0.5 * (M[1, 0] - M[0, 1])
@@ -34,7 +51,7 @@ def logm(M, out):
         else:
             fac = math.atan2(sn, c) / sn
         out[0], out[1], out[2] = s0 * fac, s1 * fac, s2 * fac
-        return
+        return sn, c
     # near pi: Shepperd's quaternion, then its rotation vector (fem.rotations)
     tr = M[0, 0] + M[1, 1] + M[2, 2]
     d = (tr, M[0, 0], M[1, 1], M[2, 2])
@@ -68,21 +85,32 @@ def logm(M, out):
     else:
         scale = 2 * math.atan2(sv, w) / sv
     out[0], out[1], out[2] = qx * scale, qy * scale, qz * scale
+    return -1.0, -1.0
 
 
 @_inline
-def eta_mu(th):
-    """``eta``, ``mu`` of fem.rotations._eta_mu and ``|th|^2`` of a rotation vector ``th``."""
+def eta_mu(th, sn, cs):
+    """``eta``, ``mu`` of fem.rotations._eta_mu and ``|th|^2`` of a rotation vector ``th``.
+
+    ``sn, cs``: sine and cosine of its angle from :func:`logm`, which give ``tan(t/2) = sin t
+    / (1 + cos t)`` and ``sin(t/2)^2 = (1 - cos t)/2`` without two more transcendental calls
+    (``cos t >= -0.99`` there); ``sn < 0``: from the angle.
+    """
     t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
     t = math.sqrt(t2)
     if t < _SMALL:
         eta = series(t2, 1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)
         mu = series(t2, 1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800)
     else:
-        tn = math.tan(t / 2)
+        if sn >= 0:
+            tn = sn / (1 + cs)
+            sh2 = 0.5 * (1 - cs)
+        else:
+            tn = math.tan(t / 2)
+            sh = math.sin(t / 2)
+            sh2 = sh * sh
         eta = 1 / t2 - 1 / (2 * t * tn)
-        sh = math.sin(t / 2)
-        mu = -2 / t2**2 + 1 / (2 * t2 * t * tn) + 1 / (4 * t2 * sh * sh)
+        mu = -2 / t2**2 + 1 / (2 * t2 * t * tn) + 1 / (4 * t2 * sh2)
     return eta, mu, t2
 
 
@@ -94,147 +122,167 @@ def hat_into(v, out):
     out[2, 0], out[2, 1], out[2, 2] = -v[1], v[0], 0.0
 
 
+@_inline
+def z_transpose(w, out, c, il, g):
+    """``out = Z^T w``: a 7-vector of the hat basis to the 9 core DOFs, frame components.
+
+    ``Z`` is ``Bh`` (the chord row and ``Bhat_a = R_r^T E_a - G``) on the core DOFs ``(x_p, w_p,
+    w_q)`` in frame components, where ``G`` has few nonzeros: its rows in frame components are
+    ``(c e3, g_p, -c e3, g_q)``, ``(e3/l, 0, -e3/l, 0)``, ``(-e2/l, 0, e2/l, 0)`` with
+    ``g_a = (t_a . r2, -t_a . r1, 0)/(2 p2)`` (``g[a]`` its two nonzeros), ``c = p1/(l p2)``,
+    ``il = 1/l``.
+    """
+    s = w[1] + w[4]
+    out[0] = -w[0]
+    out[1] = (w[3] + w[6]) * il
+    out[2] = -c * s - (w[2] + w[5]) * il
+    out[3] = w[1] - g[0, 0] * s
+    out[4] = w[2] - g[0, 1] * s
+    out[5] = w[3]
+    out[6] = w[4] - g[1, 0] * s
+    out[7] = w[5] - g[1, 1] * s
+    out[8] = w[6]
+
+
 @njit(cache=True, fastmath={"contract", "arcp"}, nogil=True, parallel=True)
-def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
+def kernel(quat, u, conn, chord0, moving, E0, l0, Sc, coef, ij, tangent, f, K):
     """Fill ``f (E, 12)`` and (``tangent``) ``K (E, 12, 12)`` of a batch of 3D beams.
 
-    Arguments as prepared by :func:`fem.elements.beam3d_jit.evaluate` (``H0`` as its nonzeros
-    ``hk, hi, hj, hc``).
+    Arguments as prepared by :func:`fem.elements.beam3d_jit.evaluate`: nodal quaternions ``quat
+    (n, 4)`` and displacements ``u (n, 3)``, ``conn (E, 2)``, the chord ``chord0 (E, 3)``
+    (reference; the current one if not ``moving``), ``E0 (E, 3, 3)``, ``l0 (E,)``, the nonzeros
+    ``Sc (E, 8)`` of ``S``, the shear-arch terms ``coef (na, E)``, ``ij (na, 2)``; ``H0`` is
+    :data:`H_TERMS`.
+
+    Everything past the basic response is computed in the components of the co-rotated frame
+    ``R_r``, where the frame's matrices are sparse (``e1, e2, e3`` for ``r1, r2, r3``), as the
+    9 x 9 core of the tangent on ``(x_p, w_p, w_q)``; it is turned to global axes block by
+    block at the end, ``R_r K_IJ R_r^T``.
     """
-    nh = len(hk)
-    E = x.shape[0]
+    na = coef.shape[0]
+    E = l0.shape[0]
     nchunks = (E + _CHUNK - 1) // _CHUNK
     for chunk in prange(nchunks):
+        Rn = np.empty((3, 3))
         T = np.empty((2, 3, 3))
-        M = np.empty((3, 3))
         Rr = np.empty((3, 3))
-        r1, r2, r3, p = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-        t = np.empty((2, 3))
+        M = np.empty((3, 3))
         theta = np.empty((2, 3))
+        tau = np.empty((2, 3))                   # t_a in frame components
         Lam = np.empty((2, 3, 3))
-        th_hat = np.empty((3, 3))
-        G = np.zeros((3, 12))
-        Bhat = np.empty((2, 3, 12))
-        Bh = np.empty((7, 12))
-        qh = np.empty(7)
-        kbL = np.empty((7, 7))
-        kbh = np.empty((7, 7))
+        etamu = np.empty((2, 3))
+        g = np.empty((2, 2))
         v = np.empty(7)
         eps = np.empty(6)
         D = np.empty((6, 7))
         sig = np.empty(6)
         q = np.empty(7)
-        SD = np.empty((6, 7))
-        kb = np.empty((7, 7))
-        kbB = np.empty((7, 9))
-        etamu = np.empty((2, 3))
-        Bhc = np.empty((7, 9))
-        Kc = np.empty(9)
+        qh = np.empty(7)
         m = np.empty((2, 3))
         mu = np.empty((2, 3))
+        fl = np.empty(9)
+        SD = np.empty((6, 7))
+        kb = np.empty((7, 7))
+        kbL = np.empty((7, 7))
+        kbh = np.empty((7, 7))
         Kh = np.empty((3, 3))
-        W = np.empty((3, 12))
-        hv = np.empty((3, 3))
-        Ldl = np.empty(12)
-        Ldp = np.zeros((3, 12))
-        hat_t = np.empty((2, 3, 3))
-        Lr2, Lr3 = np.empty((3, 12)), np.empty((3, 12))
-        Lp1, Lp2, Lc = np.empty(12), np.empty(12), np.empty(12)
-        Ma, M3, M2 = np.empty((3, 12)), np.empty((3, 12)), np.empty((3, 12))
-        Mb = np.empty((2, 3, 12))
-        hr3 = np.empty((3, 3))
-        tr3 = np.empty(3)
-        wv = np.empty(3)
+        U = np.empty((9, 7))
+        Kl = np.empty((9, 9))
+        F = np.zeros((7, 9))                     # linear forms of the core DOFs (geometric)
+        tmp = np.empty((3, 3))
         for e in range(chunk * _CHUNK, min(E, (chunk + 1) * _CHUNK)):
             # --- frame (frames3d.CorotFrame3D._geometry) ------------------------------
-            for a in range(2):
+            n0, n1 = conn[e, 0], conn[e, 1]
+            for a in range(2):                  # T_a = R_a E0, R_a = quat_to_matrix
+                nd = n0 if a == 0 else n1
+                w, x, y, z = quat[nd, 0], quat[nd, 1], quat[nd, 2], quat[nd, 3]
+                x2, y2, z2 = 2 * x, 2 * y, 2 * z
+                xx, yy, zz = x * x2, y * y2, z * z2
+                xy, xz, yz = x * y2, x * z2, y * z2
+                wx, wy, wz = w * x2, w * y2, w * z2
+                Rn[0, 0], Rn[0, 1], Rn[0, 2] = 1 - yy - zz, xy - wz, xz + wy
+                Rn[1, 0], Rn[1, 1], Rn[1, 2] = xy + wz, 1 - xx - zz, yz - wx
+                Rn[2, 0], Rn[2, 1], Rn[2, 2] = xz - wy, yz + wx, 1 - xx - yy
                 for i in range(3):
                     for j in range(3):
-                        s = 0.0
-                        for k in range(3):
-                            s += R[e, a, i, k] * E0[e, k, j]
-                        T[a, i, j] = s
-                    t[a, i] = T[a, i, 1]
-            l2 = 0.0
-            for i in range(3):
-                r1[i] = x[e, 1, i] - x[e, 0, i]
-                l2 += r1[i] * r1[i]
-                p[i] = 0.5 * (t[0, i] + t[1, i])
-            l = math.sqrt(l2)
-            for i in range(3):
-                r1[i] /= l
-            r3[0] = r1[1] * p[2] - r1[2] * p[1]
-            r3[1] = r1[2] * p[0] - r1[0] * p[2]
-            r3[2] = r1[0] * p[1] - r1[1] * p[0]
-            n3 = math.sqrt(r3[0] ** 2 + r3[1] ** 2 + r3[2] ** 2)
-            for i in range(3):
-                r3[i] /= n3
-            r2[0] = r3[1] * r1[2] - r3[2] * r1[1]
-            r2[1] = r3[2] * r1[0] - r3[0] * r1[2]
-            r2[2] = r3[0] * r1[1] - r3[1] * r1[0]
-            p1 = p[0] * r1[0] + p[1] * r1[1] + p[2] * r1[2]
-            p2 = p[0] * r2[0] + p[1] * r2[1] + p[2] * r2[2]
-            for i in range(3):
-                Rr[i, 0], Rr[i, 1], Rr[i, 2] = r1[i], r2[i], r3[i]
+                        T[a, i, j] = (Rn[i, 0] * E0[e, 0, j] + Rn[i, 1] * E0[e, 1, j]
+                                      + Rn[i, 2] * E0[e, 2, j])
+            if moving:
+                d0 = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
+                d1 = chord0[e, 1] + (u[n1, 1] - u[n0, 1])
+                d2 = chord0[e, 2] + (u[n1, 2] - u[n0, 2])
+            else:
+                d0, d1, d2 = chord0[e, 0], chord0[e, 1], chord0[e, 2]
+            l = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            r10, r11, r12 = d0 / l, d1 / l, d2 / l
+            pv0 = 0.5 * (T[0, 0, 1] + T[1, 0, 1])
+            pv1 = 0.5 * (T[0, 1, 1] + T[1, 1, 1])
+            pv2 = 0.5 * (T[0, 2, 1] + T[1, 2, 1])
+            r30 = r11 * pv2 - r12 * pv1
+            r31 = r12 * pv0 - r10 * pv2
+            r32 = r10 * pv1 - r11 * pv0
+            n3 = math.sqrt(r30 * r30 + r31 * r31 + r32 * r32)
+            r30, r31, r32 = r30 / n3, r31 / n3, r32 / n3
+            r20 = r31 * r12 - r32 * r11
+            r21 = r32 * r10 - r30 * r12
+            r22 = r30 * r11 - r31 * r10
+            p1 = pv0 * r10 + pv1 * r11 + pv2 * r12
+            p2 = pv0 * r20 + pv1 * r21 + pv2 * r22
+            Rr[0, 0], Rr[0, 1], Rr[0, 2] = r10, r20, r30
+            Rr[1, 0], Rr[1, 1], Rr[1, 2] = r11, r21, r31
+            Rr[2, 0], Rr[2, 1], Rr[2, 2] = r12, r22, r32
             for a in range(2):
                 for i in range(3):              # M = R_r^T T_a
                     for j in range(3):
                         M[i, j] = (Rr[0, i] * T[a, 0, j] + Rr[1, i] * T[a, 1, j]
                                    + Rr[2, i] * T[a, 2, j])
-                logm(M, theta[a])
-                eta, muc, t2 = eta_mu(theta[a])
+                    tau[a, i] = M[i, 1]
+                th = theta[a]
+                sn, cs = logm(M, th)
+                eta, muc, t2 = eta_mu(th, sn, cs)
                 etamu[a, 0], etamu[a, 1], etamu[a, 2] = eta, muc, t2
-                hat_into(theta[a], th_hat)
-                for i in range(3):              # jl_inv = I - hat/2 + eta hat^2
+                # jl_inv = I - hat/2 + eta hat^2, hat^2 = theta theta^T - |theta|^2 I
+                dg = 1.0 - eta * t2
+                for i in range(3):
                     for j in range(3):
-                        s = 0.0
-                        for k in range(3):
-                            s += th_hat[i, k] * th_hat[k, j]
-                        Lam[a, i, j] = (1.0 if i == j else 0.0) - 0.5 * th_hat[i, j] + eta * s
+                        Lam[a, i, j] = eta * th[i] * th[j]
+                    Lam[a, i, i] += dg
+                Lam[a, 0, 1] += 0.5 * th[2]
+                Lam[a, 0, 2] -= 0.5 * th[1]
+                Lam[a, 1, 0] -= 0.5 * th[2]
+                Lam[a, 1, 2] += 0.5 * th[0]
+                Lam[a, 2, 0] += 0.5 * th[1]
+                Lam[a, 2, 1] -= 0.5 * th[0]
+            il = 1.0 / l
             c = p1 / (l * p2)
-            for i in range(3):
-                G[0, i], G[0, 6 + i] = c * r3[i], -c * r3[i]
-                G[1, i], G[1, 6 + i] = r3[i] / l, -r3[i] / l
-                G[2, i], G[2, 6 + i] = -r2[i] / l, r2[i] / l
-            for a in range(2):
-                ta = t[a]
-                G[0, 3 + 6 * a] = (ta[1] * r3[2] - ta[2] * r3[1]) / (2 * p2)
-                G[0, 4 + 6 * a] = (ta[2] * r3[0] - ta[0] * r3[2]) / (2 * p2)
-                G[0, 5 + 6 * a] = (ta[0] * r3[1] - ta[1] * r3[0]) / (2 * p2)
-            for a in range(2):
-                for i in range(3):
-                    for j in range(12):
-                        Bhat[a, i, j] = -G[i, j]
-                for i in range(3):                  # + R_r^T in the spin columns of node a
-                    Bhat[a, 0, 3 + 6 * a + i] += r1[i]
-                    Bhat[a, 1, 3 + 6 * a + i] += r2[i]
-                    Bhat[a, 2, 3 + 6 * a + i] += r3[i]
-            # B = L Bh with L = diag(1, Lambda_p, Lambda_q): Bh holds the chord row and
-            # Bhat_a; the kernel works in this basis and never forms B
-            for j in range(12):
-                Bh[0, j] = 0.0
-            for i in range(3):
-                Bh[0, i], Bh[0, 6 + i] = -r1[i], r1[i]
-            for a in range(2):
-                for i in range(3):
-                    for j in range(12):
-                        Bh[1 + 3 * a + i, j] = Bhat[a, i, j]
-            v[0] = l - l0[e]
+            h2 = 0.5 / p2
+            for a in range(2):                  # G's spin columns: (t_a x r3)/(2 p2), frame
+                g[a, 0] = tau[a, 1] * h2
+                g[a, 1] = -tau[a, 0] * h2
+            le = l0[e]
+            v[0] = l - le
             for i in range(3):
                 v[1 + i], v[4 + i] = theta[0, i], theta[1, i]
 
             # --- basic response (beam_basic.BasicBeam) --------------------------------
-            le = l0[e]
+            # A: eps = (u, l0 (qx - px), -l0 py, l0 qy, -l0 pz, l0 qz) (checked by the wrapper)
             for k in range(6):
-                s = 0.0
                 for b in range(7):
-                    s += A[e, k, b] * v[b]
-                    D[k, b] = A[e, k, b]
-                eps[k] = s
-            for r in range(nh):                 # the second-order strains, H0 sparse
-                hr, hs, ht, hcr = hk[r], hi[r], hj[r], le * hc[r]
-                D[hr, hs] += hcr * v[ht]
-                eps[hr] += 0.5 * hcr * v[hs] * v[ht]
+                    D[k, b] = 0.0
+            D[0, 0] = 1.0
+            D[1, 1], D[1, 4] = -le, le
+            D[2, 2], D[3, 5], D[4, 3], D[5, 6] = -le, le, -le, le
+            eps[0] = v[0]
+            eps[1] = le * v[4] - le * v[1]
+            eps[2] = -le * v[2]
+            eps[3] = le * v[5]
+            eps[4] = -le * v[3]
+            eps[5] = le * v[6]
+            for term in H_TERMS:                # the second-order strains, le c v_i v_j
+                k, i, j, hcr = term[0], term[1], term[2], le * term[3]
+                D[k, i] += hcr * v[j]
+                D[k, j] += hcr * v[i]
+                eps[k] += hcr * v[i] * v[j]
             for r in range(na):
                 ca, i, j = coef[r, e], ij[r, 0], ij[r, 1]
                 sv = v[i] + v[j]
@@ -242,16 +290,19 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
                 d = 2 * le * ca * sv
                 D[0, i] += d
                 D[0, j] += d
-            for k in range(6):
-                s = 0.0
-                for j in range(6):
-                    s += S[e, k, j] * eps[j]
-                sig[k] = s
+            # S: diagonal axial and torsion, two symmetric 2 x 2 bending blocks
+            s00, s11 = Sc[e, 0], Sc[e, 1]
+            s22, s23, s33 = Sc[e, 2], Sc[e, 3], Sc[e, 4]
+            s44, s45, s55 = Sc[e, 5], Sc[e, 6], Sc[e, 7]
+            sig[0] = s00 * eps[0]
+            sig[1] = s11 * eps[1]
+            sig[2] = s22 * eps[2] + s23 * eps[3]
+            sig[3] = s23 * eps[2] + s33 * eps[3]
+            sig[4] = s44 * eps[4] + s45 * eps[5]
+            sig[5] = s45 * eps[4] + s55 * eps[5]
             for b in range(7):
-                s = 0.0
-                for k in range(6):
-                    s += D[k, b] * sig[k]
-                q[b] = s
+                q[b] = (D[0, b] * sig[0] + D[1, b] * sig[1] + D[2, b] * sig[2]
+                        + D[3, b] * sig[3] + D[4, b] * sig[4] + D[5, b] * sig[5])
             qh[0] = q[0]                        # L^T q: axial force, mu_a = Lambda_a^T m_a
             for a in range(2):
                 for i in range(3):
@@ -260,36 +311,43 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
                     mu[a, i] = Lam[a, 0, i] * m[a, 0] + Lam[a, 1, i] * m[a, 1] \
                         + Lam[a, 2, i] * m[a, 2]
                     qh[1 + 3 * a + i] = mu[a, i]
-            for j in range(12):                 # f = B^T q = Bh^T L^T q
-                s = 0.0
-                for b in range(7):
-                    s += Bh[b, j] * qh[b]
-                f[e, j] = s
+            # f = B^T q = Bh^T L^T q: Z^T qh in frame components, turned to global axes
+            z_transpose(qh, fl, c, il, g)
+            for i in range(3):
+                fx = Rr[i, 0] * fl[0] + Rr[i, 1] * fl[1] + Rr[i, 2] * fl[2]
+                f[e, i] = fx
+                f[e, 6 + i] = -fx
+                f[e, 3 + i] = Rr[i, 0] * fl[3] + Rr[i, 1] * fl[4] + Rr[i, 2] * fl[5]
+                f[e, 9 + i] = Rr[i, 0] * fl[6] + Rr[i, 1] * fl[7] + Rr[i, 2] * fl[8]
             if not tangent:
                 continue
 
-            # --- material and local geometric: B^T (D^T S D + sum sigma_k H_k) B -------
-            for k in range(6):
-                for b in range(7):
-                    s = 0.0
-                    for j in range(6):
-                        s += S[e, k, j] * D[j, b]
-                    SD[k, b] = s
-            for a in range(7):
-                for b in range(7):
-                    s = 0.0
-                    for k in range(6):
-                        s += D[k, a] * SD[k, b]
+            # --- material and local geometric: kb = D^T S D + sum sigma_k H_k ----------
+            for b in range(7):
+                SD[0, b] = s00 * D[0, b]
+                SD[1, b] = s11 * D[1, b]
+                SD[2, b] = s22 * D[2, b] + s23 * D[3, b]
+                SD[3, b] = s23 * D[2, b] + s33 * D[3, b]
+                SD[4, b] = s44 * D[4, b] + s45 * D[5, b]
+                SD[5, b] = s45 * D[4, b] + s55 * D[5, b]
+            for a in range(7):                  # symmetric: the upper triangle, mirrored
+                for b in range(a, 7):
+                    s = (D[0, a] * SD[0, b] + D[1, a] * SD[1, b] + D[2, a] * SD[2, b]
+                         + D[3, a] * SD[3, b] + D[4, a] * SD[4, b] + D[5, a] * SD[5, b])
                     kb[a, b] = s
-            for r in range(nh):
-                kb[hi[r], hj[r]] += le * sig[hk[r]] * hc[r]
+                    kb[b, a] = s
+            for term in H_TERMS:
+                k, i, j = term[0], term[1], term[2]
+                hs = le * term[3] * sig[k]
+                kb[i, j] += hs
+                kb[j, i] += hs
             for r in range(na):
-                g = 2 * le * coef[r, e] * sig[0]
+                gg = 2 * le * coef[r, e] * sig[0]
                 i, j = ij[r, 0], ij[r, 1]
-                kb[i, i] += g
-                kb[i, j] += g
-                kb[j, i] += g
-                kb[j, j] += g
+                kb[i, i] += gg
+                kb[i, j] += gg
+                kb[j, i] += gg
+                kb[j, j] += gg
             # kbh = L^T kb L + diag(0, Kh_p Lambda_p, Kh_q Lambda_q): part 3 of the
             # geometric stiffness, Bhat_a^T Kh(theta_a, m_a) Lambda_a Bhat_a, joins the
             # material part in the hat basis
@@ -300,134 +358,125 @@ def kernel(x, R, E0, l0, A, S, hk, hi, hj, hc, coef, ij, na, tangent, f, K):
                         kbL[i, 1 + 3 * a + j] = (kb[i, 1 + 3 * a] * Lam[a, 0, j]
                                                  + kb[i, 2 + 3 * a] * Lam[a, 1, j]
                                                  + kb[i, 3 + 3 * a] * Lam[a, 2, j])
-            for j in range(7):                  # kbh = L^T kbL
-                kbh[0, j] = kbL[0, j]
-                for a in range(2):
-                    for i in range(3):
-                        kbh[1 + 3 * a + i, j] = (Lam[a, 0, i] * kbL[1 + 3 * a, j]
-                                                 + Lam[a, 1, i] * kbL[2 + 3 * a, j]
-                                                 + Lam[a, 2, i] * kbL[3 + 3 * a, j])
+            for j in range(7):                  # kbh = L^T kbL, symmetric (kb is): the
+                kbh[0, j] = kbL[0, j]           # upper triangle, mirrored
+                kbh[j, 0] = kbL[0, j]
+            for a in range(2):
+                for i in range(3):
+                    r = 1 + 3 * a + i
+                    for j in range(r, 7):
+                        s = (Lam[a, 0, i] * kbL[1 + 3 * a, j] + Lam[a, 1, i] * kbL[2 + 3 * a, j]
+                             + Lam[a, 2, i] * kbL[3 + 3 * a, j])
+                        kbh[r, j] = s
+                        kbh[j, r] = s
             for a in range(2):
                 th = theta[a]
                 eta, muc, t2 = etamu[a, 0], etamu[a, 1], etamu[a, 2]
-                tm = th[0] * m[a, 0] + th[1] * m[a, 1] + th[2] * m[a, 2]
-                for i in range(3):
-                    wv[i] = th[i] * tm - m[a, i] * t2
-                hat_into(m[a], hv)
-                for i in range(3):
-                    for j in range(3):
-                        Kh[i, j] = (-0.5 * hv[i, j]
-                                    + eta * ((tm if i == j else 0.0) + th[i] * m[a, j]
-                                             - 2 * m[a, i] * th[j])
-                                    + muc * wv[i] * th[j])
+                m0, m1, m2 = m[a, 0], m[a, 1], m[a, 2]
+                tm = th[0] * m0 + th[1] * m1 + th[2] * m2
+                w0 = (th[0] * tm - m0 * t2) * muc
+                w1 = (th[1] * tm - m1 * t2) * muc
+                w2 = (th[2] * tm - m2 * t2) * muc
+                for i in range(3):              # Kh = eta (tm I + theta m^T - 2 m theta^T)
+                    for j in range(3):          # + mu w theta^T - hat(m)/2
+                        Kh[i, j] = eta * (th[i] * m[a, j] - 2 * m[a, i] * th[j])
+                    Kh[i, i] += eta * tm
+                for j in range(3):
+                    Kh[0, j] += w0 * th[j]
+                    Kh[1, j] += w1 * th[j]
+                    Kh[2, j] += w2 * th[j]
+                Kh[0, 1] += 0.5 * m2
+                Kh[0, 2] -= 0.5 * m1
+                Kh[1, 0] -= 0.5 * m2
+                Kh[1, 2] += 0.5 * m0
+                Kh[2, 0] += 0.5 * m1
+                Kh[2, 1] -= 0.5 * m0
                 for i in range(3):
                     for j in range(3):
                         kbh[1 + 3 * a + i, 1 + 3 * a + j] += (
                             Kh[i, 0] * Lam[a, 0, j] + Kh[i, 1] * Lam[a, 1, j]
                             + Kh[i, 2] * Lam[a, 2, j])
-            # Only the 9 x 9 core (x_p, w_p, w_q) is computed: a common translation of
-            # both nodes changes nothing, so K's x_q columns are minus its x_p columns, and
-            # the forces on the two nodes balance, so its x_q rows are minus its x_p rows
-            for b in range(7):                  # Bhc: the core columns of Bh, contiguous
-                for jj in range(9):
-                    Bhc[b, jj] = Bh[b, jj if jj < 6 else jj + 3]
-            for a in range(7):                  # kbB = kbh Bhc (inner loops contiguous)
-                for jj in range(9):
-                    kbB[a, jj] = 0.0
-                for b in range(7):
-                    kab = kbh[a, b]
-                    for jj in range(9):
-                        kbB[a, jj] += kab * Bhc[b, jj]
-            Ke = K[e]
-            for ii in range(9):                 # Ke core = Bhc^T kbB
-                for jj in range(9):
-                    Kc[jj] = 0.0
-                for b in range(7):
-                    bi = Bhc[b, ii]
-                    for jj in range(9):
-                        Kc[jj] += bi * kbB[b, jj]
-                i = ii if ii < 6 else ii + 3
-                for jj in range(6):
-                    Ke[i, jj] = Kc[jj]
-                for jj in range(6, 9):
-                    Ke[i, jj + 3] = Kc[jj]
+            # the core of Bh^T kbh Bh, frame components: Z^T kbh Z
+            for j in range(7):
+                z_transpose(kbh[:, j], U[:, j], c, il, g)
+            for i in range(9):
+                z_transpose(U[i], Kl[i], c, il, g)
 
             # --- the rest of the geometric stiffness (CorotFrame3D.geometric) -----------
-            # 1. rotating chord under the axial force
-            Nl = q[0] / l
-            for i in range(3):
-                for j in range(3):
-                    Ke[i, j] += Nl * ((1.0 if i == j else 0.0) - r1[i] * r1[j])
-            # 2. the frame rotation carries the nodal moments: -hat(R_r mu_a) R_r G
-            for i in range(3):                  # W = R_r G
-                for jj in range(9):
-                    j = jj if jj < 6 else jj + 3
-                    W[i, j] = r1[i] * G[0, j] + r2[i] * G[1, j] + r3[i] * G[2, j]
-            for a in range(2):
-                for i in range(3):
-                    wv[i] = r1[i] * mu[a, 0] + r2[i] * mu[a, 1] + r3[i] * mu[a, 2]
-                hat_into(wv, hv)
-                for i in range(3):
-                    for jj in range(9):
-                        j = jj if jj < 6 else jj + 3
-                        Ke[3 + 6 * a + i, j] -= hv[i, 0] * W[0, j] + hv[i, 1] * W[1, j] \
-                            + hv[i, 2] * W[2, j]
-            # 3. (change of jl_inv^T) is in kbh above
-            # 4. change of G: -sum_k c_k dG_k, c = mu_p + mu_q (g_contract, _g_parts)
+            # In frame components the frame spin is w = G dd = (wx, wy, wz) and d r_i = w x e_i;
+            # the rows of F are linear forms of the core DOFs y = (x_p, w_p, w_q) (x_q = 0):
+            # dl, wx, wy, wz, dp1, dp2, dc (d of l, p1, p2, c = p1/(l p2))
+            # (only the entries set below are nonzero, the same ones for every element)
+            F[0, 0] = -1.0                      # dl = r1 . (dx_q - dx_p)
+            F[1, 2], F[1, 3], F[1, 4], F[1, 6], F[1, 7] = c, g[0, 0], g[0, 1], g[1, 0], g[1, 1]
+            F[2, 2] = il                        # wy
+            F[3, 1] = -il                       # wz
+            for a in range(2):                  # dp = (dw_p x t_p + dw_q x t_q)/2
+                o = 3 + 3 * a
+                F[4, o + 1] = 0.5 * tau[a, 2]
+                F[4, o + 2] = -0.5 * tau[a, 1]
+                F[5, o] = -0.5 * tau[a, 2]
+                F[5, o + 2] = 0.5 * tau[a, 0]
+            F[4, 1] = -p2 * il                  # dp1 = r1 . dp + p2 wz
+            F[5, 1] = p1 * il                   # dp2 = r2 . dp - p1 wz
+            ilp2, cl, cp2 = il / p2, c * il, c / p2
+            for j in range(9):                  # dc = dp1/(l p2) - c dl/l - c dp2/p2
+                F[6, j] = F[4, j] * ilp2 - F[0, j] * cl - F[5, j] * cp2
+            N = q[0]
             c0 = mu[0, 0] + mu[1, 0]
             c1 = mu[0, 1] + mu[1, 1]
             c2 = mu[0, 2] + mu[1, 2]
-            il, ilp2, i2p2 = 1.0 / l, 1.0 / (l * p2), 1.0 / (2 * p2)
-            for j in range(12):
-                Ldl[j] = 0.0
-            for i in range(3):
-                Ldl[i] = -r1[i]
+            # 1. rotating chord under the axial force: N/l (I - e1 e1^T)
+            Kl[1, 1] += N * il
+            Kl[2, 2] += N * il
+            # 4. change of G, rows x_p: -(c0 d(c r3) + c1 d(r3/l) - c2 d(r2/l))
+            a1, a2, a3 = c0 * c + c1 * il, c2 * il, c2 * il * il
+            a4 = c1 * il * il
+            for j in range(9):
+                Kl[0, j] -= a1 * F[2, j] + a2 * F[3, j]
+                Kl[1, j] -= a3 * F[0, j] - a1 * F[1, j]
+                Kl[2, j] -= c0 * F[6, j] - a4 * F[0, j] - a2 * F[1, j]
             for a in range(2):
-                hat_into(t[a], hat_t[a])
-                for i in range(3):
-                    for j in range(3):
-                        Ldp[i, 3 + 6 * a + j] = -0.5 * hat_t[a, i, j]
-            for jj in range(9):
-                j = jj if jj < 6 else jj + 3
-                for i in range(3):
-                    Lr2[i, j] = -r1[i] * G[2, j] + r3[i] * G[0, j]
-                    Lr3[i, j] = r1[i] * G[1, j] - r2[i] * G[0, j]
-                Lp1[j] = r1[0] * Ldp[0, j] + r1[1] * Ldp[1, j] + r1[2] * Ldp[2, j] \
-                    + p2 * G[2, j]
-                Lp2[j] = r2[0] * Ldp[0, j] + r2[1] * Ldp[1, j] + r2[2] * Ldp[2, j] \
-                    - p1 * G[2, j]
-                Lc[j] = (Lp1[j] - p1 * il * Ldl[j] - p1 / p2 * Lp2[j]) * ilp2
-                for i in range(3):
-                    M3[i, j] = (Lr3[i, j] - r3[i] * Ldl[j] * il) * il
-                    M2[i, j] = (Lr2[i, j] - r2[i] * Ldl[j] * il) * il
-                    Ma[i, j] = r3[i] * Lc[j] + c * Lr3[i, j]
-                    Ke[i, j] -= c0 * Ma[i, j] + c1 * M3[i, j] - c2 * M2[i, j]
-            hat_into(r3, hr3)
-            for a in range(2):
-                ta = t[a]
-                tr3[0] = ta[1] * r3[2] - ta[2] * r3[1]
-                tr3[1] = ta[2] * r3[0] - ta[0] * r3[2]
-                tr3[2] = ta[0] * r3[1] - ta[1] * r3[0]
-                for i in range(3):
-                    for jj in range(9):
-                        j = jj if jj < 6 else jj + 3
-                        Mb[a, i, j] = ((hat_t[a, i, 0] * Lr3[0, j] + hat_t[a, i, 1] * Lr3[1, j]
-                                        + hat_t[a, i, 2] * Lr3[2, j])
-                                       - tr3[i] * Lp2[j] / p2) * i2p2
-                for i in range(3):
-                    for j in range(3):
-                        Mb[a, i, 3 + 6 * a + j] += (hr3[i, 0] * hat_t[a, 0, j]
-                                                    + hr3[i, 1] * hat_t[a, 1, j]
-                                                    + hr3[i, 2] * hat_t[a, 2, j]) * i2p2
-                for i in range(3):
-                    for jj in range(9):
-                        j = jj if jj < 6 else jj + 3
-                        Ke[3 + 6 * a + i, j] -= c0 * Mb[a, i, j]
-            # the x_q columns and rows by sign
-            for ii in range(9):
-                i = ii if ii < 6 else ii + 3
-                for j in range(3):
-                    Ke[i, 6 + j] = -Ke[i, j]
-            for i in range(3):
-                for j in range(12):
-                    Ke[6 + i, j] = -Ke[i, j]
+                o = 3 + 3 * a
+                ta0, ta1, ta2 = tau[a, 0], tau[a, 1], tau[a, 2]
+                # 2. the frame rotation carries the nodal moments: -mu_a x w
+                ma0, ma1, ma2 = mu[a, 0], mu[a, 1], mu[a, 2]
+                for j in range(9):
+                    Kl[o, j] -= ma1 * F[3, j] - ma2 * F[2, j]
+                    Kl[o + 1, j] -= ma2 * F[1, j] - ma0 * F[3, j]
+                    Kl[o + 2, j] -= ma0 * F[2, j] - ma1 * F[1, j]
+                # 4. change of G, rows w_a: -c0 d((t_a x r3)/(2 p2)); dt_a = dw_a x t_a
+                b0 = c0 * h2
+                b1 = b0 / p2
+                for j in range(9):
+                    Kl[o, j] -= b0 * ta2 * F[1, j] - b1 * ta1 * F[5, j]
+                    Kl[o + 1, j] -= b0 * ta2 * F[2, j] + b1 * ta0 * F[5, j]
+                    Kl[o + 2, j] += b0 * (ta0 * F[1, j] + ta1 * F[2, j])
+                # (dw_a x t_a) x e3 = (xi_y, -xi_x, 0), xi = dw_a x t_a
+                Kl[o, o] += b0 * ta2            # xi_y = dw_z t_x - dw_x t_z
+                Kl[o, o + 2] -= b0 * ta0
+                Kl[o + 1, o + 1] += b0 * ta2    # -xi_x = -(dw_y t_z - dw_z t_y)
+                Kl[o + 1, o + 2] -= b0 * ta1
+            # 3. (change of jl_inv^T) is in kbh above
+
+            # --- to global axes: K_IJ = R_r Kl_IJ R_r^T; the x_q rows and columns by sign --
+            Ke = K[e]
+            for bi in range(3):
+                gi = 3 * bi if bi < 2 else 9
+                for bj in range(3):
+                    gj = 3 * bj if bj < 2 else 9
+                    for i in range(3):
+                        for j in range(3):
+                            tmp[i, j] = (Kl[3 * bi + i, 3 * bj] * Rr[j, 0]
+                                         + Kl[3 * bi + i, 3 * bj + 1] * Rr[j, 1]
+                                         + Kl[3 * bi + i, 3 * bj + 2] * Rr[j, 2])
+                    for i in range(3):
+                        for j in range(3):
+                            s = Rr[i, 0] * tmp[0, j] + Rr[i, 1] * tmp[1, j] + Rr[i, 2] * tmp[2, j]
+                            Ke[gi + i, gj + j] = s
+                            if bj == 0:
+                                Ke[gi + i, 6 + j] = -s
+                            if bi == 0:
+                                Ke[6 + i, gj + j] = -s
+                                if bj == 0:
+                                    Ke[6 + i, 6 + j] = s
