@@ -8,10 +8,12 @@ import sys
 
 from benchmarks import (
     beam_assembly,
+    cms,
     dynamics,
     modal,
     multibody,
     newton_share,
+    shells,
     slender_arch,
     small_models,
     startup,
@@ -20,11 +22,16 @@ from benchmarks import (
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
-              "small_models": small_models.main}
+              "small_models": small_models.main, "shells": shells.main, "cms": cms.main}
 
 
 def main(argv: list[str]) -> int:
     names = argv or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s) {', '.join(unknown)}; the benchmarks are: "
+              + ", ".join(BENCHMARKS), file=sys.stderr)
+        return 2
     for name in names:
         BENCHMARKS[name]()
         print()

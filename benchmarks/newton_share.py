@@ -5,8 +5,13 @@ face loaded sideways and twisted, one nonlinear load increment; every linear sol
 numerical factorization, refinement and its accuracy check included: ``linalg.solve_checked``,
 what every Newton iteration calls) is timed; the rest of the step is element evaluation,
 assembly and bookkeeping. The baseline is the linear solve itself.
+
+``--tower``: the speed issue's 1e6-DOF point, a tower of 6 x 6 nodes a level and 4630 levels
+(999 864 unknowns, about 5e5 elements; its factorization's fronts stay at a level's size, so it
+fits this machine), loaded and twisted at its top.
 """
 
+import sys
 import time
 
 import numpy as np
@@ -18,13 +23,14 @@ from fem.model import NodalLoad
 from fem.system import System
 
 SIZES = (7, 15, 32)                 # lattice edges: about 9e2, 9e3 and 9.5e4 elements
+TOWER = (6, 4630)                   # 6 x 6 nodes a level, 4630 levels: 999 864 unknowns
 
 
-def main():
+def main(argv=()):
     print("Newton iterations on 3D co-rotational beams: time per iteration and its split")
     print(f"{'elements':>9} {'iterations':>10} {'s/iteration':>12} {'solve':>8} {'outside':>8}")
-    for n in SIZES:
-        model, top = space_frame(n)
+    for size in ([TOWER] if "--tower" in argv else [(n, None) for n in SIZES]):
+        model, top = space_frame(*size)
         E = len(model.groups[0])
         load = NodalLoad("top", top, np.array([2.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.5]))
         model = model.with_changes(loads=(load,))
@@ -39,3 +45,7 @@ def main():
         its = spent[1]                      # one checked solve per Newton iteration
         print(f"{E:>9} {its:>10} {total / its:>12.3g} {spent[0] / total:>8.0%} "
               f"{1 - spent[0] / total:>8.0%}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
