@@ -301,13 +301,14 @@ class CorotShell(Shell):
             return f, None
         return f, np.swapaxes(kin.B, 1, 2) @ self.K_local @ kin.B + self.frame.geometric(kin, q)
 
-    def _compiled(self) -> bool:
-        """Whether :meth:`evaluate` runs the compiled kernel (:mod:`fem.elements.shell_jit`).
+    def _compiled(self, conserving: bool = False) -> bool:
+        """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
         Groups of at least ``MIN_ELEMENTS`` triangles, where numba is there and ``FEM_JIT`` is
-        not ``0``; the vectorized numpy code is the reference and the fallback.
+        not ``0`` (:mod:`fem.elements.shell_jit`); the vectorized numpy code is the reference
+        and the fallback.
         """
-        return len(self) >= shell_jit.MIN_ELEMENTS and shell_jit.enabled()
+        return len(self) >= shell_jit.MIN_ELEMENTS and shell_jit.enabled(conserving)
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
@@ -381,6 +382,11 @@ class CorotShell(Shell):
         """
         if spins is not None and not np.all(spins):
             raise ValueError("co-rotational shell nodes are corrected by spatial spins")
+        if self._compiled(conserving=True):
+            f, K, energy, p1 = shell_jit.conserving(
+                self.positions(sm), sm.rotation_matrices()[self.conn], self.frame.R0,
+                self.frame.xl0, self.K_local, hist["p"], inc, cayley)
+            return f, K, energy, {"p": p1}
         kin = self._kinematics(sm)
         B = kin.B
         p0 = hist["p"]

@@ -11,6 +11,12 @@ compare this kernel with (to 1e-13 relative) and the fallback where numba is mis
 is ``0`` or a group is small (compiling or loading the kernel costs more than it saves there).
 Why numba, and the layout (``prange`` over chunks, per-chunk scratch): as the 3D beams',
 :mod:`fem.elements.beam3d_jit`.
+
+The energy-conserving step's force and tangent (:meth:`~fem.elements.shell_corot.CorotShell.
+conserving`, about 60 einsum calls a call in numpy: 61% of a step of the 32-triangle free
+plate of ``tests/test_shell_dynamics.py``) have their own kernel, :func:`conserving`
+(:mod:`fem.elements.shell_ec_kernel`), loaded separately under the same dispatch rule and
+tested against the numpy code the same way (issue 14).
 """
 
 from __future__ import annotations
@@ -21,11 +27,15 @@ from numpy.typing import NDArray
 from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
 _kernel = Kernel("fem.elements.shell_kernel")
+_ec_kernel = Kernel("fem.elements.shell_ec_kernel")
 
 
-def enabled() -> bool:
-    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
-    return _kernel.enabled()
+def enabled(conserving: bool = False) -> bool:
+    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``).
+
+    ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
+    """
+    return (_ec_kernel if conserving else _kernel).enabled()
 
 
 def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
@@ -43,3 +53,25 @@ def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
             np.ascontiguousarray(R0, dtype=float), np.ascontiguousarray(xl0, dtype=float),
             np.ascontiguousarray(Kl, dtype=float), tangent, f, K)
     return f, (K if tangent else None)
+
+
+def conserving(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray, p0: NDArray,
+               inc: NDArray, cayley: NDArray | None
+               ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Algorithmic force, tangent, energy and deformations of the energy-conserving step.
+
+    :meth:`fem.elements.shell_corot.CorotShell.conserving` element by element
+    (:mod:`fem.elements.shell_ec_kernel`): ``x (E, 3, 3)`` the mid-point corners relative to
+    corner 1, ``R (E, 3, 3, 3)`` their rotation matrices, ``R0``, ``xl0``, ``Kl`` as in
+    :func:`evaluate`, ``p0 (E, 18)`` the algorithmic deformations at the step's start, ``inc
+    (E, 18)`` the increments, ``cayley (E, 3)`` (or None: none) the corners whose rotation slots
+    hold Cayley parameters. Returns ``f (E, 18)``, ``K (E, 18, 18)``, ``energy (E,)``, ``p1 (E,
+    18)``.
+    """
+    E = len(x)
+    f, K, energy, p1 = np.empty((E, 18)), np.empty((E, 18, 18)), np.empty(E), np.empty((E, 18))
+    cay = np.zeros((E, 3), dtype=bool) if cayley is None else np.asarray(cayley, dtype=bool)
+    _ec_kernel.function(*(np.ascontiguousarray(a, dtype=float)
+                          for a in (x, R, R0, xl0, Kl, p0, inc)),
+                        np.ascontiguousarray(cay), f, K, energy, p1)
+    return f, K, energy, p1
