@@ -73,8 +73,13 @@ def test_kernel_gives_the_numpy_numbers(spread, monkeypatch):
 def test_small_groups_and_fem_jit_0_keep_the_numpy_path(monkeypatch):
     rng = np.random.default_rng(2)
     X, conn = random_mesh(5, rng)                              # 50 triangles
-    assert len(conn) < shell_jit.MIN_ELEMENTS
-    assert not CorotShell("a", conn, X, 3, E=1.0, nu=0.3, h=0.1)._compiled()
+    assert shell_jit.MIN_CONSERVING <= len(conn) < shell_jit.MIN_ELEMENTS
+    small = CorotShell("a", conn, X, 3, E=1.0, nu=0.3, h=0.1)
+    assert not small._compiled()
+    assert small._compiled(conserving=True)        # a dynamic run calls it thousands of times
+    X, conn = random_mesh(2, rng)
+    assert len(conn) < shell_jit.MIN_CONSERVING
+    assert not CorotShell("c", conn, X, 3, E=1.0, nu=0.3, h=0.1)._compiled(conserving=True)
     X, conn = random_mesh(6, rng)                              # 72 triangles
     g = CorotShell("b", conn, X, 3, E=1.0, nu=0.3, h=0.1)
     assert g._compiled()

@@ -304,11 +304,12 @@ class CorotShell(Shell):
     def _compiled(self, conserving: bool = False) -> bool:
         """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        Groups of at least ``MIN_ELEMENTS`` triangles, where numba is there and ``FEM_JIT`` is
-        not ``0`` (:mod:`fem.elements.shell_jit`); the vectorized numpy code is the reference
-        and the fallback.
+        Groups of at least ``MIN_ELEMENTS`` (``conserving``: ``MIN_CONSERVING``) triangles,
+        where numba is there and ``FEM_JIT`` is not ``0`` (:mod:`fem.elements.shell_jit`); the
+        vectorized numpy code is the reference and the fallback.
         """
-        return len(self) >= shell_jit.MIN_ELEMENTS and shell_jit.enabled(conserving)
+        least = shell_jit.MIN_CONSERVING if conserving else shell_jit.MIN_ELEMENTS
+        return len(self) >= least and shell_jit.enabled(conserving)
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
