@@ -243,6 +243,11 @@ def couple_free_interface(components: Sequence[FreeInterface], labels: Sequence,
     cols = np.split(np.arange(sum(sizes)), np.cumsum(sizes)[:-1])
     if modes_only:
         N = sla.null_space(A @ Phi_B)
+        if N.shape[1] == 0:
+            raise ModelError(f"free-interface coupling, modes only: the {len(Lam)} kept modes "
+                             f"cannot satisfy the {A.shape[0]} interface compatibility "
+                             "conditions A Phi_B p = 0 together (no combination is left); keep "
+                             "more modes, or keep the residual flexibility")
         T = tuple(c.Phi @ N[j] for c, j in zip(components, cols, strict=True))
         K = N.T @ (Lam[:, None] * N)
         return FreeInterfaceModel(components, A, T, 0.5 * (K + K.T), N.T @ N, N=N)
