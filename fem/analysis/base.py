@@ -11,6 +11,7 @@ import logging
 import re
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import linalg
@@ -120,7 +121,7 @@ class StepBase:
         asm = self.system.assembler
         n = asm.n_free
         q = self.system.positions(trial)
-        absK_q = np.bincount(asm.entry_rows, weights=np.abs(K) * q[asm.indices], minlength=n)
+        absK_q = sp.csr_matrix((np.abs(K), asm.indices, asm.indptr), shape=(n, len(q))) @ q
         return np.finfo(float).eps * block_norms(self.system.dofmap.kind_index[:n], absK_q)
 
     def warn(self, message: str) -> None:

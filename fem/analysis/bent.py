@@ -37,7 +37,8 @@ class ChordFit:
     """Translations of a nodal correction refitted to finitely turned beam chords.
 
     Built once per step: the co-rotational beams of the model, their graph Laplacian weighted by
-    ``1 / l0`` and its factorization per direction over the free translations (a member with no
+    ``1 / l0`` and its factorization per direction over the free translations (one for the
+    directions with the same free nodes, made when a correction is first bent) (a member with no
     support in a direction keeps Newton's translation at one of its nodes; supported and
     prescribed translations are held). ``active`` is false for models without co-rotational
     beams (nothing to bend: trusses keep the straight update).
@@ -65,6 +66,7 @@ class ChordFit:
         ncomp, label = csgraph.connected_components(
             sp.csr_matrix((np.ones(E), (conn[:, 0], conn[:, 1])), shape=(n, n)), directed=False)
         self.held, self.solvers = [], []
+        factored = {}                              # directions with the same free nodes share
         for k in range(d):
             free = (dm.index[:, k] >= 0) & (dm.index[:, k] < dm.n_nodal)
             held = ~free | ~used                   # fixed (correction 0) or not on a beam
@@ -74,7 +76,10 @@ class ChordFit:
                     held[members[0]] = True
             f = np.flatnonzero(~held)
             self.held.append(np.flatnonzero(held))
-            self.solvers.append((f, L[f], spla.splu(L[f][:, f].tocsc()) if len(f) else None))
+            key = f.tobytes()
+            if key not in factored:                # (usually all three: one factorization)
+                factored[key] = [f, L[f], None]    # factored when first bent (__call__)
+            self.solvers.append(factored[key])
 
     def __call__(self, state, dn: NDArray) -> NDArray:
         """The nodal correction ``dn (n, nslots)`` of ``state`` with its translations bent."""
@@ -97,9 +102,12 @@ class ChordFit:
             c = (l + a)[:, None] * np.einsum("eij,ej->ei", so3.expm(om), e)
         rhs = self.G.T @ (self.w[:, None] * (c - dvec))
         Y = D.copy()
-        for k, (f, Lf, lu) in enumerate(self.solvers):
-            if lu is None:
+        for k, solver in enumerate(self.solvers):
+            f, Lf, lu = solver
+            if not len(f):
                 continue
+            if lu is None:                         # most steps never bend: factor on demand
+                lu = solver[2] = spla.splu(Lf[:, f].tocsc())
             held = self.held[k]
             Y[f, k] = lu.solve(rhs[f, k] - Lf[:, held] @ D[held, k])
         out = dn.copy()
