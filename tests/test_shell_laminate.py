@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from helpers import deck_error, square_plate_mesh
 from numpy.polynomial import legendre
 from scipy.sparse.linalg import spsolve
-from test_shell import state_of
+from test_shell import patch, state_of
 
 from fem import rotations as so3
 from fem.elements import shell_jit
@@ -75,14 +75,6 @@ def stress_to_material(sig: np.ndarray, degrees: float) -> np.ndarray:
 
 
 # --- small models assembled here -----------------------------------------------------------------
-
-def patch():
-    """MacNeal-Harder's distorted patch (0.24 x 0.12, 4 inner nodes, 10 triangles), z = 0."""
-    X = np.array([[0, 0], [0.24, 0], [0.24, 0.12], [0, 0.12],
-                  [0.04, 0.02], [0.18, 0.03], [0.16, 0.08], [0.08, 0.08]])
-    quads = [(0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7), (4, 5, 6, 7)]
-    conn = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))])
-    return np.column_stack([X, np.zeros(len(X))]), conn
 
 
 def dofs(g) -> np.ndarray:
