@@ -7,7 +7,12 @@ load it instead of compiling (about 17 s).
 import math
 
 import numpy as np
-from numba import njit, prange
+
+from fem.elements.jit import configure_cache
+
+configure_cache()                  # before the njit decorators: the source-keyed cache folder
+
+from numba import njit, prange  # noqa: E402
 
 _SMALL = 0.3           # fem.rotations._SMALL: below it the series of eta and mu
 _CHUNK = 256           # elements per chunk: prange runs over chunks, each allocates its scratch

@@ -19,17 +19,22 @@ only translation columns and their own corner's rotation columns (``G``, ``R_e G
 ``d(G inc)`` touch translation columns only), so ``K_l dp1`` and ``B^T (K_l dp1)`` run over
 those patterns (about 2.9e3 multiply-adds each instead of 4.9e3).
 
-The rotation helpers are :mod:`fem.elements.shell_kernel`'s, inlined: numba checks this cached
-kernel against this file only, so after a change to them delete the cached
-``shell_ec_kernel.*.nbi``/``.nbc`` in ``__pycache__``.
+The rotation helpers are :mod:`fem.elements.shell_kernel`'s, inlined (the cache folder is keyed
+by every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
+kernel too).
 """
 
 import math
 
 import numpy as np
-from numba import njit, prange
 
-from fem.elements.shell_kernel import eta_mu, hat_into, logm
+from fem.elements.jit import configure_cache
+
+configure_cache()                  # before the njit decorators: the source-keyed cache folder
+
+from numba import njit, prange  # noqa: E402
+
+from fem.elements.shell_kernel import eta_mu, hat_into, logm  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 

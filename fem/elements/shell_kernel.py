@@ -1,12 +1,12 @@
 """The numba kernel of :mod:`fem.elements.shell_jit` (imported only when it is used).
 
-Module-level functions, so that numba caches the machine code beside this file and later runs
-load it instead of compiling. The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are a
-copy of the 3D beams' (:mod:`fem.elements.beam3d_kernel`), kept here rather than imported: numba
-checks a cached kernel against its own file only, so a change of an inlined helper in another
-file would leave the stale machine code in use (and a changed signature went unnoticed that way).
-The energy-conserving kernel (:mod:`fem.elements.shell_ec_kernel`) takes them from here: after a
-change to them, delete its cached ``shell_ec_kernel.*.nbi``/``.nbc`` in ``__pycache__``.
+Module-level functions, so that numba caches the machine code (in the folder keyed by every
+kernel's source, :func:`fem.elements.jit.cache_dir`) and later runs load it instead of compiling.
+The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are the first beam kernel's: the 3D beam
+kernel's own have since taken the sine and cosine ``logm`` computes (another signature). The
+energy-conserving kernel (:mod:`fem.elements.shell_ec_kernel`) takes them from here; the keyed
+cache folder recompiles every kernel when any kernel file changes (numba itself checks a cached
+kernel against its own file only, which once kept stale machine code in use).
 
 Symbols follow :class:`fem.elements.shell_corot.CorotShellFrame` line by line; two changes of
 basis keep the work per element small:
@@ -26,7 +26,12 @@ basis keep the work per element small:
 import math
 
 import numpy as np
-from numba import njit, prange
+
+from fem.elements.jit import configure_cache
+
+configure_cache()                  # before the njit decorators: the source-keyed cache folder
+
+from numba import njit, prange  # noqa: E402
 
 _CHUNK = 128           # elements per chunk: prange runs over chunks, each allocates its scratch
 _SMALL = 0.3           # fem.rotations._SMALL: below it the series of eta and mu

@@ -1,0 +1,58 @@
+"""numba's cache of the compiled kernels is keyed by every kernel module's source.
+
+numba checks a cached function against its own file only: the shell kernel, importing helpers of
+the beam kernel, kept loading stale machine code after those helpers changed (fem.elements.jit).
+"""
+
+import glob
+import os
+
+import pytest
+
+from fem.elements import jit
+
+
+def write(folder, name: str, text: str) -> str:
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+def test_the_folder_changes_with_any_kernel_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    a = write(tmp_path, "a_kernel.py", "def f(): return 1\n")
+    b = write(tmp_path, "b_kernel.py", "def g(): return 2\n")
+    first = jit.cache_dir([a, b])
+    assert first == jit.cache_dir([b, a])                    # order does not matter
+    assert first.startswith(str(tmp_path / "cache" / "fem" / "numba"))
+    write(tmp_path, "b_kernel.py", "def g(): return 3\n")     # a helper of another module
+    assert jit.cache_dir([a, b]) != first
+    write(tmp_path, "b_kernel.py", "def g(): return 2\n")
+    assert jit.cache_dir([a, b]) == first
+
+
+def test_every_kernel_module_is_in_the_key():
+    names = sorted(os.path.basename(p) for p in glob.glob(jit.KERNELS))
+    assert names == ["beam3d_kernel.py", "shell_ec_kernel.py", "shell_kernel.py"]
+
+
+@pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
+def test_the_kernels_cache_in_the_keyed_folder():
+    pytest.importorskip("numba")
+    from fem.elements import beam3d_kernel, shell_ec_kernel, shell_kernel
+
+    for module in (beam3d_kernel, shell_kernel, shell_ec_kernel):
+        assert module.kernel._cache._cache_path.startswith(jit.cache_dir())
+
+
+def test_a_numba_cache_dir_of_the_user_wins(monkeypatch):
+    config = pytest.importorskip("numba.core.config")
+    before = config.CACHE_DIR
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/somewhere/else")
+    try:
+        config.CACHE_DIR = "unchanged"
+        jit.configure_cache()
+        assert config.CACHE_DIR == "unchanged"
+    finally:
+        config.CACHE_DIR = before
