@@ -19,7 +19,7 @@ only translation columns and their own corner's rotation columns (``G``, ``R_e G
 ``d(G inc)`` touch translation columns only), so ``K_l dp1`` and ``B^T (K_l dp1)`` run over
 those patterns (about 2.9e3 multiply-adds each instead of 4.9e3).
 
-The rotation helpers are :mod:`fem.elements.shell_kernel`'s, inlined (the cache folder is keyed
+The rotation helpers are :mod:`fem.elements.beam3d_kernel`'s, inlined (the cache folder is keyed
 by every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
 kernel too).
 """
@@ -34,7 +34,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.shell_kernel import eta_mu, hat_into, logm  # noqa: E402
+from fem.elements.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 

@@ -2,11 +2,10 @@
 
 Module-level functions, so that numba caches the machine code (in the folder keyed by every
 kernel's source, :func:`fem.elements.jit.cache_dir`) and later runs load it instead of compiling.
-The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are the first beam kernel's: the 3D beam
-kernel's own have since taken the sine and cosine ``logm`` computes (another signature). The
-energy-conserving kernel (:mod:`fem.elements.shell_ec_kernel`) takes them from here; the keyed
-cache folder recompiles every kernel when any kernel file changes (numba itself checks a cached
-kernel against its own file only, which once kept stale machine code in use).
+The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are the 3D beam kernel's
+(:mod:`fem.elements.beam3d_kernel`), inlined; numba checks a cached kernel against its own file
+only, so the cache folder is keyed by every kernel's source (:func:`fem.elements.jit.cache_dir`)
+and a change to them recompiles this kernel too.
 
 Symbols follow :class:`fem.elements.shell_corot.CorotShellFrame` line by line; two changes of
 basis keep the work per element small:
@@ -33,104 +32,9 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit, prange  # noqa: E402
 
+from fem.elements.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
+
 _CHUNK = 128           # elements per chunk: prange runs over chunks, each allocates its scratch
-_SMALL = 0.3           # fem.rotations._SMALL: below it the series of eta and mu
-_inline = njit(cache=True, nogil=True, inline="always")
-
-
-@_inline
-def series(t2, c0, c1, c2, c3, c4):
-    """The polynomial ``c0 + c1 t2 + ... + c4 t2^4`` (Horner)."""
-    return (((c4 * t2 + c3) * t2 + c2) * t2 + c1) * t2 + c0
-
-
-@_inline
-def logm(M, out):
-    """Rotation vector of the 3x3 rotation ``M`` (fem.rotations.logm) into ``out``.
-
-    Returns ``sin t``, ``cos t`` of its angle ``t`` from the skew part and the trace, or
-    ``-1, -1`` near pi (the quaternion route).
-    """
-    s0 = 0.5 * (M[2, 1] - M[1, 2])
-    s1 = 0.5 * (M[0, 2] - M[2, 0])
-    s2 = 0.5 * (M[1, 0] - M[0, 1])
-    c = 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0)
-    if c >= -0.99:
-        sn = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
-        if sn < 1e-8:
-            fac = 1.0 + sn * sn / 6
-        else:
-            fac = math.atan2(sn, c) / sn
-        out[0], out[1], out[2] = s0 * fac, s1 * fac, s2 * fac
-        return sn, c
-    # near pi: Shepperd's quaternion, then its rotation vector (fem.rotations)
-    tr = M[0, 0] + M[1, 1] + M[2, 2]
-    d = (tr, M[0, 0], M[1, 1], M[2, 2])
-    k = 0
-    for i in range(1, 4):
-        if d[i] > d[k]:
-            k = i
-    if k == 0:
-        s = math.sqrt(max(1 + tr, 0.0)) * 2
-        w, qx, qy, qz = s / 4, (M[2, 1] - M[1, 2]) / s, (M[0, 2] - M[2, 0]) / s, \
-            (M[1, 0] - M[0, 1]) / s
-    elif k == 1:
-        s = math.sqrt(max(1 + M[0, 0] - M[1, 1] - M[2, 2], 0.0)) * 2
-        w, qx, qy, qz = (M[2, 1] - M[1, 2]) / s, s / 4, (M[0, 1] + M[1, 0]) / s, \
-            (M[0, 2] + M[2, 0]) / s
-    elif k == 2:
-        s = math.sqrt(max(1 - M[0, 0] + M[1, 1] - M[2, 2], 0.0)) * 2
-        w, qx, qy, qz = (M[0, 2] - M[2, 0]) / s, (M[0, 1] + M[1, 0]) / s, s / 4, \
-            (M[1, 2] + M[2, 1]) / s
-    else:
-        s = math.sqrt(max(1 - M[0, 0] - M[1, 1] + M[2, 2], 0.0)) * 2
-        w, qx, qy, qz = (M[1, 0] - M[0, 1]) / s, (M[0, 2] + M[2, 0]) / s, \
-            (M[1, 2] + M[2, 1]) / s, s / 4
-    if w < 0:
-        w, qx, qy, qz = -w, -qx, -qy, -qz
-    n = math.sqrt(w * w + qx * qx + qy * qy + qz * qz)
-    w, qx, qy, qz = w / n, qx / n, qy / n, qz / n
-    sv = math.sqrt(qx * qx + qy * qy + qz * qz)
-    if sv < 1e-12:
-        scale = 2.0 / (w if w != 0 else 1.0)
-    else:
-        scale = 2 * math.atan2(sv, w) / sv
-    out[0], out[1], out[2] = qx * scale, qy * scale, qz * scale
-    return -1.0, -1.0
-
-
-@_inline
-def eta_mu(th, sn, cs):
-    """``eta``, ``mu`` of fem.rotations._eta_mu and ``|th|^2`` of a rotation vector ``th``.
-
-    ``sn, cs``: sine and cosine of its angle from :func:`logm`, which give ``tan(t/2) = sin t
-    / (1 + cos t)`` and ``sin(t/2)^2 = (1 - cos t)/2`` without two more transcendental calls
-    (``cos t >= -0.99`` there); ``sn < 0``: from the angle.
-    """
-    t2 = th[0] * th[0] + th[1] * th[1] + th[2] * th[2]
-    t = math.sqrt(t2)
-    if t < _SMALL:
-        eta = series(t2, 1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160)
-        mu = series(t2, 1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800)
-    else:
-        if sn >= 0:
-            tn = sn / (1 + cs)
-            sh2 = 0.5 * (1 - cs)
-        else:
-            tn = math.tan(t / 2)
-            sh = math.sin(t / 2)
-            sh2 = sh * sh
-        eta = 1 / t2 - 1 / (2 * t * tn)
-        mu = -2 / t2**2 + 1 / (2 * t2 * t * tn) + 1 / (4 * t2 * sh2)
-    return eta, mu, t2
-
-
-@_inline
-def hat_into(v, out):
-    """Write the skew matrix of ``v`` into ``out``."""
-    out[0, 0], out[0, 1], out[0, 2] = 0.0, -v[2], v[1]
-    out[1, 0], out[1, 1], out[1, 2] = v[2], 0.0, -v[0]
-    out[2, 0], out[2, 1], out[2, 2] = -v[1], v[0], 0.0
 
 
 @njit(cache=True, fastmath={"contract", "arcp"}, nogil=True, parallel=True)
