@@ -92,6 +92,25 @@ def rigid_state(g, R, t):
     return st
 
 
+def moving_ec_start(sysm, step, rng, h: float, u=0.03, rot=0.3):
+    """A random moving, turned start state ``s0`` (translations ``u``, rotation vectors ``rot``,
+    unit velocities) of a 3D model, and the energy-conserving integrator of ``step`` begun at it
+    (nodal inertia, time step ``h``): the set-up of the step-tangent tests. Returns ``(integ,
+    s0)``; call ``integ.start_step(s0)`` after any change to ``s0``'s algorithmic history."""
+    from fem.inertia import NodalInertia
+    from fem.integrators import make_integrator
+
+    s0 = sysm.reference_state()
+    n = s0.n_nodes
+    s0.u[:] = u * rng.normal(size=(n, 3))
+    s0.rot[:] = so3.quat_from_rotvec(rot * rng.normal(size=(n, 3)))
+    s0.v[:] = rng.normal(size=(n, 6))
+    step.loads.begin(s0)
+    integ = make_integrator("energy_conserving", sysm, NodalInertia(sysm, s0), step.loads, h)
+    integ.begin(s0)
+    return integ, s0
+
+
 def fd_step_tangent(integ, sysm, s0, s1, h=1e-6):
     """The integrator's effective tangent at ``s1`` and the central differences of its residual.
 
