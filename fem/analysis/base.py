@@ -11,7 +11,6 @@ import logging
 import re
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import linalg
@@ -119,10 +118,9 @@ class StepBase:
         block's residual below its part of that. One pass over the matrix entries.
         """
         asm = self.system.assembler
-        n = asm.n_free
-        q = self.system.positions(trial)
-        absK_q = sp.csr_matrix((np.abs(K), asm.indices, asm.indptr), shape=(n, len(q))) @ q
-        return np.finfo(float).eps * block_norms(self.system.dofmap.kind_index[:n], absK_q)
+        absK_q = asm.abs_times(K, self.system.positions(trial))
+        return np.finfo(float).eps * block_norms(self.system.dofmap.kind_index[:asm.n_free],
+                                                 absK_q)
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""

@@ -58,10 +58,10 @@ def configure_cache() -> None:
 
 
 class Kernel:
-    """The ``kernel`` function of module ``module``, imported when first asked for."""
+    """Function ``name`` (default ``kernel``) of module ``module``, imported at first use."""
 
-    def __init__(self, module: str):
-        self.module = module
+    def __init__(self, module: str, name: str = "kernel"):
+        self.module, self.name = module, name
         self.function = None            # None: not tried yet; False: numba is unavailable
 
     def enabled(self) -> bool:
@@ -70,7 +70,7 @@ class Kernel:
             return False
         if self.function is None:
             try:
-                self.function = importlib.import_module(self.module).kernel
+                self.function = getattr(importlib.import_module(self.module), self.name)
             except ImportError:
                 self.function = False
         return self.function is not False
