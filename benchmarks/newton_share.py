@@ -44,8 +44,9 @@ def main(argv=()):
         model = model.with_changes(loads=(load,))
         sysm = System(model)
         state = sysm.reference_state()
-        for g in model.groups:              # warm-up, as in any run after its first step: the
-            g.evaluate(state)               # kernel loaded (numba) and its group data prepared
+        sysm.evaluate(state, None, True)    # warm-up, as in any run after its first step: the
+        #                                     kernels loaded (numba), the group data and the
+        #                                     assembly's gather orders prepared
         with timed_solves() as spent:
             settings = StaticSettings(nonlinear=True, increments=1, tolerance=1e-9)
             step = StaticStep("bench", sysm, StepLoads(model, (load,), "static"), settings)

@@ -21,6 +21,13 @@ def test_expm_matches_matrix_exponential(theta):
     assert np.allclose(so3.expm(theta), sla.expm(so3.hat(theta)), atol=1e-14)
 
 
+def test_rotate_turns_vectors_as_the_matrix_exponential_does():
+    theta = np.array(list(vectors()))
+    v = rng.normal(size=(len(theta), 3))
+    want = np.einsum("eij,ej->ei", [sla.expm(so3.hat(t)) for t in theta], v)
+    assert np.allclose(so3.rotate(theta, v), want, atol=1e-14)
+
+
 @pytest.mark.parametrize("theta", list(vectors()))
 def test_quaternion_round_trips(theta):
     q = so3.quat_from_rotvec(theta)

@@ -29,6 +29,9 @@ from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
 from fem import rotations as so3
+from fem.elements.jit import MIN_ELEMENTS, Kernel
+
+_compiled = Kernel("fem.analysis.bent_kernel", "chord_rhs")
 
 TRUST = 1.0          # rad: a bent correction turning nodes more than this is checked, then scaled
 
@@ -56,6 +59,10 @@ class ChordFit:
         l0 = np.concatenate([g.l0 for g in self.groups])
         n, E = model.n_nodes, len(conn)
         self.conn, self.w = conn, 1.0 / l0
+        #: (E, 3) the reference chords, for the compiled right-hand side (3D, large models)
+        self.chord0 = (np.ascontiguousarray(np.concatenate([g.X[:, 1] - g.X[:, 0]
+                                                            for g in self.groups]))
+                       if d == 3 and E >= MIN_ELEMENTS else None)
         self.G = sp.csr_matrix((np.r_[-np.ones(E), np.ones(E)],
                                 (np.r_[np.arange(E), np.arange(E)],
                                  np.r_[conn[:, 0], conn[:, 1]])), shape=(E, n))
@@ -65,7 +72,7 @@ class ChordFit:
         used[conn.ravel()] = True
         ncomp, label = csgraph.connected_components(
             sp.csr_matrix((np.ones(E), (conn[:, 0], conn[:, 1])), shape=(n, n)), directed=False)
-        self.held, self.solvers = [], []
+        self.held, self.solvers, self.coupling = [], [], []
         factored = {}                              # directions with the same free nodes share
         for k in range(d):
             free = (dm.index[:, k] >= 0) & (dm.index[:, k] < dm.n_nodal)
@@ -80,9 +87,33 @@ class ChordFit:
             if key not in factored:                # (usually all three: one factorization)
                 factored[key] = [f, L[f], None]    # factored when first bent (__call__)
             self.solvers.append(factored[key])
+            self.coupling.append(L[f][:, self.held[-1]])    # of the held nodes, for the rhs
 
     def __call__(self, state, dn: NDArray) -> NDArray:
         """The nodal correction ``dn (n, nslots)`` of ``state`` with its translations bent."""
+        d = self.dim
+        if self.chord0 is not None and _compiled.enabled():
+            rhs = np.empty((len(dn), 3))
+            _compiled.function(np.ascontiguousarray(state.u, dtype=float),
+                               np.ascontiguousarray(dn, dtype=float), self.conn, self.chord0,
+                               self.w, rhs)
+        else:
+            rhs = self._rhs(state, dn)
+        D = dn[:, :d]
+        Y = D.copy()
+        for k, solver in enumerate(self.solvers):
+            f, Lf, lu = solver
+            if not len(f):
+                continue
+            if lu is None:                         # most steps never bend: factor on demand
+                lu = solver[2] = spla.splu(Lf[:, f].tocsc())
+            Y[f, k] = lu.solve(rhs[f, k] - self.coupling[k] @ D[self.held[k], k])
+        out = dn.copy()
+        out[:, :d] = Y
+        return out
+
+    def _rhs(self, state, dn: NDArray) -> NDArray:
+        """``G^T (w (c - d))`` (n, dim): the weighted chord changes summed onto the nodes."""
         d = self.dim
         dvec = np.concatenate([(lambda p: p[:, 1, :d] - p[:, 0, :d])(g.positions(state))
                                for g in self.groups])
@@ -99,17 +130,5 @@ class ChordFit:
             w = dn[:, 3:6]
             wbar = 0.5 * (w[self.conn[:, 0]] + w[self.conn[:, 1]])
             om = np.cross(e, Delta) / l[:, None] + np.einsum("ij,ij->i", e, wbar)[:, None] * e
-            c = (l + a)[:, None] * np.einsum("eij,ej->ei", so3.expm(om), e)
-        rhs = self.G.T @ (self.w[:, None] * (c - dvec))
-        Y = D.copy()
-        for k, solver in enumerate(self.solvers):
-            f, Lf, lu = solver
-            if not len(f):
-                continue
-            if lu is None:                         # most steps never bend: factor on demand
-                lu = solver[2] = spla.splu(Lf[:, f].tocsc())
-            held = self.held[k]
-            Y[f, k] = lu.solve(rhs[f, k] - Lf[:, held] @ D[held, k])
-        out = dn.copy()
-        out[:, :d] = Y
-        return out
+            c = (l + a)[:, None] * so3.rotate(om, e)
+        return self.G.T @ (self.w[:, None] * (c - dvec))

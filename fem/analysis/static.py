@@ -202,7 +202,10 @@ class StaticStep(StepBase):
         accepted); a correction that raised it is applied along turned chords instead
         (:mod:`fem.analysis.bent`), never shortened. A bent correction that turns nodes by more
         than :data:`~fem.analysis.bent.TRUST` and still raises the residual is scaled to that
-        turn (it keeps single large increments on the branch they start from).
+        turn (it keeps single large increments on the branch they start from). The residual
+        after a bent correction is seldom converged, so it is returned with its tangent: one
+        element pass instead of a residual pass and then a tangent pass (a tangent too many
+        when it has converged).
         """
         if self._chords is None:
             self._chords = ChordFit(self.system)
@@ -231,7 +234,7 @@ class StaticStep(StepBase):
             bent = self._chords(trial, dn * (TRUST / big))
             du = du * (TRUST / big)
         self._apply_bent(trial, bent, du)
-        return None
+        return self.evaluate(trial, lam, tangent=True)
 
     def _apply_bent(self, trial, bent_nodal: NDArray, du: NDArray) -> None:
         """The bent nodal correction, and ``du`` for the other blocks (multipliers)."""

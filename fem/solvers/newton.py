@@ -234,7 +234,8 @@ class Problem(Protocol):
     # again); without it Newton evaluates the problem again with the tangent.
     # optional: ``correct(trial, du, lam, r_norm) -> Evaluation | None`` applies a correction of
     # an unbordered iteration its own way (e.g. fem.analysis.bent) and may return the evaluation
-    # (residual only) at the corrected trial, which then is not computed again; a line search
+    # (the residual, with or without the tangent) at the corrected trial, which then is not
+    # computed again; a line search
     # (Newton's ``line_search``) takes its place when one is given
 
 
