@@ -19,8 +19,9 @@ only translation columns and their own corner's rotation columns (``G``, ``R_e G
 ``d(G inc)`` touch translation columns only), so ``K_l dp1`` and ``B^T (K_l dp1)`` run over
 those patterns (about 2.9e3 multiply-adds each instead of 4.9e3).
 
-The rotation helpers are :mod:`fem.elements.beam3d_kernel`'s, inlined (the cache folder is keyed
-by every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
+The element frame, local rotations and spin map are :func:`fem.elements.shell_kernel.frame_into`,
+the rotation helpers :mod:`fem.elements.beam3d_kernel`'s, inlined (the cache folder is keyed by
+every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
 kernel too).
 """
 
@@ -34,7 +35,8 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
+from fem.elements.beam3d_kernel import eta_mu, hat_into  # noqa: E402
+from fem.elements.shell_kernel import frame_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 
@@ -145,54 +147,8 @@ def chunk(lo, hi, x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1):
     dy3 = np.zeros(18)
     for e in range(lo, hi):
         w = inc[e]
-        # --- element frame (shell.element_frames) and local corners --------------------
-        a0, a1, a2 = x[e, 1, 0] - x[e, 0, 0], x[e, 1, 1] - x[e, 0, 1], x[e, 1, 2] - x[e, 0, 2]
-        b0, b1, b2 = x[e, 2, 0] - x[e, 0, 0], x[e, 2, 1] - x[e, 0, 1], x[e, 2, 2] - x[e, 0, 2]
-        na = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-        Re[0, 0], Re[1, 0], Re[2, 0] = a0 / na, a1 / na, a2 / na
-        n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-        nn = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-        Re[0, 2], Re[1, 2], Re[2, 2] = n0 / nn, n1 / nn, n2 / nn
-        Re[0, 1] = Re[1, 2] * Re[2, 0] - Re[2, 2] * Re[1, 0]
-        Re[1, 1] = Re[2, 2] * Re[0, 0] - Re[0, 2] * Re[2, 0]
-        Re[2, 1] = Re[0, 2] * Re[1, 0] - Re[1, 2] * Re[0, 0]
-        for a in range(3):
-            for i in range(3):
-                xl[a, i] = Re[0, i] * x[e, a, 0] + Re[1, i] * x[e, a, 1] + Re[2, i] * x[e, a, 2]
-        # --- local rotations theta_a = log(R_e^T R_a R_0), Lambda_a = jl_inv(theta_a) --
-        for a in range(3):
-            for i in range(3):
-                for k in range(3):
-                    RR[i, k] = (Re[0, i] * R[e, a, 0, k] + Re[1, i] * R[e, a, 1, k]
-                                + Re[2, i] * R[e, a, 2, k])
-            for i in range(3):
-                for j in range(3):
-                    M[i, j] = RR[i, 0] * R0[e, 0, j] + RR[i, 1] * R0[e, 1, j] \
-                        + RR[i, 2] * R0[e, 2, j]
-            sn, cs = logm(M, theta[a])
-            eta, mu, t2 = eta_mu(theta[a], sn, cs)
-            emu[a, 0], emu[a, 1], emu[a, 2] = eta, mu, t2
-            hat_into(theta[a], hv)
-            for i in range(3):
-                for j in range(3):
-                    s = hv[i, 0] * hv[0, j] + hv[i, 1] * hv[1, j] + hv[i, 2] * hv[2, j]
-                    Lam[a, i, j] = (1.0 if i == j else 0.0) - 0.5 * hv[i, j] + eta * s
-        # --- spin map G (CorotShellFrame.spin_map) and R_e G ---------------------------
+        frame_into(x, R, R0, e, Re, xl, RR, M, theta, emu, hv, Lam, G, RG)
         l, x3, y3 = xl[1, 0], xl[2, 0], xl[2, 1]
-        for i in range(3):
-            e2i, e3i = Re[i, 1], Re[i, 2]
-            G[0, 6 + i] = -(x3 / (y3 * l)) * e3i
-            G[0, 12 + i] = (1.0 / y3) * e3i
-            G[1, 6 + i] = -(1.0 / l) * e3i
-            G[1, 12 + i] = 0.0
-            G[2, 6 + i] = (1.0 / l) * e2i
-            G[2, 12 + i] = 0.0
-            for k in range(3):
-                G[k, i] = -(G[k, 6 + i] + G[k, 12 + i])
-        for jj in range(9):
-            j = _tcol(jj)
-            for i in range(3):
-                RG[i, j] = Re[i, 0] * G[0, j] + Re[i, 1] * G[1, j] + Re[i, 2] * G[2, j]
         # --- Bhat_a = R_e^T E_a - G; B: hat(u~_a) G + R_e^T (E_a - E_1), Lambda_a Bhat_a --
         for a in range(3):
             for i in range(3):

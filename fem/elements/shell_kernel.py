@@ -37,6 +37,63 @@ from fem.elements.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
 _CHUNK = 128           # elements per chunk: prange runs over chunks, each allocates its scratch
 
 
+@njit(cache=True, nogil=True, inline="always")
+def frame_into(x, R, R0, e, Re, xl, RR, M, theta, emu, hv, Lam, G, RG):
+    """Element ``e``'s frame and local rotations (also the energy-conserving kernel's).
+
+    Fills the frame ``Re`` (columns e1 e2 e3, :func:`fem.elements.shell.element_frames`), the
+    local corners ``xl``, the local rotations ``theta_a = log(R_e^T R_a R_0)`` with ``eta``,
+    ``mu``, ``|theta_a|^2`` in ``emu[a]`` and ``Lambda_a = jl_inv(theta_a)`` in ``Lam[a]``, the
+    spin map ``G`` (:meth:`fem.elements.shell_corot.CorotShellFrame.spin_map`, translation
+    columns) and ``R_e G``; ``RR``, ``M``, ``hv`` are scratch.
+    """
+    a0, a1, a2 = x[e, 1, 0] - x[e, 0, 0], x[e, 1, 1] - x[e, 0, 1], x[e, 1, 2] - x[e, 0, 2]
+    b0, b1, b2 = x[e, 2, 0] - x[e, 0, 0], x[e, 2, 1] - x[e, 0, 1], x[e, 2, 2] - x[e, 0, 2]
+    na = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    Re[0, 0], Re[1, 0], Re[2, 0] = a0 / na, a1 / na, a2 / na
+    n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    nn = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+    Re[0, 2], Re[1, 2], Re[2, 2] = n0 / nn, n1 / nn, n2 / nn
+    Re[0, 1] = Re[1, 2] * Re[2, 0] - Re[2, 2] * Re[1, 0]
+    Re[1, 1] = Re[2, 2] * Re[0, 0] - Re[0, 2] * Re[2, 0]
+    Re[2, 1] = Re[0, 2] * Re[1, 0] - Re[1, 2] * Re[0, 0]
+    for a in range(3):
+        for i in range(3):
+            xl[a, i] = Re[0, i] * x[e, a, 0] + Re[1, i] * x[e, a, 1] + Re[2, i] * x[e, a, 2]
+    for a in range(3):
+        for i in range(3):
+            for k in range(3):
+                RR[i, k] = (Re[0, i] * R[e, a, 0, k] + Re[1, i] * R[e, a, 1, k]
+                            + Re[2, i] * R[e, a, 2, k])
+        for i in range(3):
+            for j in range(3):
+                M[i, j] = RR[i, 0] * R0[e, 0, j] + RR[i, 1] * R0[e, 1, j] \
+                    + RR[i, 2] * R0[e, 2, j]
+        sn, cs = logm(M, theta[a])
+        eta, mu, t2 = eta_mu(theta[a], sn, cs)
+        emu[a, 0], emu[a, 1], emu[a, 2] = eta, mu, t2
+        hat_into(theta[a], hv)
+        for i in range(3):
+            for j in range(3):
+                s = hv[i, 0] * hv[0, j] + hv[i, 1] * hv[1, j] + hv[i, 2] * hv[2, j]
+                Lam[a, i, j] = (1.0 if i == j else 0.0) - 0.5 * hv[i, j] + eta * s
+    l, x3, y3 = xl[1, 0], xl[2, 0], xl[2, 1]
+    for i in range(3):
+        e2i, e3i = Re[i, 1], Re[i, 2]
+        G[0, 6 + i] = -(x3 / (y3 * l)) * e3i
+        G[0, 12 + i] = (1.0 / y3) * e3i
+        G[1, 6 + i] = -(1.0 / l) * e3i
+        G[1, 12 + i] = 0.0
+        G[2, 6 + i] = (1.0 / l) * e2i
+        G[2, 12 + i] = 0.0
+        for k in range(3):
+            G[k, i] = -(G[k, 6 + i] + G[k, 12 + i])
+    for jj in range(9):
+        j = 6 * (jj // 3) + jj % 3
+        for i in range(3):
+            RG[i, j] = Re[i, 0] * G[0, j] + Re[i, 1] * G[1, j] + Re[i, 2] * G[2, j]
+
+
 @njit(cache=True, fastmath={"contract", "arcp"}, nogil=True, parallel=True)
 def kernel(x, R, R0, xl0, Kl, tangent, f, K):
     """Fill ``f (E, 18)`` and (``tangent``) ``K (E, 18, 18)`` of co-rotational shell triangles.
@@ -82,55 +139,8 @@ def kernel(x, R, R0, xl0, Kl, tangent, f, K):
         d01 = np.zeros(18)
         d02 = np.zeros(18)
         for e in range(chunk * _CHUNK, min(E, (chunk + 1) * _CHUNK)):
-            # --- element frame (shell.element_frames) and local corners --------------------
-            a0, a1, a2 = x[e, 1, 0] - x[e, 0, 0], x[e, 1, 1] - x[e, 0, 1], x[e, 1, 2] - x[e, 0, 2]
-            b0, b1, b2 = x[e, 2, 0] - x[e, 0, 0], x[e, 2, 1] - x[e, 0, 1], x[e, 2, 2] - x[e, 0, 2]
-            na = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-            Re[0, 0], Re[1, 0], Re[2, 0] = a0 / na, a1 / na, a2 / na
-            n0, n1, n2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-            nn = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
-            Re[0, 2], Re[1, 2], Re[2, 2] = n0 / nn, n1 / nn, n2 / nn
-            Re[0, 1] = Re[1, 2] * Re[2, 0] - Re[2, 2] * Re[1, 0]
-            Re[1, 1] = Re[2, 2] * Re[0, 0] - Re[0, 2] * Re[2, 0]
-            Re[2, 1] = Re[0, 2] * Re[1, 0] - Re[1, 2] * Re[0, 0]
-            for a in range(3):
-                for i in range(3):
-                    xl[a, i] = Re[0, i] * x[e, a, 0] + Re[1, i] * x[e, a, 1] + Re[2, i] * x[e, a, 2]
-            # --- local rotations theta_a = log(R_e^T R_a R_0), Lambda_a = jl_inv(theta_a) --
-            for a in range(3):
-                for i in range(3):
-                    for k in range(3):
-                        RR[i, k] = (Re[0, i] * R[e, a, 0, k] + Re[1, i] * R[e, a, 1, k]
-                                    + Re[2, i] * R[e, a, 2, k])
-                for i in range(3):
-                    for j in range(3):
-                        M[i, j] = RR[i, 0] * R0[e, 0, j] + RR[i, 1] * R0[e, 1, j] \
-                            + RR[i, 2] * R0[e, 2, j]
-                sn, cs = logm(M, theta[a])
-                eta, muc, t2 = eta_mu(theta[a], sn, cs)
-                etamu[a, 0], etamu[a, 1], etamu[a, 2] = eta, muc, t2
-                hat_into(theta[a], th_hat)
-                for i in range(3):
-                    for j in range(3):
-                        s = th_hat[i, 0] * th_hat[0, j] + th_hat[i, 1] * th_hat[1, j] \
-                            + th_hat[i, 2] * th_hat[2, j]
-                        Lam[a, i, j] = (1.0 if i == j else 0.0) - 0.5 * th_hat[i, j] + eta * s
-            # --- spin map G (CorotShellFrame.spin_map) and R_e G ---------------------------
+            frame_into(x, R, R0, e, Re, xl, RR, M, theta, etamu, th_hat, Lam, G, RG)
             l, x3, y3 = xl[1, 0], xl[2, 0], xl[2, 1]
-            for i in range(3):
-                e2i, e3i = Re[i, 1], Re[i, 2]
-                G[0, 6 + i] = -(x3 / (y3 * l)) * e3i
-                G[0, 12 + i] = (1.0 / y3) * e3i
-                G[1, 6 + i] = -(1.0 / l) * e3i
-                G[1, 12 + i] = 0.0
-                G[2, 6 + i] = (1.0 / l) * e2i
-                G[2, 12 + i] = 0.0
-                for k in range(3):
-                    G[k, i] = -(G[k, 6 + i] + G[k, 12 + i])
-            for jj in range(9):
-                j = 6 * (jj // 3) + jj % 3
-                for i in range(3):
-                    RG[i, j] = Re[i, 0] * G[0, j] + Re[i, 1] * G[1, j] + Re[i, 2] * G[2, j]
             # --- Bh: translation rows of B, Bhat_a = R_e^T E_a - G in the rotation rows ----
             for a in range(1, 3):
                 for jj in range(9):
