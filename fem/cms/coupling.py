@@ -81,6 +81,21 @@ class CoupledCraigBampton:
         """Each component's unknowns ``T_c q[index_c]`` for coordinates ``q (r,)`` or ``(r, k)``."""
         return [c.T @ q[g] for c, g in zip(self.components, self.index, strict=True)]
 
+    @property
+    def T(self) -> tuple[NDArray, ...]:
+        """Per component, ``(n_c, r)`` its rows of the assembled transformation: ``u_c = T[c] q``.
+
+        (The form of :attr:`fem.cms.free_interface.FreeInterfaceModel.T`, so that design
+        modification, :func:`fem.cms.modification.design_model`, takes either model.)
+        """
+        r = self.K.shape[0]
+        out = []
+        for c, g in zip(self.components, self.index, strict=True):
+            T = np.zeros((c.T.shape[0], r))
+            T[:, g] = c.T
+            out.append(T)
+        return tuple(out)
+
     def modes(self, count: int | None = None) -> tuple[NDArray, NDArray]:
         """The lowest ``count`` eigenpairs ``(omega2, Q)`` of the assembled reduced model."""
         return reduced_modes(self.K, self.M, count)

@@ -2,7 +2,8 @@
 
 Hutton & Smith ("Modification of flexible body dynamics using substructures"), as digested in
 ``notes/cms_constraints.md`` A.3-A.6. The coupled model ``u = T p`` (:mod:`fem.cms.free_interface`,
-``T = [T_1; ...; T_N]`` by component) is kept fixed; its baseline modes ``Z`` (columns ``p_i``,
+``T = [T_1; ...; T_N]`` by component; or Craig-Bampton components assembled on their boundary
+unknowns, :func:`fem.cms.coupling.couple`) is kept fixed; its baseline modes ``Z`` (columns ``p_i``,
 ``Z^T M_bar Z = I``, ``Z^T K_bar Z = Lambda``, ``M_bar = sum_c T_c^T M_c T_c``) are the basis of
 every re-analysis, with ``Zhat(X_c) = Z^T T_c^T X_c T_c Z`` the projection of a component matrix.
 
@@ -16,10 +17,16 @@ stiffness). A thickness of bending plates (``D ~ t^3``) is not such a parameter.
   ``T`` held fixed; normalized, ``(rho_c / lambda_i) d lambda_i / d rho_c = -u_c^T M_c u_c`` (the
   component's share of kinetic energy, summing to -1 over all components) and ``(E_c / lambda_i)
   d lambda_i / d E_c = u_c^T K_c u_c / lambda_i`` (of strain energy, summing to +1),
-  ``u_c = T_c p_i``. Exact for density (a density change only rescales a component's free modes
-  and leaves its residual attachment modes, so the span of ``T`` is unchanged: notes A.4);
-  for the modulus ``T`` does change and eq. (8) is an approximation whose error is proportional
-  to the Ritz residual (about 5e-4 relative with 2 elastic modes per component, notes A.4).
+  ``u_c = T_c p_i``. Free interface: exact for density (a density change only rescales a
+  component's free modes and leaves its residual attachment modes, so the span of ``T`` is
+  unchanged: notes A.4); for the modulus the residual flexibility, hence the coupled ``T``,
+  changes and eq. (8) is an approximation whose error is proportional to the Ritz residual
+  (about 5e-4 relative with 2 elastic modes per component, notes A.4). Craig-Bampton [OURS]:
+  exact for both, because neither the constraint modes ``-K_ii^-1 K_ib`` nor the span of the
+  fixed-interface modes of ``(K_ii, M_ii)`` changes when a component's stiffness or mass is
+  scaled as a whole: the re-reduced ``T`` spans the same space, so eq. (8) is the derivative of
+  the re-analysis and the forward modification of one parameter is the re-analysis itself
+  (with a mode count: a cut-off frequency would keep other modes of the scaled component).
 * Forward modification, the "linear equivalent analysis", eq. (12): ``(Lambda + Zhat(dK)) c =
   lambda* (I + Zhat(dM)) c`` of the CMS model's order, ``T`` not recomputed; modified modes
   ``u* = T Z c`` (eq. (11)). Exact for density changes (the CMS re-analysis), close otherwise.
@@ -47,7 +54,7 @@ import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
 
-from fem.cms.coupling import reduced_modes
+from fem.cms.coupling import CoupledCraigBampton, reduced_modes
 from fem.cms.free_interface import FreeInterfaceModel
 from fem.errors import ConvergenceError, DeckError, ModelError
 
@@ -80,7 +87,7 @@ class DesignModel:
     K_hat, M_hat : (N, k, k) per component ``Z^T T_c^T K_c T_c Z`` and ``... M_c ...``
     """
 
-    coupled: FreeInterfaceModel
+    coupled: FreeInterfaceModel | CoupledCraigBampton
     names: tuple[str, ...]
     omega2: NDArray
     Z: NDArray
@@ -140,13 +147,14 @@ class Modified:
     residual: float = 0.0
 
 
-def design_model(coupled: FreeInterfaceModel, matrices: Sequence, *,
+def design_model(coupled: FreeInterfaceModel | CoupledCraigBampton, matrices: Sequence, *,
                  modes: int | None = None) -> DesignModel:
     """Project each component's ``(K_c, M_c)`` on the baseline modes (module docstring).
 
     Parameters
     ----------
-    coupled : the coupled model (:func:`fem.cms.free_interface.couple_free_interface`)
+    coupled : the coupled model (:func:`fem.cms.free_interface.couple_free_interface`, or
+        Craig-Bampton components assembled by :func:`fem.cms.coupling.couple`)
     matrices : per component, its ``(K_c, M_c)`` (the matrices it was reduced from)
     modes : keep the lowest ``modes`` baseline modes in ``Z`` (default: all of them)
     """
