@@ -13,6 +13,10 @@ reference configuration of the deck's model:
    ``modes`` of them or all up to ``cutoff`` rad/s, plus residual attachment modes) and the
    components are coupled with the interface forces eliminated
    (:func:`~fem.cms.free_interface.couple_free_interface`, eq. (3)): ``u = T p``, ``r`` modes.
+   With ``method = "craig_bampton"`` each is reduced by Craig-Bampton instead
+   (:func:`fem.cms.craig_bampton.craig_bampton`: ``modes`` fixed-interface modes or those up to
+   ``cutoff``, plus the constraint modes) and assembled on the interface unknowns
+   (:func:`fem.cms.coupling.couple`).
 2. The coupled model's baseline modes (all ``r``) are the basis ``Z`` of every re-analysis
    (:func:`fem.cms.modification.design_model`); eq. (8) gives the sensitivities of the modes
    ``sensitivity_modes`` (default: the first 6 elastic ones) to every component's density and
@@ -28,8 +32,10 @@ reference configuration of the deck's model:
 
 ``T`` is held fixed throughout (it is not recomputed for the modified components): exact for
 density changes (a density only rescales a component's free modes, so the span of ``T`` is
-unchanged: the result is the CMS re-analysis), approximate for modulus changes (``T`` would
-change; notes A.4, A.5). The summary says so.
+unchanged: the result is the CMS re-analysis), approximate for modulus changes with the free
+interface (``T`` would change; notes A.4, A.5), exact for both with Craig-Bampton (neither the
+constraint modes nor the span of the fixed-interface modes changes when a component's whole
+stiffness or mass is scaled: :mod:`fem.cms.modification`). The summary says which.
 
 Mode numbers (``sensitivity_modes``, ``targets[].mode``, the summary, the results) are 1-based
 positions among all the coupled model's modes in ascending order, rigid-body modes included, as
@@ -65,6 +71,8 @@ from fem import interrupt
 from fem.analysis.base import StepBase, options_prefix
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
 from fem.cms.component import node_dofs
+from fem.cms.coupling import couple
+from fem.cms.craig_bampton import craig_bampton
 from fem.cms.free_interface import couple_free_interface, free_interface
 from fem.cms.modification import (
     KINDS,
@@ -91,12 +99,18 @@ class ModifySettings:
                                "element group in exactly one; the interface (the nodes of two "
                                "or more components) is found; a component's modes or cutoff "
                                "replaces the step's")
-    modes: int | None = setting("int", None, "modify: free-free modes kept per component, "
-                                "rigid-body modes included (give modes or cutoff)",
+    method: str = setting("str", "free_interface", "modify: how the components are reduced: "
+                          "free_interface (Hutton & Smith: free-free modes and residual "
+                          "attachment modes; modulus changes approximate) or craig_bampton "
+                          "(fixed-interface and constraint modes; density and modulus changes "
+                          "exact)", choices=("free_interface", "craig_bampton"))
+    modes: int | None = setting("int", None, "modify: component modes kept per component "
+                                "(free-free ones, rigid-body modes included; fixed-interface "
+                                "ones with craig_bampton) (give modes or cutoff)",
                                 positive=True, maximum=MAX_MODES)
-    cutoff: float | None = setting("float", None, "modify: keep every free-free mode of a "
-                                   "component up to this frequency, rad/s (give modes or "
-                                   "cutoff)", positive=True)
+    cutoff: float | None = setting("float", None, "modify: keep every component mode (free-"
+                                   "free, or fixed-interface with craig_bampton) up to this "
+                                   "frequency, rad/s (give modes or cutoff)", positive=True)
     mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
                         "(lumped nodal, with consistent beam inertia where a group asks for it) "
                         "or the consistent element masses", choices=("lumped", "consistent"))
@@ -216,9 +230,10 @@ class ModifyStep(StepBase):
                                  f"nodes {mine.tolist()} have no free DOF (all supported): "
                                  "it is not coupled to the others")
             tag = options_prefix(f"{self.name} {part.name}")[:-1]
+            reduce = craig_bampton if s.method == "craig_bampton" else free_interface
             try:
-                c = free_interface(K, M, b, modes=part.modes, cutoff=part.cutoff, name=tag,
-                                   solver_options=self.solver_options)
+                c = reduce(K, M, b, modes=part.modes, cutoff=part.cutoff, name=tag,
+                           solver_options=self.solver_options)
             except (ModelError, DeckError) as err:
                 text = str(err).replace(f"component '{tag}': ", "")
                 raise ModelError(f"step '{self.name}': component '{part.name}': {text}"
@@ -227,10 +242,11 @@ class ModifyStep(StepBase):
             reduced.append(c)
             labels.append(lab)
             matrices.append((K, M))
-            self.counts.append((len(c.omega2), c.n_rigid))
+            self.counts.append((len(c.omega2), getattr(c, "n_rigid", 0)))
             self._subs.append(sub)
         try:
-            coupled = couple_free_interface(reduced, labels)
+            coupled = (couple(reduced, labels) if s.method == "craig_bampton"
+                       else couple_free_interface(reduced, labels))
             dm = design_model(coupled, matrices)
         except ModelError as err:
             raise ModelError(f"step '{self.name}': {err}") from None
@@ -309,8 +325,9 @@ class ModifyStep(StepBase):
 
     # --- results ------------------------------------------------------------------------------
     def exact(self) -> bool:
-        """Whether the modification changes densities only (T fixed is then exact)."""
-        return all(kind == "density" for _, kind in self.settings.design)
+        """Whether T fixed is exact: Craig-Bampton, or density changes only."""
+        return (self.settings.method == "craig_bampton"
+                or all(kind == "density" for _, kind in self.settings.design))
 
     def _write_results(self, results, omega2: NDArray) -> None:
         s, dm, model = self.settings, self.dm, self.system.model
@@ -368,6 +385,9 @@ class ModifyStep(StepBase):
 
     def approximation(self) -> str:
         """What holding ``T`` fixed means for this modification."""
+        if self.settings.method == "craig_bampton":
+            return ("T held fixed: exact for density and modulus changes (Craig-Bampton: the "
+                    "re-reduced basis spans the same space; the CMS re-analysis)")
         if self.modified is not None and not self.exact():
             return ("T held fixed: modulus changes are approximate (T would change with the "
                     "stiffness); check with a modal step of the modified deck")
@@ -376,9 +396,10 @@ class ModifyStep(StepBase):
     def summary(self) -> list[str]:
         """Lines for the run summary: frequencies, alphas, targets, sensitivities, T fixed."""
         s, r = self.settings, len(self.dm.omega2)
-        parts = ", ".join(f"{p.name} {m} ({q} rigid)"
+        kept = "{} {} fixed-interface" if s.method == "craig_bampton" else "{} {} ({} rigid)"
+        parts = ", ".join(kept.format(p.name, m, q)
                           for p, (m, q) in zip(s.parts, self.counts, strict=True))
-        lines = [f"free interface, {s.mass} mass: modes kept {parts}; "
+        lines = [f"{s.method.replace('_', ' ')}, {s.mass} mass: modes kept {parts}; "
                  f"{len(s.interface)} interface node{'s' if len(s.interface) != 1 else ''}; "
                  f"coupled model {r} modes, "
                  f"{self.n_rigid} rigid-body"]
