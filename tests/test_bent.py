@@ -74,3 +74,6 @@ def test_compiled_chord_fit_equals_numpy():
     bent._compiled.function(state.u, dn, fit.conn, fit.chord0, fit.w, rhs)
     assert np.allclose(rhs, numpy_rhs, rtol=0, atol=1e-13 * np.abs(numpy_rhs).max())
     assert np.abs(numpy_rhs).max() > 1e-3                 # the fit had work to do
+    from fem.analysis import bent_kernel
+
+    assert bent_kernel._SMALL == so3._SMALL                  # the same series threshold

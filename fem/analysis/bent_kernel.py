@@ -15,9 +15,13 @@ from __future__ import annotations
 import math
 
 from fem.elements.jit import configure_cache
-from fem.rotations import _SMALL
 
 configure_cache()
+
+#: :data:`fem.rotations._SMALL`, here as a literal: numba freezes a global into the cached
+#: machine code, and the cache is keyed by the kernel modules' sources only (tests/test_bent.py
+#: checks that the two agree)
+_SMALL = 0.3
 
 from numba import njit  # noqa: E402 - after the cache folder is set
 

@@ -18,7 +18,9 @@ import os
 #: Groups with fewer elements take the numpy path (compiling or loading a kernel costs more).
 MIN_ELEMENTS = 64
 
-KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "*_kernel.py")
+#: Every kernel module of the package (elements, assembly, bent corrections).
+KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "**",
+                       "*_kernel.py")
 
 
 def cache_dir(sources: list[str] | None = None) -> str:
@@ -31,7 +33,7 @@ def cache_dir(sources: list[str] | None = None) -> str:
     afresh. Under ``$XDG_CACHE_HOME`` (default ``~/.cache``) ``/fem/numba/<hash>``.
     """
     digest = hashlib.sha256()
-    for path in sorted(sources if sources is not None else glob.glob(KERNELS)):
+    for path in sorted(sources if sources is not None else glob.glob(KERNELS, recursive=True)):
         with open(path, "rb") as fh:
             digest.update(os.path.basename(path).encode() + b"\0" + fh.read())
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
