@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 
 from fem import rotations as so3
 from fem.inertia_beam import consistent_groups
+from fem.inertia_floating import FloatingInertia
 
 
 class NodalInertia:
@@ -392,10 +393,11 @@ def inertia_groups(system, state=None):
     """The model's inertia: :class:`NodalInertia` alone or an :class:`InertiaSum`.
 
     NodalInertia alone (today's numbers) unless element groups ask for an inertia of their own
-    (consistent beams, superelements).
+    (consistent beams, superelements; co-rotational ones: :mod:`fem.inertia_floating`).
     """
     nodal = NodalInertia(system, state)
+    kinds = {"superelement": SuperelementInertia, "floating": FloatingInertia}
     extras = consistent_groups(system) + [
-        SuperelementInertia(system, i) for i, g in enumerate(system.model.groups)
-        if getattr(g, "inertia", "lumped") == "superelement"]
+        kinds[g.inertia](system, i) for i, g in enumerate(system.model.groups)
+        if getattr(g, "inertia", "lumped") in kinds]
     return InertiaSum(nodal, extras) if extras else nodal

@@ -24,7 +24,10 @@ value::
                                  # period: mean time between upward zero crossings of node/dof
                                  # chord_offset: nodes = [a, m, b], the offset of m from
                                  # the chord a-b (left of a->b positive) over the reference
-                                 # length |X_b - X_a|
+                                 # length |X_b - X_a|; with group = "<superelement>" (a
+                                 # co-rotational one) a node that is not the model's is a
+                                 # node of that superelement's component, at its recovered
+                                 # position (recovered_displacement)
                                  # relative_position: node, relative_to, component (0, 1, 2):
                                  # (x_node - x_rel) . R_rel e_component (in the frame turning
                                  # with node relative_to, e.g. a spinning hub's)
@@ -40,6 +43,11 @@ value::
     tolerance = 1e-8             # relative tolerance (or abs_tolerance for references near zero)
     source = "PL^3/(3EI)"        # where the value comes from
 
+A case may build input files first: ``prepare = ["rod.toml"]`` (top level of ``reference.toml``)
+names decks of the case folder run, in order, before ``deck.toml`` (a ``cms_reduce`` step writing
+the superelement file the case reads). Then the case folder is copied into the work directory and
+every deck runs there, so the generated files never land in the source tree.
+
 ``fem validate`` and the test suite both use :func:`check_case`. A case that cannot be run or
 compared (its deck fails, a step does not converge, its reference file is malformed) is one FAIL
 row saying why, and the other cases still run.
@@ -48,6 +56,7 @@ row saying why, and the other cases still run.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -126,17 +135,38 @@ def _positions(h5: h5py.File, s, node: int) -> np.ndarray:
     return h5["model/nodes"][node] + s["displacement"][:, node, :]
 
 
+def _point(h5: h5py.File, s, q: dict, node_ids: np.ndarray, node_id) -> tuple:
+    """``(X (3,), x (frames, 3))``: reference and current positions of a node.
+
+    A node of the model or, with ``q["group"]``, of that superelement's component (its
+    recovered position).
+    """
+    if np.any(node_ids == node_id) or "group" not in q:
+        n = _node(node_ids, node_id)
+        return h5["model/nodes"][n], _positions(h5, s, n)
+    g = h5[f"model/groups/{q['group']}"]
+    if "component_ids" not in g:
+        raise ValueError(f"group {q['group']!r} recovers no component nodes (a co-rotational "
+                         "superelement does)")
+    found = np.flatnonzero(g["component_ids"][0] == node_id)
+    if not len(found):
+        raise ValueError(f"no node {node_id} in the results nor in the component of "
+                         f"{q['group']!r}")
+    k = int(found[0])
+    X = g["component_coordinates"][0, k]
+    return X, X + s[f"elements/{q['group']}/recovered_displacement"][:, 0, k, :]
+
+
 def _history(h5: h5py.File, s, q: dict, node_ids: np.ndarray, slots: list[str]) -> np.ndarray:
     """(frames,) the quantity of ``q`` in every frame of step ``s``."""
     kind = q["kind"]
     if kind == "chord_offset":
-        a, m, b = (_node(node_ids, n) for n in q["nodes"])
-        xa, xm, xb = (_positions(h5, s, n) for n in (a, m, b))
+        (Xa, xa), (_, xm), (Xb, xb) = (_point(h5, s, q, node_ids, n) for n in q["nodes"])
         e = xb - xa
         e /= np.linalg.norm(e, axis=1, keepdims=True)
         rel = xm - xa
         offset = e[:, 0] * rel[:, 1] - e[:, 1] * rel[:, 0]          # left of a->b (in x-y)
-        return offset / np.linalg.norm(h5["model/nodes"][b] - h5["model/nodes"][a])
+        return offset / np.linalg.norm(Xb - Xa)
     if kind == "relative_position":
         n, r = _node(node_ids, q["node"]), _node(node_ids, q["relative_to"])
         R = expm(s["rotation_vector"][:, r, :])
@@ -301,6 +331,26 @@ def _reference(case: Path) -> list[dict]:
     return quantities
 
 
+def _prepare(case: Path, work: str) -> Path:
+    """The folder to run ``deck.toml`` from (module docstring).
+
+    ``case`` itself, or a copy in ``work`` in which the ``prepare`` decks of
+    ``reference.toml`` have run.
+    """
+    with open(case / "reference.toml", "rb") as fh:
+        prepare = tomllib.load(fh).get("prepare", [])
+    if not prepare:
+        return case
+    if not isinstance(prepare, list) or not all(isinstance(p, str) for p in prepare):
+        raise FemError(f"reference.toml: prepare must be a list of deck file names, got "
+                       f"{prepare!r}")
+    folder = Path(work) / f"{case.name}_case"
+    shutil.copytree(case, folder, dirs_exist_ok=True)
+    for name in prepare:
+        run(deck_io.load(str(folder / name)), str(folder / f"{Path(name).stem}_prepare.h5"))
+    return folder
+
+
 def check_case(case: Path, workdir: str | None = None) -> list[Row]:
     """Run one case and compare every reference quantity; failures become FAIL rows."""
     try:
@@ -310,7 +360,8 @@ def check_case(case: Path, workdir: str | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(workdir or tmp, f"{case.name}.h5")
         try:
-            run(deck_io.load(str(case / "deck.toml")), out)
+            folder = _prepare(case, workdir or tmp)
+            run(deck_io.load(str(folder / "deck.toml")), out)
         except Interrupted:
             raise
         except Exception as err:  # noqa: BLE001 - a case's failure must not stop the others

@@ -190,7 +190,7 @@ def test_reduction_results_and_file_hold_the_reduced_model(files, tmp_path):
         assert np.abs(rq - w2).max() < 1e-9 * w2.max()
         shapes = f["modes/reduce/shapes"][()]
         assert shapes.shape == (18, comp.model.n_nodes, 6)
-        assert s.attrs["format"] == "fem-superelement" and s.attrs["version"] == 1
+        assert s.attrs["format"] == "fem-superelement" and s.attrs["version"] == 2
         np.testing.assert_array_equal(s["reduced/K"][()], K)
         np.testing.assert_array_equal(s["reduced/M"][()], M)
     assert (tmp_path / "r_reduce_modes.xdmf").exists()

@@ -38,7 +38,9 @@ component is unsupported), ``T`` (recovery on the component's unknowns), ``dof_n
 go to ``/modes/<step>/`` and ParaView (``<out>_<step>_modes.xdmf``,
 ``<out>_<step>_vibration.xdmf``) as a modal step's do. With ``file``, the superelement file
 (:mod:`fem.elements.superelement`, format ``fem-superelement``) that ``[[elements]] type =
-"superelement"`` reads.
+"superelement"`` reads; with ``mass = "lumped"`` and a diagonal lumped mass (no consistent beam
+inertia in the component) the file also keeps that diagonal (``/component/mass``), which
+``formulation = "corotational"`` superelements integrate.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import interrupt
@@ -118,6 +121,70 @@ def boundary_form(c: FreeInterface) -> NDArray:
     S = sla.cho_solve(sla.cho_factor(c.Psi_B), np.eye(nb)) if nb else np.zeros((0, 0))
     PsiS = c.Psi @ S
     return np.hstack([PsiS, c.Phi - PsiS @ c.Phi_B])
+
+
+def lumped_diagonal(M) -> NDArray | None:
+    """``(n,)`` the diagonal of a diagonal (lumped) mass matrix ``M`` (CSR), else None.
+
+    What the superelement file keeps as ``/component/mass`` (version 2): the inertia of a
+    co-rotational superelement (:mod:`fem.inertia_floating`) needs a constant diagonal mass
+    on the recovered nodes; a lumped mass with consistent beam inertia is not diagonal.
+    """
+    diag = M.diagonal()
+    off = (M - sp.diags(diag)).tocsr()
+    off.eliminate_zeros()
+    return None if off.nnz else np.asarray(diag, dtype=float)
+
+
+def second_order_energy(system, state, T: NDArray) -> tuple[NDArray, NDArray] | None:
+    """``C (r, r, r)``, ``L (P, r, r)``: the component's energy with second-order strains.
+
+    An element with strains ``eps``, stiffness ``S`` and energy ``1/2 eps^T S eps`` (the beams:
+    ``basic.S``, Meijaard's modified strains) has, to second order in ``q`` (``u = T q``),
+    ``eps = eps_1 + eps_2`` with ``eps_1`` linear and ``eps_2,k = 1/2 q^T G_k q``, ``G_k`` the
+    geometric stiffness of a unit stress ``k`` (``geometric_stiffness``). Its energy
+    ``1/2 (eps_1 + eps_2)^T S (eps_1 + eps_2)`` is ``1/2 q^T K q`` plus
+
+    * a cubic term ``sigma_1 . eps_2`` (``sigma_1 = S eps_1`` the linear stresses,
+      ``stress_rate``): summed over the elements and symmetrized, ``C[q, q, q] / 6``;
+    * a quartic term ``1/2 eps_2^T S eps_2 = sum_j (q^T L_j q)^2 / 8`` with ``S = R R^T``
+      (Cholesky) and ``L_j = sum_k R_kj T^T G_k T``, one ``j`` per strain of every element.
+
+    The cubic term alone is the exact third-order Taylor term of the elements' energy, but a
+    slender beam needs the quartic one too: with the chord free to shorten, the cubic energy
+    ``EA u' v'^2 / 2`` would lower the energy by ``EA v'^4 / 8`` (buckling at a deflection of
+    a few per mil of a slender rod). With both the energy is a sum of squares, bounded below.
+    A co-rotational superelement adds them in its floating frame (geometric stiffening: axial
+    forces stiffen or soften bending, :mod:`fem.elements.superelement_corot`). None when no
+    group of the component has a geometric stiffness and a ``basic.S`` (2D components only;
+    ``O(E ns r^2)`` storage and work).
+    """
+    asm, n_free, r = system.assembler, system.n_free, T.shape[1]
+    C = np.zeros((r, r, r))
+    Ls = []
+    for g, sc in zip(system.model.groups, asm.groups, strict=False):
+        S = getattr(getattr(g, "basic", None), "S", None)
+        if "geometric_stiffness" not in g.capabilities or S is None:
+            continue
+        ns = len(g.stress_names)
+        ed = sc.edofs[:, :g.nd]
+        Te = np.where(((ed >= 0) & (ed < n_free))[:, :, None], T[np.clip(ed, 0, n_free - 1)],
+                      0.0)                                      # (E, nd, r)
+        n = np.stack([g.stress_rate(state, Te[:, :, j]) for j in range(r)], axis=-1)  # (E,ns,r)
+        G = np.zeros((len(g), ns, r, r))
+        for k in range(ns):
+            unit = np.zeros((len(g), ns))
+            unit[:, k] = 1.0
+            G[:, k] = np.einsum("eai,eab,ebj->eij", Te, g.geometric_stiffness(state, unit), Te)
+        C += 0.5 * np.einsum("eki,ekjl->ijl", n, G)
+        R = np.linalg.cholesky(S)                               # (E, ns, ns), S = R R^T
+        Ls.append(np.einsum("ekj,ekab->ejab", R, G).reshape(-1, r, r))
+    if not Ls:
+        return None
+    # so far U3 = C[q, q, q]; the sum of its six transposes is 6 sym(C), U3 = that[q, q, q] / 6
+    C = (C + C.transpose(0, 2, 1) + C.transpose(1, 0, 2) + C.transpose(1, 2, 0)
+         + C.transpose(2, 0, 1) + C.transpose(2, 1, 0))
+    return C, np.concatenate(Ls)
 
 
 def rigid_motions(system) -> NDArray:
@@ -204,6 +271,8 @@ class CmsReduceStep(StepBase):
         R = rigid_motions(sub)
         order = np.argsort(ids)                              # interface position of each label
         return superelement.SuperelementData(
+            component_mass=lumped_diagonal(M) if s.mass == "lumped" else None,
+            second_order=second_order_energy(sub, ref, T) if model.dim == 2 else None,
             dim=model.dim, method=s.method, mass=s.mass, name=self.name, units=model.units,
             node_ids=ids, coordinates=model.X[np.asarray(s.nodes, dtype=np.int64)],
             boundary_node=order[np.searchsorted(ids[order], labels // nslots)],

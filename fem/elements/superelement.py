@@ -41,6 +41,17 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`::
     /component/node_ids      (Nc,) the component's nodes ; /component/coordinates (Nc, 3)
     /component/dofs          (n, 2) node position and slot of each of its unknowns
     /component/T             (n, r) recovery u = T q on those unknowns
+    /reduced/cubic           (r, r, r) version 2, 2D components: with /reduced/quartic (P, r, r)
+                             the energy of second-order strains beyond ``q^T K q / 2``,
+                             ``C[q, q, q] / 6 + sum_j (q^T L_j q)^2 / 8``
+                             (:func:`fem.analysis.cms.second_order_energy`): the geometric
+                             stiffening of co-rotational superelements
+    /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
+                             diagonal on those unknowns (translations m, rotations J), what a
+                             co-rotational superelement's inertia integrates
+                             (:mod:`fem.inertia_floating`)
+
+Version 1 files (no ``/component/mass``) are still read: linear superelements need nothing more.
 """
 
 from __future__ import annotations
@@ -56,7 +67,8 @@ from fem.elements.base import ElementGroup
 from fem.errors import DeckError
 
 FORMAT = "fem-superelement"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)          # the versions this fem reads
 SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
 
 
@@ -81,6 +93,11 @@ class SuperelementData:
     component_dofs: NDArray
     T: NDArray
     units: str = ""
+    #: (n,) the diagonal lumped mass on the component's unknowns, or None (version 1 files,
+    #: reductions with the consistent or a non-diagonal mass)
+    component_mass: NDArray | None = None
+    #: ``(C (r, r, r), L (P, r, r))``: the energy of second-order strains (file doc), or None
+    second_order: tuple | None = None
 
     @property
     def n_modal(self) -> int:
@@ -114,8 +131,12 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("component/node_ids", data.component_ids),
                                  ("component/coordinates", data.component_coordinates),
                                  ("component/dofs", data.component_dofs),
-                                 ("component/T", data.T)):
-                h5.create_dataset(path_, data=value)
+                                 ("component/T", data.T),
+                                 ("component/mass", data.component_mass),
+                                 ("reduced/cubic", (data.second_order or (None,))[0]),
+                                 ("reduced/quartic", (data.second_order or (None, None))[1])):
+                if value is not None:
+                    h5.create_dataset(path_, data=value)
 
 
 def is_superelement_file(path: str) -> bool:
@@ -152,9 +173,10 @@ def read(path: str, where: str) -> SuperelementData:
             raise DeckError(where, f"{path!r} is not a superelement file: expected an HDF5 file "
                             f"of format {FORMAT!r} (written by a cms_reduce step), got format "
                             f"{fmt!r}")
-        if version != VERSION:
+        if version not in READS:
             raise DeckError(where, f"{path!r} is a superelement file of version {version}; this "
-                            f"fem reads version {VERSION}: reduce the component again")
+                            f"fem reads version {' or '.join(str(v) for v in READS)}: reduce the "
+                            "component again")
         try:
             a = h5.attrs
             data = SuperelementData(
@@ -167,7 +189,10 @@ def read(path: str, where: str) -> SuperelementData:
                     ("frequencies", "component/frequencies"),
                     ("component_ids", "component/node_ids"),
                     ("component_coordinates", "component/coordinates"),
-                    ("component_dofs", "component/dofs"), ("T", "component/T"))})
+                    ("component_dofs", "component/dofs"), ("T", "component/T"))},
+                component_mass=h5["component/mass"][()] if "component/mass" in h5 else None,
+                second_order=(h5["reduced/cubic"][()], h5["reduced/quartic"][()])
+                if "reduced/cubic" in h5 else None)
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
@@ -183,6 +208,12 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
               "reduced/K": (d.K.shape, (r, r)), "reduced/M": (d.M.shape, (r, r)),
               "reduced/momentum": (d.momentum.shape, (6, r)),
               "component/T": (d.T.shape, (len(d.component_dofs), r))}
+    if d.second_order is not None:
+        C, L = d.second_order
+        shapes["reduced/cubic"] = (C.shape, (r, r, r))
+        shapes["reduced/quartic"] = (L.shape, (len(L), r, r))
+    if d.component_mass is not None:
+        shapes["component/mass"] = (d.component_mass.shape, (len(d.component_dofs),))
     for key, (got, want) in shapes.items():
         if got != want:
             raise DeckError(where, f"the superelement file {path!r} is damaged: {key} has shape "

@@ -3,7 +3,11 @@
 ``[[elements]] type = "superelement"``: its keys (:data:`KEYS`) and its construction
 (:func:`build`), registered with the class in :mod:`fem.elements`. One superelement per entry,
 read from ``file`` (relative to the deck; a ``cms_reduce`` step writes it), its interface nodes
-mapped in order onto the model's ``nodes`` (default: the nodes of the same ids).
+mapped in order onto the model's ``nodes`` (default: the nodes of the same ids). ``formulation``:
+``"linear"`` (small displacements, :class:`~fem.elements.superelement.Superelement`) or
+``"corotational"`` (planar large motion on a floating frame,
+:class:`~fem.elements.superelement_corot.CorotSuperelement`: 2D models, files reduced with
+``mass = "lumped"``, components without supports).
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import os
 import numpy as np
 
 from fem.elements.superelement import Superelement, read
+from fem.elements.superelement_corot import RIGID, CorotSuperelement
 from fem.errors import DeckError
 from fem.io.build import Entry
-from fem.io.build_elements import GroupInputs, GroupPiece
+from fem.io.build_elements import FORMULATION, GroupInputs, GroupPiece
 from fem.io.keys import REQUIRED, Key
 
 TABLE = "elements"
@@ -24,7 +29,11 @@ KEYS = [Key("file", "str", REQUIRED, "superelements: the superelement file (HDF5
             "the deck) a cms_reduce step wrote with its key file"),
         Key("nodes", "nodes", None, "superelements: the model's node ids onto which the file's "
             "interface nodes map, in the file's order (default: the nodes of the same ids); "
-            "they must lie where the file's do, up to one translation")]
+            "they must lie where the file's do, up to one translation"),
+        FORMULATION,
+        Key("geometric_stiffening", "bool", False, "co-rotational superelements: add the "
+            "energy of second-order strains of the file (experimental: locks slender rods "
+            "reduced with bending modes only)")]
 NOT_USED: dict[str, str] = {}
 
 PLACEMENT = 1e-6        # interface positions agree to this share of the interface's size
@@ -70,9 +79,54 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
                         f"interface node {int(data.node_ids[a])} is, after the translation the "
                         f"other nodes give ({off[a]:.3g} away, the component's size is "
                         f"{size:.3g}): a superelement is placed by a translation only")
-    group = Superelement(v["name"], nodes, inputs.nodes.X, inputs.dim, data,
-                         internal_start=inputs.n_internal, path=os.path.abspath(path))
+    cls = Superelement
+    if v["formulation"] == "corotational":
+        _corotational(e, data)
+        cls = CorotSuperelement
+    extra = {}
+    if cls is CorotSuperelement:
+        extra["stiffening"] = v["geometric_stiffening"]
+        if v["geometric_stiffening"] and data.second_order is None:
+            raise DeckError(f"{e.where}.geometric_stiffening", f"{v['file']!r} holds no "
+                            "second-order strain energy (reduce the component again)")
+    elif v["geometric_stiffening"]:
+        raise DeckError(f"{e.where}.geometric_stiffening", "used by formulation = "
+                        "\"corotational\" only")
+    group = cls(v["name"], nodes, inputs.nodes.X, inputs.dim, data,
+                internal_start=inputs.n_internal, path=os.path.abspath(path), **extra)
+    if cls is CorotSuperelement:
+        where = f"{e.where}.formulation"
+        if not group.translation_complete():
+            raise DeckError(where, f"a co-rotational superelement recovers every node of its "
+                            f"component with ux and uy; {v['file']!r} has a node with one of "
+                            "them only (a support inside the component): reduce it unsupported")
+        defect = group.rigid_defect()
+        if defect > RIGID:
+            raise DeckError(where, f"a co-rotational superelement needs the rigid motions in "
+                            f"the null space of its K; that of {v['file']!r} resists them "
+                            f"(|K r| = {defect:.3g} of |K| |r|): reduce the component without "
+                            "supports, with method = \"craig_bampton\"")
     return GroupPiece(group, inputs.nodes)
+
+
+def _corotational(e: Entry, data) -> None:
+    """What ``formulation = "corotational"`` needs of the model and the file."""
+    where = f"{e.where}.formulation"
+    if data.dim != 2:
+        raise DeckError(where, "co-rotational superelements are planar only for now (dim = 2); "
+                        f"this is a {data.dim}D component: use formulation = \"linear\"")
+    if data.component_mass is None:
+        raise DeckError(where, f"a co-rotational superelement integrates its component's lumped "
+                        f"(diagonal) mass, which {e.values['file']!r} does not hold (reduced "
+                        f"with mass = \"{data.mass}\", by an older fem, or with consistent "
+                        "beam inertia): reduce it with the cms_reduce key mass = \"lumped\" "
+                        "and lumped element inertia")
+    slots = set(int(s) for s in data.boundary_slot)
+    if not {0, 1} <= slots or any(
+            not {0, 1} <= set(int(s) for s in data.boundary_slot[data.boundary_node == i])
+            for i in range(len(data.node_ids))):
+        raise DeckError(where, "a co-rotational superelement needs ux and uy at every "
+                        f"interface node; {e.values['file']!r} lacks them at some")
 
 
 def _ids(ids) -> str:
