@@ -34,13 +34,15 @@ Written to ``/cms/<step>/``: ``K``, ``M`` (reduced, on ``q``), ``boundary_node_i
 component is unsupported), ``T`` (recovery on the component's unknowns), ``dof_node_ids``,
 ``dof_slots`` (the node and DOF of each of those unknowns), ``component_node_ids``,
 ``component_coordinates``, ``momentum``; attributes ``method``, ``mass``, ``n_boundary``,
-``n_modal``, ``cutoff``, ``file``. The reduced model's modes recovered on the component, ``T Q``,
-go to ``/modes/<step>/`` and ParaView (``<out>_<step>_modes.xdmf``,
-``<out>_<step>_vibration.xdmf``) as a modal step's do. With ``file``, the superelement file
-(:mod:`fem.elements.superelement`, format ``fem-superelement``) that ``[[elements]] type =
-"superelement"`` reads; with ``mass = "lumped"`` and a diagonal lumped mass (no consistent beam
-inertia in the component) the file also keeps that diagonal (``/component/mass``), which
-``formulation = "corotational"`` superelements integrate.
+``n_modal``, ``cutoff``, ``file``; for a planar component with two interface nodes,
+``stiffening``, the geometric stiffness of a unit chord tension (:func:`chord_stiffening`).
+The reduced model's modes recovered on the component, ``T Q``, go to ``/modes/<step>/`` and
+ParaView (``<out>_<step>_modes.xdmf``, ``<out>_<step>_vibration.xdmf``) as a modal step's do.
+With ``file``, the superelement file (:mod:`fem.elements.superelement`, format
+``fem-superelement``) that ``[[elements]] type = "superelement"`` reads; with ``mass =
+"lumped"`` and a diagonal lumped mass (no consistent beam inertia in the component) the file
+also keeps that diagonal (``/component/mass``), which ``formulation = "corotational"``
+superelements integrate, and the chord stiffening ``/reduced/stiffening`` when there is one.
 """
 
 from __future__ import annotations
@@ -136,55 +138,55 @@ def lumped_diagonal(M) -> NDArray | None:
     return None if off.nnz else np.asarray(diag, dtype=float)
 
 
-def second_order_energy(system, state, T: NDArray) -> tuple[NDArray, NDArray] | None:
-    """``C (r, r, r)``, ``L (P, r, r)``: the component's energy with second-order strains.
+def chord_stiffening(system, state, T: NDArray, K: NDArray, boundary_node: NDArray,
+                     boundary_slot: NDArray, X: NDArray) -> NDArray | None:
+    """``G (r, r)``: the component's geometric stiffness under a unit chord tension, on ``q``.
 
-    An element with strains ``eps``, stiffness ``S`` and energy ``1/2 eps^T S eps`` (the beams:
-    ``basic.S``, Meijaard's modified strains) has, to second order in ``q`` (``u = T q``),
-    ``eps = eps_1 + eps_2`` with ``eps_1`` linear and ``eps_2,k = 1/2 q^T G_k q``, ``G_k`` the
-    geometric stiffness of a unit stress ``k`` (``geometric_stiffness``). Its energy
-    ``1/2 (eps_1 + eps_2)^T S (eps_1 + eps_2)`` is ``1/2 q^T K q`` plus
+    For a planar component with exactly two interface nodes ``a``, ``b`` (``X (2, 3)``): the
+    static response ``q`` of the reduced model (exact: ``T`` holds every static response to
+    interface forces) to a unit force pulling ``b`` along the chord ``n = (X_b - X_a)/|...|``,
+    with ``a``'s translations and ``b``'s translation across the chord held (pinned ends,
+    statically determinate); its element stresses (``stress_rate`` of ``u = T q``); the
+    geometric stiffness a buckling step assembles at those stresses, ``K_G1``; and
+    ``G = T^T K_G1 T``. For a straight rod ``q^T G q = int w'^2 dx``: the second-order
+    elongation of the chord fibre, with which a co-rotational superelement turns its chord
+    elongation ``e`` into the mean-strain elongation ``e + q^T G q / 2``
+    (:mod:`fem.elements.superelement_corot`: geometric stiffening by the axial force).
 
-    * a cubic term ``sigma_1 . eps_2`` (``sigma_1 = S eps_1`` the linear stresses,
-      ``stress_rate``): summed over the elements and symmetrized, ``C[q, q, q] / 6``;
-    * a quartic term ``1/2 eps_2^T S eps_2 = sum_j (q^T L_j q)^2 / 8`` with ``S = R R^T``
-      (Cholesky) and ``L_j = sum_k R_kj T^T G_k T``, one ``j`` per strain of every element.
-
-    The cubic term alone is the exact third-order Taylor term of the elements' energy, but a
-    slender beam needs the quartic one too: with the chord free to shorten, the cubic energy
-    ``EA u' v'^2 / 2`` would lower the energy by ``EA v'^4 / 8`` (buckling at a deflection of
-    a few per mil of a slender rod). With both the energy is a sum of squares, bounded below.
-    A co-rotational superelement adds them in its floating frame (geometric stiffening: axial
-    forces stiffen or soften bending, :mod:`fem.elements.superelement_corot`). None when no
-    group of the component has a geometric stiffness and a ``basic.S`` (2D components only;
-    ``O(E ns r^2)`` storage and work).
+    None when it does not apply: another interface, a group without a geometric stiffness, a
+    supported interface slot the load case needs, or a component that the pinned ends do not
+    hold (a mechanism: the cms_reduce before would have failed).
     """
-    asm, n_free, r = system.assembler, system.n_free, T.shape[1]
-    C = np.zeros((r, r, r))
-    Ls = []
-    for g, sc in zip(system.model.groups, asm.groups, strict=False):
-        S = getattr(getattr(g, "basic", None), "S", None)
-        if "geometric_stiffness" not in g.capabilities or S is None:
-            continue
-        ns = len(g.stress_names)
-        ed = sc.edofs[:, :g.nd]
-        Te = np.where(((ed >= 0) & (ed < n_free))[:, :, None], T[np.clip(ed, 0, n_free - 1)],
-                      0.0)                                      # (E, nd, r)
-        n = np.stack([g.stress_rate(state, Te[:, :, j]) for j in range(r)], axis=-1)  # (E,ns,r)
-        G = np.zeros((len(g), ns, r, r))
-        for k in range(ns):
-            unit = np.zeros((len(g), ns))
-            unit[:, k] = 1.0
-            G[:, k] = np.einsum("eai,eab,ebj->eij", Te, g.geometric_stiffness(state, unit), Te)
-        C += 0.5 * np.einsum("eki,ekjl->ijl", n, G)
-        R = np.linalg.cholesky(S)                               # (E, ns, ns), S = R R^T
-        Ls.append(np.einsum("ekj,ekab->ejab", R, G).reshape(-1, r, r))
-    if not Ls:
+    groups = system.model.groups
+    if len(X) != 2 or not all("geometric_stiffness" in g.capabilities for g in groups):
         return None
-    # so far U3 = C[q, q, q]; the sum of its six transposes is 6 sym(C), U3 = that[q, q, q] / 6
-    C = (C + C.transpose(0, 2, 1) + C.transpose(1, 0, 2) + C.transpose(1, 2, 0)
-         + C.transpose(2, 0, 1) + C.transpose(2, 1, 0))
-    return C, np.concatenate(Ls)
+    D = (X[1] - X[0])[:2]
+    if not np.any(D):
+        return None
+    n = D / np.linalg.norm(D)
+    r = K.shape[0]
+
+    def slot(node: int, s: int) -> int:
+        hit = np.flatnonzero((boundary_node == node) & (boundary_slot == s))
+        return int(hit[0]) if len(hit) else -1
+
+    (ax, ay), (bx, by) = (slot(0, 0), slot(0, 1)), (slot(1, 0), slot(1, 1))
+    if min(ax, ay, bx, by) < 0:
+        return None
+    C = np.zeros((3, r))
+    C[0, ax], C[1, ay] = 1.0, 1.0
+    C[2, bx], C[2, by] = -n[1], n[0]                    # b across the chord
+    f = np.zeros(r + 3)
+    f[bx], f[by] = n
+    C *= max(np.abs(K).max(), 1e-300)                   # the multipliers' scale: K's
+    try:
+        q = np.linalg.solve(np.block([[K, C.T], [C, np.zeros((3, 3))]]), f)[:r]
+    except np.linalg.LinAlgError:
+        return None                                     # a mechanism under pinned ends
+    stresses = system.stress_rates(state, system.dofmap.to_nodal(T @ q))
+    KG = system.assembler.to_scipy(system.geometric_stiffness(state, stresses))
+    G = T.T @ (KG @ T)
+    return 0.5 * (G + G.T)
 
 
 def rigid_motions(system) -> NDArray:
@@ -270,13 +272,15 @@ class CmsReduceStep(StepBase):
         comp = self._nodes = np.unique(node)                 # the component's model nodes
         R = rigid_motions(sub)
         order = np.argsort(ids)                              # interface position of each label
+        bnode, bslot = order[np.searchsorted(ids[order], labels // nslots)], labels % nslots
+        Xi = model.X[np.asarray(s.nodes, dtype=np.int64)]
         return superelement.SuperelementData(
             component_mass=lumped_diagonal(M) if s.mass == "lumped" else None,
-            second_order=second_order_energy(sub, ref, T) if model.dim == 2 else None,
+            stiffening=chord_stiffening(sub, ref, T, Kr, bnode, bslot, Xi)
+            if model.dim == 2 else None,
             dim=model.dim, method=s.method, mass=s.mass, name=self.name, units=model.units,
-            node_ids=ids, coordinates=model.X[np.asarray(s.nodes, dtype=np.int64)],
-            boundary_node=order[np.searchsorted(ids[order], labels // nslots)],
-            boundary_slot=labels % nslots, K=Kr, M=Mr, momentum=R.T @ (M @ T),
+            node_ids=ids, coordinates=Xi, boundary_node=bnode, boundary_slot=bslot, K=Kr,
+            M=Mr, momentum=R.T @ (M @ T),
             frequencies=np.sign(omega2) * np.sqrt(np.abs(omega2)),
             component_ids=model.node_ids[comp], component_coordinates=model.X[comp],
             component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T)
@@ -321,6 +325,8 @@ class CmsReduceStep(StepBase):
                 "dof_slots": np.array([slots[k] for k in d.component_dofs[:, 1]]),
                 "component_node_ids": d.component_ids,
                 "component_coordinates": d.component_coordinates}
+        if d.stiffening is not None:
+            data["stiffening"] = d.stiffening
         attrs = {"method": s.method, "mass": s.mass, "n_boundary": len(d.boundary_slot),
                  "n_modal": d.n_modal, "cutoff": float(s.cutoff or np.nan),
                  "file": s.path or ""}

@@ -41,11 +41,11 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`::
     /component/node_ids      (Nc,) the component's nodes ; /component/coordinates (Nc, 3)
     /component/dofs          (n, 2) node position and slot of each of its unknowns
     /component/T             (n, r) recovery u = T q on those unknowns
-    /reduced/cubic           (r, r, r) version 2, 2D components: with /reduced/quartic (P, r, r)
-                             the energy of second-order strains beyond ``q^T K q / 2``,
-                             ``C[q, q, q] / 6 + sum_j (q^T L_j q)^2 / 8``
-                             (:func:`fem.analysis.cms.second_order_energy`): the geometric
-                             stiffening of co-rotational superelements
+    /reduced/stiffening      (r, r) version 2, 2D components with two interface nodes: ``G``,
+                             the geometric stiffness of a unit tension along the chord from
+                             the first interface node to the second, on q
+                             (:func:`fem.analysis.cms.chord_stiffening`): the mean-strain
+                             elongation ``e + q^T G q / 2`` of co-rotational superelements
     /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
@@ -96,8 +96,8 @@ class SuperelementData:
     #: (n,) the diagonal lumped mass on the component's unknowns, or None (version 1 files,
     #: reductions with the consistent or a non-diagonal mass)
     component_mass: NDArray | None = None
-    #: ``(C (r, r, r), L (P, r, r))``: the energy of second-order strains (file doc), or None
-    second_order: tuple | None = None
+    #: (r, r) the geometric stiffness of a unit chord tension (file doc), or None
+    stiffening: NDArray | None = None
 
     @property
     def n_modal(self) -> int:
@@ -133,8 +133,7 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("component/dofs", data.component_dofs),
                                  ("component/T", data.T),
                                  ("component/mass", data.component_mass),
-                                 ("reduced/cubic", (data.second_order or (None,))[0]),
-                                 ("reduced/quartic", (data.second_order or (None, None))[1])):
+                                 ("reduced/stiffening", data.stiffening)):
                 if value is not None:
                     h5.create_dataset(path_, data=value)
 
@@ -191,8 +190,8 @@ def read(path: str, where: str) -> SuperelementData:
                     ("component_coordinates", "component/coordinates"),
                     ("component_dofs", "component/dofs"), ("T", "component/T"))},
                 component_mass=h5["component/mass"][()] if "component/mass" in h5 else None,
-                second_order=(h5["reduced/cubic"][()], h5["reduced/quartic"][()])
-                if "reduced/cubic" in h5 else None)
+                stiffening=h5["reduced/stiffening"][()] if "reduced/stiffening" in h5
+                else None)
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
@@ -208,10 +207,8 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
               "reduced/K": (d.K.shape, (r, r)), "reduced/M": (d.M.shape, (r, r)),
               "reduced/momentum": (d.momentum.shape, (6, r)),
               "component/T": (d.T.shape, (len(d.component_dofs), r))}
-    if d.second_order is not None:
-        C, L = d.second_order
-        shapes["reduced/cubic"] = (C.shape, (r, r, r))
-        shapes["reduced/quartic"] = (L.shape, (len(L), r, r))
+    if d.stiffening is not None:
+        shapes["reduced/stiffening"] = (d.stiffening.shape, (r, r))
     if d.component_mass is not None:
         shapes["component/mass"] = (d.component_mass.shape, (len(d.component_dofs),))
     for key, (got, want) in shapes.items():
@@ -226,6 +223,9 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
                         "unknowns do not fit its interface nodes")
     if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
         raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
+    if d.stiffening is not None and not np.all(np.isfinite(d.stiffening)):
+        raise DeckError(where, f"the superelement file {path!r} is damaged: reduced/stiffening "
+                        "is not finite")
 
 
 class Superelement(ElementGroup):

@@ -14,12 +14,15 @@ Kinematics (every interface node has ``ux``, ``uy``; ``E = [[0, -1], [1, 0]]``):
   ``u_l,i = R^T (x_i - x_a) - (X_i - X_a)``, rotations ``theta_l,i = theta_i - alpha``, modal
   coordinates ``eta`` unchanged (``u_l,a = 0``, ``u_l,b`` normal to ``D`` is 0);
 * strain energy ``U = q_l^T K q_l / 2`` with the file's ``K`` (rigid motions are in its null
-  space: the deck checks); internal force ``B^T K q_l`` (``B = dq_l/dq``); tangent exact,
-  ``B^T K B + sum_k (K q_l)_k d2 q_l,k / dq2`` (:meth:`CorotSuperelement.geometric`). At small
-  displacements ``q_l = q - (a rigid motion)`` to first order: the linear superelement's force
-  to second order.
+  space: the deck checks; with geometric stiffening ``U(q_l)`` below); internal force
+  ``B^T K q_l`` (``B = dq_l/dq``; with stiffening ``B^T dU/dq_l``); tangent exact,
+  ``B^T K B + sum_k (K q_l)_k d2 q_l,k / dq2`` (:meth:`CorotSuperelement.geometric`; with
+  stiffening ``B^T (d2U/dq_l2) B`` and ``dU/dq_l`` for ``K q_l``). At small displacements
+  ``q_l = q - (a rigid motion)`` to first order: the linear superelement's force to second
+  order.
 
 Energy-conserving force (:meth:`CorotSuperelement.conserving`): ``f = G^T K (q_l0 + q_l1) / 2``
+(with stiffening ``G^T sbar``, an exact average of ``dU/dq_l``, see there)
 with ``G`` a discrete gradient of ``q_l(q)``, ``G (q_1 - q_0) = q_l(q_1) - q_l(q_0)`` exactly:
 
 * frame angle: ``dalpha = atan2(d0 x d1, d0 . d1) = g . (d1 - d0)`` with
@@ -40,14 +43,23 @@ Jacobian, discrete gradient (the same pieces) and its acceleration at zero ``q``
 The component's nodes are also written as outputs (``recovered_displacement``), so validation
 quantities can read interior points (:mod:`fem.validate`, ``chord_offset`` with ``group``).
 
-Geometric stiffening (opt-in, deck key ``geometric_stiffening``, EXPERIMENTAL): the file's
-energy of second-order strains (:func:`fem.analysis.cms.second_order_energy`) added to ``U``:
-``C[q_l, q_l, q_l]/6 + sum_j (q_l^T L_j q_l)^2/8``, with its exact gradient and Hessian and the
-same Simpson-exact discrete gradient. Its quartic term locks a slender rod reduced with
-bending modes only (the axial field of the constraint modes is linear, so the bending's
-second-order shortening cannot be released locally): Meijaard's slider-crank rod came out 18 %
-too stiff; without stiffening 6 % too flexible. Not yet fit for use: the axial interior
-response must be condensed (the mean-strain limit) first.
+Geometric stiffening by the mean axial strain (deck key ``geometric_stiffening``, on by
+default when the file has the chord stiffening ``G``, :func:`fem.analysis.cms.chord_stiffening`:
+the component's geometric stiffness under a unit chord tension, on ``q``). The chord
+elongation ``e = n . u_l,b`` (``n = D/|D|``; node ``b``'s local translation lies along ``n``)
+becomes the mean-strain elongation ``s = e + q_l^T G q_l / 2`` in the linear energy::
+
+    U = qt^T K qt / 2,     qt = q_l + (q_l^T G q_l / 2) n_b     (n_b: n in b's ux, uy slots)
+
+gradient ``Bt^T K qt`` with ``Bt = I + n_b (G q_l)^T``, Hessian ``Bt^T K Bt + (n_b . K qt) G``.
+For a straight rod ``q_l^T G q_l = int w'^2 dx``, so the axial force is one mean value
+``N = EA/L (e + int w'^2 dx / 2)`` along the rod: the classical stiffening of an inextensible
+rod's bending by its tension (centrifugal stiffening; buckling under compression), which does
+not lock, unlike the full second-order strains of the modes (their axial field is linear
+along the rod, so the bending's second-order shortening cannot be released: Meijaard's
+slider-crank rod came out 18 % too stiff with them, 6 % too flexible without stiffening).
+``U`` is quartic in ``q_l``, so the Simpson average of its gradient below is exact for the
+work (its work along the straight path is a cubic).
 
 Three dimensions are refused (planar only for now); so are files without the lumped diagonal
 mass (``/component/mass``, a ``cms_reduce`` with ``mass = "lumped"``).
@@ -106,7 +118,7 @@ class CorotSuperelement(Superelement):
     def __init__(self, name: str, nodes, X, dim: int, data: SuperelementData,
                  internal_start: int = 0, path: str = "", stiffening: bool = False):
         super().__init__(name, nodes, X, dim, data, internal_start, path)
-        self.stiffening = bool(stiffening)
+        self.stiffening = bool(stiffening) and data.stiffening is not None
         names, ndn, k = self.dof_names, self.ndn, self.nen
         base = np.arange(k) * ndn
         #: (k, 2) element-vector positions of each interface node's ux, uy
@@ -115,17 +127,14 @@ class CorotSuperelement(Superelement):
         self.tr = base + names.index("rz") if "rz" in names else np.full(k, -1)
         self.ie = np.arange(self.nd, self.nd + data.n_modal)
         self.nde = self.nd + data.n_modal
-        #: (nde, nde, nde), (P, nde, nde) the energy of second-order strains on the element
-        #: vector: ``C[q, q, q]/6 + sum_j (q^T L_j q)^2/8`` (none: zero)
-        self.Ce = np.zeros((self.nde,) * 3)
-        self.Le = np.zeros((0, self.nde, self.nde))
-        if stiffening and data.second_order is not None:
-            C, L = data.second_order
-            self.Ce[np.ix_(self.pos, self.pos, self.pos)] = C
-            self.Le = np.zeros((len(L), self.nde, self.nde))
-            self.Le[:, self.pos[:, None], self.pos[None, :]] = L
         self.P = self.X[0, :, :2] - self.X[0, :1, :2]           # (k, 2) X_i - X_a
         D = self.P[1]
+        #: (nde, nde) the chord stiffening ``G`` on the element vector (zero: off), (nde,)
+        #: ``n_b``, the chord's direction in node b's ux, uy slots
+        self.Ge = self._embed(data.stiffening)[0] if self.stiffening else np.zeros(
+            (self.nde, self.nde))
+        self.nb = np.zeros(self.nde)
+        self.nb[self.tx[1]] = D / np.linalg.norm(D)
         self.Phi = float(np.arctan2(D[1], D[0]))
         # --- the component's recovery: its unknowns (node, slot) and T's rows
         n_c = len(data.component_ids)
@@ -256,23 +265,25 @@ class CorotSuperelement(Superelement):
                 "chord": chord, "pbar": pbar, "dbar": dbar}
 
     # --- the energy of the local coordinates ----------------------------------------------------
+    def stiffened(self, ql: NDArray) -> NDArray:
+        """``qt = q_l + (q_l^T G q_l / 2) n_b (nde,)``: the chord elongation made the mean one."""
+        return ql + 0.5 * float(ql @ self.Ge @ ql) * self.nb
+
     def local_energy(self, ql: NDArray) -> float:
-        """``U = q_l^T K q_l / 2 + C[q_l, q_l, q_l] / 6 + sum_j (q_l^T L_j q_l)^2 / 8``."""
-        e2 = np.einsum("jab,a,b->j", self.Le, ql, ql)
-        return float(0.5 * ql @ self.Ke[0] @ ql
-                     + np.einsum("ijk,i,j,k->", self.Ce, ql, ql, ql) / 6 + e2 @ e2 / 8)
+        """``U = qt^T K qt / 2``."""
+        qt = self.stiffened(ql)
+        return float(0.5 * qt @ self.Ke[0] @ qt)
 
     def local_gradient(self, ql: NDArray) -> NDArray:
-        """``dU/dq_l (nde,)``."""
-        Lq = self.Le @ ql                                       # (P, nde)
-        return (self.Ke[0] @ ql + 0.5 * np.einsum("ijk,j,k->i", self.Ce, ql, ql)
-                + 0.5 * (Lq @ ql) @ Lq)
+        """``dU/dq_l = Bt^T K qt (nde,)``, ``Bt = I + n_b (G q_l)^T``."""
+        Kqt = self.Ke[0] @ self.stiffened(ql)
+        return Kqt + float(self.nb @ Kqt) * (self.Ge @ ql)
 
     def local_hessian(self, ql: NDArray) -> NDArray:
-        """``d2U/dq_l2 (nde, nde)``."""
-        Lq = self.Le @ ql
-        return (self.Ke[0] + self.Ce @ ql + Lq.T @ Lq
-                + 0.5 * np.einsum("j,jab->ab", Lq @ ql, self.Le))
+        """``d2U/dq_l2 = Bt^T K Bt + (n_b . K qt) G (nde, nde)``."""
+        K = self.Ke[0]
+        Bt = np.eye(self.nde) + np.outer(self.nb, self.Ge @ ql)
+        return Bt.T @ K @ Bt + float(self.nb @ K @ self.stiffened(ql)) * self.Ge
 
     # --- the element protocol ---------------------------------------------------------------------
     def _response(self, state, tangent: bool):
@@ -286,7 +297,7 @@ class CorotSuperelement(Superelement):
                        + self.geometric(f.p, f.d, f.R, s))[None]
 
     def internal_force(self, state) -> NDArray:
-        """(E, nde) ``B^T K q_l``."""
+        """(E, nde) ``B^T dU/dq_l`` (``B^T K q_l`` without stiffening)."""
         return self._response(state, False)[0]
 
     def evaluate(self, state, tangent: bool = True):
@@ -294,7 +305,7 @@ class CorotSuperelement(Superelement):
         return self._response(state, tangent)
 
     def tangent(self, state) -> NDArray:
-        """(E, nde, nde) ``B^T K B`` plus the geometric part (exact)."""
+        """(E, nde, nde) ``B^T (d2U/dq_l2) B`` plus the geometric part (exact)."""
         return self._response(state, True)[1]
 
     def material_tangent(self, state) -> NDArray:
@@ -312,8 +323,8 @@ class CorotSuperelement(Superelement):
 
         ``sbar`` is the average of ``dU/dq_l`` along the straight path from ``q_l0`` to
         ``q_l1`` by Simpson's rule, exact for its work (``dU/dq_l . (q_l1 - q_l0)`` along the
-        path is a cubic): ``sbar . (q_l1 - q_l0) = U_1 - U_0``; with ``K`` alone it is
-        ``K (q_l0 + q_l1)/2``.
+        path is a cubic, ``U`` being quartic): ``sbar . (q_l1 - q_l0) = U_1 - U_0``; without
+        stiffening it is ``K (q_l0 + q_l1)/2``.
         """
         f0, f1 = self.local_frame(self.vector(s0)), self.local_frame(self.vector(s1))
         st = self.step_gradient(f0, f1)

@@ -31,9 +31,10 @@ KEYS = [Key("file", "str", REQUIRED, "superelements: the superelement file (HDF5
             "interface nodes map, in the file's order (default: the nodes of the same ids); "
             "they must lie where the file's do, up to one translation"),
         FORMULATION,
-        Key("geometric_stiffening", "bool", False, "co-rotational superelements: add the "
-            "energy of second-order strains of the file (experimental: locks slender rods "
-            "reduced with bending modes only)")]
+        Key("geometric_stiffening", "bool", None, "co-rotational superelements: stiffening "
+            "by the mean axial strain (the chord elongation plus the bending's second-order "
+            "elongation, with the file's chord stiffening: 2D components with two interface "
+            "nodes); default true when the file has it, false turns it off")]
 NOT_USED: dict[str, str] = {}
 
 PLACEMENT = 1e-6        # interface positions agree to this share of the interface's size
@@ -85,10 +86,14 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         cls = CorotSuperelement
     extra = {}
     if cls is CorotSuperelement:
-        extra["stiffening"] = v["geometric_stiffening"]
-        if v["geometric_stiffening"] and data.second_order is None:
-            raise DeckError(f"{e.where}.geometric_stiffening", f"{v['file']!r} holds no "
-                            "second-order strain energy (reduce the component again)")
+        stiffening = v["geometric_stiffening"]
+        extra["stiffening"] = data.stiffening is not None if stiffening is None else stiffening
+        if stiffening and data.stiffening is None:
+            raise DeckError(f"{e.where}.geometric_stiffening", f"{v['file']!r} holds no chord "
+                            "stiffening (reduced/stiffening), which a cms_reduce step writes "
+                            "for planar components with exactly two interface nodes whose "
+                            "element groups all have a geometric stiffness (or an older fem "
+                            "wrote it: reduce the component again); set false or leave it out")
     elif v["geometric_stiffening"]:
         raise DeckError(f"{e.where}.geometric_stiffening", "used by formulation = "
                         "\"corotational\" only")
