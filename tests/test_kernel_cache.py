@@ -34,8 +34,8 @@ def test_the_folder_changes_with_any_kernel_source(tmp_path, monkeypatch):
 
 def test_every_kernel_module_is_in_the_key():
     names = sorted(os.path.basename(p) for p in glob.glob(jit.KERNELS, recursive=True))
-    assert names == ["assembly_kernel.py", "beam3d_kernel.py", "bent_kernel.py",
-                     "shell_ec_kernel.py", "shell_kernel.py"]
+    assert names == ["assembly_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
+                     "bent_kernel.py", "shell_ec_kernel.py", "shell_kernel.py"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")

@@ -183,14 +183,18 @@ class Beam(ElementGroup):
         kb = kb + self.basic.stress_hessian(sigma)
         return self._to_nodes(c, f, BT @ kb @ kin.B + self.frame.geometric(kin, q), f)
 
-    def _compiled(self) -> bool:
-        """Whether :meth:`evaluate` runs the compiled kernel (:mod:`fem.elements.beam3d_jit`).
+    def _compiled(self, conserving: bool = False) -> bool:
+        """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        3D co-rotational groups of at least ``MIN_ELEMENTS`` elements, where numba is there;
-        the vectorized numpy code is the reference and the fallback.
+        3D co-rotational groups of at least ``MIN_ELEMENTS`` (``conserving``: without offsets,
+        ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is not ``0``
+        (:mod:`fem.elements.beam3d_jit`); the vectorized numpy code is the reference and the
+        fallback.
         """
-        return (self.dim == 3 and not self.frame.linear and len(self) >= beam3d_jit.MIN_ELEMENTS
-                and beam3d_jit.enabled())
+        least = beam3d_jit.MIN_CONSERVING if conserving else beam3d_jit.MIN_ELEMENTS
+        return (self.dim == 3 and not self.frame.linear and len(self) >= least
+                and not (conserving and self.offsets is not None)
+                and beam3d_jit.enabled(conserving))
 
     def _kernel_data(self) -> beam3d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""
@@ -396,6 +400,10 @@ class Beam(ElementGroup):
         ``P`` there (:func:`_correction_map`). With it a rigid step changes the local rotations
         by ``Lambda_a (R_r^T psi - G_m inc) = 0``: ``x1 - x0 = psi x x_m`` for ``cay(psi)``.
         """
+        if self._compiled(conserving=True):          # the same, element by element
+            f, K, energy, v1 = beam3d_jit.conserving(self._kernel_data(), sm.rot, sm.u, s0.u,
+                                                     s1.u, hist["v"], inc, spins, cayley)
+            return f, K, energy, {"v": v1}
         basic = self.basic
         kin = self._kinematics(sm)
         B = kin.B

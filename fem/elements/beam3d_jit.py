@@ -29,6 +29,12 @@ elements, 5.7e5 elements per second before, 1.2e6 after, timed alternately in on
 The tangent is not symmetric away from equilibrium (spatial spins, :mod:`fem.elements.frames3d`),
 so the kernel computes all of it; only ``kb`` and ``L^T kb L`` are symmetric and are computed as
 triangles.
+
+The energy-conserving step's force and tangent (:meth:`fem.elements.beam.Beam.conserving`,
+about 60 small numpy calls a call: half the time of a free-flying beam of two elements over
+1e4 steps, ``tests/test_dynamics.py``) have their own kernel, :func:`conserving`
+(:mod:`fem.elements.beam3d_ec_kernel`), loaded separately, from ``MIN_CONSERVING`` elements, and
+tested against the numpy code the same way (issue 14).
 """
 
 from __future__ import annotations
@@ -42,15 +48,26 @@ from numpy.typing import NDArray
 from fem.elements.beam_basic import _hessians
 from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
+#: Groups from this many elements take the compiled energy-conserving force
+#: (:func:`conserving`): a dynamic run evaluates it thousands of times, and numpy's cost there is
+#: per call, not per element (1.3 ms a call for 1 or 2 elements, 3.3 ms for 10, against 15, 35
+#: and 90 us compiled), so loading numba and the cached kernel (0.7 s) pays back within a few
+#: hundred calls (a hundred steps) even for one element
+MIN_CONSERVING = 1
+
 _kernel = Kernel("fem.elements.beam3d_kernel")
+_ec_kernel = Kernel("fem.elements.beam3d_ec_kernel")
 
 # the nonzeros of S the kernel reads, (row, column): axial, torsion, the two bending blocks
 _S_ENTRIES = ((0, 0), (1, 1), (2, 2), (2, 3), (3, 3), (4, 4), (4, 5), (5, 5))
 
 
-def enabled() -> bool:
-    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
-    return _kernel.enabled()
+def enabled(conserving: bool = False) -> bool:
+    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``).
+
+    ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
+    """
+    return (_ec_kernel if conserving else _kernel).enabled()
 
 
 @dataclass(frozen=True)
@@ -128,3 +145,40 @@ def evaluate(prep: Prepared, quat: NDArray, u: NDArray, tangent: bool = True,
     _kernel.function(quat, u, prep.conn, chord, moving, prep.E0, prep.l0, prep.Sc, prep.coef,
                      prep.ij, tangent, f, K)
     return f, (K if tangent else None)
+
+
+def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDArray,
+               v0: NDArray, inc: NDArray, spins: NDArray | None, cayley: NDArray | None
+               ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
+
+    :meth:`fem.elements.beam.Beam.conserving` of 3D co-rotational beams without offsets,
+    element by element (:mod:`fem.elements.beam3d_ec_kernel`): ``quat (n, 4)`` and ``um (n,
+    3)`` the mid-point configuration's nodal quaternions and displacements, ``u0``, ``u1`` the
+    displacements at the step's ends, ``v0 (E, 7)`` the algorithmic basic deformations at its
+    start, ``inc (E, 12)`` the increments, ``spins (E, 2)`` (None: all) the nodes corrected by
+    spatial spins and ``cayley (E, 2)`` (None: none) those whose rotation slots hold Cayley
+    parameters. Returns ``f (E, 12)``, ``K (E, 12, 12)``, ``energy (E,)``, ``v1 (E, 7)``.
+    """
+    arrays = [_writable(a) for a in (quat, um, u0, u1, v0, inc)]
+    if min(len(a) for a in arrays[:4]) < prep.n_nodes:         # the kernel does not check
+        raise IndexError(f"the state has {min(len(a) for a in arrays[:4])} nodes, the beams "
+                         f"use {prep.n_nodes}")
+    E = len(prep.l0)
+    flags = np.empty((2, E, 2), dtype=bool)
+    flags[0] = True if spins is None else spins
+    flags[1] = False if cayley is None else cayley
+    f, K, energy, v1 = np.empty((E, 12)), np.empty((E, 12, 12)), np.empty(E), np.empty((E, 7))
+    _ec_kernel.function(*arrays[:4], prep.conn, prep.chord0, prep.E0, prep.l0, prep.Sc,
+                        prep.coef, prep.ij, *arrays[4:], flags[0], flags[1], f, K, energy, v1)
+    return f, K, energy, v1
+
+
+def _writable(a: NDArray) -> NDArray:
+    """``a`` as a C-contiguous, writable float array.
+
+    numba compiles another specialization (a minute and more) for a read-only array, a
+    broadcast view for instance.
+    """
+    a = np.ascontiguousarray(a, dtype=float)
+    return a if a.flags.writeable else a.copy()

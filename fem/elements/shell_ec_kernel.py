@@ -101,8 +101,8 @@ def kernel(x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1):
     """
     E = x.shape[0]
     nchunks = (E + _CHUNK - 1) // _CHUNK
-    if nchunks <= 1:
-        chunk(0, E, x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1)
+    if nchunks <= 1:                 # np.int64: a literal 0 would compile chunk a second time
+        chunk(np.int64(0), E, x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1)
         return
     for c in prange(nchunks):
         chunk(c * _CHUNK, min(E, (c + 1) * _CHUNK), x, R, R0, xl0, Kl, p0, inc, cay, f, K,
