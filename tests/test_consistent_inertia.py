@@ -139,8 +139,11 @@ def test_step_tangent_with_consistent_inertia_matches_finite_differences(dim, in
 
 
 @pytest.mark.parametrize("dim", [2, 3])
-def test_inertial_work_equals_the_kinetic_energy_change(dim):
-    """f . inc = T1 - T0 of the consistent group to round-off, at a large random step."""
+@pytest.mark.parametrize("integrator", ["energy_conserving", "midpoint"])
+def test_inertial_work_equals_the_kinetic_energy_change(dim, integrator):
+    """f . inc = T1 - T0 of the consistent group to round-off, at a large random step: with
+    the moment ``dbar x f_d`` paired with Cayley parameters (energy-conserving scheme) and
+    ``d0 x jl(theta)^T f_d`` paired with rotation vectors (mid-point rule)."""
     dk = deck_io.from_dict(beam_deck(dim))
     sysm = System(dk.model)
     step = make_step(dk.steps[0], sysm, dk)
@@ -150,7 +153,7 @@ def test_inertial_work_equals_the_kinetic_energy_change(dim):
                  else rng.normal(size=n))
     s0.v[:] = rng.normal(size=(n, ns))
     step.loads.begin(s0)
-    integ = make_integrator("energy_conserving", sysm, inertia_groups(sysm, s0), step.loads, 0.3)
+    integ = make_integrator(integrator, sysm, inertia_groups(sysm, s0), step.loads, 0.3)
     integ.begin(s0)
     integ.start_step(s0)
     s1 = s0.copy()
@@ -165,15 +168,55 @@ def test_inertial_work_equals_the_kinetic_energy_change(dim):
     assert abs(work - dT) <= 1e-13 * (x.kinetic_energy(s0) + x.kinetic_energy(s1))
 
 
+def test_stored_director_rates_belong_to_the_nodal_velocities_and_rotations_they_came_with():
+    """A state's stored director rates are used only by elements whose nodes still have the
+    velocities and rotations they were written with; an element whose node was given a new
+    velocity (a later step's velocity field) or turned (a static step) takes ``w x d`` again."""
+    sysm = System(deck_io.from_dict(beam_deck(3, n=3)).model)
+    x = inertia_groups(sysm).extras[0]
+    s = sysm.reference_state()
+    s.v[:] = rng.normal(size=s.v.shape)
+    rigid = x.director_rates(s)
+    stored = rigid + rng.normal(size=rigid.shape)
+    s.conserving[x.key] = {"v": stored, "nodal_v": s.v[x.conn].copy(),
+                           "nodal_rot": s.rot[x.conn].copy()}
+    assert np.array_equal(x.director_rates(s), stored)
+    end, inner = x.conn[0, 0], x.conn[1, 1]                  # in element 0; in 1 and 2
+    assert [list(np.any(x.conn == k, axis=1)) for k in (end, inner)] == [
+        [True, False, False], [False, True, True]]
+    kicked = s.copy()
+    kicked.v[end, 1] += 1.0
+    got = x.director_rates(kicked)
+    assert np.array_equal(got[1:], stored[1:])
+    assert np.array_equal(got[0], _rigid_rates(x, kicked)[0])
+    turned = s.copy()
+    turned.rot[inner] = so3.rotate_spatial(s.rot[inner:inner + 1], np.array([[0, 0.1, 0]]))[0]
+    got = x.director_rates(turned)
+    assert np.array_equal(got[0], stored[0])
+    assert np.array_equal(got[1:], _rigid_rates(x, turned)[1:])
+
+
+def _rigid_rates(x, state):
+    """The director rates ``w x d`` of ``state``: those of a copy without stored ones."""
+    out = state.copy()
+    out.conserving.pop(x.key)
+    return x.director_rates(out)
+
+
 # --- (c) free flight: energy and momenta --------------------------------------------------------
 
-def flying(dim: int, inertia: str, integrator="energy_conserving", steps=1000, h=0.01):
+def flying(dim: int, inertia: str, integrator="energy_conserving", steps=1000, h=0.01,
+           stiffness: float = 1.0):
     """A free beam of 6 elements spinning at 0.1 rad per step, drifting and flexing.
 
     Newton's tolerance is 1e-12: the balances below are exact up to the residual left, whose
     sum over 1000 steps must stay under their 1e-10 (at 1e-10, P drifts by 3e-10).
+    ``stiffness`` scales E and G (the default beam is soft: its strain energy reaches 60% of
+    the initial kinetic energy, and in 3D its local rotations 2 to 3 rad).
     """
     d = beam_deck(dim, n=6, inertia=inertia, integrator=integrator, h=h, steps=steps)
+    d["materials"][0]["E"] *= stiffness
+    d["materials"][0]["G"] *= stiffness
     d["steps"][0]["tolerance"] = 1e-12
     dk = deck_io.from_dict(d)
     sysm = System(dk.model)
@@ -202,29 +245,103 @@ def series(step, key):
 @pytest.mark.slow
 @pytest.mark.parametrize("dim", [2, 3])
 def test_free_flight_conserves_energy_and_linear_momentum(dim):
-    """1000 steps: energy and linear momentum exact to 1e-10 relative; Newton needs at most
-    2 iterations per step more than with lumped inertia (angular momentum: the next test)."""
-    step, its = flying(dim, "consistent")
-    _, its_l = flying(dim, "lumped")
-    assert step.steps == 1000 and step.cuts == 0
-    E, P, L = (series(step, k) for k in ("total", "linear_momentum", "angular_momentum"))
+    """1000 steps of the soft flight: energy and linear momentum exact to 1e-10 relative (also
+    across the steps Newton halves in 3D, see the next test; angular momentum: the one after).
+    """
+    step, _ = flying(dim, "consistent")
+    assert series(step, "time")[-1] == pytest.approx(10.0)
+    E, P = (series(step, k) for k in ("total", "linear_momentum"))
     assert np.max(np.abs(E - E[0])) <= 1e-10 * abs(E[0])
     assert np.max(np.linalg.norm(P - P[0], axis=1)) <= 1e-10 * np.linalg.norm(P[0])
-    assert its.mean() <= its_l.mean() + 2 and its.max() <= its_l.max() + 2
     assert series(step, "strain").max() > 1e-3 * series(step, "kinetic")[0]
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="angular momentum is not exact with the consistent "
-                   "inertia's moment (fem.inertia_beam module doc): 2e-3 (2D) and 4e-3 (3D) "
-                   "relative after 1000 steps of 0.1 rad; no moment can make it exact with "
-                   "energy while director rates are w x d (test_no_inertial_force_closes_...)")
+@pytest.mark.parametrize("dim", [2, 3])
+def test_free_flight_newton_needs_few_more_iterations_than_lumped(dim):
+    """Newton needs at most 2 iterations per step more than with lumped inertia and halves no
+    step (observed: mean 3.0 (2D) and 3.2 (3D), at most 4, against 3.0 and 3 lumped), on the
+    flight made 10 times stiffer (local rotations below 0.4 rad, strain energy still 25% of
+    the initial kinetic energy).
+
+    Not on the soft flight: in 3D its local rotations near pi (3.2 rad), where Newton halves
+    steps with any consistent inertia, as chance has it: with the initial velocity times 0.97
+    and 1.03 the rigid director rates of before halved 80 and 27 steps, the director
+    velocities of today 12 and 6 (about 20 at 1.00, where the rigid rates happened to pass).
+    """
+    step, its = flying(dim, "consistent", stiffness=10.0)
+    _, its_l = flying(dim, "lumped", stiffness=10.0)
+    assert step.steps == 1000 and step.cuts == 0
+    assert its.mean() <= its_l.mean() + 2 and its.max() <= its_l.max() + 2
+    assert series(step, "strain").max() > 0.1 * series(step, "kinetic")[0]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", [2, 3])
 def test_free_flight_conserves_angular_momentum(dim):
-    """Issue 10, item 6: angular momentum exact to 1e-10 in free flight (not yet)."""
+    """Issue 10, item 6: angular momentum exact to 1e-10 in free flight, with the director
+    velocities as state (fem.inertia_beam module doc; observed 6e-12 (2D), 3e-12 (3D); with
+    rigid director rates it was 6e-3 and 4e-3)."""
     step, _ = flying(dim, "consistent")
     L = series(step, "angular_momentum")
     assert np.max(np.linalg.norm(L - L[0], axis=1)) <= 1e-10 * np.linalg.norm(L[0])
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_director_rates_make_the_step_exact_for_energy_and_angular_momentum(dim):
+    """One large step (0.3 s, random rotations of about 1 rad) of the energy-conserving scheme
+    from a random moving state whose director rates are *not* the rigid ones: the consistent
+    group's inertial work equals T1 - T0, its resultant is (P1 - P0)/h and its moment about
+    the mid-point positions ``sum x_m x f_x + m`` equals (L1 - L0)/h, all to round-off
+    (fem.inertia_beam module doc: ``sum ybar x f_y``, ``m = dbar x f_d``). The state's new
+    rates follow the mid-point rule ``u_d1 = 2 (d1 - d0)/h - u_d0``."""
+    h = 0.3
+    dk = deck_io.from_dict(beam_deck(dim))
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    X = dk.model.X
+    s0 = sysm.reference_state()
+    n, ns = s0.n_nodes, sysm.model.nslots
+    s0.u[:, :dim] = 0.2 * rng.normal(size=(n, dim))
+    s0.rot[:] = (so3.quat_from_rotvec(rng.normal(size=(n, 3))) if dim == 3
+                 else rng.normal(size=n))
+    s0.v[:] = rng.normal(size=(n, ns))
+    inert = inertia_groups(sysm, s0)
+    x = inert.extras[0]
+    rigid = x.director_rates(s0)
+    kick = rng.normal(size=rigid.shape)
+    if dim == 2:
+        kick[..., 2] = 0.0
+    s0.conserving[x.key] = {"v": rigid + kick, "nodal_v": s0.v[x.conn].copy(),
+                            "nodal_rot": s0.rot[x.conn].copy()}
+    assert np.allclose(x.director_rates(s0), rigid + kick)        # the stored rates are used
+    step.loads.begin(s0)
+    integ = make_integrator("energy_conserving", sysm, inert, step.loads, h)
+    integ.begin(s0)
+    integ.start_step(s0)
+    s1 = s0.copy()
+    sysm.update(s1, rng.normal(size=(n, ns)))
+    integ.evaluate(s0, s1, tangent=False)               # mid-point velocities and rates of s1
+    kin = integ.kinematics(s0, s1)
+    f, _ = x.midpoint_force(s0, s1, kin, h, False)
+    g = sysm.model.groups[0]
+    T0, T1 = x.kinetic_energy(s0), x.kinetic_energy(s1)
+    work = float(np.sum(f * g.element_vector(kin.increment)))
+    assert abs(work - (T1 - T0)) <= 1e-13 * (T0 + T1)
+    d0, d1 = (x._directors(s.rotation_matrices()) for s in (s0, s1))
+    assert np.allclose(x.director_rates(s1), 2 * (d1 - d0) / h - (rigid + kick), atol=1e-12)
+    # nodal forces and moments (E, 2, 3) in the 3D embedding
+    fe = np.zeros((len(g), 12))
+    fe[:, x.cols] = f
+    fe = fe.reshape(len(g), 2, 6)
+    xm = (X + 0.5 * (s0.u + s1.u))[g.conn]
+    P0, P1 = x.linear_momentum(s0), x.linear_momentum(s1)
+    L0, L1 = x.angular_momentum(s0, X), x.angular_momentum(s1, X)
+    resultant = fe[:, :, :3].sum(axis=(0, 1))
+    moment = (so3.cross(xm, fe[:, :, :3]) + fe[:, :, 3:]).sum(axis=(0, 1))
+    assert np.allclose(resultant, (P1 - P0) / h, rtol=0, atol=1e-13 * np.abs(P0).max() / h)
+    scale = (np.linalg.norm(L0) + np.linalg.norm(L1)) / h
+    assert np.linalg.norm(moment - (L1 - L0) / h) <= 1e-13 * scale
 
 
 def rigid_step_defect(dim: int, inertia: str, seed: int, h: float = 0.1) -> float:
@@ -265,10 +382,12 @@ def rigid_step_defect(dim: int, inertia: str, seed: int, h: float = 0.1) -> floa
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_no_inertial_force_closes_energy_and_angular_momentum_with_rigid_director_rates(dim):
-    """Why the next test fails for any moment (fem.inertia_beam module doc): the necessary
-    condition of :func:`rigid_step_defect` holds to round-off for the lumped (Simo-Wong) inertia
-    but not for the consistent one, whose director rates ``w x d`` couple to the translations
-    (largest of three random steps of 0.1 rad: 1e-3 (2D) and 4e-4 (3D) relative)."""
+    """Why the mid-point family keeps director rates of its own (fem.inertia_beam module doc):
+    with the rigid rates ``w x d`` (a state without stored rates) the necessary condition of
+    :func:`rigid_step_defect` holds to round-off for the lumped (Simo-Wong) inertia but not for
+    the consistent one, whose director rates couple to the translations (largest of three
+    random steps of 0.1 rad: 1e-3 (2D) and 4e-4 (3D) relative), so no moment could close
+    energy and angular momentum with them."""
     seeds = range(3)
     assert max(abs(rigid_step_defect(dim, "lumped", k)) for k in seeds) <= 1e-14
     assert max(abs(rigid_step_defect(dim, "consistent", k)) for k in seeds) >= 1e-4

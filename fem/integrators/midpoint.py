@@ -57,8 +57,8 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
     ``cay(psi)`` as well (:func:`chord_nodes`).
     Newton still turns ``R1`` by spins ``dw``: ``d psi = (I - hat(psi)/2 + psi psi^T/4) dw``
     (:func:`fem.rotations.cay_inv_spin`), ``d s = s'(|theta|) n . dw``. The mid-point
-    orientation stays ``exp(theta/2) R0``. Nodes of 3D beams with consistent inertia keep
-    ``exp`` for now (:func:`chord_nodes`).
+    orientation stays ``exp(theta/2) R0``. Nodes of beams with consistent inertia are Cayley
+    nodes too; that inertia keeps director velocities of its own (:mod:`fem.inertia_beam`).
 
 Both tangents are the exact derivatives of the residual along Newton's corrections of ``s1``
 (translations added, 3D rotations turned by spatial spins), so Newton converges quadratically:
@@ -90,6 +90,7 @@ class CayleyKinematics(StepKinematics):
     """
 
     dtheta: NDArray | None = None     # (n,) the nodes' angle increments
+    on: NDArray | None = None         # (n,) bool, the nodes that turn by psi (chord_nodes)
     dpsi: NDArray | None = None       # (n,) d psi / d dtheta = 1 + psi^2 / 4
     secant: NDArray | None = None     # (n,) dtheta / psi (cayley_secant)
     dsecant: NDArray | None = None    # (n,) its derivative by dtheta
@@ -125,11 +126,13 @@ def chord_nodes(model) -> NDArray:
     tests/test_shell_mixed.py). Nodes joined by other joints keep their own update: a body on a
     hinge keeps ``exp``, and its hinge conserves energy but not angular momentum.
 
-    In 3D without the nodes of beams with consistent inertia, which keep ``exp``: a ``psi``
-    form of that inertia (moment ``C^T dpi_d / h``, ``C = -hat(d1) + (h/4) hat((I + Q)
-    d_dot0)``, ``Q = cay(psi)``) passed its tangent check and closed the spatial spin-up's work
-    balance to 1e-9 J, but Newton wandered for 20 iterations on a few steps of a free flight
-    (tests/test_consistent_inertia.py) and halved them; not yet understood, so not used.
+    Nodes of beams with consistent inertia are Cayley nodes like the others: their inertia
+    keeps director velocities of its own (:mod:`fem.inertia_beam`), whose mid-point rule
+    ``d1 - d0 = psi x (d0 + d1)/2`` pairs the moment ``dbar x f_d`` with ``psi`` and makes
+    energy and angular momentum exact. (An earlier ``psi`` form with rigid director rates made
+    Newton wander on a few steps of a free flight; so does the ``exp`` form with rigid rates
+    once that soft flight's local rotations near pi, which 3% more or less initial velocity
+    decides: the flight's difficulty, not the form's; tests/test_consistent_inertia.py.)
     """
     on = np.zeros(model.n_nodes, dtype=bool)
     for g in model.groups:
@@ -145,9 +148,6 @@ def chord_nodes(model) -> NDArray:
                 if not one.any():
                     break
                 on[welds[one].ravel()] = True
-        for g in model.groups:
-            if getattr(g, "inertia", "lumped") == "consistent":
-                on[g.conn] = False
     return on
 
 
@@ -304,7 +304,7 @@ class EnergyConserving(MidpointRule):
         theta[:, 2] = psi
         inc = kin.increment.copy()
         inc[:, 2] = psi
-        return CayleyKinematics(kin.dx, theta, theta, inc, dtheta=dth,
+        return CayleyKinematics(kin.dx, theta, theta, inc, dtheta=dth, on=on,
                                 dpsi=np.where(on, 1 + 0.25 * psi**2, 1.0),
                                 secant=np.where(on, s, 1.0), dsecant=np.where(on, ds, 0.0))
 
