@@ -12,13 +12,14 @@ the full model's).
 
 ``--mechanism``: the dynamics speed-up of a mechanism with a superelement (issue 13). Meijaard's
 slider-crank (``cases/slider_crank_superelement``: the crank driven at 124.8 rad/s, the rod pinned
-to it and to a massless slider) with the rod meshed by ``4 d`` Timoshenko beams of lumped inertia (8 to 4096),
-once as those beams (co-rotational, the full model) and once reduced by that case's ``rod.toml``
-(Craig-Bampton, its modes, lumped mass) to a planar co-rotational superelement; the same time step,
-``CRANK_STEPS`` steps of the energy-conserving scheme (past the first maximum of the rod's
-deflection). Printed per mesh: each model's steps per second over its time loop (the first step to
-the last, by the step's callback; the reduction is timed apart), the ratio, and the slider's
-position at the end in both (a sameness check: the two models differ by the reduction's error).
+to it and to a massless slider) with the rod meshed by ``4 d`` Timoshenko beams of lumped inertia
+(8 to 4096), once as those beams (co-rotational, the full model) and once reduced by that case's
+``rod.toml`` (Craig-Bampton, its modes, lumped mass) to a planar co-rotational superelement; the
+same time step, ``CRANK_STEPS`` steps of the energy-conserving scheme (past the first maximum of
+the rod's deflection). Printed per mesh: each model's steps per second over its time loop (the
+first step to the last, by the step's callback; the reduction is timed apart), the ratio, and the
+slider's position at the end in both (a sameness check: the two models differ by the reduction's
+error).
 """
 
 import copy

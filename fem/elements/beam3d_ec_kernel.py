@@ -22,9 +22,9 @@ Symbols follow those methods line by line, in global components and dense ``12 x
 per chunk: the target is the dynamic runs of a few elements and 1e4 steps, where the call's cost
 is numpy's ~60 small array operations, not the flops of one element (about 1e4).
 
-The rotation helpers are :mod:`fem.elements.beam3d_kernel`'s (``logm``, ``eta_mu``,
-``hat_into``, Meijaard's ``H_TERMS``) and :mod:`fem.elements.shell_ec_kernel`'s (``_kh_into``,
-``_half_spin_into``), inlined: the cache folder is keyed by every kernel's source
+The rotation helpers and Meijaard's strains are :mod:`fem.elements.beam3d_kernel`'s (``logm``,
+``eta_mu``, ``hat_into``, ``H_TERMS``, ``_strain_into``) and :mod:`fem.elements.shell_ec_kernel`'s
+(``_kh_into``, ``_half_spin_into``), inlined: the cache folder is keyed by every kernel's source
 (:func:`fem.elements.jit.cache_dir`), so a change to them recompiles this kernel too.
 """
 
@@ -38,7 +38,13 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.beam3d_kernel import H_TERMS, eta_mu, hat_into, logm  # noqa: E402
+from fem.elements.beam3d_kernel import (  # noqa: E402
+    H_TERMS,
+    _strain_into,
+    eta_mu,
+    hat_into,
+    logm,
+)
 from fem.elements.shell_ec_kernel import _half_spin_into, _kh_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
@@ -56,40 +62,6 @@ def _quat_matrix(quat, n, out):
     out[0, 0], out[0, 1], out[0, 2] = 1 - yy - zz, xy - wz, xz + wy
     out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1 - xx - zz, yz - wx
     out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1 - xx - yy
-
-
-@_inline
-def _strain_into(v, le, e, coef, ij, eps, D):
-    """Meijaard's strains ``eps (6)`` of ``v (7)`` and their Jacobian ``D (6, 7)``.
-
-    :meth:`~fem.elements.beam_basic.BasicBeam.strain` and ``strain_jacobian`` of the
-    co-rotational 3D beam: ``A`` (checked by :func:`fem.elements.beam3d_jit.prepare`), the
-    second-order strains ``le c v_i v_j`` of ``H_TERMS`` and the shear-arch terms ``coef``.
-    """
-    for k in range(6):
-        for b in range(7):
-            D[k, b] = 0.0
-    D[0, 0] = 1.0
-    D[1, 1], D[1, 4] = -le, le
-    D[2, 2], D[3, 5], D[4, 3], D[5, 6] = -le, le, -le, le
-    eps[0] = v[0]
-    eps[1] = le * v[4] - le * v[1]
-    eps[2] = -le * v[2]
-    eps[3] = le * v[5]
-    eps[4] = -le * v[3]
-    eps[5] = le * v[6]
-    for term in H_TERMS:
-        k, i, j, hcr = term[0], term[1], term[2], le * term[3]
-        D[k, i] += hcr * v[j]
-        D[k, j] += hcr * v[i]
-        eps[k] += hcr * v[i] * v[j]
-    for r in range(coef.shape[0]):
-        ca, i, j = coef[r, e], ij[r, 0], ij[r, 1]
-        sv = v[i] + v[j]
-        eps[0] += le * ca * sv * sv
-        d = 2 * le * ca * sv
-        D[0, i] += d
-        D[0, j] += d
 
 
 @_inline

@@ -149,6 +149,40 @@ def z_transpose(w, out, c, il, g):
     out[8] = w[6]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _strain_into(v, le, e, coef, ij, eps, D):
+    """Meijaard's strains ``eps (6)`` of ``v (7)`` and their Jacobian ``D (6, 7)``.
+
+    :meth:`~fem.elements.beam_basic.BasicBeam.strain` and ``strain_jacobian`` of the
+    co-rotational 3D beam: ``A`` (checked by :func:`fem.elements.beam3d_jit.prepare`), the
+    second-order strains ``le c v_i v_j`` of ``H_TERMS`` and the shear-arch terms ``coef``.
+    """
+    for k in range(6):
+        for b in range(7):
+            D[k, b] = 0.0
+    D[0, 0] = 1.0
+    D[1, 1], D[1, 4] = -le, le
+    D[2, 2], D[3, 5], D[4, 3], D[5, 6] = -le, le, -le, le
+    eps[0] = v[0]
+    eps[1] = le * v[4] - le * v[1]
+    eps[2] = -le * v[2]
+    eps[3] = le * v[5]
+    eps[4] = -le * v[3]
+    eps[5] = le * v[6]
+    for term in H_TERMS:
+        k, i, j, hcr = term[0], term[1], term[2], le * term[3]
+        D[k, i] += hcr * v[j]
+        D[k, j] += hcr * v[i]
+        eps[k] += hcr * v[i] * v[j]
+    for r in range(coef.shape[0]):
+        ca, i, j = coef[r, e], ij[r, 0], ij[r, 1]
+        sv = v[i] + v[j]
+        eps[0] += le * ca * sv * sv
+        d = 2 * le * ca * sv
+        D[0, i] += d
+        D[0, j] += d
+
+
 @njit(cache=True, fastmath={"contract", "arcp"}, nogil=True, parallel=True)
 def kernel(quat, u, conn, chord0, moving, E0, l0, Sc, coef, ij, tangent, f, K):
     """Fill ``f (E, 12)`` and (``tangent``) ``K (E, 12, 12)`` of a batch of 3D beams.
@@ -270,31 +304,7 @@ def kernel(quat, u, conn, chord0, moving, E0, l0, Sc, coef, ij, tangent, f, K):
                 v[1 + i], v[4 + i] = theta[0, i], theta[1, i]
 
             # --- basic response (beam_basic.BasicBeam) --------------------------------
-            # A: eps = (u, l0 (qx - px), -l0 py, l0 qy, -l0 pz, l0 qz) (checked by the wrapper)
-            for k in range(6):
-                for b in range(7):
-                    D[k, b] = 0.0
-            D[0, 0] = 1.0
-            D[1, 1], D[1, 4] = -le, le
-            D[2, 2], D[3, 5], D[4, 3], D[5, 6] = -le, le, -le, le
-            eps[0] = v[0]
-            eps[1] = le * v[4] - le * v[1]
-            eps[2] = -le * v[2]
-            eps[3] = le * v[5]
-            eps[4] = -le * v[3]
-            eps[5] = le * v[6]
-            for term in H_TERMS:                # the second-order strains, le c v_i v_j
-                k, i, j, hcr = term[0], term[1], term[2], le * term[3]
-                D[k, i] += hcr * v[j]
-                D[k, j] += hcr * v[i]
-                eps[k] += hcr * v[i] * v[j]
-            for r in range(na):
-                ca, i, j = coef[r, e], ij[r, 0], ij[r, 1]
-                sv = v[i] + v[j]
-                eps[0] += le * ca * sv * sv
-                d = 2 * le * ca * sv
-                D[0, i] += d
-                D[0, j] += d
+            _strain_into(v, le, e, coef, ij, eps, D)   # Meijaard's strains and Jacobian
             # S: diagonal axial and torsion, two symmetric 2 x 2 bending blocks
             s00, s11 = Sc[e, 0], Sc[e, 1]
             s22, s23, s33 = Sc[e, 2], Sc[e, 3], Sc[e, 4]
