@@ -44,24 +44,12 @@ from fem.elements.beam3d_kernel import (  # noqa: E402
     eta_mu,
     hat_into,
     logm,
+    quat_matrix_into,
 )
 from fem.elements.shell_ec_kernel import _half_spin_into, _kh_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 _inline = njit(cache=True, nogil=True, inline="always")
-
-
-@_inline
-def _quat_matrix(quat, n, out):
-    """Rotation matrix of node ``n``'s quaternion (fem.rotations.quat_to_matrix) into ``out``."""
-    w, x, y, z = quat[n, 0], quat[n, 1], quat[n, 2], quat[n, 3]
-    x2, y2, z2 = 2 * x, 2 * y, 2 * z
-    xx, yy, zz = x * x2, y * y2, z * z2
-    xy, xz, yz = x * y2, x * z2, y * z2
-    wx, wy, wz = w * x2, w * y2, w * z2
-    out[0, 0], out[0, 1], out[0, 2] = 1 - yy - zz, xy - wz, xz + wy
-    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1 - xx - zz, yz - wx
-    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1 - xx - yy
 
 
 @_inline
@@ -176,7 +164,7 @@ def chunk(lo, hi, quat, um, u0, u1, conn, chord0, E0, l0, Sc, coef, ij, v0, inc,
         n0, n1 = conn[e, 0], conn[e, 1]
         # --- frame at the mid-point (CorotFrame3D._geometry) ---------------------------
         for a in range(2):                  # T_a = R_a E0
-            _quat_matrix(quat, n0 if a == 0 else n1, Rn)
+            quat_matrix_into(quat, n0 if a == 0 else n1, Rn)
             for i in range(3):
                 for j in range(3):
                     T[a, i, j] = (Rn[i, 0] * E0[e, 0, j] + Rn[i, 1] * E0[e, 1, j]

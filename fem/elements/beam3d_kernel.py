@@ -150,6 +150,19 @@ def z_transpose(w, out, c, il, g):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def quat_matrix_into(quat, n, out):
+    """Rotation matrix of node ``n``'s quaternion (fem.rotations.quat_to_matrix) into ``out``."""
+    w, x, y, z = quat[n, 0], quat[n, 1], quat[n, 2], quat[n, 3]
+    x2, y2, z2 = 2 * x, 2 * y, 2 * z
+    xx, yy, zz = x * x2, y * y2, z * z2
+    xy, xz, yz = x * y2, x * z2, y * z2
+    wx, wy, wz = w * x2, w * y2, w * z2
+    out[0, 0], out[0, 1], out[0, 2] = 1 - yy - zz, xy - wz, xz + wy
+    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1 - xx - zz, yz - wx
+    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1 - xx - yy
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _strain_into(v, le, e, coef, ij, eps, D):
     """Meijaard's strains ``eps (6)`` of ``v (7)`` and their Jacobian ``D (6, 7)``.
 
@@ -233,15 +246,7 @@ def kernel(quat, u, conn, chord0, moving, E0, l0, Sc, coef, ij, tangent, f, K):
             # --- frame (frames3d.CorotFrame3D._geometry) ------------------------------
             n0, n1 = conn[e, 0], conn[e, 1]
             for a in range(2):                  # T_a = R_a E0, R_a = quat_to_matrix
-                nd = n0 if a == 0 else n1
-                w, x, y, z = quat[nd, 0], quat[nd, 1], quat[nd, 2], quat[nd, 3]
-                x2, y2, z2 = 2 * x, 2 * y, 2 * z
-                xx, yy, zz = x * x2, y * y2, z * z2
-                xy, xz, yz = x * y2, x * z2, y * z2
-                wx, wy, wz = w * x2, w * y2, w * z2
-                Rn[0, 0], Rn[0, 1], Rn[0, 2] = 1 - yy - zz, xy - wz, xz + wy
-                Rn[1, 0], Rn[1, 1], Rn[1, 2] = xy + wz, 1 - xx - zz, yz - wx
-                Rn[2, 0], Rn[2, 1], Rn[2, 2] = xz - wy, yz + wx, 1 - xx - yy
+                quat_matrix_into(quat, n0 if a == 0 else n1, Rn)
                 for i in range(3):
                     for j in range(3):
                         T[a, i, j] = (Rn[i, 0] * E0[e, 0, j] + Rn[i, 1] * E0[e, 1, j]
