@@ -24,7 +24,7 @@ is numpy's ~60 small array operations, not the flops of one element (about 1e4).
 
 The rotation helpers and Meijaard's strains are :mod:`fem.elements.beam3d_kernel`'s (``logm``,
 ``eta_mu``, ``hat_into``, ``H_TERMS``, ``_strain_into``) and :mod:`fem.elements.shell_ec_kernel`'s
-(``_kh_into``, ``_half_spin_into``), inlined: the cache folder is keyed by every kernel's source
+(``_kh_into``, ``_step_blocks_into``), inlined: the cache folder is keyed by every kernel's source
 (:func:`fem.elements.jit.cache_dir`), so a change to them recompiles this kernel too.
 """
 
@@ -46,7 +46,7 @@ from fem.elements.beam3d_kernel import (  # noqa: E402
     logm,
     quat_matrix_into,
 )
-from fem.elements.shell_ec_kernel import _half_spin_into, _kh_into  # noqa: E402
+from fem.elements.shell_ec_kernel import _kh_into, _step_blocks_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 _inline = njit(cache=True, nogil=True, inline="always")
@@ -311,25 +311,7 @@ def chunk(lo, hi, quat, um, u0, u1, conn, chord0, E0, l0, Sc, coef, ij, v0, inc,
                         Qb[a, i, j] = 1.0 if i == j else 0.0
                         Pb[a, i, j] = 0.5 if i == j else 0.0
                 continue
-            hat_into(th, hv)
-            if cay[e, a]:                   # cay_inv_spin, half_spin(log_cay)
-                for i in range(3):
-                    for j in range(3):
-                        Qb[a, i, j] = ((1.0 if i == j else 0.0) - 0.5 * hv[i, j]
-                                       + 0.25 * th[i] * th[j])
-                pn = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
-                fc = 1 - pn * pn / 12 if pn < 1e-4 else 2 * math.atan(pn / 2) / pn
-                for i in range(3):
-                    ps[i] = fc * th[i]
-                _half_spin_into(ps, Pb[a])
-            else:                           # jl_inv, half_spin
-                eta = eta_mu(th, -1.0, -1.0)[0]
-                for i in range(3):
-                    for j in range(3):
-                        Qb[a, i, j] = ((1.0 if i == j else 0.0) - 0.5 * hv[i, j]
-                                       + eta * (hv[i, 0] * hv[0, j] + hv[i, 1] * hv[1, j]
-                                                + hv[i, 2] * hv[2, j]))
-                _half_spin_into(th, Pb[a])
+            _step_blocks_into(th, cay[e, a], hv, ps, Qb[a], Pb[a])
 
         # --- dG/dd in five 3 x 12 blocks (CorotFrame3D._g_parts) -----------------------
         for i in range(3):

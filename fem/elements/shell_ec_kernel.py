@@ -86,6 +86,34 @@ def _half_spin_into(th, out):
             out[i, j] = 0.5 * ((1.0 if i == j else 0.0) - c * out[i, j])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _step_blocks_into(th, cayley, hv, v, Q, P):
+    """One node's rotation blocks of the step maps: ``Q = d(inc)/ds``, ``P = d(mid-point)/ds``.
+
+    A Cayley node (``th`` holds ``psi``): ``cay_inv_spin(psi)`` and ``half_spin(log_cay(psi))``;
+    else ``jl_inv(theta)`` and ``half_spin(theta)`` (fem.rotations; the step maps of
+    :func:`fem.elements.shell_corot.step_maps` and :func:`fem.elements.beam._correction_map`).
+    ``hv``, ``v`` are scratch.
+    """
+    hat_into(th, hv)
+    if cayley:
+        for i in range(3):
+            for j in range(3):
+                Q[i, j] = (1.0 if i == j else 0.0) - 0.5 * hv[i, j] + 0.25 * th[i] * th[j]
+        pn = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
+        fc = 1 - pn * pn / 12 if pn < 1e-4 else 2 * math.atan(pn / 2) / pn
+        for i in range(3):
+            v[i] = fc * th[i]
+        _half_spin_into(v, P)
+    else:
+        eta = eta_mu(th, -1.0, -1.0)[0]
+        for i in range(3):
+            for j in range(3):
+                s = hv[i, 0] * hv[0, j] + hv[i, 1] * hv[1, j] + hv[i, 2] * hv[2, j]
+                Q[i, j] = (1.0 if i == j else 0.0) - 0.5 * hv[i, j] + eta * s
+        _half_spin_into(th, P)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def kernel(x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1):
     """Fill ``f (E, 18)``, ``K (E, 18, 18)``, ``energy (E,)`` and ``p1 (E, 18)``.
@@ -205,24 +233,7 @@ def chunk(lo, hi, x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1):
         for b in range(3):
             for i in range(3):
                 th[i] = w[6 * b + 3 + i]
-            hat_into(th, hv)
-            if cay[e, b]:
-                for i in range(3):
-                    for j in range(3):
-                        Qr[b, i, j] = ((1.0 if i == j else 0.0) - 0.5 * hv[i, j]
-                                       + 0.25 * th[i] * th[j])
-                pn = math.sqrt(th[0] * th[0] + th[1] * th[1] + th[2] * th[2])
-                fc = 1 - pn * pn / 12 if pn < 1e-4 else 2 * math.atan(pn / 2) / pn
-                for i in range(3):
-                    v[i] = fc * th[i]
-                _half_spin_into(v, Pr[b])
-            else:
-                eta = eta_mu(th, -1.0, -1.0)[0]
-                for i in range(3):
-                    for j in range(3):
-                        s = hv[i, 0] * hv[0, j] + hv[i, 1] * hv[1, j] + hv[i, 2] * hv[2, j]
-                        Qr[b, i, j] = (1.0 if i == j else 0.0) - 0.5 * hv[i, j] + eta * s
-                _half_spin_into(th, Pr[b])
+            _step_blocks_into(th, cay[e, b], hv, v, Qr[b], Pr[b])
 
         # --- d(G w)/dd (CorotShellFrame.gw_derivative), w = inc: translation columns ---
         g0 = g1 = g2 = 0.0
