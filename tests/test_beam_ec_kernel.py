@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import stepped
 
 from fem import rotations as so3
 from fem.elements import Beam, beam3d_jit
@@ -47,15 +48,7 @@ def step_states(X: np.ndarray, rng) -> tuple[State, State]:
     s0 = State.reference(3, n)
     s0.u[:] = (X + 0.05 * rng.normal(size=X.shape)) @ Q0.T + np.array([0.3, -1.2, 2.0]) - X
     s0.rot[:] = so3.matrix_to_quat(Q0 @ so3.expm(0.8 * rng.normal(size=(n, 3))))
-    axis = np.array([0.3, 0.8, -0.5])
-    Q = so3.expm(axis / np.linalg.norm(axis))
-    x0 = X + s0.u
-    c = x0.mean(axis=0)
-    s1 = s0.copy()
-    s1.u[:] = (x0 - c + 0.05 * rng.normal(size=X.shape)) @ Q.T + c - X
-    s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
-                                   @ so3.expm(0.5 * rng.normal(size=(n, 3))))
-    return s0, s1
+    return s0, stepped(X, s0, rng, strain=0.05)
 
 
 def step(g: Beam, X: np.ndarray, rng, cayley: str):

@@ -10,6 +10,7 @@ vectors, Cayley parameters or a mix of both; ``FEM_JIT=0`` and small groups take
 
 import numpy as np
 import pytest
+from helpers import stepped
 
 from fem import rotations as so3
 from fem.elements import shell_jit
@@ -87,20 +88,6 @@ def test_small_groups_and_fem_jit_0_keep_the_numpy_path(monkeypatch):
     monkeypatch.setenv("FEM_JIT", "0")
     assert not g._compiled()
     assert not g._compiled(conserving=True)
-
-
-def stepped(X: np.ndarray, s0: State, rng) -> State:
-    """``s0`` a step later: turned rigidly by 1 rad about its centre, strained by 0.02, its
-    nodes turned by a further 0.5 rad each."""
-    axis = np.array([0.3, 0.8, -0.5])
-    Q = so3.expm(axis / np.linalg.norm(axis))
-    x0 = X + s0.u
-    c = x0.mean(axis=0)
-    s1 = s0.copy()
-    s1.u[:] = (x0 - c + 0.02 * rng.normal(size=X.shape)) @ Q.T + c - X
-    s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
-                                   @ so3.expm(0.5 * rng.normal(size=(len(X), 3))))
-    return s1
 
 
 @pytest.mark.parametrize("cayley", ["none", "all", "mixed"])

@@ -27,8 +27,8 @@ KEYS = [*LINE_KEYS,
         Key("rotary_inertia", "bool", True, "beams: include the rotary inertia in the mass"),
         Key("inertia", "str", "lumped", "beams: lumped (nodal) or consistent (cubic Hermite "
             "rho A, co-rotational beams; rotary inertia stays lumped) inertia in dynamics; "
-            "with consistent inertia the energy-conserving scheme keeps energy and linear "
-            "momentum exact, angular momentum to third order per step only",
+            "with consistent inertia the energy-conserving scheme keeps energy, linear and "
+            "angular momentum exact (the director velocities are state)",
             choices=("lumped", "consistent")),
         Key("offsets", "number_vector_or_matrix", None, "beams: rigid end offsets of the "
             "elastic axis from the nodes (eccentric beams, shell stiffeners), global axes at "
