@@ -94,6 +94,7 @@ class Assembler:
         self.nodes = scatters[-1]
         self.n_free = n_free
         self._entry_rows = None
+        self._abs = None              # |A| as a scipy CSR matrix (abs_times, small models)
         self._diagonal = None
         self._orders: dict[tuple[int, bool], tuple[NDArray, NDArray]] = {}
         self.n_active = dofmap.n_active
@@ -180,10 +181,14 @@ class Assembler:
             kern.abs_row_sums(np.ascontiguousarray(data, dtype=float), self.indptr, self.indices,
                               q, out)
             return out
-        import scipy.sparse as sp
+        if self._abs is None or self._abs.shape[1] != len(q):
+            import scipy.sparse as sp
 
-        return sp.csr_matrix((np.abs(data), self.indices, self.indptr),
-                             shape=(self.n_free, len(q))) @ q
+            # made once: building a scipy matrix costs more than the product on small models
+            self._abs = sp.csr_matrix((np.zeros(self.nnz), self.indices, self.indptr),
+                                      shape=(self.n_free, len(q)))
+        np.abs(data, out=self._abs.data)
+        return self._abs @ q
 
     @property
     def entry_rows(self) -> NDArray:

@@ -82,6 +82,7 @@ class NodalInertia:
                 np.add.at(self.J, pm.nodes, pm.inertia)
         additive = system.additive
         self.lie = (np.ones(n, dtype=bool) if additive is None else ~additive) & (self.dim == 3)
+        self._mass2d = None          # (n, 3) m, m, I of 2D nodes (midpoint_force), made once
 
     #: no element-level groups beside it (what an :class:`InertiaSum` holds in ``extras``)
     extras: tuple = ()
@@ -187,16 +188,19 @@ class NodalInertia:
         ``psi`` is an eigenvector of ``cay(psi)``, so ``psi . (Pi1 - Pi0)/h = T1 - T0`` still.
         """
         d, n = s0.dim, len(s0.u)
-        ns = 3 if d == 2 else 6
+        if d == 2:                # M (v1 - v0) / h, M = diag(m, m, I) per node; K = 2 M / h^2
+            if self._mass2d is None:
+                self._mass2d = np.column_stack([self.m, self.m, self.I])
+            f = (s1.v - s0.v) * (self._mass2d / h)
+            K = np.zeros((n, 3, 3))
+            K[:, range(3), range(3)] = self._mass2d * (2 / h**2)
+            return f, K
+        ns = 6
         f = np.zeros((n, ns))
         K = np.zeros((n, ns, ns))
         m = self.m
         f[:, :d] = m[:, None] * (s1.v[:, :d] - s0.v[:, :d]) / h
         K[:, range(d), range(d)] = (2 * m / h**2)[:, None]
-        if d == 2:
-            f[:, 2] = self.I * (s1.v[:, 2] - s0.v[:, 2]) / h
-            K[:, 2, 2] = 2 * self.I / h**2
-            return f, K
         lie = self.lie
         R1 = s1.rotation_matrices() if R1 is None else R1
         Pi0 = self.spatial_momentum(s0) if Pi0 is None else Pi0

@@ -294,6 +294,7 @@ class StepLoads:
         self._start = None
         self._all = {ld.name: ld for ld in model.loads}
         self._patterns: dict[str, Pattern] = {}
+        self._memo = None             # (t, which, forces) when they do not depend on the state
 
     def _pattern(self, load) -> Pattern:
         """The load's nodal pattern, resolved once (gravity asks every group for its masses)."""
@@ -312,6 +313,7 @@ class StepLoads:
         if state.prescribed is None:
             state.prescribed = np.zeros((self.n, self.nslots))
         self._start = state.prescribed.copy()
+        self._memo = None
 
     def finish(self, state, t: float) -> None:
         """Record in ``state`` the load scales at the end of the step (pseudo-time ``t``)."""
@@ -357,10 +359,15 @@ class StepLoads:
         ``which``: ``"all"``, ``"held"`` (earlier loads), ``"applied"`` (this step's, at ``t``) or
         ``"pattern"`` (this step's at unit scale: ``d f_ext / d lam`` for proportional loads).
         """
+        memo = self._memo
+        if memo is not None and memo[0] == t and memo[1] == which:
+            return memo[2].copy()     # a time step's Newton iterations ask for the same t
         out = np.zeros((self.n, self.nslots))
         for ld, s in self._terms(t, which):
             if s != 0.0:
                 nodal_force(self._pattern(ld), s, state, out)
+        if not self.state_dependent:
+            self._memo = (t, which, out.copy())
         return out
 
     def pattern(self, state) -> NDArray:

@@ -291,22 +291,28 @@ class EnergyConserving(MidpointRule):
 
     def kinematics(self, s0, s1):
         """Step increments; nodes of co-rotational beams turn by Cayley parameters (module doc)."""
-        kin = super().kinematics(s0, s1)
         if self._chord_nodes is None:
             self._chord_nodes = chord_nodes(self.system.model)
         on = self._chord_nodes
         if self.dim == 3:
+            kin = super().kinematics(s0, s1)
             return self._kinematics_3d(s0, kin, on) if on.any() else kin
-        dth = kin.theta[:, 2].copy()
-        psi = np.where(on, 2 * np.tan(0.5 * dth), dth)
+        # 2D, written out (step_kinematics and the Cayley slots in one pass: small models run
+        # this a few thousand times a second, where every numpy call counts)
+        dx = s1.u - s0.u
+        dth = s1.rot - s0.rot
         s, ds = cayley_secant(dth)
-        theta = kin.theta.copy()
-        theta[:, 2] = psi
-        inc = kin.increment.copy()
+        psi = dth / s                                  # 2 tan(dth / 2)
+        dpsi = 1 + 0.25 * psi * psi
+        if not on.all():
+            psi[~on], dpsi[~on], s[~on], ds[~on] = dth[~on], 1.0, 1.0, 0.0
+        inc = np.empty((len(dx), 3))
+        inc[:, :2] = dx[:, :2]
         inc[:, 2] = psi
-        return CayleyKinematics(kin.dx, theta, theta, inc, dtheta=dth, on=on,
-                                dpsi=np.where(on, 1 + 0.25 * psi**2, 1.0),
-                                secant=np.where(on, s, 1.0), dsecant=np.where(on, ds, 0.0))
+        theta = np.zeros_like(inc)
+        theta[:, 2] = psi
+        return CayleyKinematics(dx, theta, theta, inc, dtheta=dth, on=on, dpsi=dpsi, secant=s,
+                                dsecant=ds)
 
     def _kinematics_3d(self, s0, kin, on) -> CayleyKinematics3D:
         """``psi = theta / s`` at the nodes ``on``, ``s = (t/2) cot(t/2)``, ``t = |theta|``."""
