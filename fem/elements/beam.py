@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam3d_jit, beam_interior, beam_mass, beam_offsets
+from fem.elements import beam2d_jit, beam3d_jit, beam_interior, beam_mass, beam_offsets
 from fem.elements.base import ElementGroup
 from fem.elements.beam_basic import BasicBeam
 from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
@@ -188,19 +188,24 @@ class Beam(ElementGroup):
 
         3D co-rotational groups of at least ``MIN_ELEMENTS`` (``conserving``: without offsets,
         ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is not ``0``
-        (:mod:`fem.elements.beam3d_jit`); the vectorized numpy code is the reference and the
-        fallback.
+        (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets for
+        ``conserving`` only (:mod:`fem.elements.beam2d_jit`). The vectorized numpy code is the
+        reference and the fallback.
         """
+        if self.frame.linear or (conserving and self.offsets is not None):
+            return False
+        if self.dim == 2:
+            return (conserving and len(self) >= beam2d_jit.MIN_CONSERVING
+                    and beam2d_jit.enabled())
         least = beam3d_jit.MIN_CONSERVING if conserving else beam3d_jit.MIN_ELEMENTS
-        return (self.dim == 3 and not self.frame.linear and len(self) >= least
-                and not (conserving and self.offsets is not None)
-                and beam3d_jit.enabled(conserving))
+        return len(self) >= least and beam3d_jit.enabled(conserving)
 
-    def _kernel_data(self) -> beam3d_jit.Prepared:
+    def _kernel_data(self) -> beam3d_jit.Prepared | beam2d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""
         prep = self.__dict__.get("_kernel_prepared")
         if prep is None:
-            prep = beam3d_jit.prepare(self.conn, self.X, self.E0, self.l0, self.basic)
+            prep = (beam2d_jit.prepare(self.conn, self.X, self.l0, self.basic) if self.dim == 2
+                    else beam3d_jit.prepare(self.conn, self.X, self.E0, self.l0, self.basic))
             self._kernel_prepared = prep
         return prep
 
@@ -401,6 +406,10 @@ class Beam(ElementGroup):
         by ``Lambda_a (R_r^T psi - G_m inc) = 0``: ``x1 - x0 = psi x x_m`` for ``cay(psi)``.
         """
         if self._compiled(conserving=True):          # the same, element by element
+            if self.dim == 2:                        # additive rotations: no spins, no cayley
+                f, K, energy, v1 = beam2d_jit.conserving(self._kernel_data(), sm.u, s0.u, s1.u,
+                                                         hist["v"], inc)
+                return f, K, energy, {"v": v1}
             f, K, energy, v1 = beam3d_jit.conserving(self._kernel_data(), sm.rot, sm.u, s0.u,
                                                      s1.u, hist["v"], inc, spins, cayley)
             return f, K, energy, {"v": v1}

@@ -1,0 +1,118 @@
+"""Compiled energy-conserving force and tangent of 2D co-rotational beams (numba), issue 14.
+
+:meth:`fem.elements.beam.Beam.conserving` of planar co-rotational beams in numpy is about 60
+small array operations a call (``frames2d`` geometry, ``bw_derivative`` and ``geometric``,
+``beam_basic`` strains and their Jacobians): 40% of a time step of the flexible pendulum of
+``benchmarks/small_models.py`` (100 beams), whose cost is per call, not per element. The kernel
+(:mod:`fem.elements.beam2d_ec_kernel`) does the same element by element; the numpy code stays
+the reference the tests compare it with (to 1e-13 relative, ``tests/test_beam2d_ec_kernel.py``)
+and the fallback where numba is missing or ``FEM_JIT`` is ``0``. The organisation is the 3D
+beams' (:mod:`fem.elements.beam3d_jit`): what does not change between calls (connectivity,
+reference chords, ``l0``, the nonzeros of ``S`` and the second-order strains) is prepared once
+per group (:func:`prepare`), and the call only checks the state's size and allocates the
+outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
+from fem.elements.jit import Kernel
+
+#: Groups from this many elements take the compiled energy-conserving force: a dynamic run
+#: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
+#: element, 0.64-0.76 ms for 100, 1.4 ms for 300, against 7-9, 25 and 58 us compiled), so the
+#: first call's numba import and cached kernel (0.4 s) pay back within 1500 calls (500 steps)
+#: even for one element
+MIN_CONSERVING = 1
+
+_ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
+
+
+def enabled() -> bool:
+    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
+    return _ec_kernel.enabled()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the kernel needs of a group besides the state: computed once (:func:`prepare`)."""
+
+    conn: NDArray       # (E, 2) int64 node indices
+    chord0: NDArray     # (E, 2) reference chords between the nodes, X_q - X_p (x, y)
+    l0: NDArray         # (E,) reference lengths
+    Sc: NDArray         # (E, 4) S_00, S_11, S_12, S_22 (the nonzeros of S)
+    Hc: NDArray         # (E, 3) h11, h12, h22: the axial strain's Hessian in (tp, tq)
+    n_nodes: int        # nodes a state must have at least (conn.max() + 1)
+
+
+def prepare(conn: NDArray, X: NDArray, l0: NDArray, basic) -> Prepared:
+    """The kernel's data of a group, computed once.
+
+    ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``l0`` and the group's
+    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    ``A = diag(1, -l0, l0)``, the block structure of ``S`` and an axial strain with the only
+    second-order terms written in; a basic beam of any other form is refused here, loudly,
+    rather than evaluated wrongly.
+    """
+    E = len(l0)
+    A = np.zeros((E, 3, 3))
+    A[:, 0, 0], A[:, 1, 1], A[:, 2, 2] = 1.0, -l0, l0
+    S = basic.S
+    if not (basic.dim == 2 and basic.nonlinear and np.array_equal(basic.A, A)
+            and not S[:, 0, 1:].any() and not S[:, 1:, 0].any()
+            and np.array_equal(S[:, 1, 2], S[:, 2, 1])
+            and np.array_equal(basic.H0, _hessians(_QUADRATIC_2D, 3, 3))
+            and all((i, j) == (1, 2) for _, i, j in basic.shear_arch)):
+        raise RuntimeError("fem.elements.beam2d_ec_kernel assumes the co-rotational 2D "
+                           "BasicBeam's A, block-diagonal S and second-order axial strain; this "
+                           "group's differ: update the kernel, or run with FEM_JIT=0")
+    # H = l0 H0[0] on (tp, tq), plus 2 l0 k on all four entries per shear-arch term (p + q)^2
+    H = l0[:, None, None] * basic.H0[0, 1:, 1:]
+    for k, _, _ in basic.shear_arch:
+        H = H + (2 * l0 * k)[:, None, None]
+    conn = np.ascontiguousarray(conn, dtype=np.int64)
+    return Prepared(conn=conn,
+                    chord0=np.ascontiguousarray((X[:, 1] - X[:, 0])[:, :2], dtype=float),
+                    l0=np.ascontiguousarray(l0, dtype=float),
+                    Sc=np.ascontiguousarray(np.stack([S[:, 0, 0], S[:, 1, 1], S[:, 1, 2],
+                                                      S[:, 2, 2]], axis=1)),
+                    Hc=np.ascontiguousarray(np.stack([H[:, 0, 0], H[:, 0, 1], H[:, 1, 1]],
+                                                     axis=1)),
+                    n_nodes=int(conn.max()) + 1 if E else 0)
+
+
+def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArray,
+               inc: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
+
+    :meth:`fem.elements.beam.Beam.conserving` of 2D co-rotational beams without offsets,
+    element by element (:mod:`fem.elements.beam2d_ec_kernel`): ``um (n, 3)`` the mid-point
+    configuration's nodal displacements, ``u0``, ``u1`` those at the step's ends, ``v0 (E, 3)``
+    the algorithmic basic deformations at its start and ``inc (E, 6)`` the increments (planar
+    rotations are additive: the rotation slots may hold angles or Cayley parameters alike).
+    Returns ``f (E, 6)``, ``K (E, 6, 6)``, ``energy (E,)``, ``v1 (E, 3)``.
+    """
+    um, u0, u1, v0, inc = (_writable(a) for a in (um, u0, u1, v0, inc))
+    if min(len(um), len(u0), len(u1)) < prep.n_nodes:          # the kernel does not check
+        raise IndexError(f"the state has {min(len(um), len(u0), len(u1))} nodes, the beams "
+                         f"use {prep.n_nodes}")
+    E = len(prep.l0)
+    f, K, energy, v1 = np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(E), np.empty((E, 3))
+    _ec_kernel.function(um, u0, u1, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, v0, inc,
+                        f, K, energy, v1)
+    return f, K, energy, v1
+
+
+def _writable(a: NDArray) -> NDArray:
+    """``a`` as a C-contiguous, writable float array.
+
+    numba compiles another specialization (a minute and more) for a read-only array, a
+    broadcast view for instance.
+    """
+    a = np.ascontiguousarray(a, dtype=float)
+    return a if a.flags.writeable else a.copy()
