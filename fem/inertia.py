@@ -82,7 +82,7 @@ class NodalInertia:
                 np.add.at(self.J, pm.nodes, pm.inertia)
         additive = system.additive
         self.lie = (np.ones(n, dtype=bool) if additive is None else ~additive) & (self.dim == 3)
-        self._mass2d = None          # (n, 3) m, m, I of 2D nodes (midpoint_force), made once
+        self._mass2d = None          # (h, M / h, 2 M / h^2 blocks) of 2D nodes, midpoint_force
 
     #: no element-level groups beside it (what an :class:`InertiaSum` holds in ``extras``)
     extras: tuple = ()
@@ -189,12 +189,13 @@ class NodalInertia:
         """
         d, n = s0.dim, len(s0.u)
         if d == 2:                # M (v1 - v0) / h, M = diag(m, m, I) per node; K = 2 M / h^2
-            if self._mass2d is None:
-                self._mass2d = np.column_stack([self.m, self.m, self.I])
-            f = (s1.v - s0.v) * (self._mass2d / h)
-            K = np.zeros((n, 3, 3))
-            K[:, range(3), range(3)] = self._mass2d * (2 / h**2)
-            return f, K
+            if self._mass2d is None or self._mass2d[0] != h:
+                mass = np.column_stack([self.m, self.m, self.I])
+                K = np.zeros((n, 3, 3))
+                K[:, range(3), range(3)] = mass * (2 / h**2)
+                self._mass2d = (h, mass / h, K)
+            _, mass_h, K = self._mass2d
+            return (s1.v - s0.v) * mass_h, K.copy()      # the caller may scale K in place
         ns = 6
         f = np.zeros((n, ns))
         K = np.zeros((n, ns, ns))

@@ -53,6 +53,8 @@ class StepBase:
         self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
         self.progress = None         # resumable progress (a dataclass) of steps that have one
         self._lever = None           # the model's size (block_scale)
+        self._kinds = None           # block_scale's (n_active, blocks) indicator of the rows
+        self._banded = None          # Newton's banded LU (open_solver), else the KSP solves
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -87,16 +89,18 @@ class StepBase:
         (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
         holding rotations only) that would close its violation, compared with that reference.
         """
-        kind = self.system.dofmap.kind_index
-        own = np.zeros(len(KINDS))
-        for v in vectors:
-            own = np.maximum(own, block_norms(kind, v))
+        if self._kinds is None:           # (n_active, blocks): which block each row is in
+            kind = self.system.dofmap.kind_index
+            self._kinds = (np.arange(len(KINDS)) == kind[:, None]).astype(float)
+            self._rotation_rows = self._rotation_constraints()
+        # one product for all the vectors: small models ask this thousands of times a second
+        V = np.stack(vectors) if len(vectors) > 1 else np.asarray(vectors[0])[None]
+        own = np.sqrt(((V * V) @ self._kinds).max(axis=0))
         F, M = own[0], own[1]
         L = self._model_size()
         if L > 0:
             F, M = max(F, M / L), max(M, F * L)
-        return np.maximum([F, M, max(own[2], F), M if self._rotation_constraints() else F],
-                          1e-300)
+        return np.maximum([F, M, max(own[2], F), M if self._rotation_rows else F], 1e-300)
 
     def _model_size(self) -> float:
         if self._lever is None:
@@ -182,11 +186,13 @@ class StepBase:
                 "step's time, so make the function start where the step finds the joint")
 
     # --- PETSc objects ------------------------------------------------------------------------
-    def open_solver(self, defaults: dict | None = None) -> None:
+    def open_solver(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Create the step's matrix and direct solver.
 
         ``defaults`` are options the step needs (e.g. MUMPS's determinant), given under the
-        deck's: the deck and the command line win.
+        deck's: the deck and the command line win. ``banded``: Newton's solves of a small system
+        (one PETSc's own LU would take) with a narrow band go to the compiled banded LU
+        (:mod:`fem.solvers.banded`); the PETSc matrix and solver stay for everything else.
         """
         asm = self.system.assembler
         self.A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
@@ -200,6 +206,10 @@ class StepBase:
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self.ksp = linalg.direct_solver(self.A, self.prefix,
                                         {**(defaults or {}), **self.solver_options}, package)
+        if banded and package == "petsc" and not self.solver_options:
+            from fem.solvers.banded import BandedLU
+
+            self._banded = BandedLU.make(asm.indptr, asm.indices)
 
     # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
     @property
@@ -209,8 +219,11 @@ class StepBase:
 
     def fill(self, K: NDArray) -> None:
         """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
-        asm = self.system.assembler
-        linalg.fill_matrix(self.A, asm.indptr, asm.indices, K)
+        if self._banded is not None:
+            self._banded.fill(K)
+        else:
+            asm = self.system.assembler
+            linalg.fill_matrix(self.A, asm.indptr, asm.indices, K)
         self._tangent_data = K
 
     def solve(self, rhs: NDArray) -> NDArray:
@@ -220,7 +233,8 @@ class StepBase:
         or solution a :class:`~fem.solvers.newton.NewtonFailure`.
         """
         try:
-            x, report = linalg.solve_checked(self.ksp, rhs)
+            x, report = (linalg.solve_checked(self.ksp, rhs) if self._banded is None
+                         else self._banded.solve(rhs))
         except linalg.SingularMatrixError as err:
             raise self.singular(err) from None
         except linalg.NonFiniteError as err:

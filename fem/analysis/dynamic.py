@@ -188,7 +188,7 @@ class DynamicStep(StepBase):
         start = state.copy()
         start.t = 0.0                       # the step's own clock
         self.check_drives(start)
-        self.open_solver()
+        self.open_solver(banded=True)
         self.loads.begin(state)
         X = self.system.model.X
         apply_velocities(s.velocities, state, X)       # fields on one node add up
@@ -301,7 +301,7 @@ class DynamicStep(StepBase):
         self.commit_solves(s1.t)
         self._reactions = r
         n = self.n
-        inc = self.system.dofmap.from_nodal(integ.kinematics(s0, s1).increment)
+        inc = self.system.dofmap.from_nodal(integ.increment(s0, s1))
         # reactions on prescribed motion, and the drivers' work
         constraint = float(r[n:] @ inc[n:]) + self.system.drive_work(
             s0, s1, average=integ.family != "midpoint")
@@ -362,7 +362,9 @@ class DynamicStep(StepBase):
         """
         sysm = self.system
         # the matrix depends on the positions only: one factorization for both solves
-        self.fill(consistent.kkt_matrix(sysm, self.inertia, state))
+        asm = sysm.assembler              # the PETSc matrix (never the banded LU's: multipliers)
+        linalg.fill_matrix(self.A, asm.indptr, asm.indices,
+                           consistent.kkt_matrix(sysm, self.inertia, state))
         try:
             x, _ = linalg.solve_checked(self.ksp, consistent.velocity_rhs(sysm, state))
             state = consistent.with_velocities(sysm, state, x)

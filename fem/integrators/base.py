@@ -88,6 +88,10 @@ class Integrator:
         """Step increments (see :func:`fem.integrators.inertia.step_kinematics`)."""
         return step_kinematics(s0, s1, self.additive, self.R0 if s0 is self._s0 else None)
 
+    def increment(self, s0, s1) -> NDArray:
+        """(n, nslots) the step's increment in DOF-slot layout (what the work is paired with)."""
+        return self.kinematics(s0, s1).increment
+
     def external(self, state, t: float) -> NDArray:
         """(n, nslots) external forces at ``t`` on ``state``."""
         return self.loads.force(state, t)
@@ -112,10 +116,10 @@ class Integrator:
 def midpoint_velocities(inertia, s0, s1, kin, h: float, W0=None, R1=None) -> None:
     """Set ``s1.v``: ``v1 = 2 dx/h - v0``; Lie nodes ``W1 = 2 Theta/h - W0``, ``omega = R1 W1``."""
     d = s0.dim
-    s1.v[:, :d] = 2 * kin.dx[:, :d] / h - s0.v[:, :d]
-    if d == 2:
-        s1.v[:, 2] = 2 * kin.theta[:, 2] / h - s0.v[:, 2]
+    if d == 2:                     # the increment's slots: dx, dy and the angle (or psi)
+        np.subtract(kin.increment * (2 / h), s0.v, out=s1.v)
         return
+    s1.v[:, :d] = 2 * kin.dx[:, :d] / h - s0.v[:, :d]
     W0 = inertia.body_velocity(s0) if W0 is None else W0
     W1 = 2 * kin.Theta / h - W0
     R1 = s1.rotation_matrices() if R1 is None else R1

@@ -71,7 +71,7 @@ mid-point rule through ``K(d_m)``; the Simo-Wong inertia tangent is exact as it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -92,8 +92,27 @@ class CayleyKinematics(StepKinematics):
     dtheta: NDArray | None = None     # (n,) the nodes' angle increments
     on: NDArray | None = None         # (n,) bool, the nodes that turn by psi (chord_nodes)
     dpsi: NDArray | None = None       # (n,) d psi / d dtheta = 1 + psi^2 / 4
-    secant: NDArray | None = None     # (n,) dtheta / psi (cayley_secant)
-    dsecant: NDArray | None = None    # (n,) its derivative by dtheta
+    _secants: tuple | None = field(default=None, repr=False)
+
+    @property
+    def secant(self) -> NDArray:
+        """(n,) ``dtheta / psi`` at the nodes ``on`` (:func:`cayley_secant`), 1 elsewhere."""
+        return self._secant_pair()[0]
+
+    @property
+    def dsecant(self) -> NDArray:
+        """(n,) the derivative of :attr:`secant` by ``dtheta`` (0 off the nodes ``on``)."""
+        return self._secant_pair()[1]
+
+    def _secant_pair(self) -> tuple[NDArray, NDArray]:
+        # made when first asked: only forces paired with the angles (joints, linear beams,
+        # floating frames) need them, and small models evaluate kinematics thousands of times
+        if self._secants is None:
+            s, ds = cayley_secant(self.dtheta)
+            if not self.on.all():
+                s, ds = np.where(self.on, s, 1.0), np.where(self.on, ds, 0.0)
+            self._secants = (s, ds)
+        return self._secants
 
 
 @dataclass
@@ -249,6 +268,10 @@ class MidpointRule(Integrator):
                                                 blocks)
         return r, scale, K
 
+    def increment(self, s0, s1):
+        """The step's increment, of the evaluation at ``s1`` (cached: the converged one)."""
+        return self._parts(s0, s1)[0].increment
+
     def finish(self, s0, s1) -> tuple[float, float]:
         """Set the rates of ``s1``; return its strain energy and the step's external work."""
         kin, _, _, _, _, f_ext, _ = self._parts(s0, s1)
@@ -279,6 +302,7 @@ class EnergyConserving(MidpointRule):
 
     name = "energy_conserving"
     _chord_nodes = None
+    _planar = None            # compiled evaluations of planar beam models (integrators.planar)
 
     def begin(self, s0) -> None:
         """Start every element's algorithmic history from the state's geometry.
@@ -288,12 +312,37 @@ class EnergyConserving(MidpointRule):
         """
         for g in self.system.model.groups:
             s0.conserving[g.name] = g.conserving_start(s0)
+        from fem.integrators.planar import PlanarStep
+
+        self._planar = PlanarStep.make(self)
+
+    def chord_nodes(self) -> NDArray:
+        """(n,) bool, the nodes that turn by Cayley parameters (:func:`chord_nodes`)."""
+        if self._chord_nodes is None:
+            self._chord_nodes = chord_nodes(self.system.model)
+        return self._chord_nodes
+
+    def evaluate(self, s0, s1, tangent: bool = True):
+        """Full residual, its norm scale and (if asked) the tangent (compiled where it can be)."""
+        if self._planar is not None:
+            return self._planar.evaluate(self, s0, s1, tangent)
+        return super().evaluate(s0, s1, tangent)
+
+    def finish(self, s0, s1) -> tuple[float, float]:
+        """Rates and element history of ``s1``; its strain energy and the step's work."""
+        if self._planar is not None:
+            return self._planar.finish(self, s0, s1)
+        return self._finish(s0, s1)
+
+    def increment(self, s0, s1):
+        """The step's increment, of the evaluation at ``s1`` (cached: the converged one)."""
+        if self._planar is not None:
+            return self._planar.increment(self, s0, s1)
+        return super().increment(s0, s1)
 
     def kinematics(self, s0, s1):
         """Step increments; nodes of co-rotational beams turn by Cayley parameters (module doc)."""
-        if self._chord_nodes is None:
-            self._chord_nodes = chord_nodes(self.system.model)
-        on = self._chord_nodes
+        on = self.chord_nodes()
         if self.dim == 3:
             kin = super().kinematics(s0, s1)
             return self._kinematics_3d(s0, kin, on) if on.any() else kin
@@ -301,18 +350,16 @@ class EnergyConserving(MidpointRule):
         # this a few thousand times a second, where every numpy call counts)
         dx = s1.u - s0.u
         dth = s1.rot - s0.rot
-        s, ds = cayley_secant(dth)
-        psi = dth / s                                  # 2 tan(dth / 2)
+        psi = 2 * np.tan(0.5 * dth)
         dpsi = 1 + 0.25 * psi * psi
         if not on.all():
-            psi[~on], dpsi[~on], s[~on], ds[~on] = dth[~on], 1.0, 1.0, 0.0
+            psi[~on], dpsi[~on] = dth[~on], 1.0
         inc = np.empty((len(dx), 3))
         inc[:, :2] = dx[:, :2]
         inc[:, 2] = psi
         theta = np.zeros_like(inc)
         theta[:, 2] = psi
-        return CayleyKinematics(dx, theta, theta, inc, dtheta=dth, on=on, dpsi=dpsi, secant=s,
-                                dsecant=ds)
+        return CayleyKinematics(dx, theta, theta, inc, dtheta=dth, on=on, dpsi=dpsi)
 
     def _kinematics_3d(self, s0, kin, on) -> CayleyKinematics3D:
         """``psi = theta / s`` at the nodes ``on``, ``s = (t/2) cot(t/2)``, ``t = |theta|``."""
@@ -384,16 +431,17 @@ class EnergyConserving(MidpointRule):
         if isinstance(kin, CayleyKinematics3D):
             return self._elements_3d(s0, s1, sm, kin, tangent)
         cayley = isinstance(kin, CayleyKinematics)
-        if cayley:
-            inc_angle = inc.copy()
-            inc_angle[:, 2] = kin.dtheta
-            s, ds = kin.secant, kin.dsecant
+        inc_angle = None
         fs, Ks, energies, hist = [], [], [], {}
         for g in sysm.model.groups:
             # 3D rotations of nodes that Newton turns by spins (the others are additive)
             spins = {"spins": self.inertia.lie[g.conn]} if "rx" in g.dof_names else {}
             rz = cayley and "rz" in g.dof_names
             additive = rz and g.additive_rotations
+            if additive and inc_angle is None:
+                inc_angle = inc.copy()
+                inc_angle[:, 2] = kin.dtheta
+                s, ds = kin.secant, kin.dsecant
             f, K, energy, h1 = g.conserving(s0, s1, sm,
                                             g.element_vector(inc_angle if additive else inc),
                                             s0.conserving[g.name], **spins)
@@ -408,7 +456,7 @@ class EnergyConserving(MidpointRule):
                     K[:, cols, :] *= s[g.conn][:, :, None]
                     for a, c in enumerate(cols):
                         K[:, c, c] += f_theta[:, a] * ds[g.conn[:, a]]
-                else:                 # a function of psi: columns times d psi / d dtheta
+                elif tangent:         # a function of psi: columns times d psi / d dtheta
                     K = K.copy()
                     K[:, :, cols] *= kin.dpsi[g.conn][:, None, :]
             fs.append(f)
@@ -458,8 +506,8 @@ class EnergyConserving(MidpointRule):
                 K_csr = K_csr + K_x
         return f_full, K_csr, (energies, hist)
 
-    def finish(self, s0, s1) -> tuple[float, float]:
-        """Rates of ``s1``, its algorithmic history; strain energy and external work."""
+    def _finish(self, s0, s1) -> tuple[float, float]:
+        """:meth:`finish` of the general path."""
         kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
         s1.conserving.update(hist)
         s1.a[:] = (s1.v - s0.v) / self.h

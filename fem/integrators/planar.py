@@ -1,0 +1,147 @@
+"""The energy-conserving step of planar beam models, evaluated in two compiled calls (issue 14).
+
+A small model's time step is interpreter work: the flexible pendulum of
+``benchmarks/small_models.py`` (100 co-rotational beams) spent about 0.2 ms of every evaluation
+in some sixty small numpy calls around the element kernel (kinematics, velocities, inertia,
+Cayley columns, scatter), three evaluations a step. For the models where that path reduces to
+nodes and beams, :class:`PlanarStep` computes the same residual, reference and tangent with the
+kernels of :mod:`fem.integrators.planar_kernel`:
+
+* 2D, the energy-conserving integrator (:class:`fem.integrators.midpoint.EnergyConserving`);
+* every element group a co-rotational 2D beam group that takes the compiled energy-conserving
+  force (:mod:`fem.elements.beam2d_jit`: no offsets, no interior modes), inertia nodal only
+  (lumped beams, point masses);
+* no joints or ties, and loads that do not turn with the structure (dead loads, gravity; any
+  time function): their forces come from :meth:`~fem.integrators.base.Integrator.external`.
+
+Anything else keeps the general path, which stays the reference: ``tests/test_planar_step.py``
+compares residuals, references and tangents of the two at random states, and whole runs. The
+step's results are those of the general path to round-off (sums in another order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.elements.jit import Kernel
+
+_nodes = Kernel("fem.integrators.planar_kernel", "nodes")
+
+
+@dataclass
+class _Evaluation:
+    """The latest evaluation, kept for the Newton test's repeats and for ``finish``."""
+
+    s0: object
+    u: NDArray
+    rot: NDArray
+    v: NDArray
+    r: NDArray
+    scale: NDArray
+    K: NDArray | None
+    inc: NDArray
+    f_ext: NDArray
+    energies: list
+    hist: dict
+
+
+class PlanarStep:
+    """Compiled evaluations of one dynamic step's planar beam model (module docstring)."""
+
+    def __init__(self, integ, groups):
+        from fem.integrators import planar_kernel as kern
+
+        self.kern = kern
+        system = integ.system
+        dm = system.dofmap
+        asm = system.assembler
+        self.n_active, self.nnz = dm.n_active, asm.nnz
+        self.index = np.ascontiguousarray(dm.index, dtype=np.int64)
+        # the CSR position of each free slot's diagonal entry (-1 elsewhere)
+        rows = np.full(dm.index.shape, -1, dtype=np.int64)
+        free = (dm.index >= 0) & (dm.index < asm.n_free)
+        rows[free] = asm.diagonal_positions()[dm.index[free]]
+        self.diag_rows = rows
+        nodal = integ.inertia
+        self.mass = np.column_stack([nodal.m, nodal.m, nodal.I])
+        self.on = np.ascontiguousarray(integ.chord_nodes())
+        self.groups = [(g, g._kernel_data(), asm.groups[i]) for i, g in groups]
+        self._h = None
+        self._last: _Evaluation | None = None
+
+    @classmethod
+    def make(cls, integ) -> PlanarStep | None:
+        """The compiled step of ``integ``'s model, or None where the general path is needed."""
+        from fem.elements.beam import Beam
+
+        system = integ.system
+        model = system.model
+        if (model.dim != 2 or integ.extras or getattr(model, "constraints", ())
+                or integ.loads.state_dependent or not _nodes.enabled()):
+            return None
+        groups = list(enumerate(model.groups))
+        for i, g in groups:
+            if not (isinstance(g, Beam) and type(g).conserving is Beam.conserving
+                    and g.dim == 2 and g._compiled(conserving=True)
+                    and (not system.dofmap.internal or system.dofmap.internal[i].shape[1] == 0)):
+                return None
+        return cls(integ, groups)
+
+    # --- the integrator's protocol --------------------------------------------------------------
+    def evaluate(self, integ, s0, s1, tangent: bool):
+        """Residual, its reference and (if asked) the tangent's CSR values at ``s1``."""
+        last = self._last
+        if (last is not None and last.s0 is s0 and (last.K is not None or not tangent)
+                and np.array_equal(last.u, s1.u) and np.array_equal(last.rot, s1.rot)):
+            s1.v[:] = last.v
+            return last.r, last.scale, last.K if tangent else None
+        if integ._s0 is not s0:
+            integ.start_step(s0)
+        h = integ.h
+        if self._h != h:
+            self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
+        kern = self.kern
+        n = len(s0.u)
+        inc, dpsi, um = np.empty((n, 3)), np.empty(n), np.empty((n, 3))
+        f_in = np.empty(self.n_active)
+        kern.nodes(s0.u, s1.u, s0.rot, s1.rot, s0.v, self.on, self.mass_h, 2 / h, self.index,
+                   inc, dpsi, um, s1.v, f_in)
+        f_el = np.zeros(self.n_active)
+        K = np.zeros(self.nnz if tangent else 0)
+        if tangent:
+            kern.mass_diagonal(self.mass_k, dpsi, self.diag_rows, K)
+        energies, hist = [], {}
+        for g, prep, sc in self.groups:
+            E = len(prep.l0)
+            energy, vh1 = np.empty(E), np.empty((E, 3))
+            kern.beams(um, s0.u, s1.u, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc,
+                       s0.conserving[g.name]["v"], inc, dpsi, sc.edofs, sc.slot, tangent,
+                       np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1, np.empty((E, 6)),
+                       f_el, K)
+            energies.append(energy)
+            hist[g.name] = {"v": vh1}
+        f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
+        fe = integ.system.dofmap.from_nodal(f_ext)
+        r = f_in + f_el - fe
+        scale = integ.scale(f_in, f_el, fe)
+        K = K if tangent else None
+        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, scale, K, inc,
+                                 f_ext, energies, hist)
+        return r, scale, K
+
+    def finish(self, integ, s0, s1) -> tuple[float, float]:
+        """Rates and element history of ``s1``; its strain energy and the step's work."""
+        self.evaluate(integ, s0, s1, tangent=False)         # the converged one, kept
+        last = self._last
+        s1.conserving.update(last.hist)
+        s1.a[:] = (s1.v - s0.v) / integ.h
+        work = float(np.sum(last.f_ext * last.inc))
+        return float(sum(e.sum() for e in last.energies)), work
+
+    def increment(self, integ, s0, s1) -> NDArray:
+        """(n, 3) the step's increment (``psi`` in the rotation slots of Cayley nodes)."""
+        self.evaluate(integ, s0, s1, tangent=False)
+        return self._last.inc

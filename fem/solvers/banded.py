@@ -1,0 +1,138 @@
+"""Narrow band matrices factored by a compiled banded LU: the Newton solves of small models.
+
+A chain of beams numbers its unknowns along the chain, so its tangent is a band matrix of width
+a few unknowns; so are trusses, frames and small meshes once reverse Cuthill-McKee has renumbered
+them. Factoring such a matrix is a few dozen flops a column, and the cost of a solve lies in the
+calls around it: PETSc's own sparse LU took 50 us (303 unknowns) and 155 us (903) a
+factorization on the flexible pendulum of ``benchmarks/small_models.py``, LAPACK's ``dgbtrf``
+(one BLAS call a column) about as long. :class:`BandedLU` factors with partial pivoting in a
+compiled loop (:mod:`fem.solvers.banded_kernel`) in a few microseconds, with the checks a Newton
+solve of :func:`fem.linalg.solve_checked` has: null pivots relative to their row (as PETSc's own
+LU is checked, :data:`fem.linalg.NULL_PIVOT`), a non-finite right-hand side or solution, and the
+backward error of every solve, refined while it is above round-off (:class:`fem.linalg.
+SolveReport`). It is serial: dynamic steps of small models without multipliers use it
+(:meth:`fem.analysis.dynamic.DynamicStep.open_solver`); the tests compare it with dense LU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem import linalg
+from fem.elements.jit import Kernel
+
+#: the widest band (sub- or super-diagonals) factored this way; a wider one keeps the sparse LU
+MAX_BAND = 48
+
+_kernel = Kernel("fem.solvers.banded_kernel", "factor")
+
+
+class BandedLU:
+    """The free-DOF matrix of CSR pattern ``indptr, indices`` as a band matrix, factored.
+
+    ``order`` renumbers the unknowns (new position ``k`` holds old unknown ``order[k]``) so that
+    the band is ``kl`` wide on both sides (the pattern is symmetric).
+    """
+
+    def __init__(self, indptr: NDArray, indices: NDArray, order: NDArray, kl: int):
+        from fem.solvers import banded_kernel
+
+        self.kern = banded_kernel
+        n = len(indptr) - 1
+        self.n, self.kl = n, kl
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
+        self.order = order
+        where = np.empty(n, dtype=np.int64)
+        where[order] = np.arange(n)
+        rows = where[np.repeat(np.arange(n), np.diff(indptr))]
+        cols = where[self.indices]
+        self.ab = np.zeros((n, 3 * kl + 1))       # LAPACK's band storage transposed, kl = ku
+        self.pos = cols * (3 * kl + 1) + 2 * kl + rows - cols
+        self.ipiv = np.zeros(n, dtype=np.int64)
+        self.data = None
+        self.factored = False
+
+    @classmethod
+    def make(cls, indptr: NDArray, indices: NDArray) -> BandedLU | None:
+        """The banded LU of this pattern, or None (wider than :data:`MAX_BAND`, no numba)."""
+        n = len(indptr) - 1
+        if n == 0 or not _kernel.enabled():
+            return None
+        rows = np.repeat(np.arange(n), np.diff(indptr))
+        order = np.arange(n)
+        kl = int(np.abs(rows - indices).max())
+        if kl > 4:
+            import scipy.sparse as sp
+            from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+            pattern = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, n))
+            rcm = reverse_cuthill_mckee(pattern, symmetric_mode=True).astype(np.int64)
+            where = np.empty(n, dtype=np.int64)
+            where[rcm] = np.arange(n)
+            narrow = int(np.abs(where[rows] - where[indices]).max())
+            if narrow < kl:
+                order, kl = rcm, narrow
+        return cls(indptr, indices, order, kl) if kl <= MAX_BAND else None
+
+    def fill(self, data: NDArray) -> None:
+        """New CSR values: factored at the next solve."""
+        self.data = np.ascontiguousarray(data, dtype=float)
+        self.factored = False
+
+    def _factor(self) -> None:
+        data = self.data
+        absolute = np.abs(data)
+        starts = self.indptr[:-1]
+        self.norm = float(np.add.reduceat(absolute, starts).max()) if len(data) else 0.0
+        scale = np.maximum.reduceat(absolute, starts)[self.order]
+        self.kern.fill(data, self.pos, self.ab)
+        null = self.kern.factor(self.ab, self.kl, self.kl, self.ipiv, scale, linalg.NULL_PIVOT)
+        if null:
+            raise linalg.SingularMatrixError(null)
+        self.factored = True
+
+    def _apply(self, b: NDArray) -> NDArray:
+        y = b[self.order]
+        self.kern.solve(self.ab, self.kl, self.kl, self.ipiv, y)
+        x = np.empty_like(y)
+        x[self.order] = y
+        return x
+
+    def _residual(self, x: NDArray, b: NDArray) -> NDArray:
+        r = np.empty_like(b)
+        self.kern.residual(self.indptr, self.indices, self.data, x, b, r)
+        return r
+
+    def solve(self, b: NDArray) -> tuple[NDArray, linalg.SolveReport]:
+        """``A^-1 b`` and its accuracy, as :func:`fem.linalg.solve_checked` gives them."""
+        b = np.ascontiguousarray(b, dtype=float)
+        if not np.all(np.isfinite(b)):
+            bad = int(np.sum(~np.isfinite(b)))
+            raise linalg.NonFiniteError(f"the right-hand side is not finite ({bad} of {len(b)} "
+                                        "entries are NaN or infinite: a load or a state that "
+                                        "overflowed)")
+        if not self.factored:
+            self._factor()
+        x = self._apply(b)
+        if not np.all(np.isfinite(x)):
+            raise linalg.NonFiniteError(f"the solution overflowed (the right-hand side reaches "
+                                        f"{np.abs(b).max():.3g}; the solution is not finite)")
+        r = self._residual(x, b)
+        berr = linalg._backward_error(r, self.norm, x, b)
+        first, k = berr, 0
+        while berr > linalg.REFINE_ABOVE and k < linalg.MAX_REFINEMENTS:
+            x_new = x + self._apply(r)
+            if not np.all(np.isfinite(x_new)):
+                break
+            r_new = self._residual(x_new, b)
+            berr_new = linalg._backward_error(r_new, self.norm, x_new, b)
+            k += 1
+            if not berr_new < berr:
+                break                      # no better: keep what we have
+            x, r, falling = x_new, r_new, berr_new < 0.5 * berr
+            berr = berr_new
+            if not falling:
+                break
+        return x, linalg.SolveReport(berr, first, k)
