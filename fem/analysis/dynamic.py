@@ -101,6 +101,10 @@ class DynamicSettings:
                                positive=True)
     max_cuts: int = setting("int", 8, "halvings of the time step allowed in a row when Newton "
                             "fails (multipliers)", nonnegative=True, maximum=MAX_CUTS)
+    newton: str = setting("str", "full", "full (a new tangent every iteration) or modified "
+                          "(the time step's first tangent reused while each iteration reduces "
+                          "the residual at least 4-fold; multipliers)",
+                          choices=("full", "modified"))
 
     VARIANTS = ("",)
     REMOVES = ("",)
@@ -293,7 +297,7 @@ class DynamicStep(StepBase):
         predictor[self.system.dofmap.fixed] = 0.0
         self.system.update(s1, predictor)
         self.apply_prescribed(s1, s1.t)
-        newton = Newton(self, self.test)
+        newton = Newton(self, self.test, modified=self.settings.newton == "modified")
         its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
         r = newton.last.r
         strain, work = integ.finish(s0, s1)

@@ -1,0 +1,82 @@
+"""Modified Newton (``newton = "modified"`` of dynamic steps) converges to full Newton's states.
+
+It factors a time step's first tangent and reuses it, factoring anew when an iteration reduces
+the residual by less than ``MODIFIED_CONTRACTION``; the converged states meet the same test, so
+they agree with full Newton's to the tolerance, and the energy-conserving scheme still conserves
+energy.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+from fem.analysis.dynamic import DynamicStep
+from fem.io.deck import from_dict
+from fem.run import make_step
+from fem.system import System
+
+
+def pendulum(newton: str, steps: int = 120) -> dict:
+    """A pinned flexible pendulum released from horizontal (benchmarks/small_models.py's)."""
+    return {"model": {"dim": 2},
+            "materials": [{"name": "m", "E": 1.0e4, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0, "Iz": 1e-3, "mass_per_length": 0.5,
+                          "rotary_inertia_per_length": 5e-4}],
+            "nodes": {"coordinates": [[0.0, 0.0], [2.0, 0.0]]},
+            "sets": {"pin": [1]},
+            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                          "material": "m", "section": "s", "connectivity": [[1, 2]],
+                          "divisions": 12}],
+            "supports": [{"nodes": "pin", "fixed": ["ux", "uy"]}],
+            "gravity": {"acceleration": [0.0, -9.81]},
+            "steps": [{"name": "swing", "type": "dynamic", "integrator": "energy_conserving",
+                       "time_step": 2e-3, "duration": 2e-3 * steps, "tolerance": 1e-10,
+                       "output_interval": 2e-3 * steps / 20, "newton": newton}]}
+
+
+def run(deck, monkeypatch):
+    """Final state, step, and the number of factorizations (matrix refills) it made."""
+    fills = []
+    fill = DynamicStep.fill
+
+    def counted(self, K):
+        fills.append(1)
+        fill(self, K)
+
+    monkeypatch.setattr(DynamicStep, "fill", counted)
+    dk = from_dict(copy.deepcopy(deck))
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    step = make_step(dk.steps[0], sysm, dk)
+    its = []
+    step.on_step = lambda s: its.append(step._stats["iterations"])
+    step.run(state, None)
+    monkeypatch.undo()
+    return state, step, len(fills), sum(its)
+
+
+def test_modified_newton_reaches_full_newtons_states_with_fewer_factorizations(monkeypatch):
+    full, step_f, fills_f, its_f = run(pendulum("full"), monkeypatch)
+    mod, step_m, fills_m, its_m = run(pendulum("modified"), monkeypatch)
+    steps = 120
+    assert fills_f == its_f                       # full Newton: a tangent every iteration
+    assert its_m >= its_f and fills_m < its_m     # modified: reused within the time steps
+    assert fills_m >= steps                       # ... each of which factors once at least
+    x = np.abs(full.u[:, :2]).max()
+    assert np.abs(mod.u - full.u).max() <= 1e-8 * x
+    assert np.abs(mod.rot - full.rot).max() <= 1e-8
+    # both conserve the energy: the balance (kinetic + strain - work of gravity) stays at its
+    # start while the pendulum turns potential energy into kinetic energy
+    for step in (step_f, step_m):
+        total = np.array([r["total"] for r in step.history])
+        kinetic = np.array([r["kinetic"] for r in step.history])
+        assert kinetic.max() > 0.5
+        assert np.abs(total - total[0]).max() <= 1e-10 * kinetic.max()
+
+
+def test_the_deck_key_is_checked():
+    from fem.errors import DeckError
+
+    with pytest.raises(DeckError, match="newton"):
+        from_dict(pendulum("quasi"))
