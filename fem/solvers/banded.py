@@ -82,52 +82,46 @@ class BandedLU:
         self.factored = False
 
     def _factor(self) -> None:
-        data = self.data
-        absolute = np.abs(data)
-        starts = self.indptr[:-1]
-        self.norm = float(np.add.reduceat(absolute, starts).max()) if len(data) else 0.0
-        scale = np.maximum.reduceat(absolute, starts)[self.order]
-        self.kern.fill(data, self.pos, self.ab)
+        scale = np.empty(self.n)
+        self.norm = self.kern.fill(self.indptr, self.data, self.pos, self.order, self.ab, scale)
         null = self.kern.factor(self.ab, self.kl, self.kl, self.ipiv, scale, linalg.NULL_PIVOT)
         if null:
             raise linalg.SingularMatrixError(null)
         self.factored = True
 
-    def _apply(self, b: NDArray) -> NDArray:
-        y = b[self.order]
-        self.kern.solve(self.ab, self.kl, self.kl, self.ipiv, y)
-        x = np.empty_like(y)
-        x[self.order] = y
-        return x
+    def _apply(self, b: NDArray) -> tuple[NDArray, bool]:
+        """``A^-1 b``, and whether it is finite."""
+        x = np.empty_like(b)
+        return x, self.kern.apply(self.ab, self.kl, self.kl, self.ipiv, self.order, b, x,
+                                  np.empty_like(b))
 
-    def _residual(self, x: NDArray, b: NDArray) -> NDArray:
+    def _residual(self, x: NDArray, b: NDArray) -> tuple[NDArray, float]:
+        """``b - A x`` and the backward error of ``x``."""
         r = np.empty_like(b)
-        self.kern.residual(self.indptr, self.indices, self.data, x, b, r)
-        return r
+        return r, self.kern.residual(self.indptr, self.indices, self.data, x, b, r, self.norm)
 
     def solve(self, b: NDArray) -> tuple[NDArray, linalg.SolveReport]:
         """``A^-1 b`` and its accuracy, as :func:`fem.linalg.solve_checked` gives them."""
         b = np.ascontiguousarray(b, dtype=float)
-        if not np.all(np.isfinite(b)):
+        if not np.isfinite(b).all():
             bad = int(np.sum(~np.isfinite(b)))
             raise linalg.NonFiniteError(f"the right-hand side is not finite ({bad} of {len(b)} "
                                         "entries are NaN or infinite: a load or a state that "
                                         "overflowed)")
         if not self.factored:
             self._factor()
-        x = self._apply(b)
-        if not np.all(np.isfinite(x)):
+        x, finite = self._apply(b)
+        if not finite:
             raise linalg.NonFiniteError(f"the solution overflowed (the right-hand side reaches "
                                         f"{np.abs(b).max():.3g}; the solution is not finite)")
-        r = self._residual(x, b)
-        berr = linalg._backward_error(r, self.norm, x, b)
+        r, berr = self._residual(x, b)
         first, k = berr, 0
         while berr > linalg.REFINE_ABOVE and k < linalg.MAX_REFINEMENTS:
-            x_new = x + self._apply(r)
-            if not np.all(np.isfinite(x_new)):
+            dx, finite = self._apply(r)
+            if not finite:
                 break
-            r_new = self._residual(x_new, b)
-            berr_new = linalg._backward_error(r_new, self.norm, x_new, b)
+            x_new = x + dx
+            r_new, berr_new = self._residual(x_new, b)
             k += 1
             if not berr_new < berr:
                 break                      # no better: keep what we have
