@@ -295,6 +295,7 @@ class StepLoads:
         self._all = {ld.name: ld for ld in model.loads}
         self._patterns: dict[str, Pattern] = {}
         self._memo = None             # (t, which, forces) when they do not depend on the state
+        self._steady = False          # and not on the time either (begin)
 
     def _pattern(self, load) -> Pattern:
         """The load's nodal pattern, resolved once (gravity asks every group for its masses)."""
@@ -314,6 +315,9 @@ class StepLoads:
             state.prescribed = np.zeros((self.n, self.nslots))
         self._start = state.prescribed.copy()
         self._memo = None
+        # a dynamic step's loads without functions are constant in time (held ones too)
+        self._steady = not self.static and not self.removed and all(
+            ld.function is None for ld in self.loads)
 
     def finish(self, state, t: float) -> None:
         """Record in ``state`` the load scales at the end of the step (pseudo-time ``t``)."""
@@ -360,7 +364,7 @@ class StepLoads:
         ``"pattern"`` (this step's at unit scale: ``d f_ext / d lam`` for proportional loads).
         """
         memo = self._memo
-        if memo is not None and memo[0] == t and memo[1] == which:
+        if memo is not None and memo[1] == which and (memo[0] == t or self._steady):
             return memo[2].copy()     # a time step's Newton iterations ask for the same t
         out = np.zeros((self.n, self.nslots))
         for ld, s in self._terms(t, which):

@@ -104,6 +104,56 @@ def test_runs_agree_with_the_general_path(monkeypatch):
                            rtol=0, atol=1e-12)
 
 
+def iterations(deck, monkeypatch=None, compiled=True):
+    """Final state and Newton iterations of every time step; ``compiled`` false: the planar
+    evaluation with the general Newton loop (the compiled time step always falls back)."""
+    if not compiled:
+        monkeypatch.setattr(planar.PlanarStep, "iterate", lambda self, *a: None)
+    dk = from_dict(copy.deepcopy(deck))
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    step = make_step(dk.steps[0], sysm, dk)
+    its = []
+    step.on_step = lambda s: its.append((step._stats["iterations"], step._stats["residual"]))
+    step.run(state, None)
+    if not compiled:
+        monkeypatch.undo()
+    return state, its, step
+
+
+def test_the_compiled_time_step_iterates_as_the_general_newton_loop(monkeypatch):
+    """The same iterations, residual norms and states: the convergence test, floors and
+    corrections of fem.solvers.newton, written out (fem.integrators.planar_newton_kernel)."""
+    calls = []
+    iterate = planar.PlanarStep.iterate
+    monkeypatch.setattr(planar.PlanarStep, "iterate",
+                        lambda self, *a: calls.append(1) or iterate(self, *a))
+    deck = frame(steps=60)
+    deck["steps"][0]["tolerance"] = 1e-11
+    fast, its, _ = iterations(deck)
+    monkeypatch.undo()
+    assert len(calls) == 60
+    slow, its_ref, _ = iterations(deck, monkeypatch, compiled=False)
+    assert [i for i, _ in its] == [i for i, _ in its_ref] and sum(i for i, _ in its) > 60
+    assert np.allclose([r for _, r in its], [r for _, r in its_ref], rtol=1e-6, atol=0)
+    for a, b in ((fast.u, slow.u), (fast.rot, slow.rot), (fast.v, slow.v)):
+        assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max()
+
+
+def test_a_step_the_compiled_loop_cannot_finish_goes_the_general_way(monkeypatch):
+    """Two iterations allowed: the compiled loop gives up, the general path halves the step as
+    it always does, and the run ends where the general path alone ends."""
+    deck = frame(steps=5)
+    deck["steps"][0]["max_iterations"] = 2
+    deck["steps"][0]["tolerance"] = 1e-12
+    fast, its, step = iterations(deck)
+    slow, its_ref, step_ref = iterations(deck, monkeypatch, compiled=False)
+    assert step.cuts == step_ref.cuts > 0
+    assert [i for i, _ in its] == [i for i, _ in its_ref]
+    assert np.allclose([r for _, r in its], [r for _, r in its_ref], rtol=1e-6, atol=0)
+    assert np.abs(fast.u - slow.u).max() <= 1e-12 * np.abs(slow.u).max()
+
+
 def test_free_flight_conserves_energy_and_momenta_exactly():
     """The energy-conserving scheme's invariants (Crisfield & Shi), through the compiled path."""
     deck = frame(h=5e-3, steps=400)

@@ -88,6 +88,8 @@ class StepBase:
         reference, at least. Constraint rows are scaled by the stiffness of the DOFs they hold
         (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
         holding rotations only) that would close its violation, compared with that reference.
+        (Written out for small planar models in :mod:`fem.integrators.planar_newton_kernel`,
+        with :meth:`floors`: change both.)
         """
         if self._kinds is None:           # (n_active, blocks): which block each row is in
             kind = self.system.dofmap.kind_index

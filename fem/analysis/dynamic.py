@@ -297,9 +297,19 @@ class DynamicStep(StepBase):
         predictor[self.system.dofmap.fixed] = 0.0
         self.system.update(s1, predictor)
         self.apply_prescribed(s1, s1.t)
-        newton = Newton(self, self.test, modified=self.settings.newton == "modified")
-        its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
-        r = newton.last.r
+        got = None
+        planar = getattr(integ, "_planar", None)
+        if planar is not None and self._banded is not None:
+            predicted = s1.copy()             # a small planar model: one compiled loop
+            got = planar.iterate(integ, self, s0, s1)
+            if got is None:                   # anything to report or cut back from: the
+                s1 = predicted                # general path, from the same predictor
+        if got is None:
+            newton = Newton(self, self.test, modified=self.settings.newton == "modified")
+            its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
+            r = newton.last.r
+        else:
+            its, r = got
         strain, work = integ.finish(s0, s1)
         self._check_finite(s1, r, strain, work)
         self.commit_solves(s1.t)

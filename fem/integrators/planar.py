@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import linalg
 from fem.elements.jit import Kernel
 
 _nodes = Kernel("fem.integrators.planar_kernel", "nodes")
@@ -71,6 +72,7 @@ class PlanarStep:
         self.groups = [(g, g._kernel_data(), asm.groups[i]) for i, g in groups]
         self._h = None
         self._last: _Evaluation | None = None
+        self._step = None             # the compiled time step's data (iterate), made at first use
 
     @classmethod
     def make(cls, integ) -> PlanarStep | None:
@@ -145,3 +147,84 @@ class PlanarStep:
         """(n, 3) the step's increment (``psi`` in the rotation slots of Cayley nodes)."""
         self.evaluate(integ, s0, s1, tangent=False)
         return self._last.inc
+
+    # --- the whole Newton loop of a time step, compiled -------------------------------------
+    def iterate(self, integ, step, s0, s1) -> tuple[int, NDArray] | None:
+        """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
+
+        :mod:`fem.integrators.planar_newton_kernel`: full or modified Newton as the step's
+        ``newton`` says, with the step's banded LU (``step._banded``). Returns the iterations
+        and the residual (the reactions), with the converged evaluation kept for
+        :meth:`finish` and the norms in ``step.test``; None where the step needs the general
+        path (a failure to report or to cut back from): ``s1`` is then in an unspecified state
+        and the caller starts again from its predictor.
+        """
+        from fem.integrators import planar_newton_kernel as kern
+        from fem.solvers import newton
+
+        if integ._s0 is not s0:
+            integ.start_step(s0)
+        h = integ.h
+        if self._h != h:
+            self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
+        d = self._step or self._step_data(integ, step)
+        lu, test = step._banded, step.test
+        settings = np.array([test.rtol, test.atol, test.max_iterations, test.round_off,
+                             newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                             linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS,
+                             linalg.POOR_BACKWARD_ERROR, step.settings.newton == "modified",
+                             newton.MODIFIED_CONTRACTION])
+        f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
+        fe = integ.system.dofmap.from_nodal(f_ext)
+        n, E = len(s0.u), len(d["l0"])
+        inc, dpsi, um = np.empty((n, 3)), np.empty(n), np.empty((n, 3))
+        r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
+        K, reference = np.empty(self.nnz), np.empty(4)
+        energy, vh1 = np.empty(E), np.empty((E, 3))
+        vh0 = np.concatenate([s0.conserving[g.name]["v"] for g, _, _ in self.groups])
+        status, it = kern.step(
+            d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
+            2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
+            d["edofs"], d["slot"], np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1,
+            np.empty((E, 6)), fe, d["kind"], d["n_free"], d["lever"], d["free_node"],
+            d["free_slot"], self.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
+            lu.kl, settings, inc, dpsi, um, r, norms, K, reference)
+        if status != kern.CONVERGED:
+            return None
+        test.start()
+        test.norms = [float(x) for x in norms[:it + 1]]
+        energies, hist, start = [], {}, 0
+        for g, prep, _ in self.groups:
+            stop = start + len(prep.l0)
+            energies.append(energy[start:stop])
+            hist[g.name] = {"v": vh1[start:stop]}
+            start = stop
+        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, reference, K,
+                                 inc, f_ext, energies, hist)
+        return it, r
+
+    def _step_data(self, integ, step) -> dict:
+        """What the compiled time step needs besides the states, made once."""
+        system = integ.system
+        dm = system.dofmap
+        preps = [prep for _, prep, _ in self.groups]
+        free = (dm.index >= 0) & (dm.index < dm.n_free)
+        nodes_, slots = np.nonzero(free)
+        rows = dm.index[free]
+        free_node, free_slot = np.empty(dm.n_free, np.int64), np.empty(dm.n_free, np.int64)
+        free_node[rows], free_slot[rows] = nodes_, slots
+        self._step = {
+            "X": np.ascontiguousarray(system.model.X, dtype=float),
+            "conn": np.concatenate([p.conn for p in preps]),
+            "chord0": np.concatenate([p.chord0 for p in preps]),
+            "l0": np.concatenate([p.l0 for p in preps]),
+            "Sc": np.concatenate([p.Sc for p in preps]),
+            "Hc": np.concatenate([p.Hc for p in preps]),
+            "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
+                                     for _, _, sc in self.groups]),
+            "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64)
+                                    for _, _, sc in self.groups]),
+            "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
+            "n_free": dm.n_free, "lever": float(step._model_size()),
+            "free_node": free_node, "free_slot": free_slot}
+        return self._step

@@ -5,13 +5,14 @@ a few unknowns; so are trusses, frames and small meshes once reverse Cuthill-McK
 them. Factoring such a matrix is a few dozen flops a column, and the cost of a solve lies in the
 calls around it: PETSc's own sparse LU took 50 us (303 unknowns) and 155 us (903) a
 factorization on the flexible pendulum of ``benchmarks/small_models.py``, LAPACK's ``dgbtrf``
-(one BLAS call a column) about as long. :class:`BandedLU` factors with partial pivoting in a
-compiled loop (:mod:`fem.solvers.banded_kernel`) in a few microseconds, with the checks a Newton
-solve of :func:`fem.linalg.solve_checked` has: null pivots relative to their row (as PETSc's own
-LU is checked, :data:`fem.linalg.NULL_PIVOT`), a non-finite right-hand side or solution, and the
-backward error of every solve, refined while it is above round-off (:class:`fem.linalg.
-SolveReport`). It is serial: dynamic steps of small models without multipliers use it
-(:meth:`fem.analysis.dynamic.DynamicStep.open_solver`); the tests compare it with dense LU.
+(one BLAS call a column) about as long. :class:`BandedLU` factors without pivoting, as PETSc's
+own LU does for these systems, in a compiled loop (:mod:`fem.solvers.banded_kernel`), with the
+checks a Newton solve of :func:`fem.linalg.solve_checked` has: null pivots relative to their row
+(:data:`fem.linalg.NULL_PIVOT`, PETSc's own LU's test), a non-finite right-hand side or
+solution, and the backward error of every solve, refined while it is above round-off
+(:class:`fem.linalg.SolveReport`). It is serial: dynamic steps of small models without
+multipliers use it (:meth:`fem.analysis.base.StepBase.open_solver`, ``banded``); the tests
+compare it with dense LU.
 """
 
 from __future__ import annotations
@@ -48,9 +49,8 @@ class BandedLU:
         where[order] = np.arange(n)
         rows = where[np.repeat(np.arange(n), np.diff(indptr))]
         cols = where[self.indices]
-        self.ab = np.zeros((n, 3 * kl + 1))       # LAPACK's band storage transposed, kl = ku
-        self.pos = cols * (3 * kl + 1) + 2 * kl + rows - cols
-        self.ipiv = np.zeros(n, dtype=np.int64)
+        self.ab = np.zeros((n, 2 * kl + 1))       # by columns: A[i, j] at ab[j, kl + i - j]
+        self.pos = cols * (2 * kl + 1) + kl + rows - cols
         self.data = None
         self.factored = False
 
@@ -84,7 +84,7 @@ class BandedLU:
     def _factor(self) -> None:
         scale = np.empty(self.n)
         self.norm = self.kern.fill(self.indptr, self.data, self.pos, self.order, self.ab, scale)
-        null = self.kern.factor(self.ab, self.kl, self.kl, self.ipiv, scale, linalg.NULL_PIVOT)
+        null = self.kern.factor(self.ab, self.kl, scale, linalg.NULL_PIVOT)
         if null:
             raise linalg.SingularMatrixError(null)
         self.factored = True
@@ -92,8 +92,7 @@ class BandedLU:
     def _apply(self, b: NDArray) -> tuple[NDArray, bool]:
         """``A^-1 b``, and whether it is finite."""
         x = np.empty_like(b)
-        return x, self.kern.apply(self.ab, self.kl, self.kl, self.ipiv, self.order, b, x,
-                                  np.empty_like(b))
+        return x, self.kern.apply(self.ab, self.kl, self.order, b, x, np.empty_like(b))
 
     def _residual(self, x: NDArray, b: NDArray) -> tuple[NDArray, float]:
         """``b - A x`` and the backward error of ``x``."""

@@ -1,11 +1,13 @@
 """The numba kernels of :mod:`fem.solvers.banded` (imported only when they are used).
 
-LU with partial pivoting of a band matrix in LAPACK's band storage (``dgbtrf``/``dgbtrs``'s
-algorithm, unblocked), held transposed so that a column is contiguous: ``A[i, j]`` at
-``ab[j, kl + ku + i - j]``, the first ``kl`` of a column's slots free for the fill of the row
-interchanges. LAPACK's own routines call BLAS once a column, which costs more
-than a narrow band's arithmetic (175 us for 903 unknowns and ``kl = ku = 5``, about what PETSc's
-sparse LU takes); here a column is a few dozen flops.
+LU of a band matrix without pivoting, as PETSc's own sparse LU (which fem uses for small
+systems) factors: the null-pivot test and the backward error of every solve guard it. The band
+is held by columns, ``A[i, j]`` at ``ab[j, k + i - j]`` for ``|i - j| <= k`` (``k`` sub- and
+super-diagonals), so that a column is contiguous. LAPACK's ``dgbtrf`` calls BLAS once a column,
+which costs more than a narrow band's arithmetic (175 us for 903 unknowns and ``k = 5``, about
+what PETSc's sparse LU takes); here a column is a few dozen flops. Partial pivoting was tried
+first: on the effective tangents of beam models (forces and moments, rows of very different
+sizes) it swapped rows at will and doubled the upper band, and the work with it.
 """
 
 import numpy as np
@@ -48,81 +50,59 @@ def fill(indptr, data, pos, order, ab, scale):
 
 
 @njit(cache=True, nogil=True)
-def factor(ab, kl, ku, ipiv, scale, null):
-    """Factor ``ab`` in place; returns the number of null pivots.
+def factor(ab, k, scale, null):
+    """Factor ``ab`` in place (``L U``, unit ``L``); returns the number of null pivots.
 
     A pivot is null when ``|u_jj| <= null * scale[j]`` (``scale``: the largest entry of each
     row of ``A``, as PETSc's own LU is checked, :func:`fem.linalg._check_pivots`), or not
-    finite; elimination stops at the first (its column is left as it is).
+    finite; elimination stops at the first.
     """
     n = ab.shape[0]
-    kv = kl + ku
-    ju = 0
     for j in range(n):
-        km = min(kl, n - 1 - j)
-        col = ab[j]
-        jp = 0
-        big = abs(col[kv])
-        for i in range(1, km + 1):
-            a = abs(col[kv + i])
-            if a > big:
-                big, jp = a, i
-        ipiv[j] = j + jp
-        if not (big > null * scale[j]) or not big < 1e308:
+        piv = ab[j, k]
+        if not (abs(piv) > null * scale[j]) or not abs(piv) < 1e308:
             return n - j                    # this pivot and the columns after it
-        ju = max(ju, min(j + ku + jp, n - 1))
-        if jp != 0:
-            for c in range(j, ju + 1):
-                t = ab[c, kv + jp + j - c]
-                ab[c, kv + jp + j - c] = ab[c, kv + j - c]
-                ab[c, kv + j - c] = t
-        piv = col[kv]
+        rp = 1.0 / piv
+        km = min(k, n - 1 - j)
         for i in range(1, km + 1):
-            col[kv + i] /= piv
-        for c in range(j + 1, ju + 1):
-            other = ab[c]
-            t = other[kv + j - c]
+            ab[j, k + i] *= rp
+        for c in range(j + 1, j + km + 1):
+            off = k + j - c
+            t = ab[c, off]
             if t != 0.0:
                 for i in range(1, km + 1):
-                    other[kv + j + i - c] -= col[kv + i] * t
+                    ab[c, off + i] -= ab[j, k + i] * t
     return 0
 
 
 @njit(cache=True, nogil=True)
-def solve(ab, kl, ku, ipiv, b):
-    """``b`` overwritten by ``A^-1 b`` (``ab``, ``ipiv`` from :func:`factor`)."""
+def solve(ab, k, b):
+    """``b`` overwritten by ``A^-1 b`` (``ab`` from :func:`factor`)."""
     n = ab.shape[0]
-    kv = kl + ku
     for j in range(n - 1):
-        km = min(kl, n - 1 - j)
-        p = ipiv[j]
-        if p != j:
-            t = b[p]
-            b[p] = b[j]
-            b[j] = t
         bj = b[j]
         if bj != 0.0:
-            for i in range(1, km + 1):
-                b[j + i] -= ab[j, kv + i] * bj
+            for i in range(1, min(k, n - 1 - j) + 1):
+                b[j + i] -= ab[j, k + i] * bj
     for j in range(n - 1, -1, -1):
-        b[j] /= ab[j, kv]
+        b[j] /= ab[j, k]
         bj = b[j]
         if bj != 0.0:
-            for i in range(max(0, j - kv), j):
-                b[i] -= ab[j, kv + i - j] * bj
+            for i in range(max(0, j - k), j):
+                b[i] -= ab[j, k + i - j] * bj
 
 
 @njit(cache=True, nogil=True)
-def apply(ab, kl, ku, ipiv, order, b, x, y):
+def apply(ab, k, order, b, x, y):
     """``x = A^-1 b`` in the original numbering (``y``: scratch); false if ``x`` is not finite."""
     n = b.shape[0]
-    for k in range(n):
-        y[k] = b[order[k]]
-    solve(ab, kl, ku, ipiv, y)
+    for i in range(n):
+        y[i] = b[order[i]]
+    solve(ab, k, y)
     finite = True
-    for k in range(n):
-        x[order[k]] = y[k]
-        if not (abs(y[k]) < 1e308):
+    for i in range(n):
+        x[order[i]] = y[i]
+        if not (abs(y[i]) < 1e308):
             finite = False
     return finite
 
