@@ -13,7 +13,8 @@ Two eigen-solvers, one answer (the tests hold them to 1e-8):
   solver (MUMPS by default, the step's PETSc options), each block one multi-right-hand-side
   solve (:func:`fem.linalg.solve_block`); every pair it returns is verified on the original
   problem, it needs no SLEPc, and on the benchmark lattice of 1e5 DOFs it took (with its
-  factorization) 0.55 to 0.8 of SLEPc's time (``benchmarks/modal.py``, README "Performance");
+  factorization) 0.8 of SLEPc's time, both factoring ``L D L^T`` (``benchmarks/modal.py``,
+  README "Performance");
 * ``method = "slepc"``: SLEPc's Krylov-Schur with the shift-and-invert spectral transformation on
   the same factorization package.
 
@@ -81,6 +82,17 @@ class ModalSettings:
         return ""
 
 
+def is_symmetric(A, rtol: float = 1e-13) -> bool:
+    """``A`` (scipy sparse) equals its transpose to ``rtol`` of its largest entry.
+
+    Round-off of the assembly passes; a follower load's or a non-conservative term's asymmetry
+    does not (it would make a symmetric factorization, which reads one triangle, wrong).
+    """
+    scale = abs(A).max() if A.nnz else 0.0
+    D = (A - A.T).tocsr()
+    return not D.nnz or abs(D).max() <= rtol * scale
+
+
 class ModalStep(StepBase):
     """Natural frequencies and modes; see the module docstring."""
 
@@ -111,13 +123,19 @@ class ModalStep(StepBase):
         return K.tocsr(), M.tocsr()
 
     def _factor(self, K, M, sigma: float):
-        """Fill the step's matrix with ``K - sigma M`` and return its block solve."""
+        """Fill the step's matrix with ``K - sigma M`` and return its block solve.
+
+        A symmetric ``K - sigma M`` (no follower loads) is factored as ``L D L^T`` by MUMPS
+        (:func:`fem.linalg.direct_solver`: half the factor's memory and work), else by LU.
+        """
         if self.A is not None:
             self.A.destroy()
             self.ksp.destroy()
-        self.A = linalg.matrix_from_scipy((K - sigma * M).tocsr())
+        A = (K - sigma * M).tocsr()
+        self.A = linalg.matrix_from_scipy(A)
         self.A.setOptionsPrefix(self.prefix + "A_")
-        self.ksp = linalg.direct_solver(self.A, self.prefix, self.solver_options)
+        self.ksp = linalg.direct_solver(self.A, self.prefix, self.solver_options,
+                                        symmetric=is_symmetric(A))
 
         def solve(B: NDArray) -> NDArray:
             return linalg.solve_block(self.ksp, B)
@@ -166,8 +184,11 @@ class ModalStep(StepBase):
             st.setShift(sigma)
             ksp = st.getKSP()
             ksp.setType("preonly")
-            ksp.getPC().setType("lu")
-            ksp.getPC().setFactorSolverType(linalg.best_lu_package())
+            # the factorization the own Lanczos gets (_factor): L D L^T when symmetric
+            package = linalg.best_lu_package()
+            symmetric = package == "mumps" and is_symmetric((K - sigma * M).tocsr())
+            ksp.getPC().setType("cholesky" if symmetric else "lu")
+            ksp.getPC().setFactorSolverType(package)
             eps.setFromOptions()
             eps.solve()
             vr = A.createVecRight()

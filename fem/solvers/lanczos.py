@@ -142,7 +142,10 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     b = max(1, min(block or default_block(count), n))
     max_dim = min(n, max(max_dim or max(4 * count + 2 * b, count + 8 * b), count + 2 * b))
     rng = np.random.default_rng(seed)
-    Vbuf, MVbuf = np.empty((n, max_dim)), np.empty((n, max_dim))   # the basis and M times it
+    # the basis and M times it, by columns: V[:, :k] is one contiguous block for the
+    # memory-bound products V^T (M W) and V C (1e5 DOFs, 20 modes: the work besides the
+    # solves fell from 2.0-2.5 s to 1.6-1.9 s)
+    Vbuf, MVbuf = np.empty((n, max_dim), order="F"), np.empty((n, max_dim), order="F")
     k = 0
     H = np.zeros((0, 0))
     W, MW = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], B)
@@ -199,10 +202,17 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
 def default_block(count: int) -> int:
     """Block size: ``count`` up to 6, then 6.
 
-    One multi-right-hand-side solve of 6 columns costs about 1.5 solves of one (MUMPS, 1e5
-    unknowns), and 6 columns per block need about twice the vectors of a single-vector Lanczos
-    for the same convergence (measured by ``benchmarks/modal.py``: 3 or 12 were slower); a block
-    also finds multiple eigenvalues (symmetric structures) up to its size at once.
+    A solve of ``b`` right-hand sides costs ``t_1 + (b - 1) c``: one pass over the factor,
+    bound by memory bandwidth (``t_1`` = 0.25 s for the lattice of 1e5 DOFs of
+    ``benchmarks/modal.py``, MUMPS ``L D L^T``, one thread), plus ``c`` = 0.027 s of arithmetic
+    per column (``0.11 t_1``: the solve runs at the speed of a matrix product). The block solves
+    needed for its 20 modes fall slowly with the block (``b`` = 1, 4, 6, 8, 10, 12, 20: 60, 25,
+    21, 19, 17, 16, 13; the 20th and 21st eigenvalues are 0.6 % apart), so the solves' cost is
+    flat from 4 to 10 columns (8.0 to 8.7 s) and grows past it (12: 9.1 s, 20: 10.3 s); at 1e4
+    DOFs 6 was the fastest (8, 10, 12: 3, 18, 24 % slower), and on the slab of 1e6 DOFs (small
+    fronts) a block of 6 costs 2.1 single solves. Growing the block with ``count`` did not pay
+    for 20 modes. A block also finds multiple eigenvalues (symmetric structures) up to its size
+    at once.
     """
     return max(1, min(count, 6))
 
