@@ -179,7 +179,7 @@ class PlanarStep:
         n, E = len(s0.u), len(d["l0"])
         inc, dpsi, um = np.empty((n, 3)), np.empty(n), np.empty((n, 3))
         r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
-        K, reference = np.empty(self.nnz), np.empty(4)
+        K, reference, tangent = np.empty(self.nnz), np.empty(4), np.zeros(1, dtype=np.int64)
         energy, vh1 = np.empty(E), np.empty((E, 3))
         vh0 = np.concatenate([s0.conserving[g.name]["v"] for g, _, _ in self.groups])
         status, it = kern.step(
@@ -188,7 +188,7 @@ class PlanarStep:
             d["edofs"], d["slot"], np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1,
             np.empty((E, 6)), fe, d["kind"], d["n_free"], d["lever"], d["free_node"],
             d["free_slot"], self.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
-            lu.kl, settings, inc, dpsi, um, r, norms, K, reference)
+            lu.kl, settings, inc, dpsi, um, r, norms, K, reference, tangent)
         if status != kern.CONVERGED:
             return None
         test.start()
@@ -199,8 +199,8 @@ class PlanarStep:
             energies.append(energy[start:stop])
             hist[g.name] = {"v": vh1[start:stop]}
             start = stop
-        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, reference, K,
-                                 inc, f_ext, energies, hist)
+        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, reference,
+                                 K if tangent[0] else None, inc, f_ext, energies, hist)
         return it, r
 
     def _step_data(self, integ, step) -> dict:

@@ -44,7 +44,7 @@ def _positions(X, u1, rot1, free_node, free_slot, q):
 def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
          conn, chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc,
          fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
-         pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out):
+         pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out):
     """Iterate ``u1, rot1`` (and ``v1``) to the time step's equilibrium in place.
 
     ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN, eps, NULL_PIVOT,
@@ -52,7 +52,10 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     :class:`fem.solvers.newton.Newton` with ``modified``), MODIFIED_CONTRACTION. Returns
     ``(status, iterations)``; ``r`` holds the last residual (every active row: the reactions),
     ``norms`` the residual norm of each iteration, ``reference_out`` the last references of the
-    blocks, ``K`` the last tangent, ``energy`` and ``vh1`` the elements' at the last evaluation.
+    blocks, ``K`` the last tangent computed (``tangent_out[0]``: 1 if at the last evaluation),
+    ``energy`` and ``vh1`` the elements' at the last evaluation. As Newton's loop does, an
+    evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
+    the factorization (modified Newton), computes no tangent unless the test then asks for one.
     """
     rtol, atol, max_it = settings[0], settings[1], int(settings[2])
     round_off, margin, eps, null = settings[3], settings[4], settings[5], settings[6]
@@ -73,6 +76,7 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     y = np.empty(n_free)
     res = np.empty(n_free)
     Kf = np.empty_like(K)              # the factored tangent (modified Newton keeps it)
+    res_K = np.empty(n_act)            # the forces of a second evaluation for the tangent
     norm = 0.0
     stale = True                       # a tangent to factor at the next iteration
     du_ratio = np.inf
@@ -80,10 +84,13 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         # --- evaluate (EnergyConserving.evaluate through fem.integrators.planar) ---------------
         nodes(u0, u1, rot0, rot1, v0, on, mass_h, two_over_h, index, inc, dpsi, um, v1, fin)
         fel[:] = 0.0
-        K[:] = 0.0
-        mass_diagonal(mass_k, dpsi, diag_rows, K)
-        beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, True, f_e, K_e,
-              energy, vh1, einc, fel, K)
+        tangent = stale and not du_ratio <= 1e-8
+        if tangent:
+            K[:] = 0.0
+            mass_diagonal(mass_k, dpsi, diag_rows, K)
+        beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tangent, f_e,
+              K_e, energy, vh1, einc, fel, K)
+        tangent_out[0] = 1 if tangent else 0
         own = np.zeros((3, NBLOCKS))
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
@@ -141,6 +148,12 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         if modified and not stale and it >= 1 and rnorm > contraction * norms[it - 1]:
             stale = True                 # the old tangent no longer contracts: a new one
         if stale:
+            if not tangent:                  # the tangent after all (Newton's with_tangent)
+                K[:] = 0.0
+                mass_diagonal(mass_k, dpsi, diag_rows, K)
+                beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, True,
+                      f_e, K_e, energy, vh1, einc, res_K, K)
+                tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
             _positions(X, u1, rot1, free_node, free_slot, q)
             for i in range(n_free):
