@@ -34,17 +34,23 @@ def test_the_folder_changes_with_any_kernel_source(tmp_path, monkeypatch):
 
 def test_every_kernel_module_is_in_the_key():
     names = sorted(os.path.basename(p) for p in glob.glob(jit.KERNELS, recursive=True))
-    assert names == ["assembly_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
-                     "bent_kernel.py", "shell_ec_kernel.py", "shell_kernel.py"]
+    assert names == ["assembly_kernel.py", "banded_kernel.py", "beam2d_ec_kernel.py",
+                     "beam3d_ec_kernel.py", "beam3d_kernel.py", "bent_kernel.py",
+                     "planar_kernel.py", "planar_newton_kernel.py", "shell_ec_kernel.py",
+                     "shell_kernel.py"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
 def test_the_kernels_cache_in_the_keyed_folder():
     pytest.importorskip("numba")
-    from fem.elements import beam3d_kernel, shell_ec_kernel, shell_kernel
+    from fem.elements import beam2d_ec_kernel, beam3d_kernel, shell_ec_kernel, shell_kernel
+    from fem.integrators import planar_kernel, planar_newton_kernel
+    from fem.solvers import banded_kernel
 
-    for module in (beam3d_kernel, shell_kernel, shell_ec_kernel):
+    for module in (beam3d_kernel, shell_kernel, shell_ec_kernel, beam2d_ec_kernel):
         assert module.kernel._cache._cache_path.startswith(jit.cache_dir())
+    for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor):
+        assert function._cache._cache_path.startswith(jit.cache_dir())
 
 
 def test_a_numba_cache_dir_of_the_user_wins(monkeypatch):
