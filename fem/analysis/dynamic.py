@@ -291,19 +291,13 @@ class DynamicStep(StepBase):
         integ = self.integrator
         integ.h = h
         integ.start_step(s0)
-        s1 = s0.copy()
-        s1.t = s0.t + h
-        predictor = h * s0.v            # d_n + h v_n, Crisfield & Shi's (notes, section 2.1)
-        predictor[self.system.dofmap.fixed] = 0.0
-        self.system.update(s1, predictor)
-        self.apply_prescribed(s1, s1.t)
+        s1 = self._predict(s0, h)
         got = None
         planar = getattr(integ, "_planar", None)
         if planar is not None and self._banded is not None:
-            predicted = s1.copy()             # a small planar model: one compiled loop
-            got = planar.iterate(integ, self, s0, s1)
+            got = planar.iterate(integ, self, s0, s1)     # a small planar model: compiled
             if got is None:                   # anything to report or cut back from: the
-                s1 = predicted                # general path, from the same predictor
+                s1 = self._predict(s0, h)     # general path, from the same predictor
         if got is None:
             newton = Newton(self, self.test, modified=self.settings.newton == "modified")
             its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
@@ -321,6 +315,16 @@ class DynamicStep(StepBase):
             s0, s1, average=integ.family != "midpoint")
         self._stats = {"iterations": its, "time_step": h, "residual": self.test.norms[-1]}
         return s1, strain, (work, constraint)
+
+    def _predict(self, s0, h: float):
+        """The time step's start for Newton: ``d_n + h v_n`` (Crisfield & Shi's, notes 2.1)."""
+        s1 = s0.copy()
+        s1.t = s0.t + h
+        predictor = h * s0.v
+        predictor[self.system.dofmap.fixed] = 0.0
+        self.system.update(s1, predictor)
+        self.apply_prescribed(s1, s1.t)
+        return s1
 
     def _check_finite(self, s1, r, strain: float, work: float) -> None:
         """A converged time step must have a finite state, residual and energy balance."""

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
-from fem.elements.jit import Kernel
+from fem.elements.jit import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
@@ -97,7 +97,7 @@ def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArra
     rotations are additive: the rotation slots may hold angles or Cayley parameters alike).
     Returns ``f (E, 6)``, ``K (E, 6, 6)``, ``energy (E,)``, ``v1 (E, 3)``.
     """
-    um, u0, u1, v0, inc = (_writable(a) for a in (um, u0, u1, v0, inc))
+    um, u0, u1, v0, inc = (writable(a) for a in (um, u0, u1, v0, inc))
     if min(len(um), len(u0), len(u1)) < prep.n_nodes:          # the kernel does not check
         raise IndexError(f"the state has {min(len(um), len(u0), len(u1))} nodes, the beams "
                          f"use {prep.n_nodes}")
@@ -106,13 +106,3 @@ def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArra
     _ec_kernel.function(um, u0, u1, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, v0, inc,
                         f, K, energy, v1)
     return f, K, energy, v1
-
-
-def _writable(a: NDArray) -> NDArray:
-    """``a`` as a C-contiguous, writable float array.
-
-    numba compiles another specialization (a minute and more) for a read-only array, a
-    broadcast view for instance.
-    """
-    a = np.ascontiguousarray(a, dtype=float)
-    return a if a.flags.writeable else a.copy()

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.beam_basic import _hessians
-from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
 #: Groups from this many elements take the compiled energy-conserving force
 #: (:func:`conserving`): a dynamic run evaluates it thousands of times, and numpy's cost there is
@@ -160,7 +160,7 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     spatial spins and ``cayley (E, 2)`` (None: none) those whose rotation slots hold Cayley
     parameters. Returns ``f (E, 12)``, ``K (E, 12, 12)``, ``energy (E,)``, ``v1 (E, 7)``.
     """
-    arrays = [_writable(a) for a in (quat, um, u0, u1, v0, inc)]
+    arrays = [writable(a) for a in (quat, um, u0, u1, v0, inc)]
     if min(len(a) for a in arrays[:4]) < prep.n_nodes:         # the kernel does not check
         raise IndexError(f"the state has {min(len(a) for a in arrays[:4])} nodes, the beams "
                          f"use {prep.n_nodes}")
@@ -172,13 +172,3 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     _ec_kernel.function(*arrays[:4], prep.conn, prep.chord0, prep.E0, prep.l0, prep.Sc,
                         prep.coef, prep.ij, *arrays[4:], flags[0], flags[1], f, K, energy, v1)
     return f, K, energy, v1
-
-
-def _writable(a: NDArray) -> NDArray:
-    """``a`` as a C-contiguous, writable float array.
-
-    numba compiles another specialization (a minute and more) for a read-only array, a
-    broadcast view for instance.
-    """
-    a = np.ascontiguousarray(a, dtype=float)
-    return a if a.flags.writeable else a.copy()

@@ -15,6 +15,8 @@ import hashlib
 import importlib
 import os
 
+import numpy as np
+
 #: Groups with fewer elements take the numpy path (compiling or loading a kernel costs more).
 MIN_ELEMENTS = 64
 
@@ -76,3 +78,13 @@ class Kernel:
             except ImportError:
                 self.function = False
         return self.function is not False
+
+
+def writable(a):
+    """``a`` as a C-contiguous, writable float array (what the kernels are compiled for).
+
+    numba compiles another specialization (a minute and more) for a read-only array, a
+    broadcast view for instance.
+    """
+    a = np.ascontiguousarray(a, dtype=float)
+    return a if a.flags.writeable else a.copy()

@@ -169,11 +169,13 @@ class PlanarStep:
             self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
         d = self._step or self._step_data(integ, step)
         lu, test = step._banded, step.test
-        settings = np.array([test.rtol, test.atol, test.max_iterations, test.round_off,
-                             newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
-                             linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS,
-                             linalg.POOR_BACKWARD_ERROR, step.settings.newton == "modified",
-                             newton.MODIFIED_CONTRACTION])
+        settings = d.get("settings")
+        if settings is None:                  # the step's test and solver constants
+            settings = d["settings"] = np.array([
+                test.rtol, test.atol, test.max_iterations, test.round_off,
+                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
+                step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
         n, E = len(s0.u), len(d["l0"])
