@@ -60,16 +60,20 @@ def kernel(um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1):
     E = l0.shape[0]
     nchunks = (E + _CHUNK - 1) // _CHUNK
     if nchunks <= 1:                    # int64, not Literal[int](0): one compiled chunk
-        chunk(np.int64(0), E, um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1)
+        chunk(np.int64(0), E, um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1,
+              True)
         return
     for c in prange(nchunks):
         chunk(c * _CHUNK, min(E, (c + 1) * _CHUNK), um, u0, u1, conn, chord0, l0, Sc, Hc, v0,
-              inc, f, K, energy, v1)
+              inc, f, K, energy, v1, True)
 
 
 @njit(cache=True, fastmath={"contract", "arcp"}, nogil=True)
-def chunk(lo, hi, um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1):
-    """Elements ``lo`` to ``hi`` of :func:`kernel` (its scratch allocated once)."""
+def chunk(lo, hi, um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1, tangent):
+    """Elements ``lo`` to ``hi`` of :func:`kernel` (its scratch allocated once).
+
+    ``tangent`` false: ``K`` is left as it is (a residual-only evaluation).
+    """
     Bs = np.zeros((3, 6))               # B' (rotation columns: constant)
     dv = np.zeros((3, 6))               # dv1
     W = np.empty((3, 6))                # kb dv1
@@ -141,6 +145,8 @@ def chunk(lo, hi, um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v
         q2 = Dm[0, 2] * sav0 + le * sav2
         for j in range(6):                  # f = B'^T q
             f[e, j] = Bs[0, j] * q0 + Bs[1, j] * q1 + Bs[2, j] * q2
+        if not tangent:
+            continue
         for b in range(3):                  # S D_1
             SD[0, b] = s00 * D1[0, b]
             SD[1, b] = s11 * D1[1, b] + s12 * D1[2, b]

@@ -73,6 +73,7 @@ class PlanarStep:
         self._h = None
         self._last: _Evaluation | None = None
         self._step = None             # the compiled time step's data (iterate), made at first use
+        self._iterated = None         # the state iterate() converged last, until evaluate()
 
     @classmethod
     def make(cls, integ) -> PlanarStep | None:
@@ -95,6 +96,7 @@ class PlanarStep:
     # --- the integrator's protocol --------------------------------------------------------------
     def evaluate(self, integ, s0, s1, tangent: bool):
         """Residual, its reference and (if asked) the tangent's CSR values at ``s1``."""
+        self._iterated = None
         last = self._last
         if (last is not None and last.s0 is s0 and (last.K is not None or not tangent)
                 and np.array_equal(last.u, s1.u) and np.array_equal(last.rot, s1.rot)):
@@ -134,10 +136,19 @@ class PlanarStep:
                                  f_ext, energies, hist)
         return r, scale, K
 
+    def _converged(self, integ, s0, s1) -> _Evaluation:
+        """The evaluation at ``s1``, kept or made.
+
+        The one :meth:`iterate` just converged on is taken as it is: its caller asks next,
+        before anything moves ``s1``.
+        """
+        if self._iterated is not s1:
+            self.evaluate(integ, s0, s1, tangent=False)
+        return self._last
+
     def finish(self, integ, s0, s1) -> tuple[float, float]:
         """Rates and element history of ``s1``; its strain energy and the step's work."""
-        self.evaluate(integ, s0, s1, tangent=False)         # the converged one, kept
-        last = self._last
+        last = self._converged(integ, s0, s1)
         s1.conserving.update(last.hist)
         s1.a[:] = (s1.v - s0.v) / integ.h
         work = float(np.sum(last.f_ext * last.inc))
@@ -145,8 +156,7 @@ class PlanarStep:
 
     def increment(self, integ, s0, s1) -> NDArray:
         """(n, 3) the step's increment (``psi`` in the rotation slots of Cayley nodes)."""
-        self.evaluate(integ, s0, s1, tangent=False)
-        return self._last.inc
+        return self._converged(integ, s0, s1).inc
 
     # --- the whole Newton loop of a time step, compiled -------------------------------------
     def iterate(self, integ, step, s0, s1) -> tuple[int, NDArray] | None:
@@ -183,7 +193,8 @@ class PlanarStep:
         r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
         K, reference, tangent = np.empty(self.nnz), np.empty(4), np.zeros(1, dtype=np.int64)
         energy, vh1 = np.empty(E), np.empty((E, 3))
-        vh0 = np.concatenate([s0.conserving[g.name]["v"] for g, _, _ in self.groups])
+        vh0 = (s0.conserving[self.groups[0][0].name]["v"] if len(self.groups) == 1 else
+               np.concatenate([s0.conserving[g.name]["v"] for g, _, _ in self.groups]))
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
@@ -192,6 +203,7 @@ class PlanarStep:
             d["free_slot"], self.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
             lu.kl, settings, inc, dpsi, um, r, norms, K, reference, tangent)
         if status != kern.CONVERGED:
+            self._iterated = None
             return None
         test.start()
         test.norms = [float(x) for x in norms[:it + 1]]
@@ -203,6 +215,7 @@ class PlanarStep:
             start = stop
         self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, reference,
                                  K if tangent[0] else None, inc, f_ext, energies, hist)
+        self._iterated = s1
         return it, r
 
     def _step_data(self, integ, step) -> dict:

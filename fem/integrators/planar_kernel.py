@@ -83,7 +83,7 @@ def beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tan
             for j in range(3):
                 einc[e, 3 * a + j] = inc[conn[e, a], j]
     chunk(np.int64(0), E, um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, einc, f_e, K_e, energy,
-          vh1)
+          vh1, tangent)
     nnz = K.shape[0]
     for e in range(E):
         for i in range(6):
