@@ -441,21 +441,40 @@ def solve_checked(ksp, b: NDArray, x: NDArray | None = None) -> tuple[NDArray, S
                              f"{np.abs(b).max():.3g}; the solution is not finite)")
     A = ksp.getOperators()[0]
     norm_A = A.norm(PETSc.NormType.INFINITY)
-    r = _residual(A, x, b)
-    berr = _backward_error(r, norm_A, x, b)
-    first, k = berr, 0
-    while berr > REFINE_ABOVE and k < MAX_REFINEMENTS:
+
+    def correction(r: NDArray) -> NDArray:
         dx = np.zeros_like(b)
         _apply(ksp, r, dx)
-        x_new = x + dx
+        return dx
+
+    def residual(x: NDArray) -> tuple[NDArray, float]:
+        r = _residual(A, x, b)
+        return r, _backward_error(r, norm_A, x, b)
+
+    refined, report = refine(x, correction, residual)
+    x[:] = refined
+    return x, report
+
+
+def refine(x: NDArray, correction, residual) -> tuple[NDArray, SolveReport]:
+    """Iterative refinement of a solve ``x`` while its backward error is above round-off.
+
+    ``residual(x) -> (b - A x, backward error)``; ``correction(r) -> A^-1 r`` with the same
+    factorization. At most :data:`MAX_REFINEMENTS` steps, each kept only if it lowers the
+    backward error, and no more once one no longer halves it. Returns the solution and its
+    :class:`SolveReport` (:func:`solve_checked`, :class:`fem.solvers.banded.BandedLU`).
+    """
+    r, berr = residual(x)
+    first, k = berr, 0
+    while berr > REFINE_ABOVE and k < MAX_REFINEMENTS:
+        x_new = x + correction(r)
         if not np.all(np.isfinite(x_new)):
             break
-        r_new = _residual(A, x_new, b)
-        berr_new = _backward_error(r_new, norm_A, x_new, b)
+        r_new, berr_new = residual(x_new)
         k += 1
         if not berr_new < berr:
             break                      # no better: keep what we have
-        x[:], r, falling = x_new, r_new, berr_new < 0.5 * berr
+        x, r, falling = x_new, r_new, berr_new < 0.5 * berr
         berr = berr_new
         if not falling:
             break

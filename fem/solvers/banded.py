@@ -113,19 +113,9 @@ class BandedLU:
         if not finite:
             raise linalg.NonFiniteError(f"the solution overflowed (the right-hand side reaches "
                                         f"{np.abs(b).max():.3g}; the solution is not finite)")
-        r, berr = self._residual(x, b)
-        first, k = berr, 0
-        while berr > linalg.REFINE_ABOVE and k < linalg.MAX_REFINEMENTS:
+
+        def correction(r: NDArray) -> NDArray:
             dx, finite = self._apply(r)
-            if not finite:
-                break
-            x_new = x + dx
-            r_new, berr_new = self._residual(x_new, b)
-            k += 1
-            if not berr_new < berr:
-                break                      # no better: keep what we have
-            x, r, falling = x_new, r_new, berr_new < 0.5 * berr
-            berr = berr_new
-            if not falling:
-                break
-        return x, linalg.SolveReport(berr, first, k)
+            return dx if finite else np.full_like(dx, np.nan)      # refine() stops there
+
+        return linalg.refine(x, correction, lambda x: self._residual(x, b))
