@@ -11,8 +11,6 @@ configuration; a group of more than one chunk (parallel) gives the same numbers.
 offset groups and ``FEM_JIT=0`` keep the numpy path.
 """
 
-import glob
-import os
 
 import numpy as np
 import pytest
@@ -164,14 +162,3 @@ def test_a_state_with_too_few_nodes_is_refused():
     inc = np.zeros((len(g), 6))
     with pytest.raises(IndexError, match=str(int(g.conn.max()) + 1)):
         g.conserving(s, s, s, inc, {"v": np.zeros((len(g), 3))})
-
-
-@pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
-def test_the_kernel_caches_in_the_keyed_folder():
-    """Its machine code is kept under the key of every kernel's source."""
-    from fem.elements import beam2d_ec_kernel, jit
-
-    assert "beam2d_ec_kernel.py" in {os.path.basename(p) for p in glob.glob(jit.KERNELS,
-                                                                             recursive=True)}
-    for function in (beam2d_ec_kernel.kernel, beam2d_ec_kernel.chunk):
-        assert function._cache._cache_path.startswith(jit.cache_dir())

@@ -11,8 +11,6 @@ Small, linear, 2D and offset groups and ``FEM_JIT=0`` keep the numpy path.
 """
 
 import dataclasses
-import glob
-import os
 
 import numpy as np
 import pytest
@@ -164,15 +162,3 @@ def test_a_state_with_too_few_nodes_is_refused():
     inc = np.zeros((len(g), 12))
     with pytest.raises(IndexError, match=str(int(g.conn.max()) + 1)):
         g.conserving(s, s, s, inc, {"v": np.zeros((len(g), 7))})
-
-
-@pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
-def test_the_kernel_caches_in_the_keyed_folder():
-    """Its machine code is kept under the key of every kernel's source (it inlines helpers of
-    beam3d_kernel and shell_ec_kernel): a change to them recompiles it."""
-    from fem.elements import beam3d_ec_kernel, jit
-
-    assert "beam3d_ec_kernel.py" in {os.path.basename(p) for p in glob.glob(jit.KERNELS,
-                                                                             recursive=True)}
-    for function in (beam3d_ec_kernel.kernel, beam3d_ec_kernel.chunk):
-        assert function._cache._cache_path.startswith(jit.cache_dir())
