@@ -157,9 +157,9 @@ class NormTest:
         """Record a residual; true when converged; :class:`NewtonFailure` when diverging.
 
         ``r`` is the residual of the unknowns (or its norm), ``scale`` the reference of each
-        block (or one for all). (:func:`fem.integrators.planar_newton_kernel.step` writes this
-        test out for small planar models: change both; ``tests/test_planar_step.py`` checks
-        that they take the same iterations.)
+        block (or one for all). (:func:`fem.solvers.newton_kernel.test` writes this test out
+        for the compiled steps of small planar models: change both; ``tests/test_planar_step.py``
+        and ``tests/test_planar_static.py`` check that they take the same iterations.)
         """
         b = self.blocks(r)
         # the blocks partition r: its norm is theirs (one pass over r, not two)
