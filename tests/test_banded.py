@@ -52,16 +52,18 @@ def test_solves_equal_dense_lu(n, width, shuffle):
     else:
         assert lu.kl == width
     lu.fill(A.data)
+    # dense LU's answer is itself known to cond(A) eps only (and changes with the BLAS threads)
+    tol = max(1e-11, 10 * np.linalg.cond(A.toarray(), np.inf) * np.finfo(float).eps)
     for _ in range(2):                                    # one factorization, two solves
         b = rng.normal(size=n)
         x, report = lu.solve(b)
         exact = np.linalg.solve(A.toarray(), b)
-        assert np.abs(x - exact).max() <= 1e-11 * np.abs(exact).max()
+        assert np.abs(x - exact).max() <= tol * np.abs(exact).max()
         assert report.backward_error <= 1e-15 and report.refinements == 0
     A.data *= 3.0                                         # refilled: factored again
     lu.fill(A.data)
     x, _ = lu.solve(b)
-    assert np.abs(x - exact / 3.0).max() <= 1e-11 * np.abs(exact).max()
+    assert np.abs(x - exact / 3.0).max() <= tol * np.abs(exact).max()
 
 
 def test_wide_bands_are_left_to_the_sparse_lu():
