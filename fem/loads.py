@@ -261,6 +261,10 @@ def nodal_stiffness(load: Pattern, scale: float, state, out: NDArray) -> None:
         np.add.at(out, (nodes, slice(3, 6), slice(3, 6)), kl)
 
 
+#: load vectors kept per step (StepLoads.force): a time step's two ends, an increment's, the pattern
+MEMO = 4
+
+
 class StepLoads:
     """The loads and prescribed values of one step, evaluated on states.
 
@@ -294,7 +298,7 @@ class StepLoads:
         self._start = None
         self._all = {ld.name: ld for ld in model.loads}
         self._patterns: dict[str, Pattern] = {}
-        self._memo = None             # (t, which, forces) when they do not depend on the state
+        self._memo: dict = {}         # (t, which) -> forces, when they do not depend on the state
         self._steady = False          # and not on the time either (begin)
 
     def _pattern(self, load) -> Pattern:
@@ -314,7 +318,7 @@ class StepLoads:
         if state.prescribed is None:
             state.prescribed = np.zeros((self.n, self.nslots))
         self._start = state.prescribed.copy()
-        self._memo = None
+        self._memo = {}
         # a dynamic step's loads without functions are constant in time (held ones too)
         self._steady = not self.static and not self.removed and all(
             ld.function is None for ld in self.loads)
@@ -363,15 +367,18 @@ class StepLoads:
         ``which``: ``"all"``, ``"held"`` (earlier loads), ``"applied"`` (this step's, at ``t``) or
         ``"pattern"`` (this step's at unit scale: ``d f_ext / d lam`` for proportional loads).
         """
-        memo = self._memo
-        if memo is not None and memo[1] == which and (memo[0] == t or self._steady):
-            return memo[2].copy()     # a time step's Newton iterations ask for the same t
+        key = (None if self._steady else t, which)
+        kept = self._memo.get(key)
+        if kept is not None:          # a time step's Newton iterations ask for the same t, an
+            return kept.copy()        # increment's work for its two ends
         out = np.zeros((self.n, self.nslots))
         for ld, s in self._terms(t, which):
             if s != 0.0:
                 nodal_force(self._pattern(ld), s, state, out)
         if not self.state_dependent:
-            self._memo = (t, which, out.copy())
+            if len(self._memo) >= MEMO:
+                del self._memo[next(iter(self._memo))]          # the oldest
+            self._memo[key] = out.copy()
         return out
 
     def pattern(self, state) -> NDArray:

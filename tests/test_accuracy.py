@@ -303,12 +303,16 @@ def cantilever(n, steps):
 def test_a_signal_stops_a_step_at_the_next_iteration(monkeypatch, no_pending_signal, step):
     """A stop request while the third tangent is filled in ends the step at the next check,
     before another tangent, whatever the loop (increments, Newton iterations, time steps; this
-    planar cantilever's time steps are each one compiled loop: stopped after the third)."""
+    planar cantilever's time steps and load-control increments are each one compiled loop:
+    stopped after the third)."""
     from fem.analysis.base import StepBase
+    from fem.analysis.planar_static import PlanarIncrement
     from fem.integrators.planar import PlanarStep
 
     if step["type"] == "dynamic":
         seen = stop_after(monkeypatch, PlanarStep, "iterate", 3)
+    elif step.get("control") is None:
+        seen = stop_after(monkeypatch, PlanarIncrement, "iterate", 3)
     else:
         seen = stop_after(monkeypatch, StepBase, "fill", 3)
     with pytest.raises(Interrupted):

@@ -7,9 +7,12 @@ norm and a reference per block, every block is converged to the tolerance in any
 same model gives the same answer.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 
+from fem.analysis.planar_static import PlanarIncrement
 from fem.dofs import KINDS
 from fem.io.deck import from_dict
 from fem.run import make_step
@@ -38,8 +41,15 @@ def run(d: dict, mixed: bool = False):
     """Run the step; the relative residual of each block at every converged increment.
 
     ``mixed``: the former test, one norm of all unknowns against one scale (the largest norm of
-    the external and internal forces, all units together), and one round-off floor.
+    the external and internal forces, all units together), and one round-off floor. The
+    general Newton loop, whose test this watches (the compiled increment of planar beams writes
+    the same test out: test_the_compiled_increment_converges_in_any_units).
     """
+    with mock.patch.object(PlanarIncrement, "make", return_value=None):
+        return _run(d, mixed)
+
+
+def _run(d: dict, mixed: bool):
     dk = from_dict(d)
     sysm = System(dk.model)
     state = sysm.reference_state()
@@ -99,6 +109,37 @@ def test_every_block_converges_in_any_units(fs, ls):
     assert blocks.max() <= 1e-9 and base_blocks.max() <= 1e-9
     np.testing.assert_allclose(state.u / ls, base.u, rtol=0, atol=1e-8 * np.abs(base.u).max())
     np.testing.assert_allclose(state.rot, base.rot, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("fs, ls", [(1e6, 1e-9), (1e-3, 1e9), (1e3, 1e3)],
+                         ids=["forces-1e6-moments-1e-3", "moments-1e6-forces-1e-3", "kN-mm"])
+def test_the_compiled_increment_converges_in_any_units(fs, ls):
+    """The same through fem.analysis.planar_static (the test in fem.solvers.newton_kernel): the
+    answer of the base units, every block of the final residual within the tolerance of its
+    reference."""
+    pytest.importorskip("numba")
+    states, made = [], []
+    make = PlanarIncrement.make.__func__
+    with mock.patch.object(PlanarIncrement, "make",
+                           classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1])):
+        for d in (cantilever(), cantilever(fs, ls)):
+            dk = from_dict(d)
+            sysm = System(dk.model)
+            state = sysm.reference_state()
+            step = make_step(dk.steps[0], sysm, dk, 1)
+            step.run(state, None)
+            states.append((state, step, sysm))
+    assert len(made) == 2 and all(m is not None for m in made)
+    (base, _, _), (state, step, sysm) = states
+    np.testing.assert_allclose(state.u / ls, base.u, rtol=0, atol=1e-8 * np.abs(base.u).max())
+    np.testing.assert_allclose(state.rot, base.rot, rtol=0, atol=1e-8)
+    lam = step.settings.load_factor
+    fint = sysm.internal_force(state)
+    fext = step.external(state, lam)
+    kind = sysm.dofmap.kind[:sysm.n_free]
+    r = (fint - fext)[:sysm.n_free]
+    blocks = np.sqrt(np.bincount(kind, weights=r**2, minlength=4))
+    assert np.all(blocks <= 1e-9 * step.block_scale(fext, fint))
 
 
 def test_one_mixed_norm_stops_too_early_when_moments_dominate():

@@ -35,31 +35,36 @@ def test_the_folder_changes_with_any_kernel_source(tmp_path, monkeypatch):
 def test_every_kernel_module_is_in_the_key():
     names = sorted(os.path.basename(p) for p in glob.glob(jit.KERNELS, recursive=True))
     assert names == ["assembly_kernel.py", "banded_kernel.py", "beam2d_ec_kernel.py",
-                     "beam3d_ec_kernel.py", "beam3d_kernel.py", "bent_kernel.py",
-                     "planar_kernel.py", "planar_newton_kernel.py", "shell_ec_kernel.py",
+                     "beam2d_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
+                     "bent_kernel.py", "newton_kernel.py", "planar_kernel.py",
+                     "planar_newton_kernel.py", "planar_static_kernel.py", "shell_ec_kernel.py",
                      "shell_kernel.py"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
 def test_the_kernels_cache_in_the_keyed_folder():
     pytest.importorskip("numba")
+    from fem.analysis import planar_static_kernel
     from fem.elements import (
         beam2d_ec_kernel,
+        beam2d_kernel,
         beam3d_ec_kernel,
         beam3d_kernel,
         shell_ec_kernel,
         shell_kernel,
     )
     from fem.integrators import planar_kernel, planar_newton_kernel
-    from fem.solvers import banded_kernel
+    from fem.solvers import banded_kernel, newton_kernel
 
     # the energy-conserving beam kernels inline helpers of beam3d_kernel and shell_ec_kernel, the
-    # planar step the 2D beams' chunk and the banded LU: a change to those must recompile them
+    # planar steps the 2D beams' chunks, the banded LU and Newton's test: a change to those must
+    # recompile them
     for module in (beam3d_kernel, shell_kernel, shell_ec_kernel, beam2d_ec_kernel,
                    beam3d_ec_kernel):
         for function in (module.kernel, getattr(module, "chunk", module.kernel)):
             assert function._cache._cache_path.startswith(jit.cache_dir())
-    for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor):
+    for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor,
+                     newton_kernel.test, beam2d_kernel.chunk, planar_static_kernel.increment):
         assert function._cache._cache_path.startswith(jit.cache_dir())
 
 

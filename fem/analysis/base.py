@@ -13,7 +13,7 @@ import re
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import linalg
+from fem import _petsc, linalg
 from fem.dofs import KINDS, block_norms
 from fem.errors import ModelError
 from fem.solvers.newton import NewtonFailure, NormTest
@@ -55,6 +55,7 @@ class StepBase:
         self._lever = None           # the model's size (block_scale)
         self._kinds = None           # block_scale's (n_active, blocks) indicator of the rows
         self._banded = None          # Newton's banded LU (open_solver), else the KSP solves
+        self.petsc_options_given = False     # options for the step's solver (open_solver)
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -88,8 +89,8 @@ class StepBase:
         reference, at least. Constraint rows are scaled by the stiffness of the DOFs they hold
         (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
         holding rotations only) that would close its violation, compared with that reference.
-        (Written out for small planar models in :mod:`fem.integrators.planar_newton_kernel`,
-        with :meth:`floors`: change both.)
+        (Written out for small planar models in :mod:`fem.solvers.newton_kernel`, with
+        :meth:`floors`: change both.)
         """
         if self._kinds is None:           # (n_active, blocks): which block each row is in
             kind = self.system.dofmap.kind_index
@@ -195,7 +196,11 @@ class StepBase:
         deck's: the deck and the command line win. ``banded``: Newton's solves of a small system
         (one PETSc's own LU would take) with a narrow band go to the compiled banded LU
         (:mod:`fem.solvers.banded`); the PETSc matrix and solver stay for everything else.
+        Options for the step's solver in the deck or on the command line (``-<step>_ksp_view``)
+        keep PETSc's solves (:attr:`petsc_options_given`), as the compiled steps do.
         """
+        self.petsc_options_given = bool(self.solver_options) or any(
+            k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
         asm = self.system.assembler
         self.A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
         blocks = self.system.dofmap.blocks
@@ -208,7 +213,7 @@ class StepBase:
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self.ksp = linalg.direct_solver(self.A, self.prefix,
                                         {**(defaults or {}), **self.solver_options}, package)
-        if banded and package == "petsc" and not self.solver_options:
+        if banded and package == "petsc" and not self.petsc_options_given:
             from fem.solvers.banded import BandedLU
 
             self._banded = BandedLU.make(asm.indptr, asm.indices)

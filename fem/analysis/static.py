@@ -42,6 +42,7 @@ from numpy.typing import NDArray
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
+from fem.analysis.planar_static import PlanarIncrement
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators.inertia import step_kinematics
@@ -169,6 +170,7 @@ class StaticStep(StepBase):
         self.progress = StaticProgress()        # the control's, once it runs
         self.line_search = None                 # fem.solvers.newton.LineSearch, if any
         self._reactions = None                  # of the last converged increment (work)
+        self._compiled = None                   # the compiled increment (planar_static), if any
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
@@ -273,8 +275,8 @@ class StaticStep(StepBase):
 
     def _increment_checks(self, state, r, lam) -> None:
         """After a converged increment: finite results; keep its inaccurate solves."""
-        if not (np.all(np.isfinite(state.u)) and np.all(np.isfinite(state.rot))
-                and np.all(np.isfinite(r))):
+        if not (np.isfinite(state.u).all() and np.isfinite(state.rot).all()
+                and np.isfinite(r).all()):
             raise AccuracyError(f"step '{self.name}', load factor {lam:.6g}: the solution "
                                 "overflowed (displacements, rotations or forces are not finite)")
         self.commit_solves(lam)
@@ -323,6 +325,7 @@ class StaticStep(StepBase):
                 self._linear(state, writer)
             elif s.load_factor != 0 or s.control != "load":
                 control = self.control()
+                self._compiled = PlanarIncrement.make(self)
                 self._check_start(state)
                 self._increments(state, writer, control)
             self.loads.finish(state, state.t)
@@ -337,8 +340,11 @@ class StaticStep(StepBase):
         """Factor the tangent at the start of a nonlinear step; a singular one is a mechanism.
 
         Load control also takes the sign of this tangent as the reference of its limit-point
-        watch (a step normally starts from a stable state).
+        watch (a step normally starts from a stable state). The compiled increment
+        (:mod:`fem.analysis.planar_static`) checks it on its band LU where it can.
         """
+        if self._compiled is not None and self._compiled.start(self, state):
+            return
         ev = self.evaluate(state, 0.0, tangent=True)
         self.fill(ev.K)
         self._check_finite_tangent(state)
@@ -388,7 +394,7 @@ class StaticStep(StepBase):
         state.prescribed = trial.prescribed
         inc = self.system.dofmap.from_nodal(du)
         p = self.progress
-        p.increments, p.load_factor, p.done, p.size = 1, 1.0, 1.0, 1.0
+        p.increments, p.load_factor, p.done, p.size, p.iterations = 1, 1.0, 1.0, 1.0, 1
         p.external_work = 0.5 * float(fext @ inc)           # linear: Clapeyron
         p.constraint_work = 0.5 * float(r[n:] @ inc[n:])
         if writer:
@@ -445,7 +451,7 @@ class StaticStep(StepBase):
                                                time=lam0)
                     self.apply_prescribed(trial, lam)
                     trial.t = lam
-                    its, _ = newton.iterate(self, trial, lam)
+                    its, r = self._iterate(newton, trial, lam)
             except NewtonFailure as fail:
                 self.commit_solves(0.0, failed=True)
                 why = control.cut()
@@ -458,12 +464,14 @@ class StaticStep(StepBase):
                 log.info("step %s: cutting the increment from lam=%.6g (%s)", self.name, lam0,
                          fail.reason)
                 continue
-            r = newton.last.r
+            if control.bordered:
+                r = newton.last.r
             trial.t = lam
             self._increment_checks(trial, r, lam)
             if self._watch and not warned:
                 warned = self._limit_point(lam0, lam)
             control.accept(its, lam, newton.increment)
+            p.iterations += its
             self._work(state, trial, lam0, lam, r)
             state.assign(trial)
             k = p.increments
@@ -483,6 +491,18 @@ class StaticStep(StepBase):
                 f"{self.system.model.node_ids[node]}"))
             if message:
                 self.warn(message)
+
+    def _iterate(self, newton: Newton, trial, lam: float) -> tuple[int, NDArray]:
+        """Newton on a load-control increment: compiled where it can be (planar_static).
+
+        The iterations and the residual at the converged state (the reactions).
+        """
+        if self._compiled is not None:
+            done = self._compiled.iterate(self, trial, lam)
+            if done is not None:
+                return done
+        its, _ = newton.iterate(self, trial, lam)
+        return its, newton.last.r
 
     def _line_search(self) -> LineSearch | None:
         """The line search of load-control corrections (see LINE_SEARCH_DEFAULT)."""

@@ -1,4 +1,4 @@
-"""Compiled energy-conserving force and tangent of 2D co-rotational beams (numba), issue 14.
+"""Compiled force and tangent of 2D co-rotational beams (numba): energy-conserving and static.
 
 :meth:`fem.elements.beam.Beam.conserving` of planar co-rotational beams in numpy is about 60
 small array operations a call (``frames2d`` geometry, ``bw_derivative`` and ``geometric``,
@@ -10,7 +10,9 @@ and the fallback where numba is missing or ``FEM_JIT`` is ``0``. The organisatio
 beams' (:mod:`fem.elements.beam3d_jit`): what does not change between calls (connectivity,
 reference chords, ``l0``, the nonzeros of ``S`` and the second-order strains) is prepared once
 per group (:func:`prepare`), and the call only checks the state's size and allocates the
-outputs.
+outputs. The static force and tangent (:func:`evaluate`, :mod:`fem.elements.beam2d_kernel`) take
+the same prepared data; the static increment of small planar models
+(:mod:`fem.analysis.planar_static`) calls them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from fem.elements.jit import Kernel, writable
 MIN_CONSERVING = 1
 
 _ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
+_kernel = Kernel("fem.elements.beam2d_kernel")
 
 
 def enabled() -> bool:
@@ -106,3 +109,22 @@ def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArra
     _ec_kernel.function(um, u0, u1, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, v0, inc,
                         f, K, energy, v1)
     return f, K, energy, v1
+
+
+def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray]:
+    """Internal force ``(E, 6)`` and tangent ``(E, 6, 6)`` of 2D co-rotational beams, compiled.
+
+    :meth:`fem.elements.beam.Beam.evaluate` of a group without offsets at nodal rotations ``rot
+    (n,)`` and displacements ``u (n, >=2)``, element by element (:mod:`fem.elements.beam2d_kernel`:
+    the static increment of small planar models calls it; ``Beam.evaluate`` itself stays numpy).
+    """
+    if not _kernel.enabled():
+        raise RuntimeError("the compiled 2D beam kernel needs numba (and FEM_JIT not 0)")
+    rot, u = writable(rot), writable(u)
+    if min(len(rot), len(u)) < prep.n_nodes:                  # the kernel does not check
+        raise IndexError(f"the state has {min(len(rot), len(u))} nodes, the beams use "
+                         f"{prep.n_nodes}")
+    E = len(prep.l0)
+    f, K = np.empty((E, 6)), np.empty((E, 6, 6))
+    _kernel.function(u, rot, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, f, K)
+    return f, K

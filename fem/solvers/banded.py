@@ -25,6 +25,8 @@ from fem.elements.jit import Kernel
 
 #: the widest band (sub- or super-diagonals) factored this way; a wider one keeps the sparse LU
 MAX_BAND = 48
+#: a band wider than this is renumbered by reverse Cuthill-McKee where that narrows it
+RCM_ABOVE = 11
 
 _kernel = Kernel("fem.solvers.banded_kernel", "factor")
 
@@ -63,7 +65,9 @@ class BandedLU:
         rows = np.repeat(np.arange(n), np.diff(indptr))
         order = np.arange(n)
         kl = int(np.abs(rows - indices).max())
-        if kl > 4:
+        # a chain numbered along itself (5 and 11 for planar and spatial beams) is as narrow as
+        # reverse Cuthill-McKee makes it, which costs more than a short run's factorizations
+        if kl > RCM_ABOVE:
             import scipy.sparse as sp
             from scipy.sparse.csgraph import reverse_cuthill_mckee
 
@@ -80,6 +84,10 @@ class BandedLU:
         """New CSR values: factored at the next solve."""
         self.data = np.ascontiguousarray(data, dtype=float)
         self.factored = False
+
+    def factor(self) -> None:
+        """Factor the values of the last :meth:`fill` now (:meth:`solve` does it when due)."""
+        self._factor()
 
     def _factor(self) -> None:
         scale = np.empty(self.n)

@@ -59,6 +59,7 @@ class StaticProgress:
     next_output : the increment count at which the next frame is written
     external_work : work of the external loads along the path (trapezoidal per increment)
     constraint_work : work of the reactions on prescribed motions along the path
+    iterations : Newton iterations of the converged increments
     """
 
     control: str = "linear"
@@ -72,6 +73,7 @@ class StaticProgress:
     next_output: int = 1
     external_work: float = 0.0
     constraint_work: float = 0.0
+    iterations: int = 0
 
 
 @dataclass

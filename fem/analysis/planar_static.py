@@ -1,0 +1,210 @@
+"""Load-control increments of planar beam models in one compiled call (issue 14).
+
+A small static model's Newton iteration is interpreter work: the 10-element cantilever of
+``benchmarks/small_models.py`` took 0.7-1.3 ms an iteration in some hundred numpy calls (the
+elements, the assembly, the test, the bent corrections), against OpenSees's 0.02 ms. For the
+models where the static step reduces to nodes and beams, :class:`PlanarIncrement` iterates an
+increment's Newton loop in :func:`fem.analysis.planar_static_kernel.increment`:
+
+* 2D, a nonlinear static step under load control without a line search
+  (``line_search = "none"``, the default: the corrections are the bent ones of
+  :mod:`fem.analysis.bent`);
+* every element group co-rotational 2D beams (no offsets, no interior modes) in the form the
+  compiled kernel knows (:func:`fem.elements.beam2d_jit.prepare`);
+* no joints or ties, loads that do not turn with the structure;
+* the tangent and the chords' Laplacian narrow enough for the banded LU
+  (:mod:`fem.solvers.banded`), no PETSc options for the step's solver (deck or command line:
+  they ask for PETSc's solves), and numba there with ``FEM_JIT`` not ``0`` (importing it costs
+  0.3-0.6 s once per process; the dynamic steps of planar beams take it in any case).
+
+The increment takes the iterations the general path takes, to the same states
+(``tests/test_planar_static.py``); anything but a plain convergence (a failure to report, a cut
+back) runs the increment again through the general path from its predictor, so the messages and
+the step control have one implementation. The limit-point watch gets the determinant's sign of
+every factorization, from the band LU's pivots (PETSc's own LU, the general path's, takes it
+from its pivots the same way).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from fem import linalg
+from fem.analysis.bent import TRUST, held_nodes
+from fem.elements.jit import Kernel
+from fem.solvers import newton
+from fem.solvers.banded import RCM_ABOVE, BandedLU
+
+_kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
+
+
+class PlanarIncrement:
+    """The compiled load-control increment of one static step's planar beam model."""
+
+    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list):
+        from fem.analysis import planar_static_kernel
+
+        system = step.system
+        dm = system.dofmap
+        self.kern, self.lu = planar_static_kernel, lu
+        free = (dm.index >= 0) & (dm.index < dm.n_free)
+        nodes_, slots = np.nonzero(free)
+        rows = dm.index[free]
+        free_node, free_slot = np.empty(dm.n_free, np.int64), np.empty(dm.n_free, np.int64)
+        free_node[rows], free_slot[rows] = nodes_, slots
+        test = step.test
+        l0 = np.concatenate([p.l0 for p, _ in preps])
+        self.data = {
+            "X": np.ascontiguousarray(system.model.X, dtype=float),
+            "conn": np.concatenate([p.conn for p, _ in preps]),
+            "chord0": np.concatenate([p.chord0 for p, _ in preps]),
+            "l0": l0,
+            "Sc": np.concatenate([p.Sc for p, _ in preps]),
+            "Hc": np.concatenate([p.Hc for p, _ in preps]),
+            "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
+                                     for _, sc in preps]),
+            "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64) for _, sc in preps]),
+            "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
+            "n_free": dm.n_free, "lever": float(step._model_size()),
+            "free_node": free_node, "free_slot": free_slot,
+            "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
+            "settings": np.array([
+                test.rtol, test.atol, test.max_iterations, test.round_off,
+                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
+                TRUST])}
+        self.n_active = dm.n_active
+        self._norms = np.empty(test.max_iterations + 3)     # the increments' scratch
+        self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
+        self._counts = np.zeros(2, dtype=np.int64)
+
+    @classmethod
+    def make(cls, step) -> PlanarIncrement | None:
+        """The compiled increment of ``step``'s model, or None where the general path is needed."""
+        from fem.elements.beam import Beam
+
+        system, s = step.system, step.settings
+        model, dm = system.model, system.dofmap
+        if (model.dim != 2 or not s.nonlinear or s.control != "load" or s.line_search != "none"
+                or step.petsc_options_given or getattr(model, "constraints", ())
+                or step.loads.state_dependent
+                or dm.n_free == 0 or dm.n_free != dm.n_nodal or not _kernel.enabled()):
+            return None
+        preps = []
+        for i, g in enumerate(model.groups):
+            if not (isinstance(g, Beam) and type(g).evaluate is Beam.evaluate and g.dim == 2
+                    and not g.frame.linear and g.offsets is None
+                    and (not dm.internal or dm.internal[i].shape[1] == 0)):
+                return None
+            try:
+                prep = g._kernel_data()
+            except RuntimeError:                # a basic beam the kernel does not know
+                return None
+            preps.append((prep, system.assembler.groups[i]))
+        if not preps:
+            return None
+        lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
+        if lu is None:
+            return None
+        conn = np.concatenate([p.conn for p, _ in preps])
+        w = 1.0 / np.concatenate([p.l0 for p, _ in preps])
+        where = np.full((2, model.n_nodes), -1, dtype=np.int64)
+        fits = []
+        # supported: the increments run only after the start's tangent factored (start)
+        for k, held in enumerate(held_nodes(system, conn, supported=True)):
+            f = np.flatnonzero(~held)
+            where[k, f] = np.arange(len(f))
+            if k and np.array_equal(where[k], where[0]):
+                fits.append(fits[0])            # the same free nodes: one factorization
+                continue
+            fit = _laplacian_band(conn, w, where[k], len(f))
+            if fit is None:
+                return None
+            fits.append(fit)
+        return cls(step, preps, lu, where, fits)
+
+    def start(self, step, state) -> bool:
+        """The start of the step (StaticStep._check_start) on the band LU: false if it failed.
+
+        The tangent at ``state`` factored and its determinant's sign the limit-point watch's
+        reference; false where it is not finite or singular (the general check then says why).
+        """
+        d, lu = self.data, self.lu
+        sign = self.kern.start(state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"],
+                               d["Hc"], d["edofs"], d["slot"], self.n_active, lu.indptr, lu.pos,
+                               lu.order, lu.ab, lu.kl, linalg.NULL_PIVOT)
+        if sign == 0:
+            return False
+        step._sign0 = int(sign)
+        return True
+
+    def iterate(self, step, trial, lam: float) -> tuple[int, NDArray] | None:
+        """Newton on the increment to load factor ``lam`` from ``trial`` (its predictor).
+
+        Returns the iterations and the residual (the reactions), with ``trial`` moved to the
+        converged state, the norms in ``step.test`` and the factorizations' signs in
+        ``step._signs``; None where the general path is needed (``trial`` is left as it was).
+        """
+        d, lu = self.data, self.lu
+        fe = step.external(trial, lam)
+        u, rot = trial.u.copy(), trial.rot.copy()
+        r = np.empty(self.n_active)                         # kept by the step: the reactions
+        norms, signs, counts = self._norms, self._signs, self._counts
+        status, it = self.kern.increment(
+            d["X"], u, rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"],
+            d["slot"], fe, d["kind"], d["n_free"], d["lever"], d["free_node"], d["free_slot"],
+            lu.indptr, lu.indices, lu.pos, lu.order, lu.ab, lu.kl, d["w"], d["where"],
+            d["fit0"], d["fit1"], d["settings"], r, norms, signs, counts)
+        if status != self.kern.CONVERGED:
+            return None
+        trial.u[:] = u
+        trial.rot[:] = rot
+        step.test.start()
+        step.test.norms = norms[:it + 1].tolist()
+        # every iteration factors: the k-th sign goes with the k-th residual (Newton's factored)
+        step._signs = [(int(g), step.test.norms[k]) for k, g in enumerate(signs[:counts[0]])]
+        step.bent += int(counts[1])
+        return it, r
+
+
+def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple | None:
+    """The chords' Laplacian on ``m`` free nodes (rows ``where``), factored as a band.
+
+    ``sum_e w_e (Y_b - Y_a)^2`` over the beams ``conn``, a term on the diagonal for each free
+    end, as a band in the nodes' own order (beams number their nodes along the members) or,
+    wider than :data:`~fem.solvers.banded.RCM_ABOVE`, renumbered as the tangent is; None wider
+    than :data:`~fem.solvers.banded.MAX_BAND` or singular. ``(ab, kl, order)`` for
+    :func:`fem.solvers.banded_kernel.apply`.
+    """
+    from fem.solvers import banded_kernel
+
+    ja, jb = where[conn[:, 0]], where[conn[:, 1]]
+    both = (ja >= 0) & (jb >= 0)
+    kl = int(np.abs(ja[both] - jb[both]).max()) if both.any() else 0
+    if kl > RCM_ABOVE:                          # numbered across: the band LU's renumbering
+        on = [j >= 0 for j in (ja, jb)]
+        L = sp.csr_matrix((np.r_[w[on[0]], w[on[1]], -w[both], -w[both]],
+                           (np.r_[ja[on[0]], jb[on[1]], ja[both], jb[both]],
+                            np.r_[ja[on[0]], jb[on[1]], jb[both], ja[both]])), shape=(m, m))
+        L.sum_duplicates()
+        lu = BandedLU.make(L.indptr, L.indices)
+        if lu is None:
+            return None
+        lu.fill(L.data)
+        try:
+            lu.factor()
+        except linalg.SingularMatrixError:
+            return None
+        return lu.ab, lu.kl, lu.order
+    ab = np.zeros((m, 2 * kl + 1))              # A[i, j] at ab[j, kl + i - j]
+    for j in (ja, jb):
+        on = j >= 0
+        np.add.at(ab[:, kl], j[on], w[on])
+    np.add.at(ab, (jb[both], kl + ja[both] - jb[both]), -w[both])
+    np.add.at(ab, (ja[both], kl + jb[both] - ja[both]), -w[both])
+    scale = ab[:, kl].copy()                    # the largest entry of each row: the diagonal
+    if m and banded_kernel.factor(ab, kl, scale, linalg.NULL_PIVOT):
+        return None
+    return ab, kl, np.arange(m, dtype=np.int64)

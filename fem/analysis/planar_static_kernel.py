@@ -1,0 +1,277 @@
+"""The Newton iterations of one load-control increment of a planar beam model, compiled.
+
+What :meth:`fem.solvers.newton.Newton.iterate` does on :class:`fem.analysis.static.StaticStep`
+(load control, no line search) for a model of 2D co-rotational beams, written out in one loop:
+evaluate (:func:`fem.elements.beam2d_kernel.chunk`, scattered into the residual and the CSR
+values), the convergence test, factor (banded LU, the determinant's sign for the limit-point
+watch), solve, and correct as :meth:`~fem.analysis.static.StaticStep.correct` does: the straight
+correction when it lowers the residual, else the bent one (:class:`fem.analysis.bent.ChordFit`:
+the chords' least-squares fit, its Laplacian factored as a band), scaled to
+:data:`~fem.analysis.bent.TRUST` where it turns nodes further and still raises the residual. The
+test, references, floors and checked solve are :mod:`fem.solvers.newton_kernel`'s, shared with
+the compiled time step. Anything but a plain convergence returns :data:`FALLBACK`: the step runs
+the increment again through the general path, which reports or cuts back
+(:mod:`fem.analysis.planar_static`).
+"""
+
+import math
+
+import numpy as np
+
+from fem.elements.jit import configure_cache
+
+configure_cache()                  # before the njit decorators: the source-keyed cache folder
+
+from numba import njit  # noqa: E402
+
+from fem.elements.beam2d_kernel import chunk  # noqa: E402
+from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
+from fem.solvers.newton_kernel import (  # noqa: E402, F401
+    CONVERGED,
+    FALLBACK,
+    GOING,
+    NBLOCKS,
+    floors,
+    positions,
+    references,
+    solve,
+    test,
+)
+
+
+@njit(cache=True, nogil=True)
+def evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, tangent, f_e, K_e, fint, K):
+    """The beams' internal forces into ``fint (n_active,)`` and, if ``tangent``, ``K``'s values.
+
+    ``edofs (E, 6)``: each element DOF's row; ``slot (E * 36,)``: each element entry's CSR
+    position (``len(K)`` where it couples no unknowns).
+    """
+    E = l0.shape[0]
+    chunk(np.int64(0), E, u, rot, conn, chord0, l0, Sc, Hc, tangent, f_e, K_e)
+    fint[:] = 0.0
+    for e in range(E):
+        for i in range(6):
+            fint[edofs[e, i]] += f_e[e, i]
+    if not tangent:
+        return
+    K[:] = 0.0
+    nnz = K.shape[0]
+    for e in range(E):
+        base = e * 36
+        for i in range(6):
+            for j in range(6):
+                s = slot[base + 6 * i + j]
+                if s < nnz:
+                    K[s] += K_e[e, i, j]
+
+
+@njit(cache=True, nogil=True)
+def _fit_direction(k, where, ab, kl, order, conn, w, rhs, dn, Y):
+    """``Y[:, k]`` at the free nodes: the chords' Laplacian solved, held nodes at ``dn``'s.
+
+    ``where (n,)``: each node's row in the factored band ``ab`` (-1: held); a beam from a free
+    to a held node puts the held node's ``w dn`` on the free node's row.
+    """
+    m = ab.shape[0]
+    if m == 0:
+        return
+    b = np.empty(m)
+    for i in range(where.shape[0]):
+        if where[i] >= 0:
+            b[where[i]] = rhs[i, k]
+    for e in range(conn.shape[0]):
+        ja, jb = where[conn[e, 0]], where[conn[e, 1]]
+        if ja >= 0 and jb < 0:
+            b[ja] += w[e] * dn[conn[e, 1], k]
+        elif jb >= 0 and ja < 0:
+            b[jb] += w[e] * dn[conn[e, 0], k]
+    x, y = np.empty(m), np.empty(m)
+    apply(ab, kl, order, b, x, y)
+    for i in range(where.shape[0]):
+        if where[i] >= 0:
+            Y[i, k] = x[where[i]]
+
+
+@njit(cache=True, nogil=True)
+def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
+    """``Y (n, 2)``: ChordFit's translations of the nodal correction ``dn (n, 3)`` at ``u``.
+
+    ``where (2, n)``: per direction each node's row in the band LU of the free nodes'
+    Laplacian, ``fit0``, ``fit1`` (``(ab, kl, order)``), -1 for the held nodes
+    (:func:`fem.analysis.bent.held_nodes`), whose translation stays ``dn``'s.
+    """
+    n = u.shape[0]
+    rhs = np.zeros((n, 2))
+    for e in range(conn.shape[0]):          # ChordFit._rhs, 2D
+        n0, n1 = conn[e, 0], conn[e, 1]
+        dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
+        dy = chord0[e, 1] + (u[n1, 1] - u[n0, 1])
+        l = math.sqrt(dx * dx + dy * dy)
+        ex, ey = dx / l, dy / l
+        zx, zy = -ey, ex
+        Dx, Dy = dn[n1, 0] - dn[n0, 0], dn[n1, 1] - dn[n0, 1]
+        a = ex * Dx + ey * Dy
+        ang = (zx * Dx + zy * Dy) / l
+        ca, sa = math.cos(ang), math.sin(ang)
+        cx = (l + a) * (ca * ex + sa * zx) - dx
+        cy = (l + a) * (ca * ey + sa * zy) - dy
+        rhs[n1, 0] += w[e] * cx
+        rhs[n1, 1] += w[e] * cy
+        rhs[n0, 0] -= w[e] * cx
+        rhs[n0, 1] -= w[e] * cy
+    for i in range(n):
+        Y[i, 0], Y[i, 1] = dn[i, 0], dn[i, 1]
+    _fit_direction(0, where[0], fit0[0], fit0[1], fit0[2], conn, w, rhs, dn, Y)
+    _fit_direction(1, where[1], fit1[0], fit1[1], fit1[2], conn, w, rhs, dn, Y)
+
+
+@njit(cache=True, nogil=True)
+def _pivot_sign(ab, kl):
+    """The sign of the determinant of the factored band (unit ``L``; one ordering for both)."""
+    sign = 1
+    for j in range(ab.shape[0]):
+        if ab[j, kl] < 0.0:
+            sign = -sign
+    return sign
+
+
+@njit(cache=True, nogil=True)
+def _norm(r, n):
+    s = 0.0
+    for i in range(n):
+        s += r[i] * r[i]
+    return math.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
+              free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
+              settings, r, norms, signs, counts):
+    """Iterate ``u, rot`` to equilibrium with the external forces ``fe`` in place.
+
+    ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN, eps, NULL_PIVOT,
+    REFINE_ABOVE, MAX_REFINEMENTS, POOR_BACKWARD_ERROR, TRUST. Returns ``(status,
+    iterations)``; ``r`` holds the last residual (every active row: the reactions), ``norms``
+    the residual norm of each iteration, ``signs[k]`` the determinant's sign of the ``k``-th
+    factorization (taken at iteration ``k``: every iteration factors), ``counts``: the
+    factorizations and the bent corrections.
+    """
+    max_it, eps, null = int(settings[2]), settings[5], settings[6]
+    refine_above, max_refine, poor = settings[7], int(settings[8]), settings[9]
+    trust = settings[10]
+    n, n_act, E, nnz = u.shape[0], r.shape[0], l0.shape[0], indices.shape[0]
+    f_e, K_e = np.empty((E, 6)), np.empty((E, 6, 6))
+    fint, fint_t, r_t = np.empty(n_act), np.empty(n_act), np.empty(n_act)
+    K = np.empty(nnz)
+    ut, rt = np.empty_like(u), np.empty_like(rot)
+    dn, Y = np.zeros((n, 3)), np.empty((n, 2))
+    b, prev, floor, reference = (np.zeros(NBLOCKS), np.zeros(NBLOCKS), np.zeros(NBLOCKS),
+                                 np.zeros(NBLOCKS))
+    q, absKq, scale_rows = np.empty(n_free), np.empty(n_free), np.empty(n_free)
+    x, y, res = np.empty(n_free), np.empty(n_free), np.empty(n_free)
+    counts[0] = counts[1] = 0
+    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint, K)
+    have_tangent = False
+    du_ratio = np.inf
+    for it in range(max_it + 2):
+        for i in range(n_act):
+            r[i] = fint[i] - fe[i]
+        references(fe, fint, fint, kind, lever, reference)
+        status = test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev,
+                      floor)
+        if status != GOING:
+            return status, it
+        if not have_tangent:                # Newton's with_tangent: the elements again
+            evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
+        # --- factor: the round-off floor at this tangent, the band LU, its sign ------------
+        positions(X, u, rot, free_node, free_slot, q)
+        floors(indptr, indices, K, q, kind, eps, absKq, floor)
+        norm = fill(indptr, K, pos, order, ab, scale_rows)
+        if factor(ab, kl, scale_rows, null):
+            return FALLBACK, it
+        if not solve(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
+                     max_refine, poor):
+            return FALLBACK, it
+        signs[counts[0]] = _pivot_sign(ab, kl)
+        counts[0] += 1
+        r_norm = norms[it]
+        # --- correct (StaticStep.correct): straight if it lowers the residual, else bent ----
+        ut[:] = u
+        rt[:] = rot
+        for i in range(n_free):
+            node, s = free_node[i], free_slot[i]
+            if s < 2:
+                ut[node, s] += x[i]
+            else:
+                rt[node] += x[i]
+        evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint_t, K)
+        for i in range(n_act):
+            r_t[i] = fint_t[i] - fe[i]
+        if _norm(r_t, n_free) <= r_norm:
+            u[:] = ut
+            rot[:] = rt
+            fint[:] = fint_t
+            have_tangent = False
+        else:
+            counts[1] += 1
+            dn[:] = 0.0
+            big = 0.0
+            for i in range(n_free):
+                dn[free_node[i], free_slot[i]] = x[i]
+                if free_slot[i] == 2:
+                    big = max(big, abs(x[i]))
+            chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+            accepted = False
+            if big > trust:                  # a large turn: kept only if it lowers the residual
+                for i in range(n):
+                    ut[i, 0] = u[i, 0] + Y[i, 0]
+                    ut[i, 1] = u[i, 1] + Y[i, 1]
+                    rt[i] = rot[i] + dn[i, 2]
+                evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e,
+                         fint_t, K)
+                for i in range(n_act):
+                    r_t[i] = fint_t[i] - fe[i]
+                if _norm(r_t, n_free) <= r_norm:
+                    u[:] = ut
+                    rot[:] = rt
+                    fint[:] = fint_t
+                    have_tangent = False
+                    accepted = True
+                else:
+                    for i in range(n):
+                        for j in range(3):
+                            dn[i, j] *= trust / big
+                    chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+            if not accepted:
+                for i in range(n):
+                    u[i, 0] += Y[i, 0]
+                    u[i, 1] += Y[i, 1]
+                    rot[i] += dn[i, 2]
+                evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
+                have_tangent = True
+        # --- the correction's size against the positions (NormTest.correction) -------------
+        positions(X, u, rot, free_node, free_slot, q)
+        du_ratio = _norm(x, n_free) / _norm(q, n_free) if _norm(q, n_free) > 0 else np.inf
+    return FALLBACK, max_it + 1
+
+
+@njit(cache=True, nogil=True)
+def start(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, n_active, indptr, pos, order, ab,
+          kl, null):
+    """The sign of the determinant of the tangent at the step's start, or 0 for the general path.
+
+    StaticStep._check_start: 0 where the tangent is not finite or has a null pivot (the general
+    path then says why).
+    """
+    E = l0.shape[0]
+    K = np.empty(pos.shape[0])
+    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, np.empty((E, 6)),
+             np.empty((E, 6, 6)), np.empty(n_active), K)
+    for p in range(K.shape[0]):
+        if not abs(K[p]) < np.inf:
+            return 0
+    scale = np.empty(ab.shape[0])
+    fill(indptr, K, pos, order, ab, scale)
+    if factor(ab, kl, scale, null):
+        return 0
+    return _pivot_sign(ab, kl)

@@ -1,0 +1,291 @@
+"""The compiled load-control increment of planar beam models (fem.analysis.planar_static).
+
+Its element kernel is the numpy beam's to round-off; its increments take the general Newton
+loop's iterations, residual norms, bent corrections and determinant signs to the same states;
+what it cannot finish (a cut back, a mechanism) goes the general way; the models it does not
+take keep the general path.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+from fem.analysis import planar_static
+from fem.analysis.static import StaticStep
+from fem.elements import beam2d_jit
+from fem.errors import ModelError
+from fem.io.deck import from_dict
+from fem.run import make_step
+from fem.system import System
+
+pytest.importorskip("numba")
+
+
+def elastica(increments: int = 20, load: float = 10.0) -> dict:
+    """The elastica cantilever of cases/elastica_cantilever, 10 elements, P L^2 / EI = load."""
+    return {"model": {"dim": 2, "title": "elastica"},
+            "materials": [{"name": "unit", "E": 1.0, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0e5, "Iz": 1.0}],
+            "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0]]},
+            "sets": {"root": [1], "tip": [2]},
+            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                          "material": "unit", "section": "s", "connectivity": [[1, 2]],
+                          "divisions": 10}],
+            "supports": [{"nodes": "root", "fixed": ["all"]}],
+            "loads": [{"name": "P", "nodes": "tip", "force": [0.0, -1.0]}],
+            "steps": [{"name": "bend", "type": "static", "nonlinear": True,
+                       "load_factor": load, "increments": increments,
+                       "max_increment": load / increments, "tolerance": 1e-9}]}
+
+
+def frame() -> dict:
+    """An L-frame of two groups (Euler-Bernoulli, Timoshenko): gravity, a tabled tip load with
+    a moment, the pinned foot dragged sideways."""
+    return {
+        "model": {"dim": 2, "title": "L-frame"},
+        "materials": [{"name": "m", "E": 2.0e4, "nu": 0.3}],
+        "sections": [{"name": "eb", "A": 1.0, "Iz": 1.0e-3, "mass_per_length": 0.5},
+                     {"name": "tim", "A": 0.8, "Iz": 2.0e-3, "Ay": 0.6}],
+        "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0], [1.0, -0.7]]},
+        "sets": {"foot": [1], "corner": [2], "tip": [3]},
+        "elements": [{"name": "arm", "type": "beam", "formulation": "corotational",
+                      "material": "m", "section": "eb", "connectivity": [[1, 2]],
+                      "divisions": 5},
+                     {"name": "leg", "type": "beam", "formulation": "corotational",
+                      "theory": "timoshenko", "material": "m", "section": "tim",
+                      "connectivity": [[2, 3]], "divisions": 4}],
+        "supports": [{"nodes": "foot", "fixed": ["ux", "uy", "rz"]},
+                     {"nodes": "tip", "fixed": ["uy"]}],
+        "functions": [{"name": "late", "type": "table", "points": [[0.0, 0.0], [1.0, 1.0],
+                                                                    [2.0, 3.0]]}],
+        "gravity": {"acceleration": [0.0, -9.81]},
+        "loads": [{"name": "push", "nodes": "tip", "force": [-30.0, 0.0], "moment": 2.0,
+                   "function": "late"}],
+        "prescribed": [{"name": "drag", "nodes": "foot", "dof": "ux", "value": 0.05}],
+        "steps": [{"name": "load", "type": "static", "nonlinear": True, "load_factor": 2.0,
+                   "increments": 8, "tolerance": 1e-11, "prescribed": ["drag"]}]}
+
+
+def shuffled_chain(n: int = 14) -> dict:
+    """A cantilever of ``n`` beams whose nodes are numbered out of order (the tangent's band
+    and the chords' Laplacian are renumbered), rolled far by a tip moment and a force."""
+    rng = np.random.default_rng(3)
+    ids = rng.permutation(n + 1) + 1                   # the id of the k-th node along the chain
+    coords = np.zeros((n + 1, 2))
+    coords[ids - 1, 0] = np.arange(n + 1) / n
+    return {"model": {"dim": 2, "title": "shuffled chain"},
+            "materials": [{"name": "m", "E": 1.0, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0e4, "Iz": 1.0}],
+            "nodes": {"coordinates": coords.tolist()},
+            "sets": {"root": [int(ids[0])], "tip": [int(ids[-1])]},
+            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                          "material": "m", "section": "s",
+                          "connectivity": [[int(a), int(b)] for a, b in zip(ids[:-1], ids[1:])]}],
+            "supports": [{"nodes": "root", "fixed": ["all"]}],
+            "loads": [{"name": "M", "nodes": "tip", "moment": 4.0, "force": [0.0, 1.5]}],
+            "steps": [{"name": "roll", "type": "static", "nonlinear": True, "load_factor": 1.0,
+                       "increments": 3, "max_increment": 0.34, "tolerance": 1e-10}]}
+
+
+class Record:
+    """A recorder keeping each increment's load factor and Newton iterations."""
+
+    def __init__(self):
+        self.increments = []
+
+    def begin_step(self, *args, **kwargs):
+        return self
+
+    def advance(self, value, iterations=None):
+        self.increments.append((value, iterations))
+
+    def frame(self, *args, **kwargs):
+        pass
+
+    def close(self):
+        pass
+
+
+def run(deck: dict, monkeypatch, compiled: bool = True):
+    """Run the deck's step: (state, step, per-increment records). ``compiled`` false: without
+    the compiled increment. The records hold each increment's load factor, iterations, residual
+    norms and the determinant signs of its factorizations (the limit-point watch's)."""
+    if not compiled:
+        monkeypatch.setattr(planar_static.PlanarIncrement, "make",
+                            classmethod(lambda cls, step: None))
+    made = []
+    make = planar_static.PlanarIncrement.make.__func__
+    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
+                        classmethod(lambda cls, step: made.append(make(cls, step)) or made[-1]))
+    watched = []
+    checks = StaticStep._increment_checks            # every converged increment, first thing
+
+    def watch(self, state, r, lam):
+        watched.append((list(self.test.norms), [g for g, _ in self._signs]))
+        return checks(self, state, r, lam)
+
+    monkeypatch.setattr(StaticStep, "_increment_checks", watch)
+    dk = from_dict(copy.deepcopy(deck))
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    step = make_step(dk.steps[0], sysm, dk)
+    record = Record()
+    step.run(state, record)
+    monkeypatch.undo()
+    assert (made[0] is not None) == compiled
+    return state, step, [(lam, its, norms, signs) for (lam, its), (norms, signs)
+                         in zip(record.increments, watched, strict=True)]
+
+
+def assert_same_run(fast, slow, rtol=1e-6, states=1e-12):
+    """Two runs: the same increments and iterations, residual norms to ``rtol`` (above the
+    round-off of the element forces: ``eps |K| |x|`` is about 1e-10 of the first residual on a
+    beam with EA / EI = 1e5, and the two paths sum in other orders), the same determinant
+    signs, final states to ``states`` relative."""
+    (a, step, inc), (b, step_ref, inc_ref) = fast, slow
+    assert [(lam, its) for lam, its, _, _ in inc] == [(lam, its) for lam, its, _, _ in inc_ref]
+    for (_, _, norms, signs), (_, _, norms_ref, signs_ref) in zip(inc, inc_ref):
+        assert np.allclose(norms, norms_ref, rtol=rtol, atol=1e-8 * max(norms_ref))
+        assert signs == signs_ref
+    assert np.abs(a.u - b.u).max() <= states * np.abs(b.u).max()
+    assert np.abs(a.rot - b.rot).max() <= states * max(np.abs(b.rot).max(), 1.0)
+    assert step.bent == step_ref.bent
+    p, q = step.progress, step_ref.progress
+    assert p.external_work == pytest.approx(q.external_work, rel=1e-10)
+    assert p.constraint_work == pytest.approx(q.constraint_work, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("theory", ["euler-bernoulli", "timoshenko"])
+def test_the_beam_kernel_is_the_numpy_beam(theory):
+    """Force and tangent at states far from the reference (nodal rotations of several turns,
+    wrapped as the numpy frame wraps them) to round-off."""
+    deck = frame()
+    deck["elements"][0]["theory"] = theory
+    deck["sections"][0]["Ay"] = 0.7
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        state.u[:, :2] = rng.normal(scale=0.3, size=(len(state.u), 2))
+        state.rot[:] = rng.normal(scale=8.0, size=len(state.rot))
+        for g in dk.model.groups:
+            f_ref, K_ref = g.evaluate(state)
+            f, K = beam2d_jit.evaluate(g._kernel_data(), state.rot, state.u)
+            assert np.abs(f - f_ref).max() <= 1e-13 * np.abs(f_ref).max()
+            assert np.abs(K - K_ref).max() <= 1e-13 * np.abs(K_ref).max()
+
+
+def test_the_elastica_increments_as_the_general_loop(monkeypatch):
+    """Bent corrections in a third of the iterations; the tip of Mattiasson's table."""
+    fast = run(elastica(), monkeypatch)
+    slow = run(elastica(), monkeypatch, compiled=False)
+    assert_same_run(fast, slow)
+    state, step, inc = fast
+    assert step.bent >= 20 and sum(its for _, its, _, _ in inc) >= 60
+    tip = state.u[1, :2]                           # divisions number the tip node 2
+    assert tip == pytest.approx([-0.55500, -0.81061], abs=3e-4)     # PL^2/EI = 10: 1 - x, y
+
+
+def test_a_frame_with_prescribed_motion_and_a_table_increments_as_the_general_loop(monkeypatch):
+    """Two groups and theories, gravity, a load function, a prescribed support: the same
+    increments to the same states, and the same work of the loads and the reactions."""
+    fast = run(frame(), monkeypatch)
+    slow = run(frame(), monkeypatch, compiled=False)
+    assert_same_run(fast, slow)
+    assert abs(fast[1].progress.constraint_work) > 1e-6
+
+
+def test_nodes_numbered_across_the_chain(monkeypatch):
+    """The tangent's band and the chords' Laplacian renumbered (reverse Cuthill-McKee)."""
+    fast = run(shuffled_chain(), monkeypatch)
+    slow = run(shuffled_chain(), monkeypatch, compiled=False)
+    assert_same_run(fast, slow)
+    assert fast[1].bent > 0
+
+
+def shallow_arch(load: float) -> dict:
+    """A pinned shallow arch of 16 beams (span 2, rise 0.08) pushed down at its crown."""
+    n = 16
+    x = np.linspace(-1.0, 1.0, n + 1)
+    y = 0.08 * (1 - x**2)
+    return {"model": {"dim": 2, "title": "shallow arch"},
+            "materials": [{"name": "m", "E": 1.0, "nu": 0.0}],
+            "sections": [{"name": "s", "A": 1.0e4, "Iz": 1.0}],
+            "nodes": {"coordinates": np.c_[x, y].tolist()},
+            "sets": {"ends": [1, n + 1], "crown": [n // 2 + 1]},
+            "elements": [{"name": "arch", "type": "beam", "formulation": "corotational",
+                          "material": "m", "section": "s",
+                          "connectivity": [[i + 1, i + 2] for i in range(n)]}],
+            "supports": [{"nodes": "ends", "fixed": ["ux", "uy"]}],
+            "loads": [{"name": "P", "nodes": "crown", "force": [0.0, -1.0]}],
+            "steps": [{"name": "push", "type": "static", "nonlinear": True,
+                       "load_factor": load, "increments": 10, "tolerance": 1e-10}]}
+
+
+def test_a_limit_point_passed_under_load_control_warns_on_both_paths(monkeypatch):
+    """The band LU's determinant signs are the general path's (PETSc's LU pivots), factorization
+    by factorization, and the step warns where it did."""
+    fast = run(shallow_arch(4.0), monkeypatch)             # limit load 1.79 (arc-length)
+    slow = run(shallow_arch(4.0), monkeypatch, compiled=False)
+    assert_same_run(fast, slow, states=1e-10)
+    for _, step, inc in (fast, slow):
+        assert any("passed a limit" in w for w in step.warnings)
+        assert any(-1 in signs for _, _, _, signs in inc)
+    quiet = run(shallow_arch(1.5), monkeypatch)
+    assert not any("limit" in w for w in quiet[1].warnings)
+    assert all(set(signs) == {1} for _, _, _, signs in quiet[2])
+
+
+def test_an_increment_the_compiled_loop_cannot_finish_goes_the_general_way(monkeypatch):
+    """Five iterations allowed on the whole elastica at once: the compiled loop gives up, the
+    general path cuts the increment back as it always does, and both runs end alike."""
+    deck = elastica(increments=1)
+    deck["steps"][0].update(max_iterations=5, max_increment=10.0)
+    calls = []
+    iterate = planar_static.PlanarIncrement.iterate
+    monkeypatch.setattr(planar_static.PlanarIncrement, "iterate",
+                        lambda self, *a: calls.append(iterate(self, *a)) or calls[-1])
+    fast = run(deck, monkeypatch)
+    slow = run(deck, monkeypatch, compiled=False)
+    assert None in calls and any(c is not None for c in calls)
+    assert len(fast[2]) > 1                        # cut back into several increments
+    assert_same_run(fast, slow)
+
+
+def test_a_mechanism_is_reported_by_the_general_check(monkeypatch):
+    deck = elastica()
+    deck["supports"][0]["fixed"] = ["ux", "uy"]           # the root turns freely
+    with pytest.raises(ModelError, match="mechanism"):
+        run(deck, monkeypatch)
+
+
+@pytest.mark.parametrize("change", ["follower", "line_search", "truss", "linear", "arclength",
+                                    "fem_jit_0"])
+def test_other_models_keep_the_general_path(change, monkeypatch):
+    deck = elastica(increments=2)
+    step = deck["steps"][0]
+    if change == "follower":
+        deck["loads"][0]["kind"] = "follower"
+    elif change == "line_search":
+        step["line_search"] = "energy"
+    elif change == "truss":
+        deck["elements"].append({"name": "rod", "type": "truss", "material": "unit",
+                                 "section": "s", "connectivity": [[1, 2]]})
+    elif change == "linear":
+        deck["elements"][0]["formulation"] = "linear"
+    elif change == "arclength":
+        step.update(control="arclength", arc_length=0.1, max_steps=3)
+        for key in ("load_factor", "increments", "max_increment"):
+            del step[key]
+    else:
+        monkeypatch.setenv("FEM_JIT", "0")
+    made = []
+    make = planar_static.PlanarIncrement.make.__func__
+    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
+                        classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)
+    assert made and made[0] is None
