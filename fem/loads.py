@@ -300,6 +300,8 @@ class StepLoads:
         self._patterns: dict[str, Pattern] = {}
         self._memo: dict = {}         # (t, which) -> forces, when they do not depend on the state
         self._steady = False          # and not on the time either (begin)
+        self._affine = None           # (held, pattern): a static step's f(t) = held + t pattern,
+        #                               False where not, None until the first force (begin)
 
     def _pattern(self, load) -> Pattern:
         """The load's nodal pattern, resolved once (gravity asks every group for its masses)."""
@@ -319,6 +321,7 @@ class StepLoads:
             state.prescribed = np.zeros((self.n, self.nslots))
         self._start = state.prescribed.copy()
         self._memo = {}
+        self._affine = None
         # a dynamic step's loads without functions are constant in time (held ones too)
         self._steady = not self.static and not self.removed and all(
             ld.function is None for ld in self.loads)
@@ -367,6 +370,13 @@ class StepLoads:
         ``which``: ``"all"``, ``"held"`` (earlier loads), ``"applied"`` (this step's, at ``t``) or
         ``"pattern"`` (this step's at unit scale: ``d f_ext / d lam`` for proportional loads).
         """
+        if which == "all":
+            if self._affine is None:       # decided once per step (begin)
+                self._affine = self._linear_in_t() and (self.force(state, 0.0, "held"),
+                                                         self.force(state, 0.0, "pattern"))
+            if self._affine:
+                held, pattern = self._affine
+                return held + t * pattern  # a load-control step asks at every increment
         key = (None if self._steady else t, which)
         kept = self._memo.get(key)
         if kept is not None:          # a time step's Newton iterations ask for the same t, an
@@ -380,6 +390,11 @@ class StepLoads:
                 del self._memo[next(iter(self._memo))]          # the oldest
             self._memo[key] = out.copy()
         return out
+
+    def _linear_in_t(self) -> bool:
+        """Whether the forces are ``held + t pattern`` (static, dead, no functions, none off)."""
+        return (self.static and self.proportional and isinstance(self.default, Linear)
+                and self.default.slope == 1.0 and not self.state_dependent)
 
     def pattern(self, state) -> NDArray:
         """(n, nslots) the applied loads at unit scale."""

@@ -45,8 +45,9 @@ class StepBase:
         self.loads = loads
         self.solver_options = dict(solver_options or {})
         self.prefix = options_prefix(name)
-        self.A = None
-        self.ksp = None
+        self._A = None
+        self._ksp = None
+        self._pending = None         # (options, package) of the PETSc objects made at first use
         self._tangent_data = None
         self.warnings: list[str] = []
         self._poor_pending: list[float] = []             # this increment's inaccurate solves
@@ -190,7 +191,7 @@ class StepBase:
 
     # --- PETSc objects ------------------------------------------------------------------------
     def open_solver(self, defaults: dict | None = None, banded: bool = False) -> None:
-        """Create the step's matrix and direct solver.
+        """Choose the step's matrix and direct solver.
 
         ``defaults`` are options the step needs (e.g. MUMPS's determinant), given under the
         deck's: the deck and the command line win. ``banded``: Newton's solves of a small system
@@ -198,11 +199,13 @@ class StepBase:
         (:mod:`fem.solvers.banded`); the PETSc matrix and solver stay for everything else.
         Options for the step's solver in the deck or on the command line (``-<step>_ksp_view``)
         keep PETSc's solves (:attr:`petsc_options_given`), as the compiled steps do.
+        The PETSc objects are made when first used (:attr:`A`, :attr:`ksp`): the compiled
+        steps of small planar models may never use them, and making them was a tenth of such a
+        static step.
         """
         self.petsc_options_given = bool(self.solver_options) or any(
             k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
         asm = self.system.assembler
-        self.A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
         blocks = self.system.dofmap.blocks
         # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
         package = linalg.lu_package(
@@ -211,12 +214,41 @@ class StepBase:
             nnz=asm.nnz)
         if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
-        self.ksp = linalg.direct_solver(self.A, self.prefix,
-                                        {**(defaults or {}), **self.solver_options}, package)
+        self._pending = ({**(defaults or {}), **self.solver_options}, package)
         if banded and package == "petsc" and not self.petsc_options_given:
             from fem.solvers.banded import BandedLU
 
             self._banded = BandedLU.make(asm.indptr, asm.indices)
+
+    def _make_solver(self) -> None:
+        """The matrix and the direct solver :meth:`open_solver` chose, made now."""
+        options, package = self._pending
+        self._pending = None
+        asm = self.system.assembler
+        self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
+        self._ksp = linalg.direct_solver(self._A, self.prefix, options, package)
+
+    @property
+    def A(self):
+        """The step's PETSc matrix (made at first use after :meth:`open_solver`)."""
+        if self._pending is not None:
+            self._make_solver()
+        return self._A
+
+    @A.setter
+    def A(self, value) -> None:
+        self._A = value
+
+    @property
+    def ksp(self):
+        """The step's PETSc direct solver (made at first use after :meth:`open_solver`)."""
+        if self._pending is not None:
+            self._make_solver()
+        return self._ksp
+
+    @ksp.setter
+    def ksp(self, value) -> None:
+        self._ksp = value
 
     # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
     @property
@@ -255,11 +287,12 @@ class StepBase:
         return NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
 
     def close(self) -> None:
-        """Destroy the PETSc objects."""
-        for obj in (self.ksp, self.A):
+        """Destroy the PETSc objects (those made)."""
+        self._pending = None
+        for obj in (self._ksp, self._A):
             if obj is not None:
                 obj.destroy()
-        self.ksp = self.A = None
+        self._ksp = self._A = None
         linalg.release_options(self.prefix)
 
     def __enter__(self):

@@ -11,8 +11,10 @@ checks a Newton solve of :func:`fem.linalg.solve_checked` has: null pivots relat
 (:data:`fem.linalg.NULL_PIVOT`, PETSc's own LU's test), a non-finite right-hand side or
 solution, and the backward error of every solve, refined while it is above round-off
 (:class:`fem.linalg.SolveReport`). It is serial: dynamic steps of small models without
-multipliers use it (:meth:`fem.analysis.base.StepBase.open_solver`, ``banded``); the tests
-compare it with dense LU.
+multipliers use it (:meth:`fem.analysis.base.StepBase.open_solver`, ``banded``), and the
+compiled loops of small planar models factor with its kernels (their time steps and
+load-control increments, :mod:`fem.analysis.planar_static`); the tests compare it with dense
+LU.
 """
 
 from __future__ import annotations
