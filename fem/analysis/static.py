@@ -34,6 +34,7 @@ No silent wrong answers:
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,7 @@ from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.planar_static import PlanarIncrement
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
 from fem.errors import AccuracyError, ConvergenceError, ModelError
-from fem.integrators.inertia import step_kinematics
+from fem.integrators.inertia import nodal_increment
 from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl, StaticProgress
 from fem.solvers.newton import LINE_SEARCHES, Evaluation, LineSearch, Newton, NewtonFailure
 
@@ -170,6 +171,7 @@ class StaticStep(StepBase):
         self.progress = StaticProgress()        # the control's, once it runs
         self.line_search = None                 # fem.solvers.newton.LineSearch, if any
         self._reactions = None                  # of the last converged increment (work)
+        self._loads_end = None                  # (load factor, external forces) of that one
         self._compiled = None                   # the compiled increment (planar_static), if any
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
@@ -275,8 +277,8 @@ class StaticStep(StepBase):
 
     def _increment_checks(self, state, r, lam) -> None:
         """After a converged increment: finite results; keep its inaccurate solves."""
-        if not (np.isfinite(state.u).all() and np.isfinite(state.rot).all()
-                and np.isfinite(r).all()):
+        # one sum: finite unless a value is not (or they reach 1e308, overflowed all the same)
+        if not math.isfinite(float(state.u.sum()) + float(state.rot.sum()) + float(r.sum())):
             raise AccuracyError(f"step '{self.name}', load factor {lam:.6g}: the solution "
                                 "overflowed (displacements, rotations or forces are not finite)")
         self.commit_solves(lam)
@@ -428,6 +430,7 @@ class StaticStep(StepBase):
         """The increments of a nonlinear step under ``control``; every loop is bounded."""
         p = self.progress = control.progress
         p.next_output = self.output_every
+        self._loads_end = None
         self.line_search = self._line_search()
         newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search)
         warned = False
@@ -517,9 +520,13 @@ class StaticStep(StepBase):
         ``r`` at the end of the increment) on prescribed motions.
         """
         n, p = self.n, self.progress
-        inc = self.system.dofmap.from_nodal(step_kinematics(s0, s1, self.system.additive).increment)
-        f = self.external(s0, lam0) + self.external(s1, lam)
-        p.external_work += 0.5 * float(f @ inc)
+        inc = self.system.dofmap.from_nodal(nodal_increment(s0, s1, self.system.additive))
+        # the last increment's end is this one's start (s0 is the state it committed)
+        f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == lam0 \
+            else self.external(s0, lam0)
+        f1 = self.external(s1, lam)
+        self._loads_end = (lam, f1)
+        p.external_work += 0.5 * float((f0 + f1) @ inc)
         r0 = r if self._reactions is None else self._reactions
         p.constraint_work += 0.5 * float((r0[n:] + r[n:]) @ inc[n:])
         self._reactions = r

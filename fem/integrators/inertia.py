@@ -50,6 +50,19 @@ def step_kinematics(s0, s1, additive: NDArray | None, R0: NDArray | None = None)
     return StepKinematics(dx, theta, Theta, np.column_stack([dx, theta]))
 
 
+def nodal_increment(s0, s1, additive: NDArray | None) -> NDArray:
+    """(n, nslots) the increment from ``s0`` to ``s1``: :func:`step_kinematics`'s ``increment``.
+
+    Planar states directly (a static increment's work asks for nothing else, every increment).
+    """
+    if s0.dim != 2:
+        return step_kinematics(s0, s1, additive).increment
+    inc = np.empty((len(s0.u), 3))
+    np.subtract(s1.u[:, :2], s0.u[:, :2], out=inc[:, :2])
+    np.subtract(s1.rot, s0.rot, out=inc[:, 2])
+    return inc
+
+
 def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None = None):
     """The mid-point configuration: average positions, half the rotation increment."""
     from fem.state import State
