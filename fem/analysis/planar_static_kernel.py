@@ -25,18 +25,9 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.elements.beam2d_kernel import chunk  # noqa: E402
+from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
-from fem.solvers.newton_kernel import (  # noqa: E402, F401
-    CONVERGED,
-    FALLBACK,
-    GOING,
-    NBLOCKS,
-    floors,
-    positions,
-    references,
-    solve,
-    test,
-)
+from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
 
 
 @njit(cache=True, nogil=True)
@@ -144,6 +135,25 @@ def _norm(r, n):
 
 
 @njit(cache=True, nogil=True)
+def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, fint, fint_t,
+           r_t, K, n_free, r_norm):
+    """Whether the trial ``ut, rt`` lowers the residual norm to ``r_norm``; then it is taken.
+
+    Its residual goes to ``r_t``; taken, it is copied into ``u, rot`` and its forces into
+    ``fint``.
+    """
+    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint_t, K)
+    for i in range(r_t.shape[0]):
+        r_t[i] = fint_t[i] - fe[i]
+    if _norm(r_t, n_free) > r_norm:
+        return False
+    u[:] = ut
+    rot[:] = rt
+    fint[:] = fint_t
+    return True
+
+
+@njit(cache=True, nogil=True)
 def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
               free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
               settings, r, norms, signs, counts):
@@ -176,20 +186,20 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     for it in range(max_it + 2):
         for i in range(n_act):
             r[i] = fint[i] - fe[i]
-        references(fe, fint, fint, kind, lever, reference)
-        status = test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev,
+        nk.references(fe, fint, fint, kind, lever, reference)
+        status = nk.test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev,
                       floor)
         if status != GOING:
             return status, it
         if not have_tangent:                # Newton's with_tangent: the elements again
             evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
         # --- factor: the round-off floor at this tangent, the band LU, its sign ------------
-        positions(X, u, rot, free_node, free_slot, q)
-        floors(indptr, indices, K, q, kind, eps, absKq, floor)
+        nk.positions(X, u, rot, free_node, free_slot, q)
+        nk.floors(indptr, indices, K, q, kind, eps, absKq, floor)
         norm = fill(indptr, K, pos, order, ab, scale_rows)
         if factor(ab, kl, scale_rows, null):
             return FALLBACK, it
-        if not solve(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
+        if not nk.solve(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
                      max_refine, poor):
             return FALLBACK, it
         signs[counts[0]] = _pivot_sign(ab, kl)
@@ -198,19 +208,9 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
         # --- correct (StaticStep.correct): straight if it lowers the residual, else bent ----
         ut[:] = u
         rt[:] = rot
-        for i in range(n_free):
-            node, s = free_node[i], free_slot[i]
-            if s < 2:
-                ut[node, s] += x[i]
-            else:
-                rt[node] += x[i]
-        evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint_t, K)
-        for i in range(n_act):
-            r_t[i] = fint_t[i] - fe[i]
-        if _norm(r_t, n_free) <= r_norm:
-            u[:] = ut
-            rot[:] = rt
-            fint[:] = fint_t
+        nk.correct(ut, rt, x, free_node, free_slot)
+        if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, fint,
+                  fint_t, r_t, K, n_free, r_norm):
             have_tangent = False
         else:
             counts[1] += 1
@@ -227,14 +227,8 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
                     ut[i, 0] = u[i, 0] + Y[i, 0]
                     ut[i, 1] = u[i, 1] + Y[i, 1]
                     rt[i] = rot[i] + dn[i, 2]
-                evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e,
-                         fint_t, K)
-                for i in range(n_act):
-                    r_t[i] = fint_t[i] - fe[i]
-                if _norm(r_t, n_free) <= r_norm:
-                    u[:] = ut
-                    rot[:] = rt
-                    fint[:] = fint_t
+                if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe,
+                          fint, fint_t, r_t, K, n_free, r_norm):
                     have_tangent = False
                     accepted = True
                 else:
@@ -250,8 +244,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
                 evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
                 have_tangent = True
         # --- the correction's size against the positions (NormTest.correction) -------------
-        positions(X, u, rot, free_node, free_slot, q)
-        du_ratio = _norm(x, n_free) / _norm(q, n_free) if _norm(q, n_free) > 0 else np.inf
+        du_ratio = nk.correction_ratio(X, u, rot, x, free_node, free_slot, q)
     return FALLBACK, max_it + 1
 
 

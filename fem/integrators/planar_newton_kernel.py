@@ -13,11 +13,10 @@ A small model's iteration was some two hundred interpreter calls around a few mi
 arithmetic. Anything but a plain convergence (a divergence, a null pivot, a poor or non-finite
 solve, the iteration limit, a stagnation) returns :data:`FALLBACK`: the caller runs the step
 again from its predictor through the general path, which reports or cuts back as it always does,
-so the messages and the step control have one implementation. ``tests/test_planar_newton.py``
+so the messages and the step control have one implementation. ``tests/test_planar_step.py``
 checks that both paths take the same iterations to the same states.
 """
 
-import math
 
 import numpy as np
 
@@ -28,18 +27,9 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.integrators.planar_kernel import beams, mass_diagonal, nodes  # noqa: E402
+from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import factor, fill  # noqa: E402
-from fem.solvers.newton_kernel import (  # noqa: E402, F401
-    CONVERGED,
-    FALLBACK,
-    GOING,
-    NBLOCKS,
-    floors,
-    positions,
-    references,
-    solve,
-    test,
-)
+from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
 
 
 @njit(cache=True, nogil=True)
@@ -92,9 +82,9 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         tangent_out[0] = 1 if tangent else 0
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
-        references(fin, fel, fe, kind, lever, reference_out)
+        nk.references(fin, fel, fe, kind, lever, reference_out)
         # --- the convergence test (NormTest.converged) --------------------------------------
-        status = test(r, kind, n_free, it, reference_out, settings, du_ratio, norms, b, prev,
+        status = nk.test(r, kind, n_free, it, reference_out, settings, du_ratio, norms, b, prev,
                       floor)
         if status != GOING:
             return status, it
@@ -108,28 +98,17 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
                       f_e, K_e, energy, vh1, einc, res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
-            positions(X, u1, rot1, free_node, free_slot, q)
-            floors(indptr, indices, K, q, kind, eps, absKq, floor)
+            nk.positions(X, u1, rot1, free_node, free_slot, q)
+            nk.floors(indptr, indices, K, q, kind, eps, absKq, floor)
             norm = fill(indptr, K, pos, order, ab, scale_rows)
             if factor(ab, kl, scale_rows, null):
                 return FALLBACK, it
             Kf[:] = K
             stale = not modified
         # --- solve (BandedLU.solve), correct (System.update_unknowns, 2D) --------------------
-        if not solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
+        if not nk.solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
                      max_refine, poor):
             return FALLBACK, it              # the general path keeps the record of it
-        du2 = 0.0
-        for i in range(n_free):
-            node, s = free_node[i], free_slot[i]
-            if s < 2:
-                u1[node, s] += x[i]
-            else:
-                rot1[node] += x[i]
-            du2 += x[i] * x[i]
-        positions(X, u1, rot1, free_node, free_slot, q)
-        x2 = 0.0
-        for i in range(n_free):
-            x2 += q[i] * q[i]
-        du_ratio = math.sqrt(du2) / math.sqrt(x2) if x2 > 0 else np.inf
+        nk.correct(u1, rot1, x, free_node, free_slot)
+        du_ratio = nk.correction_ratio(X, u1, rot1, x, free_node, free_slot, q)
     return FALLBACK, max_it + 1

@@ -10,7 +10,9 @@ a step's problem, written out. What they share lives here, once:
   round-off floor, the stagnation and divergence guards);
 * :func:`floors`: :meth:`fem.analysis.base.StepBase.floors` at a tangent;
 * :func:`solve`: the banded LU's solve with the backward error and the refinement of
-  :meth:`fem.solvers.banded.BandedLU.solve`.
+  :meth:`fem.solvers.banded.BandedLU.solve`;
+* :func:`correct` and :func:`correction_ratio`: a correction applied to a planar state and its
+  size against the positions (:meth:`fem.solvers.newton.NormTest.correction`).
 
 Each says which Python code it writes out: change both (the tests of the compiled steps compare
 iterations, residual norms and states with the general path). A compiled loop returns
@@ -40,6 +42,28 @@ def positions(X, u, rot, free_node, free_slot, q):
     for k in range(q.shape[0]):
         i, s = free_node[k], free_slot[k]
         q[k] = abs(X[i, s] + u[i, s]) if s < 2 else max(abs(rot[i]), 1.0)
+
+
+@njit(cache=True, nogil=True)
+def correct(u, rot, x, free_node, free_slot):
+    """Add the correction ``x`` of the unknowns to ``u, rot`` (System.update_unknowns, 2D)."""
+    for i in range(x.shape[0]):
+        node, s = free_node[i], free_slot[i]
+        if s < 2:
+            u[node, s] += x[i]
+        else:
+            rot[node] += x[i]
+
+
+@njit(cache=True, nogil=True)
+def correction_ratio(X, u, rot, x, free_node, free_slot, q):
+    """``|x| / |q|``, ``q`` the positions at ``u, rot`` (NormTest.correction's ratio)."""
+    positions(X, u, rot, free_node, free_slot, q)
+    x2, q2 = 0.0, 0.0
+    for i in range(x.shape[0]):
+        x2 += x[i] * x[i]
+        q2 += q[i] * q[i]
+    return math.sqrt(x2) / math.sqrt(q2) if q2 > 0 else np.inf
 
 
 @njit(cache=True, nogil=True)
