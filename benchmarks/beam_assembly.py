@@ -198,12 +198,41 @@ def kernel_before_after(sizes=(10_000, 100_000)) -> dict[int, tuple[float, float
         shutil.rmtree(tree, ignore_errors=True)
 
 
+def truss_rates(sizes=(10_000, 100_000)) -> dict[int, float]:
+    """Elements per second of 3D co-rotational trusses' force + tangent (numpy, best of 5).
+
+    Beside the beams: trusses have no compiled kernel, the numpy code already runs near the rate
+    issue 14 asks of the beams' kernel (a truss is a few dozen flops, a beam thousands).
+    """
+    from fem.io.deck import from_dict
+
+    out = {}
+    for E in sizes:
+        deck = from_dict({
+            "model": {"dim": 3}, "materials": [{"name": "m", "E": 1.0, "nu": 0.3}],
+            "sections": [{"name": "s", "A": 1.0}],
+            "nodes": {"coordinates": [[0.0, 0.0, 0.0], [1.0, 0.3, 0.1]]},
+            "elements": [{"name": "t", "type": "truss", "formulation": "corotational",
+                          "material": "m", "section": "s", "connectivity": [[1, 2]],
+                          "divisions": E}],
+            "supports": [{"nodes": [1], "fixed": ["all"]}],
+            "loads": [{"name": "P", "nodes": [2], "force": [1.0, 0.0, 0.0]}],
+            "steps": [{"name": "s", "type": "static"}]})
+        state = System(deck.model).reference_state()
+        state.u[:, :3] = np.random.default_rng(1).normal(scale=1e-3, size=(len(state.u), 3))
+        group = deck.model.groups[0]
+        out[E] = E / best_of(lambda: group.evaluate(state, True), repeat=5)
+    return out
+
+
 def main():
     print("3D co-rotational beams: force + tangent, numpy reference vs compiled kernel "
           "(elements per second; issue 14 asks for 1e6 on one core at 1e5)")
     print(f"{'elements':>9} {'numpy':>10} {'kernel 1t':>10} {'kernel 2t':>10} {'ratio 1t':>9}")
     for E, (r_np, r1, r2) in kernel_rates().items():
         print(f"{E:>9} {r_np:>10.3g} {r1:>10.3g} {r2:>10.3g} {r1 / r_np:>9.1f}")
+    print("3D co-rotational trusses, force + tangent in numpy (no kernel): "
+          + ", ".join(f"{r:.3g} elements/s at {E:.0e}" for E, r in truss_rates().items()))
     print()
     print(f"The kernel now and at {KERNEL_BASELINE} (Beam.evaluate, force + tangent, one numba "
           "thread, best of 5; elements per second)")
