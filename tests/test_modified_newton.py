@@ -1,9 +1,9 @@
-"""Modified Newton (``newton = "modified"`` of dynamic steps) converges to full Newton's states.
+"""Modified Newton (``newton = "modified"``) converges to full Newton's states.
 
-It factors a time step's first tangent and reuses it, factoring anew when an iteration reduces
-the residual by less than ``MODIFIED_CONTRACTION``; the converged states meet the same test, so
-they agree with full Newton's to the tolerance, and the energy-conserving scheme still conserves
-energy.
+It factors a time step's (a load-control increment's) first tangent and reuses it, factoring
+anew when an iteration reduces the residual by less than ``MODIFIED_CONTRACTION``; the converged
+states meet the same test, so they agree with full Newton's to the tolerance, and the
+energy-conserving scheme still conserves energy.
 """
 
 import copy
@@ -95,3 +95,50 @@ def test_the_deck_key_is_checked():
 
     with pytest.raises(DeckError, match="newton"):
         from_dict(pendulum("quasi"))
+
+
+def test_modified_newton_of_a_static_step_reaches_full_newtons_path(monkeypatch):
+    """``newton = "modified"`` under load control (the general loop: the compiled increment is
+    full Newton's): the elastica's tip of full Newton to the tolerance, bent corrections still
+    applied, fewer factorizations than iterations."""
+    from fem.analysis import planar_static
+    from fem.analysis.static import StaticStep
+
+    def elastica(newton):
+        return {"model": {"dim": 2},
+                "materials": [{"name": "unit", "E": 1.0, "nu": 0.0}],
+                "sections": [{"name": "s", "A": 1.0e5, "Iz": 1.0}],
+                "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0]]},
+                "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
+                              "material": "unit", "section": "s", "connectivity": [[1, 2]],
+                              "divisions": 10}],
+                "supports": [{"nodes": [1], "fixed": ["all"]}],
+                "loads": [{"name": "P", "nodes": [2], "force": [0.0, -1.0]}],
+                "steps": [{"name": "bend", "type": "static", "nonlinear": True,
+                           "load_factor": 10.0, "increments": 20, "max_increment": 0.5,
+                           "tolerance": 1e-10, "newton": newton}]}
+
+    made = []
+    make = planar_static.PlanarIncrement.make.__func__
+    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
+                        classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
+    monkeypatch.setattr(planar_static.PlanarIncrement, "iterate", lambda self, *a: None)
+    runs = {}
+    fill = StaticStep.fill
+    for newton in ("full", "modified"):
+        fills = []
+        monkeypatch.setattr(StaticStep, "fill",
+                            lambda self, K, fills=fills: fills.append(1) or fill(self, K))
+        dk = from_dict(elastica(newton))
+        sysm = System(dk.model)
+        state = sysm.reference_state()
+        step = make_step(dk.steps[0], sysm, dk)
+        step.run(state, None)
+        runs[newton] = (state, step, len(fills))
+    assert made[0] is not None and made[1] is None       # modified: never the compiled increment
+    (full, step_f, fills_f), (mod, step_m, fills_m) = runs["full"], runs["modified"]
+    tip = np.abs(full.u[1, :2]).max()
+    assert np.abs(mod.u[1, :2] - full.u[1, :2]).max() <= 1e-7 * tip
+    its_f, its_m = step_f.progress.iterations, step_m.progress.iterations
+    assert fills_f >= its_f and fills_m < its_m < 3 * its_f
+    assert step_m.bent > 0

@@ -6,9 +6,9 @@ elements, the assembly, the test, the bent corrections), against OpenSees's 0.02
 models where the static step reduces to nodes and beams, :class:`PlanarIncrement` iterates an
 increment's Newton loop in :func:`fem.analysis.planar_static_kernel.increment`:
 
-* 2D, a nonlinear static step under load control without a line search
-  (``line_search = "none"``, the default: the corrections are the bent ones of
-  :mod:`fem.analysis.bent`);
+* 2D, a nonlinear static step under load control with full Newton and without a line search
+  (``newton = "full"``, ``line_search = "none"``, the defaults: the corrections are the bent
+  ones of :mod:`fem.analysis.bent`);
 * every element group co-rotational 2D beams (no offsets, no interior modes) in the form the
   compiled kernel knows (:func:`fem.elements.beam2d_jit.prepare`);
 * no joints or ties, loads that do not turn with the structure;
@@ -88,8 +88,8 @@ class PlanarIncrement:
         system, s = step.system, step.settings
         model, dm = system.model, system.dofmap
         if (model.dim != 2 or not s.nonlinear or s.control != "load" or s.line_search != "none"
-                or step.petsc_options_given or getattr(model, "constraints", ())
-                or step.loads.state_dependent
+                or s.newton != "full" or step.petsc_options_given
+                or getattr(model, "constraints", ()) or step.loads.state_dependent
                 or dm.n_free == 0 or dm.n_free != dm.n_nodal or not _kernel.enabled()):
             return None
         preps = []

@@ -138,6 +138,10 @@ class StaticSettings:
                                "potential's slope); see Newton's convergence test and line "
                                "search", used_by=("load",),
                                choices=LINE_SEARCHES)
+    newton: str = setting("str", "full", "load control: full (a new tangent every iteration) "
+                          "or modified (the increment's first tangent reused while each "
+                          "iteration reduces the residual at least 4-fold)", used_by=("load",),
+                          choices=("full", "modified"))
     fast_iterations: int = setting("int", 4, deck=False)
 
     VARIANTS = ("linear", "load", "displacement", "arclength")
@@ -432,7 +436,8 @@ class StaticStep(StepBase):
         p.next_output = self.output_every
         self._loads_end = None
         self.line_search = self._line_search()
-        newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search)
+        newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search,
+                        modified=self.settings.newton == "modified")
         warned = False
         while not control.finished(state):
             interrupt.check()
