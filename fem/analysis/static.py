@@ -5,7 +5,10 @@ the control says where the increment starts (load control: the load factor it is
 displacement control and arc-length: the load factor it starts from, the factor being an unknown
 of the increment), :class:`fem.solvers.newton.Newton` iterates it to equilibrium with this step
 as its problem (residual ``f_int - f_ext(lam)``, tangent, load pattern ``F``), and the control
-accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`).
+accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`). In planar
+models of co-rotational beams a load-control increment is one compiled call instead
+(:mod:`fem.analysis.planar_static`: the same iterations to round-off, and the determinant's sign
+from its band LU's pivots); an increment it cannot finish runs again through Newton here.
 
 External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so
 displacement and arc-length control need the default (ramp) load functions. Prescribed
