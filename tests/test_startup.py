@@ -8,6 +8,8 @@ it, then report the top-level modules in ``sys.modules``:
 * a static deck (the ``cantilever_2d`` case) never imports slepc4py, meshio or numba (nor numba's
   llvmlite); the positive control, a modal step with ``method = "slepc"``, does import slepc4py,
   so the check sees an import when there is one and SLEPc still loads when a step needs it;
+* a nonlinear static truss under load control does not import numba either, the elastica
+  (planar co-rotational beams: the compiled increment) does;
 * Open MPI's serial settings (:data:`fem._petsc.SERIAL_MPI`) are set only while MPI starts, and
   never when a launcher (``mpiexec``, ``srun``) started the process or for a variable the user set;
   they do not make concurrent runs share one MPI session directory.
@@ -61,6 +63,52 @@ def test_a_static_run_imports_no_eigen_solver_mesh_reader_or_compiler(tmp_path):
     loaded = sorted(set(HEAVY) & set(report["modules"]))
     assert loaded == [], f"a static run imported {loaded}"
     assert report["ompi"] == [], "Open MPI's serial settings stayed in the environment"
+
+
+TRUSS = """
+[model]
+dim = 2
+[[materials]]
+name = "m"
+E = 1.0
+nu = 0.0
+[[sections]]
+name = "s"
+A = 1.0
+[nodes]
+coordinates = [[0.0, 0.0], [1.0, 0.1], [2.0, 0.0]]
+[[elements]]
+name = "bars"
+type = "truss"
+formulation = "corotational"
+material = "m"
+section = "s"
+connectivity = [[1, 2], [2, 3]]
+[[supports]]
+nodes = [1, 3]
+fixed = ["ux", "uy"]
+[[loads]]
+name = "P"
+nodes = [2]
+force = [0.0, -1e-4]
+[[steps]]
+name = "push"
+type = "static"
+nonlinear = true
+increments = 4
+"""
+
+
+def test_the_compiler_loads_for_planar_beams_under_load_control_only(tmp_path):
+    """A nonlinear static truss under load control stays without numba; the elastica (planar
+    co-rotational beams, fem.analysis.planar_static) loads it: the check sees an import."""
+    deck = tmp_path / "truss.toml"
+    deck.write_text(TRUSS)
+    report = _run_fresh(deck, tmp_path / "truss.h5")
+    assert not set(HEAVY) & set(report["modules"]), report["modules"]
+    report = _run_fresh(ROOT / "cases" / "elastica_cantilever" / "deck.toml",
+                        tmp_path / "elastica.h5")
+    assert "numba" in report["modules"] or os.environ.get("FEM_JIT") == "0"
 
 
 def test_a_slepc_modal_step_still_loads_slepc(tmp_path):

@@ -90,21 +90,22 @@ class PlanarIncrement:
         if (model.dim != 2 or not s.nonlinear or s.control != "load" or s.line_search != "none"
                 or s.newton != "full" or step.petsc_options_given
                 or getattr(model, "constraints", ()) or step.loads.state_dependent
-                or dm.n_free == 0 or dm.n_free != dm.n_nodal or not _kernel.enabled()):
+                or dm.n_free == 0 or dm.n_free != dm.n_nodal or not model.groups):
+            return None
+        if not all(isinstance(g, Beam) and type(g).evaluate is Beam.evaluate and g.dim == 2
+                   and not g.frame.linear and g.offsets is None
+                   and (not dm.internal or dm.internal[i].shape[1] == 0)
+                   for i, g in enumerate(model.groups)):
+            return None
+        if not _kernel.enabled():               # numba is imported here, for a model it takes
             return None
         preps = []
         for i, g in enumerate(model.groups):
-            if not (isinstance(g, Beam) and type(g).evaluate is Beam.evaluate and g.dim == 2
-                    and not g.frame.linear and g.offsets is None
-                    and (not dm.internal or dm.internal[i].shape[1] == 0)):
-                return None
             try:
                 prep = g._kernel_data()
             except RuntimeError:                # a basic beam the kernel does not know
                 return None
             preps.append((prep, system.assembler.groups[i]))
-        if not preps:
-            return None
         lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
         if lu is None:
             return None
