@@ -289,3 +289,29 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
     sysm = System(dk.model)
     make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)
     assert made and made[0] is None
+
+
+def test_large_planar_groups_evaluate_compiled_in_the_general_path(monkeypatch):
+    """From MIN_ELEMENTS beams, Beam.evaluate itself runs the kernel (arc-length, line
+    searches, joints: whatever the compiled increment does not take): the numpy beam's numbers."""
+    deck = elastica()
+    deck["elements"][0]["divisions"] = beam2d_jit.MIN_ELEMENTS
+    deck["elements"][0]["theory"] = "timoshenko"
+    deck["sections"][0]["Ay"] = 0.8e5
+    dk = from_dict(deck)
+    state = System(dk.model).reference_state()
+    rng = np.random.default_rng(5)
+    state.u[:, :2] = rng.normal(scale=0.05, size=(len(state.u), 2))
+    state.rot[:] = rng.normal(scale=3.0, size=len(state.rot))
+    g = dk.model.groups[0]
+    assert g._compiled()
+    f, K = g.evaluate(state)
+    f_only, none = g.evaluate(state, tangent=False)
+    monkeypatch.setenv("FEM_JIT", "0")
+    assert not g._compiled()
+    f_ref, K_ref = g.evaluate(state)
+    assert none is None and np.array_equal(f_only, f)
+    assert np.abs(f - f_ref).max() <= 1e-13 * np.abs(f_ref).max()
+    assert np.abs(K - K_ref).max() <= 1e-13 * np.abs(K_ref).max()
+    small = from_dict(elastica()).model.groups[0]            # 10 beams: numpy
+    assert not small._compiled()

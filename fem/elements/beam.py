@@ -164,6 +164,9 @@ class Beam(ElementGroup):
         the element time when force and tangent were separate calls).
         """
         if self._compiled():                       # nodal quaternions and u go in as they are
+            if self.dim == 2:                        # no offsets (_compiled)
+                f, K = beam2d_jit.evaluate(self._kernel_data(), state.rot, state.u)
+                return f, (K if tangent else None)
             c = chord = None
             if self.offsets is not None:             # the kernel sees the ends (module doc)
                 c = self.offsets.arms(state.rotation_matrices()[self.conn])
@@ -188,14 +191,15 @@ class Beam(ElementGroup):
 
         3D co-rotational groups of at least ``MIN_ELEMENTS`` (``conserving``: without offsets,
         ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is not ``0``
-        (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets for
-        ``conserving`` only (:mod:`fem.elements.beam2d_jit`). The vectorized numpy code is the
-        reference and the fallback.
+        (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets of as many
+        (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for ``conserving``). The
+        vectorized numpy code is the reference and the fallback.
         """
         if self.frame.linear or (conserving and self.offsets is not None):
             return False
         if self.dim == 2:
-            return (conserving and len(self) >= beam2d_jit.MIN_CONSERVING
+            least = beam2d_jit.MIN_CONSERVING if conserving else beam2d_jit.MIN_ELEMENTS
+            return ((conserving or self.offsets is None) and len(self) >= least
                     and beam2d_jit.enabled())
         least = beam3d_jit.MIN_CONSERVING if conserving else beam3d_jit.MIN_ELEMENTS
         return len(self) >= least and beam3d_jit.enabled(conserving)

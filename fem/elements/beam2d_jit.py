@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
-from fem.elements.jit import Kernel, writable
+from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispatch rule
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
@@ -31,6 +31,10 @@ from fem.elements.jit import Kernel, writable
 #: first call's numba import and cached kernel (0.4 s) pay back within 1500 calls (500 steps)
 #: even for one element
 MIN_CONSERVING = 1
+
+# MIN_ELEMENTS (fem.elements.jit): groups from this many elements evaluate the static force and
+# tangent compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control
+# increments of planar beam models call the kernel whatever their size (analysis.planar_static)
 
 _ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
 _kernel = Kernel("fem.elements.beam2d_kernel")
@@ -116,7 +120,8 @@ def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray
 
     :meth:`fem.elements.beam.Beam.evaluate` of a group without offsets at nodal rotations ``rot
     (n,)`` and displacements ``u (n, >=2)``, element by element (:mod:`fem.elements.beam2d_kernel`:
-    the static increment of small planar models calls it; ``Beam.evaluate`` itself stays numpy).
+    the static increment of planar models calls it, and ``Beam.evaluate`` from
+    :data:`MIN_ELEMENTS` elements).
     """
     if not _kernel.enabled():
         raise RuntimeError("the compiled 2D beam kernel needs numba (and FEM_JIT not 0)")
