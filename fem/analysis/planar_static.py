@@ -35,7 +35,7 @@ from fem import linalg
 from fem.analysis.bent import TRUST, held_nodes
 from fem.elements.jit import Kernel
 from fem.solvers import newton
-from fem.solvers.banded import RCM_ABOVE, BandedLU
+from fem.solvers.banded import BandedLU
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
 
@@ -174,38 +174,25 @@ def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple 
     """The chords' Laplacian on ``m`` free nodes (rows ``where``), factored as a band.
 
     ``sum_e w_e (Y_b - Y_a)^2`` over the beams ``conn``, a term on the diagonal for each free
-    end, as a band in the nodes' own order (beams number their nodes along the members) or,
-    wider than :data:`~fem.solvers.banded.RCM_ABOVE`, renumbered as the tangent is; None wider
-    than :data:`~fem.solvers.banded.MAX_BAND` or singular. ``(ab, kl, order)`` for
-    :func:`fem.solvers.banded_kernel.apply`.
+    end, factored by :class:`fem.solvers.banded.BandedLU` (renumbered as the tangent is where
+    that narrows it); None wider than :data:`~fem.solvers.banded.MAX_BAND` or singular.
+    ``(ab, kl, order)`` for :func:`fem.solvers.banded_kernel.apply`.
     """
-    from fem.solvers import banded_kernel
-
+    if m == 0:
+        return np.zeros((0, 1)), 0, np.zeros(0, dtype=np.int64)
     ja, jb = where[conn[:, 0]], where[conn[:, 1]]
-    both = (ja >= 0) & (jb >= 0)
-    kl = int(np.abs(ja[both] - jb[both]).max()) if both.any() else 0
-    if kl > RCM_ABOVE:                          # numbered across: the band LU's renumbering
-        on = [j >= 0 for j in (ja, jb)]
-        L = sp.csr_matrix((np.r_[w[on[0]], w[on[1]], -w[both], -w[both]],
-                           (np.r_[ja[on[0]], jb[on[1]], ja[both], jb[both]],
-                            np.r_[ja[on[0]], jb[on[1]], jb[both], ja[both]])), shape=(m, m))
-        L.sum_duplicates()
-        lu = BandedLU.make(L.indptr, L.indices)
-        if lu is None:
-            return None
-        lu.fill(L.data)
-        try:
-            lu.factor()
-        except linalg.SingularMatrixError:
-            return None
-        return lu.ab, lu.kl, lu.order
-    ab = np.zeros((m, 2 * kl + 1))              # A[i, j] at ab[j, kl + i - j]
-    for j in (ja, jb):
-        on = j >= 0
-        np.add.at(ab[:, kl], j[on], w[on])
-    np.add.at(ab, (jb[both], kl + ja[both] - jb[both]), -w[both])
-    np.add.at(ab, (ja[both], kl + jb[both] - ja[both]), -w[both])
-    scale = ab[:, kl].copy()                    # the largest entry of each row: the diagonal
-    if m and banded_kernel.factor(ab, kl, scale, linalg.NULL_PIVOT):
+    on = [j >= 0 for j in (ja, jb)]
+    both = on[0] & on[1]
+    L = sp.csr_matrix((np.r_[w[on[0]], w[on[1]], -w[both], -w[both]],
+                       (np.r_[ja[on[0]], jb[on[1]], ja[both], jb[both]],
+                        np.r_[ja[on[0]], jb[on[1]], jb[both], ja[both]])), shape=(m, m))
+    L.sum_duplicates()
+    lu = BandedLU.make(L.indptr, L.indices)
+    if lu is None:
         return None
-    return ab, kl, np.arange(m, dtype=np.int64)
+    lu.fill(L.data)
+    try:
+        lu.factor()
+    except linalg.SingularMatrixError:
+        return None
+    return lu.ab, lu.kl, lu.order

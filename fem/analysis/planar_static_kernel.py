@@ -25,6 +25,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.elements.beam2d_kernel import chunk  # noqa: E402
+from fem.integrators.planar_kernel import scatter  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -40,20 +41,9 @@ def evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, tangent, f_e, K_e, f
     E = l0.shape[0]
     chunk(np.int64(0), E, u, rot, conn, chord0, l0, Sc, Hc, tangent, f_e, K_e)
     fint[:] = 0.0
-    for e in range(E):
-        for i in range(6):
-            fint[edofs[e, i]] += f_e[e, i]
-    if not tangent:
-        return
-    K[:] = 0.0
-    nnz = K.shape[0]
-    for e in range(E):
-        base = e * 36
-        for i in range(6):
-            for j in range(6):
-                s = slot[base + 6 * i + j]
-                if s < nnz:
-                    K[s] += K_e[e, i, j]
+    if tangent:
+        K[:] = 0.0
+    scatter(f_e, K_e, edofs, slot, tangent, fint, K)
 
 
 @njit(cache=True, nogil=True)

@@ -34,11 +34,9 @@ def step_kinematics(s0, s1, additive: NDArray | None, R0: NDArray | None = None)
     dx = s1.u - s0.u
     n = len(dx)
     if s0.dim == 2:
+        inc = nodal_increment(s0, s1, additive)
         theta = np.zeros((n, 3))
-        np.subtract(s1.rot, s0.rot, out=theta[:, 2])
-        inc = np.empty((n, 3))             # (column_stack's generic path costs more here)
-        inc[:, :2] = dx[:, :2]
-        inc[:, 2] = theta[:, 2]
+        theta[:, 2] = inc[:, 2]
         return StepKinematics(dx, theta, theta, inc)
     R0 = so3.quat_to_matrix(s0.rot) if R0 is None else R0
     Theta = so3.rotvec_from_quat(so3.quat_mul(so3.quat_conj(s0.rot), s1.rot))       # log(R0^T R1)

@@ -73,9 +73,9 @@ def beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tan
 
     ``einc (E, 6)`` receives the elements' increments, ``f_e``, ``K_e``, ``energy``, ``vh1``
     what :func:`fem.elements.beam2d_ec_kernel.chunk` computes; the tangent's rotation columns
-    are multiplied by ``dpsi`` (the force is a function of ``psi``), then everything is added
-    at ``edofs (E, 6)`` (full vector) and ``slot (E * 36,)`` (CSR values; ``len(K)`` where the
-    entry couples no unknowns). ``tangent`` false: ``K`` is not touched.
+    are multiplied by ``dpsi`` in ``K_e`` (the force is a function of ``psi``), then everything
+    is added at ``edofs (E, 6)`` (full vector) and ``slot (E * 36,)`` (CSR values) by
+    :func:`scatter`. ``tangent`` false: ``K`` is not touched.
     """
     E = l0.shape[0]
     for e in range(E):
@@ -84,21 +84,31 @@ def beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tan
                 einc[e, 3 * a + j] = inc[conn[e, a], j]
     chunk(np.int64(0), E, um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, einc, f_e, K_e, energy,
           vh1, tangent)
+    if tangent:                          # the force is a function of psi: its columns
+        for e in range(E):
+            d0, d1 = dpsi[conn[e, 0]], dpsi[conn[e, 1]]
+            for i in range(6):
+                K_e[e, i, 2] *= d0
+                K_e[e, i, 5] *= d1
+    scatter(f_e, K_e, edofs, slot, tangent, f_el, K)
+
+
+@njit(cache=True, nogil=True)
+def scatter(f_e, K_e, edofs, slot, tangent, f, K):
+    """Add element forces and (if ``tangent``) tangents into the full vector and CSR values.
+
+    ``f_e (E, 6)`` goes to ``f`` at ``edofs``, ``K_e (E, 6, 6)`` to ``K`` at ``slot``
+    (``len(K)`` where the entry couples no unknowns). The static increment's too.
+    """
     nnz = K.shape[0]
-    for e in range(E):
+    for e in range(f_e.shape[0]):
         for i in range(6):
-            f_el[edofs[e, i]] += f_e[e, i]
+            f[edofs[e, i]] += f_e[e, i]
         if not tangent:
             continue
-        d0, d1 = dpsi[conn[e, 0]], dpsi[conn[e, 1]]
         base = e * 36
         for i in range(6):
             for j in range(6):
                 s = slot[base + 6 * i + j]
                 if s < nnz:
-                    v = K_e[e, i, j]
-                    if j == 2:
-                        v *= d0
-                    elif j == 5:
-                        v *= d1
-                    K[s] += v
+                    K[s] += K_e[e, i, j]
