@@ -11,6 +11,7 @@ import copy
 import numpy as np
 import pytest
 
+from benchmarks.small_models import cantilever_deck
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
 from fem.elements import beam2d_jit
@@ -23,20 +24,12 @@ pytest.importorskip("numba")
 
 
 def elastica(increments: int = 20, load: float = 10.0) -> dict:
-    """The elastica cantilever of cases/elastica_cantilever, 10 elements, P L^2 / EI = load."""
-    return {"model": {"dim": 2, "title": "elastica"},
-            "materials": [{"name": "unit", "E": 1.0, "nu": 0.0}],
-            "sections": [{"name": "s", "A": 1.0e5, "Iz": 1.0}],
-            "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0]]},
-            "sets": {"root": [1], "tip": [2]},
-            "elements": [{"name": "beam", "type": "beam", "formulation": "corotational",
-                          "material": "unit", "section": "s", "connectivity": [[1, 2]],
-                          "divisions": 10}],
-            "supports": [{"nodes": "root", "fixed": ["all"]}],
-            "loads": [{"name": "P", "nodes": "tip", "force": [0.0, -1.0]}],
-            "steps": [{"name": "bend", "type": "static", "nonlinear": True,
-                       "load_factor": load, "increments": increments,
-                       "max_increment": load / increments, "tolerance": 1e-9}]}
+    """The benchmark's elastica cantilever (cases/elastica_cantilever, 10 elements), P L^2 / EI
+    = ``load`` in ``increments``, tolerance 1e-9 (the paths' decisions clear of round-off)."""
+    deck = cantilever_deck()
+    deck["steps"][0].update(load_factor=load, increments=increments,
+                            max_increment=load / increments, tolerance=1e-9)
+    return deck
 
 
 def frame() -> dict:
