@@ -9,6 +9,8 @@ symmetry and support conditions, the load), so that the mesh can be refined in o
 * ``pinched_hemisphere``: a quarter of the hemisphere with an 18 degree hole.
 
 Node ids are ``1 + j (n + 1) + i`` (``i`` along the first surface parameter, ``j`` the second).
+Each function returns its deck's text for a mesh of ``n x n`` squares (tests refine the roof with
+it); run as a script, the file writes the cases' decks.
 """
 
 from __future__ import annotations
@@ -47,13 +49,13 @@ def fmt(x: float) -> str:
     return repr(round(x, 12) + 0.0)
 
 
-def write(case: str, header: str, n: int, nodes, tri, body: str) -> None:
-    """``<case>/deck.toml``: the header, the nodes, then ``body`` with the triangles."""
+def deck(header: str, nodes, tri, body: str) -> str:
+    """A deck's text: the header, the nodes, then ``body`` with the triangles."""
     lines = [header.rstrip(), "", "[nodes]", "coordinates = ["]
     lines += [f"  [{fmt(x)}, {fmt(y)}, {fmt(z)}]," for x, y, z in nodes]
     lines += ["]", "", body.strip().replace("@CONN@", ",\n  ".join(
         f"[{a}, {b}, {c}]" for a, b, c in tri)), ""]
-    (HERE / case / "deck.toml").write_text("\n".join(lines))
+    return "\n".join(lines)
 
 
 def ids(values) -> str:
@@ -61,11 +63,11 @@ def ids(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
-def scordelis_lo(n: int = 16) -> None:
+def scordelis_lo(n: int = 16) -> str:
     """The roof's quarter: ``s`` along the axis from midspan, ``t`` along the arc from the crown."""
     R, half, phi = 25.0, 25.0, math.radians(40.0)
     nodes, tri = grid(n, lambda s, t: (half * s, R * math.sin(phi * t), R * math.cos(phi * t)))
-    write("scordelis_lo_roof", f"""\
+    return deck(f"""\
 # Scordelis-Lo roof (MacNeal & Harder 1985): a cylindrical shell roof, R = 25, length 50,
 # 80 degree arc, t = 0.25, E = 4.32e8, nu = 0, its weight 90 per unit area, on rigid end
 # diaphragms (uy = uz = 0), the straight edges free. A quarter (x in [0, 25], the arc from the
@@ -75,7 +77,7 @@ def scordelis_lo(n: int = 16) -> None:
 dim = 3
 title = "Scordelis-Lo roof, quarter, {n} x {n} x 2 flat shell triangles"
 units = "consistent (the benchmark's)"
-""", n, nodes, tri, f"""
+""", nodes, tri, f"""
 [[materials]]
 name = "m"
 E = 4.32e8
@@ -112,12 +114,12 @@ type = "static"
 """)
 
 
-def pinched_cylinder(n: int = 16) -> None:
+def pinched_cylinder(n: int = 16) -> str:
     """The octant: ``s`` along the axis from midlength, ``t`` around from the loaded top."""
     R, half = 300.0, 300.0
     nodes, tri = grid(n, lambda s, t: (half * s, R * math.sin(0.5 * math.pi * t),
                                        R * math.cos(0.5 * math.pi * t)))
-    write("pinched_cylinder", f"""\
+    return deck(f"""\
 # Pinched cylinder with end diaphragms (MacNeal & Harder 1985): R = 300, length 600, t = 3,
 # E = 3e6, nu = 0.3, pinched by two opposite radial loads P = 1 at midlength; rigid end
 # diaphragms (uy = uz = 0). An octant (x in [0, 300], the arc from the load at the top to the
@@ -127,7 +129,7 @@ def pinched_cylinder(n: int = 16) -> None:
 dim = 3
 title = "Pinched cylinder with diaphragms, octant, {n} x {n} x 2 flat shell triangles"
 units = "consistent (the benchmark's)"
-""", n, nodes, tri, f"""
+""", nodes, tri, f"""
 [[materials]]
 name = "m"
 E = 3.0e6
@@ -169,14 +171,14 @@ type = "static"
 """)
 
 
-def pinched_hemisphere(n: int = 32) -> None:
+def pinched_hemisphere(n: int = 32) -> str:
     """The quarter: ``s`` the longitude from the x axis, ``t`` the latitude up to the hole."""
     R, top = 10.0, math.radians(72.0)
     nodes, tri = grid(n, lambda s, t: (R * math.cos(top * t) * math.cos(0.5 * math.pi * s),
                                        R * math.cos(top * t) * math.sin(0.5 * math.pi * s),
                                        R * math.sin(top * t)))
     a, b = 1, n + 1                 # on the equator: on the x axis, on the y axis
-    write("pinched_hemisphere", f"""\
+    return deck(f"""\
 # Pinched hemisphere with an 18 degree hole (MacNeal & Harder 1985): R = 10, t = 0.04,
 # E = 6.825e7, nu = 0.3, four radial loads of 2 on the equator, alternately outward (x) and
 # inward (y); the equator and the hole free. A quarter (x, y >= 0) with symmetry about y = 0
@@ -186,7 +188,7 @@ def pinched_hemisphere(n: int = 32) -> None:
 dim = 3
 title = "Pinched hemisphere, quarter, {n} x {n} x 2 flat shell triangles"
 units = "consistent (the benchmark's)"
-""", n, nodes, tri, f"""
+""", nodes, tri, f"""
 [[materials]]
 name = "m"
 E = 6.825e7
@@ -230,6 +232,7 @@ type = "static"
 
 
 if __name__ == "__main__":
-    scordelis_lo()
-    pinched_cylinder()
-    pinched_hemisphere()
+    decks = {"scordelis_lo_roof": scordelis_lo(), "pinched_cylinder": pinched_cylinder(),
+             "pinched_hemisphere": pinched_hemisphere()}
+    for case, text in decks.items():
+        (HERE / case / "deck.toml").write_text(text)
