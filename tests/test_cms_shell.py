@@ -156,10 +156,16 @@ def test_craig_bampton_folded_plate_converges_to_the_full_model(folded):
     assert below.sum() == 23
     previous, worst = None, []
     for cutoff in (200.0, 400.0, 600.0, 800.0):
-        w2 = reduce_cb(folded, cutoff=cutoff).modes(40)[0]
+        model = reduce_cb(folded, cutoff=cutoff)
+        w2 = model.modes(40)[0]
         assert np.all(w2 >= w2_fe[:40] * (1 - ROUNDOFF))
         if previous is not None:
-            assert np.all(w2 <= previous * (1 + ROUNDOFF))
+            # each reduced solve's own round-off, a modest multiple of eps lambda_max / lambda
+            # relative (the symmetric-definite eigen-solve's bound; the reduced spectra span
+            # 1e8): 10 x 2e-8 on the first mode, whose errors measure 0.5-5e-8 from one cut-off
+            # to the next, 10 x 1e-9 on the second, less above
+            eps = 10 * np.finfo(float).eps * model.modes()[0][-1] / w2
+            assert np.all(w2 <= previous * (1 + ROUNDOFF + eps))
         previous = w2
         worst.append(np.sqrt(w2[:23] / w2_fe[below]).max() - 1)
     assert np.all(np.diff(worst) < 0), worst

@@ -16,20 +16,25 @@ sections 2-3):
   singular ``M``, the zero mass of multiplier rows or massless DOFs, adds no spurious
   directions: the infinite eigenvalues map to ``theta = 0`` and are never found);
 * the block recurrence ``OP Q_j = Q_{j-1} B_j^T + Q_j A_j + Q_{j+1} B_{j+1}`` (their eq. 2.4)
-  with full ``M``-reorthogonalization: the new block is ``M``-orthogonalized against all
-  previous ones by two passes of block classical Gram-Schmidt (BLAS-3 products ``V^T (M W)``,
-  never a loop over vectors), then normalized within itself through the eigen-decomposition of
-  its ``M``-Gram matrix (twice; it reveals the block's rank);
+  with full ``M``-reorthogonalization: the new block is ``M``-orthogonalized by two passes of
+  block classical Gram-Schmidt (BLAS-3 products ``V^T (M W)``, never a loop over vectors), the
+  first against the blocks it couples to (the last two; every kept Ritz vector after a
+  restart), the second against all previous ones, then normalized within itself through the
+  eigen-decomposition of its ``M``-Gram matrix (twice; it reveals the block's rank);
   the projected matrix ``H = V^T M OP V`` (the block tridiagonal ``T_j``, and the arrowhead of a
-  thick restart) is built from the coefficients of the first pass, no extra product;
+  thick restart) is built from the coefficients of both passes, no extra product (reading the
+  basis twice a block instead of four times: at 1e5 DOFs and 20 modes the work besides the
+  solves fell from 2.3-2.8 s to 2.0 s);
   a rank-deficient block (an invariant subspace) is completed with fresh random directions in
   the range of ``OP``;
 * the residual of a Ritz pair ``(theta, V y)`` costs nothing: ``||OP V y - theta V y||_M =
   ||B_{j+1} E_j^T y||`` (their eq. 2.6 and section 3.2), and a pair is accepted when it is at
-  most ``tol |theta|``; the accepted pairs are then verified on the ORIGINAL problem, their
-  backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at most ``tol``
-  (else the basis grows further), and returned with their Rayleigh quotients
-  ``x^T K x / x^T M x``.
+  most ``tol |theta|``; the accepted pairs are then refined by a Rayleigh-Ritz step on the
+  ORIGINAL pencil in their span (``(X^T K X, X^T M X)``, :func:`_rayleigh_ritz`: free of the
+  round-off that ``OP``'s spread puts on its small eigenvalues, the high frequencies; a free
+  beam's whole spectrum came back with backward errors of 1e-16 instead of 1e-10) and verified
+  there, their backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at
+  most ``tol`` (else the basis grows further).
 
 When the basis reaches ``max_dim`` vectors it is restarted thickly (Wu & Simon 2000, SIAM J.
 Matrix Anal. Appl. 22, "Thick-restart Lanczos method for large symmetric eigenvalue problems";
@@ -45,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import NDArray
 
 from fem import interrupt
@@ -66,21 +72,28 @@ class ModalPairs:
     dimension: int
 
 
-def backward_errors(K, M, omega2: NDArray, X: NDArray) -> NDArray:
-    """(m,) ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` (infinity norms)."""
+def backward_errors(K, M, omega2: NDArray, X: NDArray, KX: NDArray | None = None,
+                    MX: NDArray | None = None) -> NDArray:
+    """(m,) ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` (infinity norms).
+
+    ``KX``, ``MX``: the products ``K X`` and ``M X`` if the caller has them.
+    """
     nK = abs(K).sum(axis=1).max() if K.nnz else 0.0
     nM = abs(M).sum(axis=1).max() if M.nnz else 0.0
-    R = K @ X - (M @ X) * omega2
+    R = (K @ X if KX is None else KX) - (M @ X if MX is None else MX) * omega2
     scale = (nK + np.abs(omega2) * nM) * np.abs(X).max(axis=0)
     return np.abs(R).max(axis=0) / np.maximum(scale, 1e-300)
 
 
-def _next_block(W: NDArray, V: NDArray, MV: NDArray, M,
-                first: NDArray | None = None) -> tuple[NDArray, NDArray]:
-    """``W`` made ``M``-orthonormal to ``V`` and within itself: ``(W, M W)``.
+def _next_block(W: NDArray, V: NDArray, MV: NDArray, M, first: NDArray | None = None,
+                lo: int = 0) -> tuple[NDArray, NDArray, NDArray]:
+    """``W`` made ``M``-orthonormal to ``V`` and within itself: ``(W, M W, second)``.
 
-    Two passes of block classical Gram-Schmidt against ``V`` (``first``, if given, is the
-    coefficient block ``V^T M W`` of the first pass, already computed), then the block is
+    Two passes of block classical Gram-Schmidt against ``V``: the first against ``V[:, lo:]``
+    only, with the coefficients ``first = V[:, lo:]^T M W`` if the caller has them (the
+    recurrence's new block couples to the last two blocks alone; what it has along older ones
+    is round-off), the second against the whole of ``V`` (its coefficients ``second``, what the
+    first pass left along ``V``, are returned); then the block is
     normalized through the eigen-decomposition of its ``M``-Gram matrix, which reveals its rank:
     a direction whose ``M``-norm fell below ``1e-10`` of the largest incoming column carries no
     new direction (an invariant subspace, or ``M W = 0``) and is dropped, and so is one below
@@ -90,15 +103,16 @@ def _next_block(W: NDArray, V: NDArray, MV: NDArray, M,
     magnification of ``1e4`` one more pass against ``V`` follows) and leaves errors of ``eps``
     times the Gram matrix's condition number within the block: a second normalization follows.
     """
-    C = MV.T @ W if first is None else first
-    W = W - V @ C
-    W -= V @ (MV.T @ W)
+    C = MV[:, lo:].T @ W if first is None else first
+    W = W - V[:, lo:] @ C
+    second = MV.T @ W
+    W -= V @ second
     MW = M @ W
     scale = float(np.max(np.einsum("ij,ij->j", C, C) + np.einsum("ij,ij->j", W, MW),
                          initial=0.0))
     for k in range(2):
         if W.shape[1] == 0 or scale <= 0.0:
-            return W[:, :0], MW[:, :0]
+            return W[:, :0], MW[:, :0], second
         gram = W.T @ MW
         w, U = np.linalg.eigh(0.5 * (gram + gram.T))
         keep = (w > 1e-14 * w.max()) & (w > 1e-20 * scale)
@@ -109,7 +123,7 @@ def _next_block(W: NDArray, V: NDArray, MV: NDArray, M,
             W -= V @ C
             MW -= MV @ C
         scale = 1.0                        # the second normalization: of errors of eps w / w_min
-    return W, MW
+    return W, MW, second
 
 
 def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray], *,
@@ -148,9 +162,10 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     Vbuf, MVbuf = np.empty((n, max_dim), order="F"), np.empty((n, max_dim), order="F")
     k = 0
     H = np.zeros((0, 0))
-    W, MW = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], B)
+    W, MW, _ = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], B)
     restarts_done = 0
     worst = np.inf
+    lo = 0                                 # where the last block but one starts
     while True:
         interrupt.check()
         if k + W.shape[1] > max_dim:
@@ -159,19 +174,27 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
             restarts_done += 1
             k, H = _thick_restart(Vbuf, MVbuf, k, H, min(max(count + b, k // 2),
                                                          max_dim - W.shape[1]))
+            lo = 0                         # every kept Ritz vector couples to the next block
         new = W.shape[1]
         Vbuf[:, k:k + new], MVbuf[:, k:k + new] = W, MW
         k += new
         V, MV = Vbuf[:, :k], MVbuf[:, :k]
         OPW = solve(MW if inner is None else M @ W)
-        C = MV.T @ OPW                     # the new columns of H = V^T M OP V
+        # OP is M-symmetric, so OP W couples only to the blocks whose images reached W (the last
+        # two; every kept Ritz vector after a restart): the first Gram-Schmidt pass reads those,
+        # not all of V, and the second's coefficients (round-off along the older blocks, which
+        # the spread of a shift-invert spectrum magnifies against its small eigenvalues) complete
+        # the new columns of H = V^T M OP V, as the two full passes gave them
+        first = MV[:, lo:].T @ OPW
+        W, MW, C = _next_block(OPW, V, MV, B, first=first, lo=lo)
+        C[lo:] += first
         H = np.block([[H, C[:-new]], [C[:-new].T, 0.5 * (C[-new:] + C[-new:].T)]])
-        W, MW = _next_block(OPW, V, MV, B, first=C)
+        lo = k - new
         coupling = MW.T @ OPW              # B_{j+1}: OP Q_j = ... + Q_{j+1} B_{j+1}
         if W.shape[1] < b and k + W.shape[1] < n:
             # an invariant subspace (or M's range exhausted): go on from fresh directions
             fresh = solve(M @ rng.standard_normal((n, b - W.shape[1])))
-            Wf, MWf = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), B)
+            Wf, MWf, _ = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), B)
             W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
             coupling = MW.T @ OPW          # what the dropped directions left along the fresh
         if k < count:
@@ -183,9 +206,8 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
         theta, Y = theta[near], Y[:, near]
         res = np.linalg.norm(coupling @ Y[-new:], axis=0)
         if np.all(res <= tol * np.abs(theta)):
-            X = V @ Y
-            omega2 = np.einsum("ij,ij->j", X, K @ X) / np.einsum("ij,ij->j", X, M @ X)
-            berr = backward_errors(K, M, omega2, X)
+            omega2, X, KX, MX = _rayleigh_ritz(K, M, V @ Y, inner)
+            berr = backward_errors(K, M, omega2, X, KX, MX)
             worst = float(berr.max())
             if worst <= tol:
                 order = np.argsort(omega2, kind="stable")
@@ -215,6 +237,28 @@ def default_block(count: int) -> int:
     at once.
     """
     return max(1, min(count, 6))
+
+
+def _rayleigh_ritz(K, M, X: NDArray, inner) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """The pairs of ``K x = omega^2 M x`` in the span of the accepted Ritz vectors ``X``.
+
+    ``(omega2, X Z, K X Z, M X Z)``: the small pencil ``(X^T K X, X^T M X)`` solved with the
+    product's matrix (``M``, or ``inner = K`` for the buckling transformation, ``theta = 1 /
+    omega^2``) on the right, where it is positive definite (``X`` is orthonormal in it, so
+    ``Z`` keeps it so). On the original problem, not ``OP``: the Ritz values of ``H`` carry
+    round-off of ``eps`` times ``OP``'s largest eigenvalue, which a shift-invert spectrum's spread
+    (rigid modes at a small shift) magnifies against its smallest; the Rayleigh quotients of the
+    original matrices do not, and near-degenerate pairs come out ``K``- and ``M``-orthogonal.
+    """
+    KX, MX = K @ X, M @ X
+    Kr, Mr = X.T @ KX, X.T @ MX
+    Kr, Mr = 0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T)
+    if inner is None:
+        omega2, Z = scipy.linalg.eigh(Kr, Mr)
+    else:
+        theta, Z = scipy.linalg.eigh(Mr, Kr)
+        omega2 = 1.0 / np.where(theta != 0.0, theta, np.inf)
+    return omega2, X @ Z, KX @ Z, MX @ Z
 
 
 def _thick_restart(V: NDArray, MV: NDArray, k: int, H: NDArray, m: int):
