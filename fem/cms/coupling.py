@@ -53,10 +53,16 @@ def reduced_modes(K: NDArray, M: NDArray, count: int | None = None) -> tuple[NDA
     r = K.shape[0]
     sub = None if count is None else (0, min(count, r) - 1)
     try:
-        return sla.eigh(K, M, subset_by_index=sub)
+        Q = sla.eigh(K, M, subset_by_index=sub)[1]
     except np.linalg.LinAlgError:
         raise ModelError("the reduced mass matrix is not positive definite: a reduced coordinate "
                          "carries no mass") from None
+    # each value the Rayleigh quotient of its vector: the dense solve's eigenvalues are accurate
+    # to eps times the largest (a reduced model keeping every interior mode of a folded plate
+    # spans 3e9: 2e-7 relative on its lowest), the quotients to eps times their own (3e-9 there)
+    omega2 = np.einsum("ij,ij->j", Q, K @ Q) / np.einsum("ij,ij->j", Q, M @ Q)
+    order = np.argsort(omega2, kind="stable")
+    return omega2[order], Q[:, order]
 
 
 @dataclass
