@@ -32,8 +32,8 @@ sections 2-3):
   most ``tol |theta|``; the accepted pairs are then refined by a Rayleigh-Ritz step on the
   ORIGINAL pencil in their span (``(X^T K X, X^T M X)``, :func:`_rayleigh_ritz`: free of the
   round-off that ``OP``'s spread puts on its small eigenvalues, the high frequencies; a free
-  beam's whole spectrum came back with backward errors of 1e-16 instead of 1e-10) and verified
-  there, their backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at
+  beam's whole spectrum came back with backward errors of 1e-16 instead of 1e-10), returned
+  with their Rayleigh quotients ``x^T K x / x^T M x`` and verified there, their backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at
   most ``tol`` (else the basis grows further).
 
 When the basis reaches ``max_dim`` vectors it is restarted thickly (Wu & Simon 2000, SIAM J.
@@ -242,10 +242,10 @@ def default_block(count: int) -> int:
 def _rayleigh_ritz(K, M, X: NDArray, inner) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """The pairs of ``K x = omega^2 M x`` in the span of the accepted Ritz vectors ``X``.
 
-    ``(omega2, X Z, K X Z, M X Z)``: the small pencil ``(X^T K X, X^T M X)`` solved with the
-    product's matrix (``M``, or ``inner = K`` for the buckling transformation, ``theta = 1 /
-    omega^2``) on the right, where it is positive definite (``X`` is orthonormal in it, so
-    ``Z`` keeps it so). On the original problem, not ``OP``: the Ritz values of ``H`` carry
+    ``(omega2, X Z, K X Z, M X Z)``: ``Z`` the eigenvectors of the small pencil ``(X^T K X,
+    X^T M X)`` solved with the product's matrix (``M``, or ``inner = K`` for the buckling
+    transformation) on the right, where it is positive definite (``X`` is orthonormal in it, so
+    ``Z`` keeps it so); ``omega2`` the Rayleigh quotients of the new vectors. On the original problem, not ``OP``: the Ritz values of ``H`` carry
     round-off of ``eps`` times ``OP``'s largest eigenvalue, which a shift-invert spectrum's spread
     (rigid modes at a small shift) magnifies against its smallest; the Rayleigh quotients of the
     original matrices do not, and near-degenerate pairs come out ``K``- and ``M``-orthogonal.
