@@ -33,8 +33,9 @@ sections 2-3):
   ORIGINAL pencil in their span (``(X^T K X, X^T M X)``, :func:`_rayleigh_ritz`: free of the
   round-off that ``OP``'s spread puts on its small eigenvalues, the high frequencies; a free
   beam's whole spectrum came back with backward errors of 1e-16 instead of 1e-10), returned
-  with their Rayleigh quotients ``x^T K x / x^T M x`` and verified there, their backward error ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at
-  most ``tol`` (else the basis grows further).
+  with their Rayleigh quotients ``x^T K x / x^T M x`` and verified there, their backward error
+  ``||K x - omega^2 M x|| / ((||K|| + |omega^2| ||M||) ||x||)`` at most ``tol`` (else the basis
+  grows further).
 
 When the basis reaches ``max_dim`` vectors it is restarted thickly (Wu & Simon 2000, SIAM J.
 Matrix Anal. Appl. 22, "Thick-restart Lanczos method for large symmetric eigenvalue problems";
@@ -245,10 +246,11 @@ def _rayleigh_ritz(K, M, X: NDArray, inner) -> tuple[NDArray, NDArray, NDArray, 
     ``(omega2, X Z, K X Z, M X Z)``: ``Z`` the eigenvectors of the small pencil ``(X^T K X,
     X^T M X)`` solved with the product's matrix (``M``, or ``inner = K`` for the buckling
     transformation) on the right, where it is positive definite (``X`` is orthonormal in it, so
-    ``Z`` keeps it so); ``omega2`` the Rayleigh quotients of the new vectors. On the original problem, not ``OP``: the Ritz values of ``H`` carry
-    round-off of ``eps`` times ``OP``'s largest eigenvalue, which a shift-invert spectrum's spread
-    (rigid modes at a small shift) magnifies against its smallest; the Rayleigh quotients of the
-    original matrices do not, and near-degenerate pairs come out ``K``- and ``M``-orthogonal.
+    ``Z`` keeps it so); ``omega2`` the Rayleigh quotients of the new vectors. On the original
+    problem, not ``OP``: the Ritz values of ``H`` carry round-off of ``eps`` times ``OP``'s
+    largest eigenvalue, which a shift-invert spectrum's spread (rigid modes at a small shift)
+    magnifies against its smallest; the original matrices do not, and near-degenerate pairs come
+    out ``K``- and ``M``-orthogonal.
     """
     KX, MX = K @ X, M @ X
     Kr, Mr = X.T @ KX, X.T @ MX
@@ -256,8 +258,8 @@ def _rayleigh_ritz(K, M, X: NDArray, inner) -> tuple[NDArray, NDArray, NDArray, 
     Z = scipy.linalg.eigh(Kr, Mr)[1] if inner is None else scipy.linalg.eigh(Mr, Kr)[1]
     X, KX, MX = X @ Z, KX @ Z, MX @ Z
     # each value the Rayleigh quotient of its own vector, not the small solve's eigenvalue: that
-    # is accurate to eps times the subspace's largest (all of a component's interior modes span
-    # 1e9: 3e-7 relative on the lowest), the quotient to about eps times its own
+    # is accurate to eps times the subspace's largest (the interior modes of a CMS component can
+    # span 1e9), the quotient to about eps times its own
     omega2 = np.einsum("ij,ij->j", X, KX) / np.einsum("ij,ij->j", X, MX)
     return omega2, X, KX, MX
 
