@@ -84,16 +84,18 @@ def full_omega(d, tmp_path, name) -> np.ndarray:
 def test_baseline_and_sensitivities_equal_the_api(halves, tmp_path):
     """Notes C.1 item 5 through a deck: the components, interface and coupling the step finds
     give the API's coupled model (two separately built halves): baseline frequencies equal to
-    1e-12 relative (rigid-body ones round-off, below 1e-12 of the largest eigenvalue; measured
-    0 on this beam: the same matrices), the global free-free omega_1 = 5.593322
-    (22.3733 / 4, Blevins) to 1e-5, the sensitivity table (the default modes: the first 6
-    elastic ones, 4-9) equal to the API's to 1e-10 (measured: 0 on the symmetric beam, 1.7e-12
-    on the skewed one, the eigenvectors' share of the round-off below), the density shares
-    summing to -1 and the modulus
-    shares to +1 over the components (1e-10). Skewed halves (right: rho x 2.9, E x 0.5) so that
+    the round-off of matrices built two ways, a few eps lambda_max / lambda relative (bound 5
+    eps lambda_max / lambda on omega, at least 1e-12: 5.7e-12 on the lowest elastic one;
+    rigid-body ones below 1e-12 of the largest eigenvalue; measured 0 on this beam: the same
+    matrices), the global free-free omega_1 = 5.593322 (22.3733 / 4, Blevins) to 1e-5, the
+    sensitivity table (the default modes: the first 6 elastic ones, 4-9) equal to the API's to
+    1e-10 (measured: 0 on the symmetric beam, 1.7e-12 on the skewed one, the eigenvectors' share
+    of the round-off below), the density shares summing to -1 and the modulus shares to +1 over
+    the components (1e-10). Skewed halves (right: rho x 2.9, E x 0.5) so that
     the shares are not the symmetric beam's halves (those are -1/2 and +1/2); there the deck's
-    E = 0.5 elements round differently from the API's 0.5 K (measured: 7.7e-13 relative on the
-    lowest elastic frequency, 2e-14 on the highest)."""
+    E = 0.5 elements round differently from the API's 0.5 K (measured: 1.5e-12 relative on the
+    lowest elastic frequency, 2e-14 on the highest; 7.7e-13 when the reduced model's values were
+    the dense solve's eigenvalues instead of its vectors' Rayleigh quotients)."""
     for rho, E in ((1.0, 1.0), (2.9, 0.5)):
         _, path = run_deck(deck({}, rho=rho, E=E), tmp_path, f"s{rho}.h5")
         dm = cms(halves, E=(1.0, E), rho=(1.0, rho))
@@ -105,7 +107,8 @@ def test_baseline_and_sensitivities_equal_the_api(halves, tmp_path):
             assert len(w2) == 14 and g.attrs["n_rigid"] == 3 and g.attrs["n_modes"] == 14
             omega = g["baseline_frequencies"][()]
             np.testing.assert_array_equal(omega, np.sign(w2) * np.sqrt(np.abs(w2)))
-            assert np.abs(omega[3:] / np.sqrt(dm.omega2[3:]) - 1).max() < 1e-12
+            bound = np.maximum(1e-12, 5 * np.finfo(float).eps * w2.max() / w2[3:])
+            assert np.all(np.abs(omega[3:] / np.sqrt(dm.omega2[3:]) - 1) < bound)
             assert np.abs(np.r_[w2[:3], dm.omega2[:3]]).max() < 1e-12 * w2.max()   # rigid
             assert g["sensitivity_modes"][()].tolist() == [4, 5, 6, 7, 8, 9]
             assert [x.decode() for x in g["components"][()]] == ["left", "right"]
