@@ -179,3 +179,37 @@ def test_slepc_pep_finds_the_same_eigenvalues():
     ours = quadratic_eigen(csr(M), csr(B), csr(K), 6).values
     slepc = np.array(slepc)[np.argsort(np.abs(slepc))[:6]]
     assert_same_set(ours, slepc, 1e-8 * np.abs(slepc).max())
+
+
+def strongly_gyroscopic(n=18, seed=208):
+    """Random SPD M and K, light damping, strong gyroscopic coupling (B = 0.01 I + 2 (G - G^T)):
+    a non-normal problem on which a two-sided pass can lose its biorthogonality."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    M = A @ A.T + n * np.eye(n)
+    A = rng.standard_normal((n, n))
+    K = A @ A.T + n * np.eye(n)
+    G = rng.standard_normal((n, n))
+    return M, 0.01 * np.eye(n) + 2.0 * (G - G.T), K
+
+
+def test_a_pass_that_converges_nothing_is_followed_by_another():
+    """On this problem the first pass ends with no pair to tolerance (backward errors 1e-6 to
+    1e-3 in the whole state space); it used to end the search and return no eigenvalue. A second
+    pass from a fresh start finds them: the 12 nearest zero, against the companion matrix."""
+    M, B, K = strongly_gyroscopic()
+    pairs = quadratic_eigen(csr(M), csr(B), csr(K), 12)
+    assert [len(f) for f in pairs.passes][0] == 0 and len(pairs.values) == 12
+    exact = companion_eigenvalues(M, B, K)
+    assert_same_set(pairs.values, exact[np.argsort(np.abs(exact))[:12]], 1e-8)
+
+
+def test_fewer_pairs_than_wanted_are_an_error_unless_the_spectrum_is_exhausted():
+    """With one pass allowed the same problem gets nothing to tolerance: a ConvergenceError that
+    says how many were accepted, not an empty answer (T7's multiplier pendulum, whose finite
+    spectrum is exhausted, still returns its two values without complaint)."""
+    from fem.errors import ConvergenceError
+
+    M, B, K = strongly_gyroscopic()
+    with pytest.raises(ConvergenceError, match="accepted 0 of the 12 eigenvalues"):
+        quadratic_eigen(csr(M), csr(B), csr(K), 12, passes=1)

@@ -231,6 +231,9 @@ class LinearizeStep(StepBase):
         shift = self.settings.shift
         try:
             pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
+        except ConvergenceError as err:
+            dense = f", or method = \"dense\" (exact, {n} unknowns)" if n <= DENSE_LIMIT else ""
+            raise ConvergenceError(f"step '{self.name}': {err}{dense}") from None
         except SingularShift:
             if self.nudge_singular_shift:
                 # an eigenvalue at the shift (a sweep at its boundary): step off it by 1e-6 of

@@ -21,7 +21,12 @@ notes/lanczos_linearization.md, sections A.3-A.6:
 * **Restarts with biorthogonal deflation** (A.5): each further pass starts from random vectors
   deflated against the accepted pairs, ``d -= x (z^T d) / (z^T x)``, ``g -= z (x^T g) / (z^T x)``,
   so that a multiple eigenvalue, which one pass finds once, is found with its multiplicity; a start
-  that deflation leaves empty ends the search (no false multiplicities).
+  that deflation leaves empty ends the search (no false multiplicities). A pass whose Ritz pairs
+  approximate eigenpairs but none to tolerance (a recurrence that lost its biorthogonality on a
+  strongly non-normal problem) is followed by another from a fresh start; if the passes end with
+  fewer pairs than wanted while such approximations remain, :class:`~fem.errors.ConvergenceError`
+  says how many were accepted (fewer pairs are returned only when the finite spectrum is
+  exhausted).
 * **Rayleigh-quotient refinement** ``lam = z^T C x / z^T x`` of every Ritz pair (L14780-14789),
   and **acceptance** only after the second-order backward error of notes D.4,
   ``eta = ||(p^2 M + p B + K) x|| / ((|p|^2 ||M|| + |p| ||B|| + ||K||) ||x||) < 1e-8`` (``1e-6``
@@ -46,6 +51,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
+
+from fem.errors import ConvergenceError
 
 
 class SingularShift(ValueError):
@@ -162,11 +169,13 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
     X, Z, P, eta = [], [], [], []                                 # accepted pairs
     found = []
     lam_ref = 0.0
+    missed = []                # backward errors of the approximate pairs the last pass rejected
     for _ in range(passes):
         got = _pass(C, CT, N, max_steps, rng, X, Z, count - len(P))
         if got is None:
+            missed = []
             break                                    # deflation left nothing to find
-        new = []
+        new, missed = [], []
         # parasitic (p = infinity) against the largest |lam| of every pass so far: a pass after
         # the finite spectrum is exhausted finds parasitic values only
         lam_ref = max([lam_ref] + [abs(lam) for lam, _, _ in got])
@@ -182,9 +191,21 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
                 P.append(p)
                 eta.append(e)
                 new.append(p)
+            elif e < 1e-2:
+                # an eigenpair approximated, not to tolerance (a Ritz pair of an exhausted
+                # space approximates nothing: its backward error is near 1)
+                missed.append(e)
         found.append(np.array(new))
-        if len(P) >= count or not new:
-            break
+        if len(P) >= count or not (new or missed):
+            break                    # enough, or only parasitic values left: the finite spectrum
+    if len(P) < count and missed:
+        # finite values the passes could not make accurate: fewer pairs would pass for all there
+        # are (a two-sided recurrence can lose its biorthogonality on strongly non-normal
+        # problems), so say so
+        raise ConvergenceError(f"the two-sided Lanczos accepted {len(P)} of the {count} "
+                               f"eigenvalues wanted within {passes} passes (the best of the "
+                               f"others has a backward error of {min(missed):.1g}, above "
+                               f"{tol:g}): try another shift")
     P = np.array(P, dtype=complex)
     order = np.argsort(np.abs(P - shift), kind="stable")[:count]
     Xq = np.array([X[i][:n] for i in order]).T if len(order) else np.zeros((n, 0), complex)
