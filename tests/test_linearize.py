@@ -257,6 +257,23 @@ def test_linearize_deck_mistakes(change, key, words):
     assert err.key == key and words in err.message, str(err)
 
 
+def test_a_lanczos_that_falls_short_names_the_step_and_offers_the_dense_method(monkeypatch):
+    """The two-sided Lanczos's ConvergenceError (fewer pairs than wanted while approximations
+    remain) reaches the user with the step's name and, for a model small enough, the dense
+    method that cannot fall short."""
+    import fem.solvers.lanczos2 as lanczos2
+    from fem.errors import ConvergenceError
+
+    def short(*args, **kwargs):
+        raise ConvergenceError("the two-sided Lanczos accepted 2 of the 6 eigenvalues wanted")
+
+    monkeypatch.setattr(lanczos2, "quadratic_eigen", short)
+    with pytest.raises(ConvergenceError) as err:
+        solve(two_link())
+    assert str(err.value).startswith("step '") and "accepted 2 of the 6" in str(err.value)
+    assert 'method = "dense" (exact,' in str(err.value)
+
+
 def test_modal_step_refuses_the_linearize_method():
     d = cantilever_deck()
     d["steps"] = [{"name": "m", "type": "modal", "method": "dense"}]
