@@ -37,7 +37,7 @@ from benchmarks.modal import step
 from fem.analysis.modal import TOLERANCE
 from fem.cms.component import node_dofs
 from fem.cms.craig_bampton import craig_bampton
-from fem.solvers.lanczos import lanczos
+from fem.solvers.eigen.lanczos import lanczos
 
 SIZES = (12, 26)                   # about 1e4 and 1e5 unknowns
 MODES = 40                         # fixed-interface modes kept

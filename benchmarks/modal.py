@@ -33,7 +33,7 @@ import scipy.sparse.linalg as sla
 from benchmarks.common import slab, space_frame
 from fem.analysis.modal import TOLERANCE, ModalSettings, ModalStep
 from fem.loads import StepLoads
-from fem.solvers.lanczos import default_block
+from fem.solvers.eigen.lanczos import default_block
 from fem.system import System
 
 SIZES = (12, 26)                   # cubic lattices: about 1e4 and 1e5 DOFs
@@ -66,7 +66,7 @@ def measure(model):
     gc.collect()
     factored, t_factor = timed(lambda: own._factor(K, M, 0.0))
     _, t_first = timed(lambda: factored(np.ones((K.shape[0], 1))))   # MUMPS factors at first use
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     solves = {"own": [0, 0], "eigsh": [0, 0]}      # block solves, right-hand sides
 

@@ -15,8 +15,8 @@ import scipy.sparse.linalg as spla
 from test_lanczos2 import companion_eigenvalues
 from test_modal import pencil
 
-from fem.solvers.lanczos import lanczos
-from fem.solvers.lanczos2 import quadratic_eigen
+from fem.solvers.eigen.lanczos import lanczos
+from fem.solvers.eigen.lanczos2 import quadratic_eigen
 
 
 @pytest.mark.parametrize("seed", range(4))

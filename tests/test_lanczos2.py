@@ -5,7 +5,12 @@ import pytest
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from fem.solvers.lanczos2 import SingularShift, backward_error, flutter_boundary, quadratic_eigen
+from fem.solvers.eigen.lanczos2 import (
+    SingularShift,
+    backward_error,
+    flutter_boundary,
+    quadratic_eigen,
+)
 
 
 def csr(a):

@@ -261,7 +261,7 @@ def test_a_lanczos_that_falls_short_names_the_step_and_offers_the_dense_method(m
     """The two-sided Lanczos's ConvergenceError (fewer pairs than wanted while approximations
     remain) reaches the user with the step's name and, for a model small enough, the dense
     method that cannot fall short."""
-    import fem.solvers.lanczos2 as lanczos2
+    import fem.solvers.eigen.lanczos2 as lanczos2
     from fem.errors import ConvergenceError
 
     def short(*args, **kwargs):

@@ -236,7 +236,7 @@ def test_lanczos_finds_the_lowest_pairs_of_a_pencil_with_and_without_restarts(bl
     (infinite eigenvalues that must not appear); M-orthonormal vectors solving the pencil."""
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     K, M, w = pencil(300, massless=massless)
     lu = spla.splu(K.tocsc())
@@ -255,7 +255,7 @@ def test_lanczos_with_a_block_wider_than_what_is_left_finds_every_pair():
     revealed by the Gram matrix of the block), and the whole space ends the iteration."""
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     K, M, w = pencil(15)
     lu = spla.splu(K.tocsc())
@@ -271,7 +271,7 @@ def test_the_whole_spectrum_of_a_free_beam_comes_back_at_round_off():
     import scipy.linalg as sla
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     d = beam(2, 4, supports=False, modes=15)
     _, sysm, state, steps = solve(d)
@@ -296,7 +296,7 @@ def test_massless_dofs_do_not_pollute_pairs_that_span_most_of_the_range(max_dim)
     on the condensed pencil."""
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     K, M, w = pencil(46, massless=2, seed=2293)
     lu = spla.splu(K.tocsc())
@@ -314,7 +314,7 @@ def test_a_tight_basis_restarts_with_room_for_two_blocks():
     a restart keeps the wanted pairs and a block more: converged within the 60 restarts."""
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     K, M, w = pencil(304, massless=1, seed=145)
     lu = spla.splu(K.tocsc())
@@ -329,7 +329,7 @@ def test_lanczos_finds_a_double_eigenvalue_twice():
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla
 
-    from fem.solvers.lanczos import lanczos
+    from fem.solvers.eigen.lanczos import lanczos
 
     K1, M1, w1 = pencil(60, seed=5)
     K, M = sp.block_diag([K1, K1]).tocsr(), sp.block_diag([M1, M1]).tocsr()

@@ -36,7 +36,7 @@ from fem import interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
 from fem.errors import ModelError
-from fem.solvers import eigen
+from fem.solvers.eigen import pencil as eigen
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +185,9 @@ class BucklingStep(StepBase):
     def _solve(self, K0, KD):
         """Lowest positive factors of ``(K0 + lam KD) phi = 0`` (scipy CSR matrices).
 
-        Solved as ``(-K_D) phi = nu K_0 phi`` (:func:`fem.solvers.eigen.largest_real`); values of
-        ``nu`` within round-off of the pencil's largest magnitude are no buckling modes.
+        Solved as ``(-K_D) phi = nu K_0 phi``
+        (:func:`fem.solvers.eigen.pencil.largest_real`); values of ``nu`` within round-off of
+        the pencil's largest magnitude are no buckling modes.
         """
         if self.settings.method == "lanczos":
             pairs = self._lanczos(K0, KD)
@@ -216,14 +217,14 @@ class BucklingStep(StepBase):
         """The factors of smallest magnitude by the project's block Lanczos, as ``nu = 1/lam``.
 
         ``K_0 x = lam (-K_D) x`` with ``OP = K_0^{-1} (-K_D)``, symmetric in the ``K_0`` inner
-        product (:func:`fem.solvers.lanczos.lanczos`, ``inner``): ``K_0`` must be positive
+        product (:func:`fem.solvers.eigen.lanczos.lanczos`, ``inner``): ``K_0`` must be positive
         definite (no joints or ties, whose multiplier rows make it a saddle point; a stable
         reference state) and ``K_D`` symmetric (conservative loads). ``2 modes + 2`` pairs of
         either sign are sought; the scale of the round-off floor is the largest ``|nu|`` found,
         which is the pencil's (the Lanczos finds the largest ``|theta|`` first).
         """
         from fem.errors import ConvergenceError
-        from fem.solvers.lanczos import lanczos
+        from fem.solvers.eigen.lanczos import lanczos
 
         where = f"step '{self.name}': method = \"lanczos\""
         if self.system.model.constraints:

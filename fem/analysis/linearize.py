@@ -10,8 +10,8 @@ centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x =
 ``shift``:
 
 * ``method = "lanczos"`` (the default): the two-sided Lanczos of Doan, Geradin & Kill
-  (:func:`fem.solvers.lanczos2.quadratic_eigen`: no inverse of ``M``, joints as multipliers with
-  their infinite eigenvalues filtered, every pair checked by its backward error);
+  (:func:`fem.solvers.eigen.lanczos2.quadratic_eigen`: no inverse of ``M``, joints as multipliers
+  with their infinite eigenvalues filtered, every pair checked by its backward error);
 * ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
   :data:`DENSE_LIMIT` unknowns), the cross-check.
 
@@ -221,7 +221,7 @@ class LinearizeStep(StepBase):
                              "density, the sections mass_per_length, or add [[masses]]")
         count = min(self.settings.modes, massive)
         # imported here: scipy.linalg and the Lanczos's splu cost a run without this step 0.1 s
-        from fem.solvers.lanczos2 import SingularShift, quadratic_eigen
+        from fem.solvers.eigen.lanczos2 import SingularShift, quadratic_eigen
 
         if self.settings.method == "dense":
             if n > DENSE_LIMIT:
@@ -359,7 +359,7 @@ def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
     """All finite eigenvalues of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (LAPACK)."""
     import scipy.linalg as la
 
-    from fem.solvers.lanczos2 import backward_error
+    from fem.solvers.eigen.lanczos2 import backward_error
 
     K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
     n = len(K)

@@ -9,7 +9,7 @@ one mass for modal analysis and dynamics) or the consistent one.
 Two eigen-solvers, one answer (the tests hold them to 1e-8):
 
 * ``method = "lanczos"`` (the default): the project's shift-invert block Lanczos
-  (:func:`fem.solvers.lanczos.lanczos`), ``K - sigma M`` factored once by the step's direct
+  (:func:`fem.solvers.eigen.lanczos.lanczos`), ``K - sigma M`` factored once by the step's direct
   solver (MUMPS by default, the step's PETSc options), each block one multi-right-hand-side
   solve (:func:`fem.linalg.solve_block`); every pair it returns is verified on the original
   problem, it needs no SLEPc, and on the benchmark lattice of 1e5 DOFs it took (with its
@@ -50,7 +50,7 @@ from fem import _petsc, interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
-from fem.solvers.lanczos import ModalPairs, backward_errors, lanczos
+from fem.solvers.eigen.lanczos import ModalPairs, backward_errors, lanczos
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ A component is given by its stiffness ``K`` and mass ``M`` (scipy sparse, on its
 (interface) unknowns. Factorizations go through fem's PETSc layer (:mod:`fem.linalg`: the direct
 LU, MUMPS by default, with null-pivot detection) under the options prefix ``cms_<name>_``, so
 that ``-cms_<name>_ksp_view`` and the other PETSc options reach them; modes come from the
-project's shift-invert block Lanczos (:func:`fem.solvers.lanczos.lanczos`) on that factorization.
+project's shift-invert block Lanczos (:func:`fem.solvers.eigen.lanczos.lanczos`) on that
+factorization.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.errors import DeckError, ModelError
-from fem.solvers.lanczos import ModalPairs, lanczos
+from fem.solvers.eigen.lanczos import ModalPairs, lanczos
 
 TOLERANCE = 1e-10          # Lanczos acceptance (as the modal step): Rayleigh quotients to ~1e-20
 
