@@ -225,7 +225,7 @@ def test_a_diverged_mode_keeps_its_line():
     from tests.test_sweep import column
 
     ratios = np.array([0.0, 0.5, 0.9, 1.1, 1.3, 1.6, 2.0])
-    step = solve(column(ratios * PI2, modes=3))[3][0]
+    step = solve(column(ratios * PI2, modes=3, refine=False))[3][0]
     P, W = step.tracked
     assert P.shape[1] == 3
     w1, w2 = W[0, 0], W[0, 1]
@@ -298,6 +298,22 @@ def test_round_off_is_drawn_as_zero():
     assert list(zero) == [True, False]
 
 
+def test_the_fixed_frame_of_a_rotor_not_symmetric_about_its_axis_is_warned_about():
+    """Kane's beam (2D, radial to the spin axis: tests/test_sweep.py) vibrates in a plane of
+    the turning frame (weaker/stronger sense ~1): frame = "fixed" says its conversion holds only
+    for the dominant harmonic; the rotating frame (the default) says nothing."""
+    from tests.test_sweep import spinning
+
+    d = spinning([0.0, 2.0, 6.0])
+    quiet = solve(d)[3][0]
+    d["steps"][0]["frame"] = "fixed"
+    step = solve(d)[3][0]
+    ratio = step.lines.take(step.modes, lambda m: m.ratio)
+    assert np.all(ratio[1:] > 0.99)
+    assert any("symmetric about the axis" in w for w in step.warnings)
+    assert not quiet.warnings
+
+
 @pytest.mark.parametrize("change, key, words", [
     ({"frame": "inertial"}, "steps[0].frame", "rotating, fixed"),
     ({"orders": [1.0, -2.0]}, "steps[0].orders", "positive engine orders"),
@@ -307,3 +323,13 @@ def test_rotor_deck_mistakes(change, key, words):
     d = jeffcott(**change)
     err = deck_error(d)
     assert err.key == key and words in err.message, str(err)
+
+
+@pytest.mark.parametrize("key, value", [("frame", "fixed"), ("orders", [1.0])])
+def test_a_load_sweep_refuses_the_spin_keys(key, value):
+    from tests.test_sweep import column
+
+    d = column([0.0, 1.0])
+    d["steps"][0][key] = value
+    err = deck_error(d)
+    assert err.key == f"steps[0].{key}" and "spin\" only" in err.message, str(err)
