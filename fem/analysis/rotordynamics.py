@@ -71,7 +71,7 @@ being the one of best MAC with the line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -237,7 +237,6 @@ class Lines:
     """Tracked lines: ``index (k, c)`` the mode of each value on each line (-1: missing)."""
 
     index: NDArray
-    last: list = field(default_factory=list)      # per line: (value number, mode number)
 
     def take(self, modes: list[Modes], attr) -> NDArray:
         """``(k, c)`` a per-mode quantity ``attr(Modes) -> (m,)`` along the lines (NaN: none)."""
@@ -258,7 +257,6 @@ def track(modes: list[Modes]) -> Lines:
     rows: list[list[int]] = []
     ref_X: list[NDArray] = []       # per line: its last vector and sense
     ref_s: list[float] = []
-    last: list[tuple[int, int]] = []
     for i, m in enumerate(modes):
         n = len(m.p)
         line = np.full(n, -1)
@@ -273,16 +271,14 @@ def track(modes: list[Modes]) -> Lines:
                 line[j] = len(ref_X)
                 ref_X.append(None)
                 ref_s.append(0.0)
-                last.append((-1, -1))
             ref_X[line[j]] = m.X[:, j]
             if sense[j] != 0:
                 ref_s[line[j]] = sense[j]
-            last[line[j]] = (i, j)
         rows.append(line)
     index = np.full((len(modes), len(ref_X)), -1, dtype=np.int64)
     for i, line in enumerate(rows):
         index[i, line] = np.arange(len(line))
-    return Lines(index, last)
+    return Lines(index)
 
 
 @dataclass
@@ -318,24 +314,19 @@ def crossings(modes: list[Modes], lines: Lines, frame: str, orders,
     out = []
     for k in orders:
         g = F - k * np.abs(spin)[:, None]
-        for j in range(F.shape[1]):
-            for i in range(len(modes) - 1):
-                a, b = g[i, j], g[i + 1, j]
-                if not (np.isfinite(a) and np.isfinite(b)):
-                    continue
-                if a == 0.0 and spin[i] != 0.0:
-                    out.append(Crossing(spin[i], float(k), j, int(W[i, j]), False))
-                    continue
-                if a * b >= 0.0:
-                    continue
-                whirl = int(W[i + 1, j] if W[i + 1, j] != 0 else W[i, j])
-                x = spin[i] - a * (spin[i + 1] - spin[i]) / (b - a)
-                refined = False
-                if evaluate is not None:
-                    x, w, refined = _refine(modes, lines, frame, float(k), j, i, a, b,
-                                            evaluate, tolerance, max_iterations)
-                    whirl = w if w != 0 else whirl
-                out.append(Crossing(float(x), float(k), j, whirl, refined))
+        a, b = g[:-1], g[1:]
+        both = np.isfinite(a) & np.isfinite(b)
+        for i, j in np.argwhere(both & (a == 0.0) & (spin[:-1] != 0.0)[:, None]):
+            out.append(Crossing(float(spin[i]), float(k), int(j), int(W[i, j]), False))
+        for i, j in np.argwhere(both & (a * b < 0.0)):
+            whirl = int(W[i + 1, j] if W[i + 1, j] != 0 else W[i, j])
+            x = spin[i] - a[i, j] * (spin[i + 1] - spin[i]) / (b[i, j] - a[i, j])
+            refined = False
+            if evaluate is not None:
+                x, w, refined = _refine(modes, lines, frame, float(k), j, i, a[i, j], b[i, j],
+                                        evaluate, tolerance, max_iterations)
+                whirl = w if w != 0 else whirl
+            out.append(Crossing(float(x), float(k), int(j), whirl, refined))
     return sorted(out, key=lambda c: (c.speed, c.order, c.column))
 
 
