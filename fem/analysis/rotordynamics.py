@@ -316,7 +316,7 @@ def crossings(modes: list[Modes], lines: Lines, frame: str, orders,
         g = F - k * np.abs(spin)[:, None]
         a, b = g[:-1], g[1:]
         both = np.isfinite(a) & np.isfinite(b)
-        for i, j in np.argwhere(both & (a == 0.0) & (spin[:-1] != 0.0)[:, None]):
+        for i, j in np.argwhere((g == 0.0) & (spin != 0.0)[:, None]):   # at a value
             out.append(Crossing(float(spin[i]), float(k), int(j), int(W[i, j]), False))
         for i, j in np.argwhere(both & (a * b < 0.0)):
             whirl = int(W[i + 1, j] if W[i + 1, j] != 0 else W[i, j])
