@@ -18,7 +18,7 @@ ifneq ($(SLEPC_DIR),)
 export SLEPC_DIR
 endif
 
-.PHONY: env test demo validate info bench clean
+.PHONY: env test demo validate info bench images clean
 
 env: $(STAMP)
 
@@ -50,6 +50,10 @@ info: env
 
 bench: env
 	$(PY) -m benchmarks
+
+# the README's pictures of the sweeps (docs/images/), from cases/jeffcott_rotor and a column
+images: env
+	OPENBLAS_NUM_THREADS=1 $(PY) scripts/rotor_images.py
 
 clean:
 	rm -rf $(VENV) results .pytest_cache

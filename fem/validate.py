@@ -8,6 +8,8 @@ value::
     step = "load"                # the deck step
     kind = "displacement"        # displacement | rotation | reaction | section | load_factor
                                  # | buckling_factor | limit_load_factor | frequency
+                                 # | critical_speed | energy | period | chord_offset
+                                 # | relative_position
     node = 11                    # displacement, rotation, reaction: node id and DOF name
     dof = "uy"
     group = "beam"               # section: element group, element number (1-based), quantity
@@ -31,6 +33,12 @@ value::
                                  # relative_position: node, relative_to, component (0, 1, 2):
                                  # (x_node - x_rel) . R_rel e_component (in the frame turning
                                  # with node relative_to, e.g. a spinning hub's)
+                                 # critical_speed: a stability sweep's crossing of an
+                                 # engine order (/sweep/<step>/critical_speeds) with
+    order = 1                    # its engine order (default 1),
+    whirl = "forward"            # its whirl: forward, backward, none (default: any),
+    number = 1                   # the n-th of those by increasing spin (default 1),
+                                 # unit "rad/s" (default), "Hz" or "rpm"
     frame = -1                   # output frame (default: the last), or
     time = 2.0                   # the frame at this time / load factor (to 1e-9), or
     statistic = "minimum"        # over the frames (displacement, rotation, section, energy,
@@ -72,8 +80,10 @@ from fem.run import run
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
          "limit_load_factor", "energy", "period", "chord_offset", "relative_position",
-         "frequency")
+         "frequency", "critical_speed")
 FREQUENCY_UNITS = {"rad/s": "frequencies", "Hz": "hertz"}    # unit -> dataset of /modes/<s>/
+SPEED_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
+WHIRL = {"forward": 1, "backward": -1, "none": 0}
 STATISTICS = ("minimum", "maximum", "first_maximum", "amplitude", "mean")
 
 
@@ -218,6 +228,8 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     frame = q.get("frame", -1)
     if kind == "buckling_factor":
         return float(_mode(h5, f"modes/{q['step']}/eigenvalues", q))
+    if kind == "critical_speed":
+        return _critical_speed(h5, q)
     if kind == "frequency":
         unit = q.get("unit", "rad/s")
         if f"linear/{q['step']}" in h5:            # a linearize step: |Im p|, nearest the shift
@@ -253,6 +265,21 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
     if slot < d:
         return float(s["displacement"][frame, node, slot])
     return float(s["rotation_vector"][frame, node, slot - d + (2 if d == 2 else 0)])
+
+
+def _critical_speed(h5: h5py.File, q: dict) -> float:
+    """The ``number``-th crossing of engine order ``order`` (of whirl ``whirl``) of a sweep."""
+    g = h5[f"sweep/{q['step']}"]
+    speeds = g["critical_speeds"][()]
+    pick = g["critical_orders"][()] == float(q.get("order", 1))
+    if "whirl" in q:
+        pick &= g["critical_whirl"][()] == WHIRL[q["whirl"]]
+    found = np.sort(speeds[pick])
+    n = q.get("number", 1)
+    if n > len(found):
+        what = f"order {q.get('order', 1)}" + (f", {q['whirl']} whirl" if "whirl" in q else "")
+        raise IndexError(f"critical speed {n} ({what}): step '{q['step']}' found {len(found)}")
+    return float(found[n - 1] * SPEED_UNITS[q.get("unit", "rad/s")])
 
 
 def _limit_load(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
@@ -325,10 +352,29 @@ def _reference(case: Path) -> list[dict]:
                 not isinstance(q["mode"], int) or isinstance(q["mode"], bool) or q["mode"] < 1):
             raise ValueError(f"quantities[{i}].mode: expected a mode number 1, 2, ..., got "
                              f"{q['mode']!r}")
+        if q["kind"] == "critical_speed":
+            _check_critical(q, i)
         if "statistic" in q and q["statistic"] not in STATISTICS:
             raise ValueError(f"quantities[{i}].statistic: expected one of "
                              f"{', '.join(STATISTICS)}, got {q['statistic']!r}")
     return quantities
+
+
+def _check_critical(q: dict, i: int) -> None:
+    """A critical_speed quantity's order, whirl, number and unit; ValueError names the key."""
+    order = q.get("order", 1)
+    if isinstance(order, bool) or not isinstance(order, int | float) or not order > 0:
+        raise ValueError(f"quantities[{i}].order: expected a positive engine order, got "
+                         f"{order!r}")
+    if "whirl" in q and q["whirl"] not in WHIRL:
+        raise ValueError(f"quantities[{i}].whirl: expected one of {', '.join(WHIRL)}, got "
+                         f"{q['whirl']!r}")
+    n = q.get("number", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"quantities[{i}].number: expected 1, 2, ..., got {n!r}")
+    if q.get("unit", "rad/s") not in SPEED_UNITS:
+        raise ValueError(f"quantities[{i}].unit: expected one of {', '.join(SPEED_UNITS)}, got "
+                         f"{q['unit']!r}")
 
 
 def _prepare(case: Path, work: str) -> Path:

@@ -71,6 +71,10 @@ def test_history_statistics_find_what_they_name():
     ('kind = "frequency"\n', "(frequency) lacks mode"),
     ('kind = "frequency"\nmode = 1\nunit = "rpm"\n', "unit: expected one of rad/s, Hz"),
     ('kind = "frequency"\nmode = 0\n', "mode: expected a mode number"),
+    ('kind = "critical_speed"\nwhirl = "sideways"\n', "whirl: expected one of forward"),
+    ('kind = "critical_speed"\norder = -1\n', "order: expected a positive engine order"),
+    ('kind = "critical_speed"\nnumber = 0\n', "number: expected 1, 2"),
+    ('kind = "critical_speed"\nunit = "rps"\n', "unit: expected one of rad/s, Hz, rpm"),
 ])
 def test_reference_mistakes_in_the_history_kinds_name_the_key(tmp_path, quantity, words):
     """A malformed quantity of the history kinds is a FAIL row saying what is missing, before
@@ -97,3 +101,22 @@ def test_a_mode_the_step_did_not_find_is_a_row_saying_so(tmp_path):
     bad = [r for r in rows if not r.passed]
     assert len(bad) == 1 and len(rows) == 3
     assert "mode 7: step 'hanging' found 2 (ask its deck for more modes)" in bad[0].reason
+
+
+def test_a_critical_speed_the_sweep_did_not_find_is_a_row_saying_so(tmp_path):
+    """cases/jeffcott_rotor asked for a third backward crossing of 1x (it has two): a FAIL row
+    saying how many the step found; the others pass, the rpm unit converts."""
+    from fem.validate import check_case
+
+    case = tmp_path / "jeffcott_rotor"
+    shutil.copytree(CASES / "jeffcott_rotor", case)
+    ref = case / "reference.toml"
+    text = ref.read_text().replace("number = 2\nvalue = 605.1438020",
+                                   "number = 3\nvalue = 605.1438020")
+    text = text.replace('whirl = "forward"\nvalue = 201.4513842',
+                        'whirl = "forward"\nunit = "rpm"\nvalue = 1923.719015')
+    ref.write_text(text)
+    rows = check_case(case, workdir=str(tmp_path))
+    bad = [r for r in rows if not r.passed]
+    assert len(bad) == 1 and len(rows) == 7
+    assert "critical speed 3 (order 1, backward whirl): step 'run_up' found 2" in bad[0].reason

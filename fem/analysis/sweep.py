@@ -12,18 +12,33 @@ A ``stability_sweep`` step takes the state the steps before it left and, for eac
 
 linearizes there (:class:`fem.analysis.linearize.LinearizeStep`: the same ``M``, ``D``, ``K``
 and eigen-solvers) and keeps the ``modes`` eigenvalues nearest ``shift``. Modes are tracked from
-one value to the next by their vectors (the largest mass-weighted correlation, an assignment
-problem), so a line of the Campbell diagram is one mode even where frequencies cross. Where the
-state first turns unstable (an eigenvalue with a positive real part: divergence or flutter),
-with ``refine`` the boundary is located by bisection on the parameter to ``tolerance``
-(relative). A value without an equilibrium (beyond a limit load) ends the sweep with a warning;
-the values before it are written.
+one value to the next by their vectors (the mass-weighted MAC, an assignment problem; a diverged
+mode's real pair ``+-a`` counted once: :mod:`fem.analysis.rotordynamics`), so a line of the
+Campbell diagram is one mode even where frequencies cross. Where the state first turns unstable
+(an eigenvalue with a positive real part: divergence or flutter), with ``refine`` the boundary
+is located by bisection on the parameter to ``tolerance`` (relative). A value without an
+equilibrium (beyond a limit load) ends the sweep with a warning; the values before it are
+written.
 
-Written: ``/sweep/<step>/`` ``parameter`` (k,), ``eigenvalues`` (k, m) complex, ``frequencies``
-(k, m) rad/s, ``max_real`` (k,), ``stable`` (k,), attribute ``boundary`` (NaN if the range stays
-stable); PNGs beside the results: ``<out>_<step>_campbell.png`` (frequencies against the
-parameter; for a spin, the excitation orders 1x and 2x) and ``<out>_<step>_stability.png``
-(max Re p).
+A spin sweep linearizes in the frame turning with the spin; ``frame = "fixed"`` converts its
+frequencies to the inertial frame (``|s w_r + Omega|``, ``s`` the whirl sense of the
+eigenvector: exact for a rotor symmetric about the axis on isotropic supports, warned about
+otherwise), ``frame = "rotating"`` (the default) keeps them. Each mode's whirl (forward: with the
+spin) comes from its eigenvector, and the crossings of every line with the engine orders
+``orders * spin`` (the critical speeds in the fixed frame) are located by interpolation and,
+with ``refine``, by regula falsi with extra eigen-solves (:mod:`fem.analysis.rotordynamics`).
+
+Written: ``/sweep/<step>/`` ``parameter`` (k,), ``eigenvalues`` (k, m) complex (as solved: the
+rotating frame's for a spin), ``frequencies`` (k, m) rad/s (in the step's frame), ``max_real``
+(k,), ``stable`` (k,), attribute ``boundary`` (NaN if the range stays stable); a spin sweep also
+``whirl`` (k, m) int8 (+1 forward, -1 backward, 0 none or no spin, seen in the step's frame),
+``whirl_ratio`` (k, m) (weaker over stronger whirl sense: 0 circular), ``critical_speeds``
+(n,) rad/s with ``critical_orders``, ``critical_columns`` (the line, a column of
+``frequencies``), ``critical_whirl``, ``critical_frequencies`` (rad/s), ``critical_refined``,
+attributes ``frame`` and ``orders``. PNGs beside the results (axes in ``plot_units``):
+``<out>_<step>_campbell.png`` (frequencies against the parameter, whirl as line styles, the
+engine orders and their crossings) and ``<out>_<step>_stability.png`` (max Re p over the modes,
+round-off drawn as zero, the boundary marked).
 """
 
 from __future__ import annotations
@@ -35,7 +50,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
+from fem.analysis import rotordynamics
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
+from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
 from fem.errors import ConvergenceError
 from fem.linearization import linear_model
@@ -43,6 +60,7 @@ from fem.linearization import linear_model
 log = logging.getLogger(__name__)
 
 MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
+MAX_ORDERS = 100          # engine orders: each is crossed with every line
 
 
 @dataclass
@@ -62,10 +80,21 @@ class SweepSettings:
                           choices=("lanczos", "dense"))
     shift: float = setting("float", 0.0, "shift p_s (rad/s, real), as for a linearize step")
     geometric: bool = setting("bool", True, "include the stress (geometric) stiffness")
-    refine: bool = setting("bool", True, "locate the first stability boundary by bisection")
-    tolerance: float = setting("float", 1e-6, "relative accuracy of the boundary", positive=True)
+    refine: bool = setting("bool", True, "locate the first stability boundary by bisection "
+                           "(and a spin's engine-order crossings by regula falsi)")
+    tolerance: float = setting("float", 1e-6, "relative accuracy of the boundary (and of the "
+                               "crossings)", positive=True)
     max_iterations: int = setting("int", 50, "Newton iterations per equilibrium",
                                   positive=True, maximum=MAX_ITERATIONS)
+    frame: str = setting("str", None, "spin: the frame of the frequencies, whirl and Campbell "
+                         "diagram: rotating (the linearization's, exact for any rotor; the "
+                         "default) or fixed (converted, for a rotor symmetric about the axis on "
+                         "isotropic supports)", choices=("rotating", "fixed"))
+    orders: list = setting("vector", None, "spin: engine orders k (positive): the lines "
+                           "k * spin drawn and crossed by the frequencies (critical speeds; "
+                           f"default [1], at most {MAX_ORDERS})")
+    plot_units: str = setting("str", "rad/s", "units of the plots' spin and frequency axes "
+                              "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
 
     VARIANTS = ("",)
     REMOVES = ()
@@ -129,6 +158,9 @@ class SweepStep(LinearizeStep):
         self.points: list[SweepPoint] = []
         self.boundary: float | None = None
         self.tracked: tuple[NDArray, NDArray] | None = None
+        self.modes: list[rotordynamics.Modes] = []
+        self.lines: rotordynamics.Lines | None = None
+        self.criticals: list[rotordynamics.Crossing] = []
 
     # --- one value ----------------------------------------------------------------------------
     def _spin(self, value: float):
@@ -177,6 +209,7 @@ class SweepStep(LinearizeStep):
         finally:
             self.close()
         self.tracked = self.track()
+        self.criticals = self.critical_speeds()
         if self.boundary is not None:
             self.warn(f"unstable from {s.parameter} = {self.boundary:.8g}")
         if results is not None:
@@ -201,38 +234,77 @@ class SweepStep(LinearizeStep):
             lo, hi = (lo, mid) if not self._stable(mid) else (mid, hi)
         return 0.5 * (lo.value + hi.value)
 
+    # --- lines, whirl, crossings (fem.analysis.rotordynamics) ---------------------------------
+    @property
+    def frame(self) -> str:
+        """The frame of the frequencies: ``"rotating"`` (the default, and a load sweep's)."""
+        return self.settings.frame or "rotating"
+
+    @property
+    def orders(self) -> list[float]:
+        """A spin sweep's engine orders (default ``[1]``); none for a load sweep."""
+        if self.settings.parameter != "spin":
+            return []
+        return [float(k) for k in (self.settings.orders if self.settings.orders is not None
+                                   else [1.0])]
+
+    def _axis(self) -> rotordynamics.Axis | None:
+        if self.settings.parameter != "spin" or not self.points:
+            return None
+        model = self.system.model
+        axis = [0.0, 0.0, 1.0] if model.dim == 2 or self.settings.axis is None \
+            else self.settings.axis
+        return rotordynamics.Axis.of(self.system.dofmap, model.slots, axis,
+                                     self.points[0].eigen.vectors.shape[0])
+
+    def _modes(self, p: SweepPoint, axis) -> rotordynamics.Modes:
+        spin = p.value if self.settings.parameter == "spin" else 0.0
+        return rotordynamics.Modes.of(p.value, p.eigen.values, p.eigen.vectors, p.mass, axis,
+                                      spin)
+
     def track(self) -> tuple[NDArray, NDArray]:
-        """``(k, m)`` eigenvalues and frequencies, columns following each mode (NaN: missing).
+        """``(k, m)`` eigenvalues and frequencies (in :attr:`frame`), a column per line.
 
-        Consecutive values' modes are matched by the largest ``|x_a^H M x_b|`` over normalized
-        vectors (an assignment problem), so crossing frequencies keep their lines.
+        NaN where a line has no mode. Modes are followed by their mass-weighted MAC, a real
+        pair ``+-a`` of a diverged mode counted once (:func:`fem.analysis.rotordynamics.track`),
+        so crossing frequencies keep their lines and no line jumps to another mode.
         """
-        from scipy.optimize import linear_sum_assignment  # only a sweep needs it (0.09 s)
+        axis = self._axis()
+        self.modes = [self._modes(p, axis) for p in self.points]
+        self.lines = rotordynamics.track(self.modes)
+        P = self.lines.take(self.modes, lambda m: m.p)
+        W = self.lines.take(self.modes, lambda m: m.frequencies(self.frame))
+        if self.frame == "fixed":
+            self._warn_elliptic()
+        return P, W
 
-        m = max((len(p.eigen.values) for p in self.points), default=0)
-        k = len(self.points)
-        P = np.full((k, m), np.nan + 1j * np.nan)
-        prev = None
-        for i, pt in enumerate(self.points):
-            X = pt.eigen.vectors
-            vals = pt.eigen.values
-            cols = np.arange(len(vals))
-            if prev is not None and len(vals) and prev[0].shape[1]:
-                Xp, colsp = prev
-                MX = pt.mass @ X
-                norm = np.sqrt(np.abs(np.einsum("ij,ij->j", X.conj(), MX)))
-                normp = np.sqrt(np.abs(np.einsum("ij,ij->j", Xp.conj(), pt.mass @ Xp)))
-                C = np.abs(Xp.conj().T @ MX) / np.outer(np.maximum(normp, 1e-300),
-                                                         np.maximum(norm, 1e-300))
-                rows, new = linear_sum_assignment(-C)
-                cols = np.full(len(vals), -1)
-                cols[new] = colsp[rows]
-                free = [c for c in range(m) if c not in set(cols[cols >= 0])]
-                for j in np.flatnonzero(cols < 0):
-                    cols[j] = free.pop(0)
-            P[i, cols] = vals
-            prev = (X, cols)
-        return P, np.abs(P.imag)
+    def _warn_elliptic(self) -> None:
+        worst = (0.0, 0.0, 0)
+        for m in self.modes:
+            r = np.where(m.turns & (m.spin != 0.0), m.ratio, 0.0)
+            if len(r) and r.max() > worst[0]:
+                worst = (float(r.max()), m.spin, int(np.argmax(r)))
+        if worst[0] > rotordynamics.ELLIPTIC:
+            self.warn(f"frame = \"fixed\" assumes a rotor symmetric about the axis on isotropic "
+                      f"supports, but at spin {worst[1]:.6g} a mode whirls elliptically "
+                      f"(weaker/stronger sense {worst[0]:.2g}): its fixed-frame frequency is "
+                      "its dominant harmonic only; the rotating frame is exact")
+
+    def critical_speeds(self) -> list[rotordynamics.Crossing]:
+        """A spin sweep's crossings of the lines with the engine orders (refined: ``refine``)."""
+        if self.settings.parameter != "spin" or self.lines is None:
+            return []
+        axis = self._axis()
+
+        def evaluate(value: float, i: int) -> rotordynamics.Modes:
+            return self._modes(self.point(value, self.points[i].state), axis)
+
+        try:
+            return rotordynamics.crossings(self.modes, self.lines, self.frame, self.orders,
+                                           evaluate if self.settings.refine else None,
+                                           self.settings.tolerance)
+        finally:
+            self.close()
 
     def summary(self) -> list[str]:
         """Lines for the run summary: the range, the boundary, the lowest frequencies."""
@@ -243,36 +315,106 @@ class SweepStep(LinearizeStep):
         for p in (pts[0], pts[-1]):
             w = np.sort(p.eigen.frequencies)[:3]
             lines.append(f"at {p.value:.6g}: lowest frequencies "
-                         + ", ".join(f"{x:.6g}" for x in w) + " rad/s"
+                         + ", ".join(f"{x:.6g}" for x in w) + " rad/s" + self._frame_note()
                          + ("" if self._stable(p) else f", max Re p {p.max_real:.3g}"))
         lines.append("stable over the range" if self.boundary is None else
                      f"UNSTABLE from {s.parameter} = {self.boundary:.8g}")
+        return lines + self._rotor_lines()
+
+    def _frame_note(self) -> str:
+        return " (rotating frame)" if self.settings.parameter == "spin" else ""
+
+    def _rotor_lines(self, most: int = 12) -> list[str]:
+        """Summary lines of a spin sweep: the frame and the critical speeds (engine orders)."""
+        s = self.settings
+        if s.parameter != "spin":
+            return []
+        scale = FREQUENCY_UNITS[s.plot_units]
+        unit = "" if s.plot_units == "rad/s" else f" ({{:.6g}} {s.plot_units})"
+        orders = ", ".join(f"{k:g}x" for k in self.orders)
+        head = f"{self.frame} frame; engine orders {orders or 'none'}: "
+        if not self.criticals:
+            return [head + "no crossing in the range"]
+        lines = [head + f"{len(self.criticals)} crossings (critical speeds)"]
+        whirl = {1: "forward", -1: "backward", 0: "no"}
+        for c in self.criticals[:most]:
+            lines.append(f"  spin {c.speed:.8g} rad/s" + unit.format(c.speed * scale)
+                         + f": order {c.order:g}, line {c.column + 1}, {whirl[c.whirl]} whirl"
+                         + ("" if c.refined else " (interpolated)"))
+        if len(self.criticals) > most:
+            lines.append(f"  ... and {len(self.criticals) - most} more: "
+                         f"/sweep/{self.name}/critical_speeds")
         return lines
 
     def write(self, results, base) -> None:
         """``/sweep/<step>/`` and the two PNGs (module docstring)."""
-        from fem.io import files, plots
-
         s = self.settings
         P, W = self.tracked
         values = np.array([p.value for p in self.points])
         max_real = np.array([p.max_real for p in self.points])
         stable = np.array([self._stable(p) for p in self.points])
         boundary = np.nan if self.boundary is None else self.boundary
-        results.write_linear(self.name, {"parameter": values, "eigenvalues": P,
-                                         "frequencies": W, "max_real": max_real,
-                                         "stable": stable},
-                             {}, {"parameter": s.parameter, "boundary": boundary,
-                                  "method": s.method, "shift": s.shift,
-                                  "geometric": s.geometric}, group="sweep")
-        label = "spin (rad/s)" if s.parameter == "spin" else "load factor"
-        b = None if self.boundary is None else self.boundary
-        plots.campbell(files.sweep_png_path(results.path, self.name, "campbell"), values, W,
-                       label=label, orders=s.parameter == "spin", boundary=b,
-                       title=f"Campbell diagram: step '{self.name}'")
-        plots.stability(files.sweep_png_path(results.path, self.name, "stability"), values,
-                        max_real, label=label, boundary=b,
-                        title=f"stability: step '{self.name}'")
+        data = {"parameter": values, "eigenvalues": P, "frequencies": W, "max_real": max_real,
+                "stable": stable}
+        attrs = {"parameter": s.parameter, "boundary": boundary, "method": s.method,
+                 "shift": s.shift, "geometric": s.geometric}
+        if s.parameter == "spin":
+            data.update(self._rotor_data())
+            attrs.update({"frame": self.frame, "orders": np.array(self.orders, dtype=float)})
+        results.write_linear(self.name, data, {}, attrs, group="sweep")
+        # the absolute error bound of max_real at each value: None until the eigen-solvers
+        # give one (the round-off band of fem.io.plots.stability stands in)
+        self.plot(results.path, values, max_real, bound=None)
+
+    def _rotor_data(self) -> dict:
+        """A spin sweep's whirl along the lines and its engine-order crossings (rad/s)."""
+        lines, modes = self.lines, self.modes
+        whirl = np.nan_to_num(lines.take(modes, lambda m: m.whirl(self.frame))).astype(np.int8)
+        c = self.criticals
+        return {"whirl": whirl,
+                "whirl_ratio": lines.take(modes, lambda m: m.ratio),
+                "critical_speeds": np.array([x.speed for x in c], dtype=float),
+                "critical_orders": np.array([x.order for x in c], dtype=float),
+                "critical_columns": np.array([x.column for x in c], dtype=np.int64),
+                "critical_whirl": np.array([x.whirl for x in c], dtype=np.int8),
+                "critical_frequencies": np.array([x.frequency for x in c], dtype=float),
+                "critical_refined": np.array([x.refined for x in c], dtype=bool)}
+
+    def plot(self, h5: str, values: NDArray, max_real: NDArray,
+             bound: NDArray | None = None) -> list[str]:
+        """The Campbell diagram and the stability plot beside ``h5``; their paths.
+
+        ``bound (k,)``: the absolute error bound of ``max_real`` at each value (None: the
+        plot shows the round-off band ``1e-9 max |p|`` instead, :func:`fem.io.plots.stability`).
+        """
+        from fem.io import files, plots
+
+        s = self.settings
+        spin = s.parameter == "spin"
+        scale = FREQUENCY_UNITS[s.plot_units]
+        x = values * scale if spin else values
+        label = f"spin ({s.plot_units})" if spin else "load factor"
+        b = None if self.boundary is None else self.boundary * (scale if spin else 1.0)
+        _, W = self.tracked
+        whirl = None
+        if spin:
+            whirl = np.nan_to_num(self.lines.take(self.modes, lambda m: m.whirl(self.frame)))
+        what = {"fixed": "whirl frequency, fixed frame",
+                "rotating": "frequency |Im p|, rotating frame"}[self.frame] if spin \
+            else "frequency |Im p|"
+        critical = [(c.speed * scale, c.frequency * scale, c.order, c.whirl)
+                    for c in self.criticals]
+        campbell = files.sweep_png_path(h5, self.name, "campbell")
+        plots.campbell(campbell, x, W * scale, label=label, whirl=whirl, orders=self.orders,
+                       critical=critical, unit=s.plot_units, frame=self.frame if spin else "",
+                       boundary=b, ylabel=f"{what} ({s.plot_units})",
+                       title=(f"Campbell diagram, {self.frame} frame: step '{self.name}'"
+                              if spin else f"frequencies: step '{self.name}'"))
+        stability = files.sweep_png_path(h5, self.name, "stability")
+        size = np.array([np.abs(p.eigen.values).max(initial=0.0) for p in self.points])
+        plots.stability(stability, x, max_real, label=label, bound=bound, scale=size,
+                        boundary=b, title=f"stability: step '{self.name}'")
+        return [campbell, stability]
 
 
 def check_values(values, where: str) -> None:

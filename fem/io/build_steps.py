@@ -422,10 +422,17 @@ def _sweep(e: Entry, inputs: StepInputs, s, loads) -> None:
         if not loads:
             raise DeckError(f"{e.where}.loads", "a load sweep scales the step's loads: name "
                             "them (or leave loads out to take those no earlier step applied)")
-        for key in ("axis", "center"):
+        for key in ("axis", "center", "frame", "orders"):
             if getattr(s, key) is not None:
                 raise DeckError(f"{e.where}.{key}", "used by parameter = \"spin\" only")
         return
+    if s.orders is not None:
+        from fem.analysis.sweep import MAX_ORDERS
+
+        k = np.asarray(s.orders, dtype=float)
+        if len(k) > MAX_ORDERS or not np.all(np.isfinite(k) & (k > 0)):
+            raise DeckError(f"{e.where}.orders", f"expected at most {MAX_ORDERS} positive engine "
+                            f"orders, e.g. [1, 2], got {list(s.orders)}")
     if s.axis is not None:
         if dim == 2:
             raise DeckError(f"{e.where}.axis", "a 2D model spins about z: leave axis out")
