@@ -12,7 +12,8 @@ References, each closed form derived here or cited:
   stress ``+-6 M / (b h^2)`` at the top and bottom, tension on the top for a moment turning the
   tip's +z fibres towards +x; the plate's clamped root holds the anticlastic curvature, which
   perturbs the stresses within about a width of the root (Timoshenko & Woinowsky-Krieger, *Theory
-  of Plates and Shells*, 2nd ed., 1959, section 2), so beyond it the nodes are checked;
+  of Plates and Shells*, 2nd ed., 1959, chapter 2, the anticlastic surface), so beyond it the
+  nodes are checked;
 * a two-layer [0/90] plate under a uniform in-plane force ``Nx``: the CLPT state ``[eps; kappa] =
   [[A, B], [B, D]]^-1 [Nx, 0, 0, 0, 0, 0]`` and the layer stresses ``Qbar_k (eps + z kappa)``
   (Reddy, *Mechanics of Laminated Composite Plates and Shells*, 2nd ed., 2004, eq. 3.3.14; the

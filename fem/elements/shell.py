@@ -36,8 +36,8 @@ coupled patch test), and stays positive definite (the DKT's energy is at least t
 curvature, so the energy is at least ``area/2 [eps; kbar]^T [[A, B], [B, D]] [eps; kbar]``).
 The mass takes the section's mass, first moment and rotary inertia per area (the first moment
 couples in-plane translations and rotations in the consistent mass; the lumped mass, whose nodal
-blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the layer stresses in material
-axes at the bottom and top of every layer, instead of the homogeneous surface stresses.
+blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the stresses at the bottom and
+top of every layer (also in its material axes), instead of the homogeneous top, middle and bottom.
 
 **Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
 delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
@@ -274,16 +274,17 @@ class Shell(ElementGroup):
 
     def outputs(self, state) -> dict[str, NDArray]:
         """Cell outputs (see :meth:`results`)."""
-        return self.results(state)[0]
+        return self.results(state, nodal=False)[0]
 
-    def results(self, state) -> tuple[dict[str, NDArray], NodalParts | None]:
+    def results(self, state, nodal: bool = True
+                ) -> tuple[dict[str, NDArray], NodalParts | None]:
         """Cell outputs and what the nodal fields average (:mod:`fem.elements.shell_results`).
 
         The element-frame ``N``, ``M`` (and homogeneous shells' surface stresses) as
         ``Nxx_element, ...``; ``N``, ``M``, the face stresses (``s_top``, ``s_mid``,
         ``s_bottom``; laminates: ``s_top``, ``s_bottom`` and ``s_layer<k>_<bottom|top>``) in
         global and chosen axes, their invariants, and ``thickness``; those :attr:`kept` (the
-        parts are None without ``"nodal"``).
+        parts are None without ``"nodal"``, or when not asked for: ``nodal=False``).
         """
         dl, T = self._deformed(state)
         eps = self.membrane.mean_strain(dl[:, MEMBRANE])
@@ -313,7 +314,7 @@ class Shell(ElementGroup):
         if "cells" in self.kept:
             cells.update(more)
             cells["thickness"] = h.copy()
-        if "nodal" not in self.kept:
+        if not nodal or "nodal" not in self.kept:
             return cells, None
         return cells, shell_results.nodal_parts(self.conn, self.X, T, self.phi, h, glob)
 

@@ -92,14 +92,6 @@ def basis(P: NDArray) -> NDArray:
                      e1[:, _I] * e2[:, _J] + e2[:, _I] * e1[:, _J]], axis=1)
 
 
-def to_global(P: NDArray, s: NDArray) -> NDArray:
-    """(E, 6) global components of in-plane tensors ``s (E, 3)``.
-
-    ``s``: ``xx, yy, xy`` in the axes ``P (E, 2, 3)`` (rows the axis vectors).
-    """
-    return (s[:, None, :] @ basis(P))[:, 0]
-
-
 def turned(s: NDArray, psi: NDArray) -> NDArray:
     """(E, 3) in-plane tensors ``s (E, 3)`` in axes turned by ``psi (E,)`` (rad) about ``e3``."""
     c, t = np.cos(psi), np.sin(psi)
