@@ -424,7 +424,7 @@ class DynamicStep(StepBase):
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})
             outs, nodal = self._outputs(state)
-            writer.frame(state, outputs=outs, nodal=nodal, time=state.t, dynamic=True,
+            writer.frame(state, outputs=outs, nodal_fields=nodal, time=state.t, dynamic=True,
                          stats=dict(stats, cuts=self.cuts),
                          reactions=self._reactions,
                          energy={k: v for k, v in row.items() if k != "time"})

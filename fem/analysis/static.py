@@ -408,7 +408,7 @@ class StaticStep(StepBase):
         p.constraint_work = 0.5 * float(r[n:] @ inc[n:])
         if writer:
             outs, nodal = self.system.frame_outputs(state)
-            writer.frame(state, outputs=outs, nodal=nodal, time=1.0, reactions=r,
+            writer.frame(state, outputs=outs, nodal_fields=nodal, time=1.0, reactions=r,
                          stats={"load_factor": 1.0, "iterations": 1,
                                 "residual": float(np.linalg.norm(r[:n]))})
 
@@ -494,7 +494,7 @@ class StaticStep(StepBase):
                 writer.advance(lam if not control.bordered else k, its)
                 if due:
                     outs, nodal = self.system.frame_outputs(state)
-                    writer.frame(state, outputs=outs, nodal=nodal, time=lam, reactions=r,
+                    writer.frame(state, outputs=outs, nodal_fields=nodal, time=lam, reactions=r,
                                  stats={"load_factor": lam, "iterations": its,
                                         "residual": self.test.norms[-1]})
         short = getattr(control, "short_of_target", None)

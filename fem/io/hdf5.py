@@ -516,29 +516,29 @@ class StepWriter:
 
     def frame(self, state, *, outputs: dict, time: float, reactions: NDArray | None = None,
               stats: dict | None = None, energy: dict | None = None,
-              dynamic: bool = False, nodal: dict | None = None) -> None:
+              dynamic: bool = False, nodal_fields: dict | None = None) -> None:
         """Write one output frame of ``state``.
 
         ``outputs`` are the step's element and constraint outputs at ``state``,
         ``{group: {quantity: (E,) or (E, k)}}`` (what :meth:`fem.system.System.outputs` returns):
-        the writer is handed them and never evaluates elements; ``nodal`` the nodal fields,
-        ``{name: (n,) or (n, 3)}`` (:meth:`fem.system.System.frame_outputs`). ``reactions`` is a
-        full active-DOF vector.
+        the writer is handed them and never evaluates elements; ``nodal_fields`` the nodal
+        fields, ``{name: (n,) or (n, 3)}`` (:meth:`fem.system.System.frame_outputs`).
+        ``reactions`` is a full active-DOF vector.
         """
         sysm = self.system
         values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
                   "rotation_vector": state.rotation_vectors()}
         if reactions is not None:
-            react = sysm.dofmap.to_nodal(reactions)
-            react[~sysm.dofmap.fixed] = 0.0
-            values["reaction"] = react
+            nodal = sysm.dofmap.to_nodal(reactions)
+            nodal[~sysm.dofmap.fixed] = 0.0
+            values["reaction"] = nodal
         if dynamic:
             values["velocity"] = state.v
             values["acceleration"] = state.a
         for gname, outs in outputs.items():
             for q, arr in outs.items():
                 values[f"elements/{gname}/{q}"] = arr
-        for q, arr in (nodal or {}).items():
+        for q, arr in (nodal_fields or {}).items():
             values[f"nodal/{q}"] = arr
         for k, v in (stats or {}).items():
             values[f"increments/{k}"] = v
