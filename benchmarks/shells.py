@@ -5,7 +5,10 @@ one edge, under a uniform pressure: (a) the group's force + tangent per second a
 state (``Shell.evaluate``), and with the assembly into the CSR values (``System.evaluate``);
 (b) one nonlinear load increment, every linear solve timed (``linalg.solve_checked``: MUMPS LU,
 refinement and its check), the rest being element evaluation, assembly and bookkeeping. The
-shell issue asks for at most 20% outside the linear solve at 1e5 elements.
+shell issue asks for at most 20% outside the linear solve at 1e5 elements. (c) One results
+frame's shell outputs (issue 26): the cell fields alone and with the nodal fields
+(``System.frame_outputs``), against one force + tangent evaluation in the same run, and the
+bytes they add to a frame.
 """
 
 import time
@@ -64,6 +67,20 @@ def newton_split(dk) -> tuple[int, float, float]:
     return spent[1], total / spent[1], spent[0] / total
 
 
+def frame_cost(dk) -> tuple[float, float, float, int, int]:
+    """Seconds per frame: cell outputs, cells + nodal fields, a force + tangent; bytes written."""
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    rng = np.random.default_rng(0)
+    state.u[:, 2] = 1e-3 * rng.standard_normal(len(state.u))
+    cells = best_of(lambda: sysm.frame_outputs(state, nodal=False))
+    both = best_of(lambda: sysm.frame_outputs(state))
+    evaluate = best_of(lambda: sysm.evaluate(state))
+    outs, nodal = sysm.frame_outputs(state)
+    return (cells, both, evaluate, sum(v.nbytes for g in outs.values() for v in g.values()),
+            sum(v.nbytes for v in nodal.values()))
+
+
 def main():
     _petsc.init()
     print("Co-rotational shell triangles (OPT + DKT): elements per second, Newton split")
@@ -75,6 +92,13 @@ def main():
         its, per, share = newton_split(dk)
         print(f"{2 * n * n:>9} {ev:>11.3g} {asm:>12.3g} {its:>10} {per:>12.3g} {share:>7.0%} "
               f"{1 - share:>8.0%}")
+    print("One results frame's shell outputs (seconds; evaluate = force + tangent, assembled)")
+    print(f"{'elements':>9} {'cells':>8} {'+nodal':>8} {'evaluate':>9} {'ratio':>6} "
+          f"{'cell MB':>8} {'nodal MB':>9}")
+    for n in SIZES:
+        cells, both, ev, cb, nb = frame_cost(from_dict(plate(n)))
+        print(f"{2 * n * n:>9} {cells:>8.3g} {both:>8.3g} {ev:>9.3g} {both / ev:>6.2f} "
+              f"{cb / 1e6:>8.2f} {nb / 1e6:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from fem.assembly import Assembler
 from fem.dofs import DofMap
+from fem.elements.base import nodal_average
 from fem.inertia import NodalInertia, inertia_groups
 from fem.state import State
 
@@ -288,8 +289,27 @@ class System:
 
     def outputs(self, state: State) -> dict[str, dict[str, NDArray]]:
         """Section forces per element group, and what each constraint group transmits."""
-        out = {g.name: g.outputs(state) for g in self.model.groups}
+        return self.frame_outputs(state, nodal=False)[0]
+
+    def frame_outputs(self, state: State, nodal: bool = True
+                      ) -> tuple[dict[str, dict[str, NDArray]], dict[str, NDArray]]:
+        """What a results frame holds of ``state``: :meth:`outputs` and the nodal fields.
+
+        The nodal fields ``{name: (n,) or (n, 3)}`` average the values of the groups with
+        ``"nodal_outputs"`` over the elements at each node, across groups
+        (:func:`fem.elements.base.nodal_average`; ``NaN`` at nodes no such group has), from
+        the same evaluation as their cell outputs (:meth:`~fem.elements.base.ElementGroup.
+        results`). ``nodal=False``: the outputs alone (and no nodal fields).
+        """
+        out, parts = {}, []
+        for g in self.model.groups:
+            if nodal and "nodal_outputs" in g.capabilities:
+                out[g.name], p = g.results(state)
+                if p is not None:
+                    parts.append(p)
+            else:
+                out[g.name] = g.outputs(state)
         for c, mu, s in zip(self.model.constraints, self.multipliers(state),
                             self.constraint_scales, strict=True):
             out[c.name] = c.outputs(state, mu, s)
-        return out
+        return out, nodal_average(parts, self.model.n_nodes) if parts else {}

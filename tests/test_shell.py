@@ -94,10 +94,10 @@ def test_membrane_patch_test_on_a_distorted_oblique_patch():
     eps_l = np.einsum("eia,ab,ejb->eij", T, grad, T)
     eps = np.stack([eps_l[:, 0, 0], eps_l[:, 1, 1], eps_l[:, 0, 1] + eps_l[:, 1, 0]], axis=1)
     N = H * eps @ DM.T
-    got = np.column_stack([out["Nxx"], out["Nyy"], out["Nxy"]])
+    got = np.column_stack([out["Nxx_element"], out["Nyy_element"], out["Nxy_element"]])
     np.testing.assert_allclose(got, N, rtol=0, atol=1e-10 * np.abs(N).max())
-    np.testing.assert_allclose(out["sxx_top"], out["Nxx"] / H, rtol=1e-10)
-    assert np.abs(out["Mxx"]).max() <= 1e-10 * np.abs(N).max()
+    np.testing.assert_allclose(out["sxx_top_element"], out["Nxx_element"] / H, rtol=1e-10)
+    assert np.abs(out["Mxx_element"]).max() <= 1e-10 * np.abs(N).max()
 
 
 def test_bending_patch_test_constant_curvature():
@@ -117,9 +117,9 @@ def test_bending_patch_test_constant_curvature():
     T = g.T[:, :2, :2]
     Ml = np.einsum("eia,ab,ejb->eij", T, Mt, T)
     want = np.column_stack([Ml[:, 0, 0], Ml[:, 1, 1], Ml[:, 0, 1]])
-    got = np.column_stack([out["Mxx"], out["Myy"], out["Mxy"]])
+    got = np.column_stack([out["Mxx_element"], out["Myy_element"], out["Mxy_element"]])
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-10 * np.abs(M).max())
-    np.testing.assert_allclose(out["sxx_bottom"], -6 * out["Mxx"] / H**2,
+    np.testing.assert_allclose(out["sxx_bottom_element"], -6 * out["Mxx_element"] / H**2,
                                atol=1e-10 * np.abs(6 * M / H**2).max())
 
 

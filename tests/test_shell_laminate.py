@@ -134,16 +134,17 @@ def test_one_isotropic_layer_is_the_homogeneous_shell(cls):
     st = state_of(1e-3 * rng.normal(size=(len(X), 6)))
     want = ref.outputs(st)
     got = lam.outputs(st)
-    for k in ("Nxx", "Nyy", "Nxy", "Mxx", "Myy", "Mxy"):
+    for k in ("Nxx_element", "Nyy_element", "Nxy_element", "Mxx_element", "Myy_element",
+              "Mxy_element"):
         assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-12 * np.abs(want[k]).max())
     # the one layer's surfaces are the homogeneous shell's (axes turned, stresses the same)
     for where in ("top", "bottom"):
-        sx, sy, sxy = (want[f"s{c}_{where}"] for c in ("xx", "yy", "xy"))
+        sx, sy, sxy = (want[f"s{c}_{where}_element"] for c in ("xx", "yy", "xy"))
         ang = lam.laminate.phi + np.radians(37.0)
         c, s = np.cos(ang), np.sin(ang)
         s11 = c * c * sx + s * s * sy + 2 * s * c * sxy
-        assert got[f"layer1_{where}_s11"] == pytest.approx(s11, rel=1e-10,
-                                                           abs=1e-10 * np.abs(sx).max())
+        assert got[f"s_layer1_{where}_mat11"] == pytest.approx(s11, rel=1e-10,
+                                                               abs=1e-10 * np.abs(sx).max())
 
 
 # --- CLT matrices and the coupled patch test -----------------------------------------------------
@@ -207,7 +208,8 @@ def test_coupled_patch_test_of_an_unsymmetric_laminate():
         el, kl = T @ eps, T @ kap
         N = lam.A[e] @ el + lam.B[e] @ kl
         M = lam.B[e] @ el + lam.D[e] @ kl
-        got = np.array([out[k][e] for k in ("Nxx", "Nyy", "Nxy", "Mxx", "Myy", "Mxy")])
+        got = np.array([out[k + "_element"][e] for k in ("Nxx", "Nyy", "Nxy", "Mxx", "Myy",
+                                                           "Mxy")])
         np.testing.assert_allclose(got, np.r_[N, M], rtol=0,
                                    atol=1e-10 * np.abs(np.r_[N, M]).max())
 
@@ -328,8 +330,9 @@ def test_angle_ply_turned_with_its_direction_is_the_same_plate():
     np.testing.assert_allclose(g2.K, g1.K, rtol=0, atol=1e-12 * np.abs(g1.K).max())
     st = state_of(constant_field(X, [1e-4, 2e-4, -1e-4], [0.01, -0.02, 0.015]))
     o1, o2 = g1.outputs(st), g2.outputs(st)
-    for k in o1:
-        np.testing.assert_allclose(o2[k], o1[k], rtol=0, atol=1e-10 * np.abs(o1[k]).max())
+    for k in o1:                        # all but the components in the (turned) chosen axes
+        if not k.endswith(("_11", "_22", "_12")):
+            np.testing.assert_allclose(o2[k], o1[k], rtol=0, atol=1e-10 * np.abs(o1[k]).max())
     assert w1 > 0
 
 
@@ -349,11 +352,12 @@ def test_layer_stresses_are_qbar_strains_in_material_axes():
         theta = turn + ang                          # fibre angle from global x
         for where, zz in (("bottom", z[k]), ("top", z[k + 1])):
             sig = stress_to_material(qbar(CFRP, theta) @ (eps + zz * kap), theta)
-            for i, c in enumerate(("s11", "s22", "s12")):
-                got = out[f"layer{k + 1}_{where}_{c}"]
+            for i, c in enumerate(("mat11", "mat22", "mat12")):
+                got = out[f"s_layer{k + 1}_{where}_{c}"]
                 np.testing.assert_allclose(got, sig[i], rtol=0,
                                            atol=1e-9 * np.abs(sig).max())
-    # co-rotational: a rigid rotation on top changes none of them (objective outputs)
+    # co-rotational: a rigid rotation on top changes none of them (objective outputs) but the
+    # global components, which turn with it: S' = R S R^T
     g = CorotShell("p", conn, X, 3, section=laminate(angles, t), direction=d)
     out = g.outputs(st)
     Rq = so3.expm(np.array([0.4, -1.1, 0.7]))
@@ -361,8 +365,22 @@ def test_layer_stresses_are_qbar_strains_in_material_axes():
     moved.u[:] = (X + st.u) @ Rq.T - X
     moved.rot[:] = so3.matrix_to_quat(Rq @ st.rotation_matrices())
     again = g.outputs(moved)
+    comps = ("xx", "yy", "zz", "xy", "yz", "xz")
+    pairs = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2))
+    fields = {key[:-3] for key in out if key.endswith("_xz")}
+    for field in fields:
+        S = np.zeros((len(conn), 3, 3))
+        for c, (i, j) in zip(comps, pairs, strict=True):
+            S[:, i, j] = S[:, j, i] = out[f"{field}_{c}"]
+        turned = Rq @ S @ Rq.T
+        for c, (i, j) in zip(comps, pairs, strict=True):
+            np.testing.assert_allclose(again[f"{field}_{c}"], turned[:, i, j], rtol=0,
+                                       atol=1e-9 * np.abs(S).max())
+    assert len(fields) == 2 + 2 + 2 * len(angles)           # N, M, top, bottom, layer faces
     for key, val in out.items():
-        np.testing.assert_allclose(again[key], val, rtol=0, atol=1e-9 * np.abs(val).max() + 1e-300)
+        if not key.endswith(comps):
+            np.testing.assert_allclose(again[key], val, rtol=0,
+                                       atol=1e-9 * np.abs(val).max() + 1e-300)
 
 
 # --- mass ----------------------------------------------------------------------------------------
@@ -512,8 +530,10 @@ def test_a_deck_section_is_the_section_built_here():
     ({"section": "crosss"}, "elements[0].section", "unknown shell section 'crosss'"),
     ({"direction": [0.0, 0.0, 2.0]}, "elements[0].direction", "normal to the triangle"),
     ({"direction": [0.0, 0.0, 0.0]}, "elements[0].direction", "nonzero vector"),
-    ({"section": None, "material": "steel", "thickness": 0.01, "direction": [1.0, 0, 0]},
-     "elements[0].direction", "used only by shells with a layered section"),
+    ({"section": None, "material": "steel", "thickness": 0.01, "direction": [0, 0, -1.0]},
+     "elements[0].direction", "normal to the triangle"),
+    ({"section": None, "material": "steel", "thickness": 0.01, "direction": [0, 0.0]},
+     "elements[0].direction", "nonzero vector [x, y, z]"),
     ({"section": None, "material": "cfrp", "thickness": 0.01}, "elements[0].material",
      "orthotropic material 'cfrp'"),
     ({"section": None, "material": "steel"}, "elements[0].thickness", "missing required key"),
@@ -621,10 +641,10 @@ def test_quadrilaterals_from_a_mesh_and_rows_are_the_triangles_given_explicitly(
             src = np.arange(len(tri)) if name == "triangles" else np.repeat(np.arange(len(quads)),
                                                                             2)
             assert np.array_equal(grp["source_cell"][()], src)
-            s11 = f["steps/s/elements/plate/layer4_top_s11"][-1]
+            s11 = f["steps/s/elements/plate/s_layer4_top_mat11"][-1]
             assert np.abs(s11).max() > 0
         xdmf = open(result.xdmf[0]).read()
-        assert "Triangle" in xdmf and "layer4_top_s11" in xdmf
+        assert "Triangle" in xdmf and "s_layer4_top_mat11" in xdmf
     assert np.abs(w["triangles"]).max() > 0
     for name in ("mesh", "quads"):
         np.testing.assert_allclose(w[name], w["triangles"], rtol=0,

@@ -398,18 +398,18 @@ class DynamicStep(StepBase):
             return None
         return consistent.split(self.system, x)
 
-    def _outputs(self, state) -> dict:
-        """Element outputs, and the constraint groups' at consistent reactions (if any)."""
+    def _outputs(self, state) -> tuple[dict, dict]:
+        """Element outputs and nodal fields (constraint groups: at consistent reactions)."""
         sysm = self.system
         if not sysm.model.constraints:
-            return sysm.outputs(state)
+            return sysm.frame_outputs(state)
         solved = self.consistent(state)
         if solved is None:
-            return sysm.outputs(state)
+            return sysm.frame_outputs(state)
         shown = state.copy()
         for lam, pos, scale in zip(solved[1], sysm._lam, sysm.constraint_scales, strict=True):
             shown.multipliers[pos] = lam / scale
-        return sysm.outputs(shown)
+        return sysm.frame_outputs(shown)
 
     def _frame(self, writer, state, strain: float, work: list[float]) -> None:
         inertia = self.inertia
@@ -423,7 +423,8 @@ class DynamicStep(StepBase):
         self.history.append(row)
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})
-            writer.frame(state, outputs=self._outputs(state), time=state.t, dynamic=True,
+            outs, nodal = self._outputs(state)
+            writer.frame(state, outputs=outs, nodal_fields=nodal, time=state.t, dynamic=True,
                          stats=dict(stats, cuts=self.cuts),
                          reactions=self._reactions,
                          energy={k: v for k, v in row.items() if k != "time"})

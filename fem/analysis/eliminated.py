@@ -182,6 +182,6 @@ class EliminatedStep(DynamicStep):
                            - sysm.dofmap.from_nodal(self.loads.force(shown, shown.t)))
         return shown
 
-    def _outputs(self, state) -> dict:
-        """Element and joint outputs; ``state`` carries the consistent multipliers."""
-        return self.system.outputs(state)
+    def _outputs(self, state) -> tuple[dict, dict]:
+        """Element and joint outputs, nodal fields; ``state`` has the consistent multipliers."""
+        return self.system.frame_outputs(state)

@@ -407,7 +407,8 @@ class StaticStep(StepBase):
         p.external_work = 0.5 * float(fext @ inc)           # linear: Clapeyron
         p.constraint_work = 0.5 * float(r[n:] @ inc[n:])
         if writer:
-            writer.frame(state, outputs=self.system.outputs(state), time=1.0, reactions=r,
+            outs, nodal = self.system.frame_outputs(state)
+            writer.frame(state, outputs=outs, nodal_fields=nodal, time=1.0, reactions=r,
                          stats={"load_factor": 1.0, "iterations": 1,
                                 "residual": float(np.linalg.norm(r[:n]))})
 
@@ -492,7 +493,8 @@ class StaticStep(StepBase):
             if writer:
                 writer.advance(lam if not control.bordered else k, its)
                 if due:
-                    writer.frame(state, outputs=self.system.outputs(state), time=lam, reactions=r,
+                    outs, nodal = self.system.frame_outputs(state)
+                    writer.frame(state, outputs=outs, nodal_fields=nodal, time=lam, reactions=r,
                                  stats={"load_factor": lam, "iterations": its,
                                         "residual": self.test.norms[-1]})
         short = getattr(control, "short_of_target", None)

@@ -18,6 +18,9 @@ method                               shape               what
 ``material_tangent(state)``          ``(E, nd, nd)``     the part of ``tangent`` not from stress
 ``geometric_stiffness(state, s)``    ``(E, nd, nd)``     the stress part, for stresses ``s``
 ``outputs(state)``                   ``{name: (E, k)}``  section forces for results files
+``results(state)``                   ``(out, parts)``    ``"nodal_outputs"``: the outputs
+                                                         and the :class:`NodalParts` of the
+                                                         nodal fields
 ===================================  ==================  =========================================
 
 ``tangent == material_tangent + geometric_stiffness(stress)`` at every state; linear buckling uses
@@ -36,9 +39,12 @@ interior modes of linear buckling, ``interior_stiffness(state, s, material)``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem.errors import DeckError
@@ -50,7 +56,57 @@ CAPABILITIES = {
     "mass": "a mass and a lumped nodal inertia (dynamic steps)",
     "energy_conserving": "an energy-conserving force (integrator = \"energy_conserving\")",
     "internal_unknowns": "element-internal unknowns (the interior modes of buckling steps)",
+    "nodal_outputs": "stresses averaged to the nodes (nodal fields in results files)",
 }
+
+
+@dataclass
+class NodalParts:
+    """What an element group gives to the nodal fields of a frame (:func:`nodal_average`).
+
+    Attributes
+    ----------
+    conn : (E, nen) node indices
+    weight : (E,) or (E, nen) each element's weight at each of its nodes (e.g. its area, or
+        its corner angles)
+    values : ``{name: (E, ...)}`` per-element values, the family's to read
+    finish : ``finish(parts, n) -> {name: (n,) or (n, 3)}``: the nodal fields of all the parts
+        that share this function (one call per family, e.g. with :func:`average`; ``NaN`` at
+        nodes no part has)
+    """
+
+    conn: NDArray
+    weight: NDArray
+    values: dict[str, NDArray]
+    finish: Callable[[list, int], dict[str, NDArray]]
+
+
+def average(conn: NDArray, weight: NDArray, values: NDArray, n: int) -> tuple[NDArray, NDArray]:
+    """Weighted sums at the nodes: ``(sum_e w_e v_e (n, k), sum_e w_e (n,))``.
+
+    ``conn (m, nen)`` node indices, ``weight (m,)`` (per element) or ``(m, nen)`` (per corner),
+    ``values (m, k)`` (one value per element) or ``(m, nen, k)`` (one per element corner); one
+    sparse incidence product, no loop over elements or nodes.
+    """
+    m, nen = conn.shape
+    per_corner = values.ndim == 3
+    cols = np.arange(m * nen) if per_corner else np.repeat(np.arange(m), nen)
+    w = np.broadcast_to(weight.reshape(m, -1), (m, nen)).ravel()
+    S = sp.csr_matrix((w, (conn.ravel(), cols)),
+                      shape=(n, m * nen if per_corner else m))
+    v = values.reshape(m * nen, -1) if per_corner else values.reshape(m, -1)
+    return S @ v, S @ np.ones(S.shape[1])
+
+
+def nodal_average(parts: list[NodalParts], n: int) -> dict[str, NDArray]:
+    """The nodal fields of ``parts``: one ``finish`` call per family, with its parts."""
+    families: dict = {}
+    for p in parts:
+        families.setdefault(p.finish, []).append(p)
+    out: dict[str, NDArray] = {}
+    for finish, group in families.items():
+        out.update(finish(group, n))
+    return out
 
 
 class ElementGroup:
@@ -151,6 +207,13 @@ class ElementGroup:
         """Generalized stresses by name, ``{name: (E,)}``."""
         s = self.stress(state)
         return {n: s[:, i] for i, n in enumerate(self.stress_names)}
+
+    def results(self, state) -> tuple[dict[str, NDArray], NodalParts | None]:
+        """``(outputs(state), NodalParts)`` of one evaluation (with ``"nodal_outputs"``).
+
+        The parts are None when the group gives no nodal fields.
+        """
+        raise NotImplementedError(f"{self.type_name} groups have no nodal outputs")
 
     def properties(self) -> dict[str, NDArray]:
         """Per-element data written to results files, ``{name: (E,)}``."""

@@ -30,9 +30,10 @@ oriented triangles.
 ``sum rho_k (z_k^2 - z_{k-1}^2) / 2`` (zero for a stack symmetric in density) and the rotary
 inertia ``sum rho_k (z_k^3 - z_{k-1}^3) / 3``, all about the mid-surface.
 
-**Layer stresses** (outputs): at the bottom and top of each layer, ``Q_k T_k (eps + z kappa)``
-in the layer's material axes (``s11``, ``s22``, ``s12``), from the element's mean strains and
-curvatures (as its mean ``N`` and ``M``).
+**Layer stresses** (outputs): at the bottom and top of each layer, ``Qbar_k (eps + z kappa)`` in
+the element axes, from the element's mean strains and curvatures (as its mean ``N`` and ``M``);
+:mod:`fem.elements.shell_results` turns them to the global, chosen and material axes (the latter
+``Q_k T_k (eps + z kappa)``).
 """
 
 from __future__ import annotations
@@ -160,19 +161,20 @@ class Stack:
         M = np.einsum("eij,ej->ei", self.B, eps) + np.einsum("eij,ej->ei", self.D, kap)
         return N, M
 
-    def layer_stresses(self, eps: NDArray, kap: NDArray) -> dict[str, NDArray]:
-        """``{layer<k>_<bottom|top>_<s11|s22|s12>: (E,)}`` in each layer's material axes."""
+    def faces(self, eps: NDArray, kap: NDArray) -> list[tuple[str, NDArray, NDArray]]:
+        """The stresses at the bottom and top of each layer: ``[(name, psi, s), ...]``.
+
+        ``name`` is ``layer<k>_<bottom|top>`` (``k`` from 1 at the bottom), ``psi (E,)`` the angle
+        of the layer's material axis 1 from each facet's ``e1`` (rad) and ``s (E, 3)`` the
+        stresses ``Qbar_k (eps + z kappa)`` in the element axes (``xx, yy, xy``); turned by
+        ``psi`` they are ``Q_k T_k (eps + z kappa)``, the material-axis stresses.
+        """
         z = interfaces(self.section)
-        out = {}
+        out = []
         for k, ly in enumerate(self.section.layers):
-            Q = reduced_stiffness(ly.material)
-            Tk = strain_rotation(self.phi + np.radians(ly.angle))
+            Qb = self._qbar(ly, self.phi)
+            psi = self.phi + np.radians(ly.angle)
             for where, zz in (("bottom", z[k]), ("top", z[k + 1])):
-                s = np.einsum("ij,ejk,ek->ei", Q, Tk, eps + zz * kap)
-                for i, name in enumerate(LAYER_STRESSES):
-                    out[f"layer{k + 1}_{where}_{name}"] = s[:, i]
+                out.append((f"layer{k + 1}_{where}", psi,
+                            np.einsum("eij,ej->ei", Qb, eps + zz * kap)))
         return out
-
-
-#: the layer stress components, material axes
-LAYER_STRESSES = ("s11", "s22", "s12")

@@ -36,8 +36,8 @@ coupled patch test), and stays positive definite (the DKT's energy is at least t
 curvature, so the energy is at least ``area/2 [eps; kbar]^T [[A, B], [B, D]] [eps; kbar]``).
 The mass takes the section's mass, first moment and rotary inertia per area (the first moment
 couples in-plane translations and rotations in the consistent mass; the lumped mass, whose nodal
-blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the layer stresses in material
-axes at the bottom and top of every layer, instead of the homogeneous surface stresses.
+blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the stresses at the bottom and
+top of every layer (also in its material axes), instead of the homogeneous top, middle and bottom.
 
 **Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
 delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
@@ -46,10 +46,13 @@ inertia ``rho h^3 / 12`` per area linearly on all three rotations (the drilling 
 bending ones, so that a node's rotary inertia is isotropic). Lumped: a third of the mass and of
 the rotary inertia to each node (isotropic nodal blocks, the same in every frame).
 
-**Outputs** per element, in the element frame: the mean membrane forces ``Nxx, Nyy, Nxy``
-(``h D eps``, the OPT element's mean strain is its constant basic strain), the mean moments
-``Mxx, Myy, Mxy`` (``M = int z sigma dz``, ``z`` along ``e3``) and the surface stresses
-``N/h +- 6 M / h^2`` on the top (``+e3``) and bottom faces.
+**Outputs** per element: the mean membrane forces ``N`` (``h D eps``, the OPT element's mean
+strain is its constant basic strain), the mean moments ``M`` (``M = int z sigma dz``, ``z``
+along ``e3``) and the stresses ``N/h + 6 M / h^2``, ``N/h`` and ``N/h - 6 M / h^2`` on the top
+(``+e3``), middle and bottom faces (laminates: at the bottom and top of every layer), in global
+axes, in the axes of the group's ``direction``, with von Mises and principal stresses, per cell
+and averaged to the nodes (:mod:`fem.elements.shell_results`); the element-frame components
+stay as ``Nxx_element, ..., sxx_top_element, ...``.
 """
 
 from __future__ import annotations
@@ -57,8 +60,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import ElementGroup
-from fem.elements.laminate import Stack
+from fem.elements import shell_results
+from fem.elements.base import ElementGroup, NodalParts
+from fem.elements.laminate import Stack, facet_angles
 from fem.elements.shell_membrane import OPTMembrane, beta0, plane_stress
 from fem.elements.shell_plate import DKTPlate, deflection_mass
 
@@ -67,6 +71,10 @@ MEMBRANE = np.array([[6 * n, 6 * n + 1, 6 * n + 5] for n in range(3)]).ravel()
 PLATE = np.array([[6 * n + 2, 6 * n + 3, 6 * n + 4] for n in range(3)]).ravel()
 STRESS_NAMES = ("Nxx", "Nyy", "Nxy", "Mxx", "Myy", "Mxy")
 SURFACE_NAMES = ("sxx_top", "syy_top", "sxy_top", "sxx_bottom", "syy_bottom", "sxy_bottom")
+#: the element-frame outputs' names: a suffix says so (their components jump between facets)
+ELEMENT_FRAME = "_element"
+#: what a frame of results may hold of a shell group (deck key ``results``)
+RESULTS = ("nodal", "cells", "element")
 
 
 def _per_element(value, n: int) -> NDArray:
@@ -97,30 +105,43 @@ class Shell(ElementGroup):
     E, nu, rho : material, per element or scalar (a homogeneous isotropic section)
     h : thickness, per element or scalar
     section : a layered :class:`~fem.model.ShellSection` instead of ``E, nu, h, rho``
-    direction : (3,) the vector whose projection on each facet the layer angles start from
+    direction : (3,) the vector whose projection on each facet is the axis 1 of the outputs and
+        the axis the layer angles start from; None: global x (homogeneous shells: global z on
+        facets to which x is normal, :func:`fem.elements.shell_results.default_axis`)
     source : (E,) the deck row or mesh cell of each triangle (written with the properties)
+    results : which of :data:`RESULTS` the outputs hold (default all): the nodal fields, the
+        cell fields in global and chosen axes, the element-frame components
     """
 
     type_name = "shell"
     nen = 3
     cell_type = "triangle"
-    capabilities = frozenset({"stiffness", "mass"})
+    capabilities = frozenset({"stiffness", "mass", "nodal_outputs"})
     additive_rotations = True
     dof_names = ("ux", "uy", "uz", "rx", "ry", "rz")
     stress_names = STRESS_NAMES
 
     def __init__(self, name, conn, X, dim, *, E=None, nu=None, h=None, rho=0.0, section=None,
-                 direction=(1.0, 0.0, 0.0), source=None):
+                 direction=None, source=None, results=RESULTS):
         if dim != 3:
             raise ValueError("shells are 3D elements (6 DOFs per node)")
         super().__init__(name, conn, X, dim)
         n = len(self)
         self.formulation = "linear"
+        self.kept = frozenset(results)
         self.T = element_frames(self.X)                               # (E, 3, 3)
         rel = self.X - self.X[:, :1]
         xy = np.einsum("eij,eaj->eai", self.T[:, :2], rel)             # (E, 3, 2) local
         self.source = None if source is None else np.asarray(source, dtype=np.int64)
-        self.laminate = None if section is None else Stack.of(section, self.T, direction)
+        if section is not None:
+            self.laminate = Stack.of(section, self.T, (1.0, 0.0, 0.0) if direction is None
+                                     else direction)
+            self.phi = self.laminate.phi                               # (E,) axis 1 from e1
+        else:
+            self.laminate = None
+            axis = (shell_results.default_axis(self.T[:, 2]) if direction is None
+                    else direction)
+            self.phi = self._angles(axis)
         if self.laminate is not None:
             Kl = self._laminate(xy)
         else:
@@ -142,6 +163,17 @@ class Shell(ElementGroup):
         for k in range(6):
             self.Lam[:, 3 * k:3 * k + 3, 3 * k:3 * k + 3] = self.T
         self.K = np.swapaxes(self.Lam, 1, 2) @ Kl @ self.Lam
+
+    def _angles(self, axis) -> NDArray:
+        """(E,) the angle of ``axis`` ((3,) or (E, 3))'s projection from each facet's ``e1``."""
+        axis = np.asarray(axis, dtype=float)
+        if axis.ndim == 1:
+            phi, normal = facet_angles(self.T, axis)
+            if np.any(normal):
+                raise ValueError(f"direction {axis.tolist()} is normal to facet "
+                                 f"{int(np.flatnonzero(normal)[0])}: no in-plane axis")
+            return phi
+        return np.arctan2(np.sum(self.T[:, 1] * axis, axis=1), np.sum(self.T[:, 0] * axis, axis=1))
 
     def _laminate(self, xy: NDArray) -> NDArray:
         """(E, 18, 18) local stiffness of a layered section (see the module docstring)."""
@@ -232,29 +264,59 @@ class Shell(ElementGroup):
             Ml += np.einsum("ab,eij->eaibj", lin, C).reshape(len(self), 18, 18)
         return np.swapaxes(self.Lam, 1, 2) @ Ml @ self.Lam
 
-    def section_forces(self, state) -> NDArray:
-        """(E, 6) mean ``N``, ``M`` (the co-rotational element's ``stress`` is another thing)."""
-        return self.stress(state)
+    def _deformed(self, state) -> tuple[NDArray, NDArray]:
+        """The local DOFs the outputs read ``(E, 18)`` and the facets' frames ``(E, 3, 3)``.
 
-    def _deformation(self, state) -> NDArray:
-        """(E, 18) the local DOFs the outputs read (the co-rotational element's ``p``)."""
-        return self._local(state)
+        The linear element's reference frames (rows ``e1, e2, e3``); the co-rotational
+        element's deformational DOFs ``p`` and current frames.
+        """
+        return self._local(state), self.T
 
     def outputs(self, state) -> dict[str, NDArray]:
-        """Mean ``N``, ``M`` and the top and bottom surface stresses, element frame."""
-        s = self.section_forces(state)
+        """Cell outputs (see :meth:`results`)."""
+        return self.results(state, nodal=False)[0]
+
+    def results(self, state, nodal: bool = True
+                ) -> tuple[dict[str, NDArray], NodalParts | None]:
+        """Cell outputs and what the nodal fields average (:mod:`fem.elements.shell_results`).
+
+        The element-frame ``N``, ``M`` (and homogeneous shells' surface stresses) as
+        ``Nxx_element, ...``; ``N``, ``M``, the face stresses (``s_top``, ``s_mid``,
+        ``s_bottom``; laminates: ``s_top``, ``s_bottom`` and ``s_layer<k>_<bottom|top>``) in
+        global and chosen axes, their invariants, and ``thickness``; those :attr:`kept` (the
+        parts are None without ``"nodal"``, or when not asked for: ``nodal=False``).
+        """
+        dl, T = self._deformed(state)
+        eps = self.membrane.mean_strain(dl[:, MEMBRANE])
+        kap = self.plate.mean_curvature(dl[:, PLATE])
+        h = self.props["h"]
+        cells, material = {}, {}
         if self.laminate is not None:
-            dl = self._deformation(state)
-            out = {n: s[:, i] for i, n in enumerate(STRESS_NAMES)}
-            out.update(self.laminate.layer_stresses(self.membrane.mean_strain(dl[:, MEMBRANE]),
-                                                    self.plate.mean_curvature(dl[:, PLATE])))
-            return out
-        h = self.props["h"][:, None]
-        mem, bend = s[:, :3] / h, 6.0 * s[:, 3:] / h**2
-        surf = np.hstack([mem + bend, mem - bend])
-        out = {n: s[:, i] for i, n in enumerate(STRESS_NAMES)}
-        out.update({n: surf[:, i] for i, n in enumerate(SURFACE_NAMES)})
-        return out
+            N, M = self.laminate.generalized(eps, kap)
+            faces = self.laminate.faces(eps, kap)
+            fields = {"N": N, "M": M, "s_top": faces[-1][2], "s_bottom": faces[0][2]}
+            for name, psi, s in faces:
+                fields[f"s_{name}"] = s
+                material[f"s_{name}"] = psi
+        else:
+            N = h[:, None] * np.einsum("eij,ej->ei", self.D, eps)
+            M = np.einsum("eij,ej->ei", self.Db, kap)
+            mem, bend = N / h[:, None], 6.0 * M / h[:, None] ** 2
+            fields = {"N": N, "M": M, "s_top": mem + bend, "s_mid": mem,
+                      "s_bottom": mem - bend}
+            surf = np.hstack([mem + bend, mem - bend])
+            cells.update({n + ELEMENT_FRAME: surf[:, i] for i, n in enumerate(SURFACE_NAMES)})
+        NM = np.hstack([N, M])
+        cells.update({n + ELEMENT_FRAME: NM[:, i] for i, n in enumerate(STRESS_NAMES)})
+        if "element" not in self.kept:
+            cells = {}
+        more, glob = shell_results.cell_fields(T, self.phi, fields, material)
+        if "cells" in self.kept:
+            cells.update(more)
+            cells["thickness"] = h.copy()
+        if not nodal or "nodal" not in self.kept:
+            return cells, None
+        return cells, shell_results.nodal_parts(self.conn, self.X, T, self.phi, h, glob)
 
     def properties(self) -> dict[str, NDArray]:
         """Material, thickness and area per element (laminates: layer axis angle, degrees).

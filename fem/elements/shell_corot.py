@@ -33,8 +33,9 @@ At the reference, ``B`` differs from the linear element's ``Lambda`` only by rig
 ``K_l``, so the small-displacement limit is the linear element exactly. The stresses a buckling
 step carries (``stress``, ``stress_rate``) are the local nodal forces ``q (E, 18)``, the basic
 forces of the geometric stiffness; the outputs (``N``, ``M``, surface stresses) are the linear
-element's of ``p``. Mass and pressure: the linear element's (reference geometry; the lumped
-nodal inertia is isotropic, the same in every frame; pressure is a dead load).
+element's of ``p`` in the current frame (their global components turn with the facet). Mass
+and pressure: the linear element's (reference geometry; the lumped nodal inertia is isotropic,
+the same in every frame; pressure is a dead load).
 
 Energy-conserving dynamics (:meth:`CorotShell.conserving`): ``Phi = p.K_l p / 2`` is quadratic
 in ``p``, so Crisfield & Shi's algorithmic deformations ``p1 = p0 + B_m inc`` (``B`` at the
@@ -96,10 +97,8 @@ class CorotShellFrame:
         ``R (E, 3, 3, 3)``: the corners' rotation matrices (from the reference orientation).
         """
         E = len(x)
-        Re = np.swapaxes(element_frames(x), 1, 2)
+        Re, xl, theta = self.deformation(x, R)
         ReT = np.swapaxes(Re, 1, 2)
-        xl = np.einsum("eji,eaj->eai", Re, x)
-        theta = so3.logm(np.einsum("eji,eajk,ekl->eail", Re, R, self.R0))
         G = self.spin_map(Re, xl)
         Lam = so3.jl_inv(theta)
         Bhat = np.repeat(-G[:, None], 3, axis=1)
@@ -114,6 +113,19 @@ class CorotShellFrame:
             B[:, _W[a]] = Lam[:, a] @ Bhat[:, a]
         p = np.concatenate([xl - self.xl0, theta], axis=2).reshape(E, 18)
         return ShellKinematics(p=p, B=B, Re=Re, xl=xl, G=G, theta=theta, Lam=Lam, Bhat=Bhat)
+
+    def deformation(self, x: NDArray, R: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        """``Re (E, 3, 3)`` (columns ``e1 e2 e3``), ``xl (E, 3, 3)`` and ``theta (E, 3, 3)``.
+
+        The frame, the corners in it and the local rotations of corners ``x`` (relative to
+        corner 1) with rotation matrices ``R (E, 3, 3, 3)``: what the outputs read, without
+        the derivatives of :meth:`kinematics`.
+        """
+        Re = np.swapaxes(element_frames(x), 1, 2)
+        ReT = np.swapaxes(Re, 1, 2)
+        xl = (ReT[:, None] @ x[..., None])[..., 0]
+        theta = so3.logm(ReT[:, None] @ R @ self.R0[:, None])
+        return Re, xl, theta
 
     @staticmethod
     def spin_map(Re: NDArray, xl: NDArray) -> NDArray:
@@ -270,7 +282,8 @@ class CorotShell(Shell):
     DOFs of :class:`CorotShellFrame`. Parameters as :class:`~fem.elements.shell.Shell`.
     """
 
-    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving"})
+    capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving",
+                              "nodal_outputs"})
     additive_rotations = False
 
     def __init__(self, name, conn, X, dim, **properties):
@@ -342,13 +355,12 @@ class CorotShell(Shell):
         p = self._kinematics(state).p
         return 0.5 * np.einsum("ei,eij,ej->e", p, self.K_local, p)
 
-    def section_forces(self, state) -> NDArray:
-        """(E, 6) mean ``N``, ``M`` of the deformational DOFs, element frame."""
-        return self._generalized(self._kinematics(state).p)
-
-    def _deformation(self, state) -> NDArray:
-        """(E, 18) the deformational DOFs ``p`` (what the layer stresses read)."""
-        return self._kinematics(state).p
+    def _deformed(self, state) -> tuple[NDArray, NDArray]:
+        """The deformational DOFs ``p`` and the current frames (rows ``e1, e2, e3``)."""
+        Re, xl, theta = self.frame.deformation(self.positions(state),
+                                               state.rotation_matrices()[self.conn])
+        p = np.concatenate([xl - self.frame.xl0, theta], axis=2).reshape(len(self), 18)
+        return p, np.swapaxes(Re, 1, 2)
 
     # --- energy-conserving dynamics ----------------------------------------------------------
     def conserving_start(self, state) -> dict:

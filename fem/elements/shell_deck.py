@@ -6,8 +6,12 @@ cross-sections (A, I, J, shapes) and none of their keys means anything to a shel
 homogeneous shell needs exactly one number. Layered (laminate) sections are a table of their own,
 ``[[shell_sections]]`` (layers of isotropic or orthotropic materials; classical lamination
 theory, :mod:`fem.elements.laminate`), named by ``section``; ``material`` and ``thickness`` stay
-the homogeneous shorthand, and an entry gives exactly one of the two. ``direction`` (laminates)
-is the vector whose projection on each facet the layer angles start from.
+the homogeneous shorthand, and an entry gives exactly one of the two. ``direction`` is the
+vector whose projection on each facet is the axis 1 of the results' chosen axes (``s_top_11``,
+..., :mod:`fem.elements.shell_results`) and, with a section, the axis the layer angles start
+from; without it, global x (a homogeneous shell takes global z on facets to which x is
+normal). ``results`` picks what each results frame holds of the group (nodal fields, cell
+fields, element-frame components; :data:`~fem.elements.shell.RESULTS`).
 ``formulation`` picks the small-displacement :class:`~fem.elements.shell.Shell` (``"linear"``)
 or the co-rotational :class:`~fem.elements.shell_corot.CorotShell` (``"corotational"``). Rows
 and mesh cells may be triangles or quadrilaterals, which are split into two triangles each
@@ -19,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from fem.elements.laminate import facet_angles
-from fem.elements.shell import Shell, element_frames
+from fem.elements.shell import RESULTS, Shell, element_frames
 from fem.elements.shell_cells import shell_rows
 from fem.elements.shell_corot import CorotShell
-from fem.errors import DeckError
+from fem.errors import DeckError, did_you_mean
 from fem.io.build import Entry, lookup
 from fem.io.build_elements import (
     CONNECTIVITY,
@@ -43,9 +47,16 @@ KEYS = [Key("material", "str", None, "material name (shells: with thickness, or 
             positive=True),
         Key("section", "str", None, "section name (shells: a [[shell_sections]] layered "
             "section, instead of material and thickness)"),
-        Key("direction", "vector", None, "shells with a section: `[x, y, z]`, the vector whose "
-            "projection on each triangle the layer angles start from (default `[1, 0, 0]`); it "
-            "must not be normal to a triangle")]
+        Key("direction", "vector", None, "shells: `[x, y, z]`, the vector whose projection on "
+            "each triangle is axis 1 of the results' chosen axes (`s_top_11`, ..., `dir1`) and, "
+            "with a section, the axis the layer angles start from; it must not be normal to a "
+            "triangle (default `[1, 0, 0]`; a homogeneous shell then takes `[0, 0, 1]` on "
+            "triangles within 0.1 degrees of normal to x)"),
+        Key("results", "names", None, "shells: what each results frame holds, any of `nodal` "
+            "(stresses, forces and moments in global and chosen axes, von Mises and principal "
+            "stresses, thickness and the axes, averaged to the nodes: /steps/<s>/nodal/), "
+            "`cells` (the same per triangle) and `element` (the element-frame components, "
+            "`Nxx_element`, ...); default all three")]
 NOT_USED: dict[str, str] = {}
 
 
@@ -71,15 +82,15 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         raise DeckError(key, f"expected {shape} of nonzero area, got nodes {ids} on one "
                         f"line (area {area[k]:.3g}) in {row}")
     _check_derived(e, bounds, area)
-    if "section" in props:
+    if props.get("direction") is not None:
         _check_direction(e, inputs, rows, props["direction"])
     cls = CorotShell if v["formulation"] == "corotational" else Shell
-    return GroupPiece(cls(v["name"], conn, inputs.nodes.X, 3, source=rows.source, **props),
-                      inputs.nodes)
+    return GroupPiece(cls(v["name"], conn, inputs.nodes.X, 3, source=rows.source,
+                          results=_results(e), **props), inputs.nodes)
 
 
 def _section(e: Entry, inputs: GroupInputs) -> tuple[dict, tuple]:
-    """The section keywords of :class:`Shell` (``E, nu, h, rho`` or ``section, direction``).
+    """The section keywords of :class:`Shell` (``E, nu, h, rho`` or ``section``; ``direction``).
 
     With the bounds :func:`_check_derived` checks: a modulus times the thickness, the
     thickness, the mass per area and the words that name the section in messages.
@@ -93,19 +104,11 @@ def _section(e: Entry, inputs: GroupInputs) -> tuple[dict, tuple]:
                             f"section and {homogeneous[0]}")
         sec = lookup(inputs.shell_sections, v["section"], "shell section", f"{e.where}.section",
                      " (a [[shell_sections]] name)")
-        direction = np.array(v["direction"] if v["direction"] is not None else [1.0, 0.0, 0.0],
-                             dtype=float)
-        if len(direction) != 3 or not np.linalg.norm(direction) > 0:
-            raise DeckError(f"{e.where}.direction", f"expected a nonzero vector [x, y, z], got "
-                            f"{shown(v['direction'])}")
+        direction = _direction(e, [1.0, 0.0, 0.0])
         stiff = sum(_modulus(ly.material) * ly.thickness for ly in sec.layers)
         rho_h = sum(ly.material.rho * ly.thickness for ly in sec.layers)
         return ({"section": sec, "direction": direction},
                 (stiff, sec.thickness, rho_h, f"section '{sec.name}'"))
-    if v["direction"] is not None:
-        raise DeckError(f"{e.where}.direction", "used only by shells with a layered section "
-                        "(its layer angles start from it); a homogeneous isotropic shell has "
-                        "no material axes")
     if not homogeneous:
         raise DeckError(e.where, "expected material and thickness (a homogeneous shell) or "
                         "section = \"<name>\" (a layered [[shell_sections]] section), got neither")
@@ -119,8 +122,37 @@ def _section(e: Entry, inputs: GroupInputs) -> tuple[dict, tuple]:
         raise DeckError(f"{e.where}.material", f"a shell needs a Poisson's ratio in (-1, 0.5), "
                         f"got material '{mat.name}' with nu = E/(2G) - 1 = {mat.nu:.6g}")
     h = v["thickness"]
-    return ({"E": mat.E, "nu": mat.nu, "h": h, "rho": mat.rho},
+    return ({"E": mat.E, "nu": mat.nu, "h": h, "rho": mat.rho, "direction": _direction(e, None)},
             (mat.E * h, h, mat.rho * h, f"material '{mat.name}'"))
+
+
+def _results(e: Entry) -> tuple[str, ...]:
+    """The entry's ``results`` words (default all of :data:`~fem.elements.shell.RESULTS`)."""
+    words = e.values["results"]
+    if words is None:
+        return RESULTS
+    if not words:
+        raise DeckError(f"{e.where}.results", f"expected some of {', '.join(RESULTS)}, got an "
+                        "empty list (a shell group's results frame would hold nothing of it)")
+    for i, word in enumerate(words):
+        if word not in RESULTS:
+            raise DeckError(f"{e.where}.results[{i}]", f"expected one of {', '.join(RESULTS)}, "
+                            f"got {shown(word)}" + did_you_mean(word, RESULTS))
+        if word in words[:i]:
+            raise DeckError(f"{e.where}.results[{i}]", f"'{word}' is given twice")
+    return tuple(words)
+
+
+def _direction(e: Entry, default):
+    """The entry's ``direction`` as a (3,) array (``default`` if not given), checked nonzero."""
+    given = e.values["direction"]
+    if given is None:
+        return None if default is None else np.array(default, dtype=float)
+    direction = np.array(given, dtype=float)
+    if len(direction) != 3 or not np.linalg.norm(direction) > 0:
+        raise DeckError(f"{e.where}.direction", f"expected a nonzero vector [x, y, z], got "
+                        f"{shown(given)}")
+    return direction
 
 
 def _check_derived(e: Entry, bounds: tuple, area) -> None:
@@ -155,6 +187,7 @@ def _check_direction(e: Entry, inputs: GroupInputs, rows, direction) -> None:
         key, row = rows.row(k)
         ids = ", ".join(str(int(inputs.nodes.ids[i])) for i in rows.conn[k])
         raise DeckError(f"{e.where}.direction", f"expected a direction not normal to any "
-                        f"triangle (the layer angles start from its projection), got "
+                        f"triangle (the results' axis 1 and the layer angles start from its "
+                        f"projection), got "
                         f"{direction.tolist()}, normal to the triangle of nodes {ids} in {row} "
                         f"({key}); give another direction")

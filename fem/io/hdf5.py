@@ -24,6 +24,8 @@ Layout (DESIGN.md, "Results file")::
         velocity, acceleration (T, n, nslots)       dynamic steps
         elements/<g>/<q>    (T, E)   section forces (the step's outputs, handed to the writer);
                                      ties: fx, fy(, fz); joints also (T, E, 3) force, moment
+        nodal/<q>           (T, n) or (T, n, 3) nodal fields (shells: stresses averaged to the
+                                     nodes), NaN at nodes a field does not cover
         energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
                                      constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
@@ -514,13 +516,14 @@ class StepWriter:
 
     def frame(self, state, *, outputs: dict, time: float, reactions: NDArray | None = None,
               stats: dict | None = None, energy: dict | None = None,
-              dynamic: bool = False) -> None:
+              dynamic: bool = False, nodal_fields: dict | None = None) -> None:
         """Write one output frame of ``state``.
 
         ``outputs`` are the step's element and constraint outputs at ``state``,
         ``{group: {quantity: (E,) or (E, k)}}`` (what :meth:`fem.system.System.outputs` returns):
-        the writer is handed them and never evaluates elements. ``reactions`` is a full
-        active-DOF vector.
+        the writer is handed them and never evaluates elements; ``nodal_fields`` the nodal
+        fields, ``{name: (n,) or (n, 3)}`` (:meth:`fem.system.System.frame_outputs`).
+        ``reactions`` is a full active-DOF vector.
         """
         sysm = self.system
         values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
@@ -535,6 +538,8 @@ class StepWriter:
         for gname, outs in outputs.items():
             for q, arr in outs.items():
                 values[f"elements/{gname}/{q}"] = arr
+        for q, arr in (nodal_fields or {}).items():
+            values[f"nodal/{q}"] = arr
         for k, v in (stats or {}).items():
             values[f"increments/{k}"] = v
         for k, v in (energy or {}).items():
