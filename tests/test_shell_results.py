@@ -28,7 +28,7 @@ from test_shell import oblique
 from test_shell_laminate import CFRP, assemble, laminate, q_material, qbar, solve_fixed
 
 from fem.elements.base import nodal_average
-from fem.elements.shell import Shell
+from fem.elements.shell import DEFAULT_RESULTS, RESULTS, Shell
 
 E, NU, H = 2.0e5, 0.3, 0.01
 COMPS = ("xx", "yy", "zz", "xy", "yz", "xz")
@@ -83,7 +83,7 @@ def plate_deck(X, tri, loads: np.ndarray, supports: list, element: dict | None =
             "nodes": {"coordinates": X.tolist()},
             "elements": [{"name": "plate", "type": "shell", "material": "steel",
                           "thickness": H, "connectivity": (tri + 1).tolist(),
-                          **(element or {})}],
+                          "results": list(RESULTS), **(element or {})}],
             "supports": supports, "loads": entries,
             "steps": [{"name": "s", "type": "static"}]}
     for key, value in (extra or {}).items():
@@ -227,7 +227,9 @@ def test_a_strip_rolled_into_a_half_circle_keeps_its_stresses_in_its_own_axes():
 
     n = 20
     M = np.pi * EI / L
-    _, sysm, state, _ = solve(strip_deck(n, moment=M, increments=2))
+    deck = strip_deck(n, moment=M, increments=2)
+    deck["elements"][0]["results"] = list(RESULTS)
+    _, sysm, state, _ = solve(deck)
     cells, nodal = sysm.frame_outputs(state)
     sig = 6 * M / (WIDTH * HS**2)
     assert np.abs(nodal["s_top_11"] / -sig - 1).max() <= 1e-4
@@ -424,15 +426,19 @@ def test_every_step_writes_the_nodal_fields_of_its_frames(tmp_path):
     (["nodal"], True, set()),
     (["element"], False, {"Nxx_element", "sxx_top_element"}),
     (["cells", "element"], False, {"s_top_mises", "Mxx_element", "thickness"}),
+    (None, True, {"Nxx_element", "sxx_top_element"}),      # the default: DEFAULT_RESULTS
 ])
 def test_results_key_picks_what_a_frame_holds(results, nodal, cells):
-    _, sysm, state, _ = solve({**small_plate(results=results), "steps": [
-        {"name": "s", "type": "static"}]})
+    deck = {**small_plate(results=results), "steps": [{"name": "s", "type": "static"}]}
+    if results is None:
+        del deck["elements"][0]["results"]
+    words = DEFAULT_RESULTS if results is None else results
+    _, sysm, state, _ = solve(deck)
     outs, fields = sysm.frame_outputs(state)
     assert bool(fields) == nodal and ("s_top_mises" in fields) == nodal
     assert cells <= set(outs["plate"]) and bool(outs["plate"]) == bool(cells)
-    assert ("sxx_top_element" in outs["plate"]) == ("element" in results)
-    assert ("s_top_xx" in outs["plate"]) == ("cells" in results)
+    assert ("sxx_top_element" in outs["plate"]) == ("element" in words)
+    assert ("s_top_xx" in outs["plate"]) == ("cells" in words)
 
 
 @pytest.mark.parametrize("element, key, words", [

@@ -57,6 +57,8 @@ stay as ``Nxx_element, ..., sxx_top_element, ...``.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -75,6 +77,10 @@ SURFACE_NAMES = ("sxx_top", "syy_top", "sxy_top", "sxx_bottom", "syy_bottom", "s
 ELEMENT_FRAME = "_element"
 #: what a frame of results may hold of a shell group (deck key ``results``)
 RESULTS = ("nodal", "cells", "element")
+# what a frame holds unless the deck says: the smooth nodal fields ParaView shows and the
+# element-frame values of earlier files; per-triangle global components (as large again) on request
+DEFAULT_RESULTS = ("nodal", "element")
+MATERIAL_AXES = re.compile(r"_mat(11|22|12)$")     # laminates' layer stresses in material axes
 
 
 def _per_element(value, n: int) -> NDArray:
@@ -109,8 +115,9 @@ class Shell(ElementGroup):
         the axis the layer angles start from; None: global x (homogeneous shells: global z on
         facets to which x is normal, :func:`fem.elements.shell_results.default_axis`)
     source : (E,) the deck row or mesh cell of each triangle (written with the properties)
-    results : which of :data:`RESULTS` the outputs hold (default all): the nodal fields, the
-        cell fields in global and chosen axes, the element-frame components
+    results : which of :data:`RESULTS` the outputs hold: the nodal fields, the cell fields in
+        global and chosen axes, the element-frame components (with laminates, the layers'
+        material-axis components too)
     """
 
     type_name = "shell"
@@ -314,6 +321,8 @@ class Shell(ElementGroup):
         if "cells" in self.kept:
             cells.update(more)
             cells["thickness"] = h.copy()
+        elif "element" in self.kept:         # the layers' material axes are the element's too
+            cells.update({k: v for k, v in more.items() if MATERIAL_AXES.search(k)})
         if not nodal or "nodal" not in self.kept:
             return cells, None
         return cells, shell_results.nodal_parts(self.conn, self.X, T, self.phi, h, glob)

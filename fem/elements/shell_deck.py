@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from fem.elements.laminate import facet_angles
-from fem.elements.shell import RESULTS, Shell, element_frames
+from fem.elements.shell import DEFAULT_RESULTS, RESULTS, Shell, element_frames
 from fem.elements.shell_cells import shell_rows
 from fem.elements.shell_corot import CorotShell
 from fem.errors import DeckError, did_you_mean
@@ -56,7 +56,8 @@ KEYS = [Key("material", "str", None, "material name (shells: with thickness, or 
             "(stresses, forces and moments in global and chosen axes, von Mises and principal "
             "stresses, thickness and the axes, averaged to the nodes: /steps/<s>/nodal/), "
             "`cells` (the same per triangle) and `element` (the element-frame components, "
-            "`Nxx_element`, ...); default all three")]
+            "`Nxx_element`, ...; laminates: each layer's material-axis components); default "
+            "`[\"nodal\", \"element\"]`")]
 NOT_USED: dict[str, str] = {}
 
 
@@ -127,10 +128,10 @@ def _section(e: Entry, inputs: GroupInputs) -> tuple[dict, tuple]:
 
 
 def _results(e: Entry) -> tuple[str, ...]:
-    """The entry's ``results`` words (default all of :data:`~fem.elements.shell.RESULTS`)."""
+    """The entry's ``results`` words (default :data:`~fem.elements.shell.DEFAULT_RESULTS`)."""
     words = e.values["results"]
     if words is None:
-        return RESULTS
+        return DEFAULT_RESULTS
     if not words:
         raise DeckError(f"{e.where}.results", f"expected some of {', '.join(RESULTS)}, got an "
                         "empty list (a shell group's results frame would hold nothing of it)")
