@@ -117,7 +117,7 @@ class Shell(ElementGroup):
     source : (E,) the deck row or mesh cell of each triangle (written with the properties)
     results : which of :data:`RESULTS` the outputs hold: the nodal fields, the cell fields in
         global and chosen axes, the element-frame components (with laminates, the layers'
-        material-axis components too)
+        material-axis components too); default all, a deck's :data:`DEFAULT_RESULTS`
     """
 
     type_name = "shell"
