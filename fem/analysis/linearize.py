@@ -498,11 +498,18 @@ class LinearizeStep(StepBase):
 
 
 def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
-    """One of each conjugate pair (``Im p >= 0``), the ``count`` nearest ``shift``."""
+    """One of each conjugate pair (``Im p >= 0``), the ``count`` pairs nearest ``shift``.
+
+    A complex ``p`` stands for its conjugate pair; real eigenvalues count half a pair each (an
+    undamped model has them as ``+-a``: a rigid-body mode's double zero, a divergence), so that
+    ``count`` pairs never end at the rigid-body modes when an unstable pair is next.
+    """
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     keep = values.imag >= -1e-9 * scale
     values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
-    order = np.argsort(np.abs(values - shift), kind="stable")[:count]
+    order = np.argsort(np.abs(values - shift), kind="stable")
+    units = np.where(np.abs(values.imag[order]) <= 1e-9 * scale, 0.5, 1.0)
+    order = order[:int(np.searchsorted(np.cumsum(units), count - 0.25)) + 1]
     order = order[np.argsort(np.abs(values[order]), kind="stable")]
     return Eigenvalues(values[order], vectors[:, order], errors[order])
 

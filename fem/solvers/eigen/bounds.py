@@ -155,15 +155,15 @@ def error_bounds(M, D, K, values: NDArray, vectors: NDArray, left: NDArray | Non
     """
     M, D, K = (sp.csr_matrix(X, dtype=float) for X in (M, D, K))
     m = len(values)
+    undamped = D.nnz == 0 or abs(D).max() == 0.0
     out = ErrorBounds(np.full(m, np.inf), np.full(m, np.inf), np.full(m, np.inf),
-                      conservative_gyroscopic(M, D, K))
+                      not undamped and conservative_gyroscopic(M, D, K))
     if m == 0:
         return out
     aM, aD, aK = abs(M), abs(D), abs(K)
     k = int(np.diff((aM + aD + aK).tocsr().indptr).max(initial=1))
     nM, nD, nK = _norm_inf(M), _norm_inf(D), _norm_inf(K)
     scale = np.sqrt(max(nK, 1e-300) / max(nM, 1e-300))         # |p| of the problem
-    undamped = D.nnz == 0 or abs(D).max() == 0.0
     for i, p in enumerate(np.asarray(values, dtype=complex)):
         lu = _factor(M, D, K, p, scale)
         if lu is None:
@@ -181,7 +181,7 @@ def error_bounds(M, D, K, values: NDArray, vectors: NDArray, left: NDArray | Non
                               + aK @ np.abs(x))
         res = float(np.linalg.norm(r) + np.linalg.norm(rounding))
         dQx = 2 * p * Mx + Dx
-        starts = [x.conj(), x] if out.conservative and not undamped else [x, x.conj()]
+        starts = [x.conj(), x] if out.conservative else [x, x.conj()]
         if left is not None:
             starts.append(np.asarray(left[:, i], dtype=complex))
         best_b, best_a = 0.0, 0.0
