@@ -161,3 +161,20 @@ def test_lanczos_eigenvalues_are_within_their_bounds_of_lapack():
         near = np.argmin(np.abs(dense.values - p))
         assert abs(dense.values[near] - p) <= b + dense.bounds[near]
     assert lanczos.stable() and dense.stable()
+
+
+def test_an_eigenvalue_known_to_fewer_than_three_digits_is_a_warning():
+    """A bound above 1e-3 |p| (Lanczos on repro D07's 1200 beams accepts p = 576.6 rad/s,
+    23 rad/s from the nearest eigenvalue, with a bound of 48) makes the step warn, once; a
+    neutral eigenvalue (|p| within its bound) does not count."""
+    from fem.analysis.linearize import Eigenvalues
+
+    step = solve(kane(20, "dense"))[3][0]
+    assert not step.warnings
+    e = Eigenvalues(np.array([100j, 1e-6 + 0j, 50j]), np.zeros((3, 3)), np.zeros(3),
+                    np.array([0.5, 1e-5, 1e-3]))
+    assert step.warn_inaccurate(e)
+    assert len(step.warnings) == 1
+    assert "1 eigenvalue(s) are known to fewer than three digits: p = 0+100j has an error " \
+           "bound of 0.5" in step.warnings[0]
+    assert not step.warn_inaccurate(e)          # once per step

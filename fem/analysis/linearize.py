@@ -21,8 +21,9 @@ verdict is stated against it: an eigenvalue *grows* only if ``Re p`` exceeds its
 ``|p|`` within its bound of 0 is *neutral* (rigid-body motions, the free rotation of a
 mechanism) and never counts as growth. The state is *stable* when no eigenvalue grows, and the
 summary and the warning of an unstable state print the largest real part with its bound and the
-neutral pairs (the run goes on). ``geometric = false`` drops the elements' stress stiffening (the
-"premature linearization" that misses it).
+neutral pairs (the run goes on); an eigenvalue known to fewer than three digits (a bound above
+:data:`INACCURATE` ``|p|``) is a warning. ``geometric = false`` drops the elements' stress
+stiffening (the "premature linearization" that misses it).
 
 Under ``spin`` the step first finds the relative equilibrium by Newton. Where that tangent is
 singular (a free motion: a rotation about the axis of a spherical joint, a mechanism) the step
@@ -66,6 +67,7 @@ from fem.solvers.eigen.bounds import Verdict, error_bounds, verdict
 log = logging.getLogger(__name__)
 
 DENSE_LIMIT = 3000        # unknowns of method = "dense" and of the state-space model (dense)
+INACCURATE = 1e-3         # an error bound above this times |p|: the step warns
 
 
 @dataclass
@@ -164,6 +166,7 @@ class LinearizeStep(StepBase):
         self.steady = None
         self.state_space: dict | None = None
         self._unbalanced_warned = False
+        self._inaccurate_warned = False
 
     # --- the state ----------------------------------------------------------------------------
     def consistent_state(self, state, loads=None):
@@ -395,6 +398,29 @@ class LinearizeStep(StepBase):
         e.bounds, e.condition, e.conservative = b.bounds, b.condition, b.conservative
         return e
 
+    def warn_inaccurate(self, e: Eigenvalues, where: str = "") -> bool:
+        """Warn (once per step) if an eigenvalue is known to fewer than three digits.
+
+        That is an error bound above :data:`INACCURATE` of ``|p|`` on an eigenvalue that is not
+        neutral: the solver accepted it on a backward error that the problem's condition turns
+        into a large error (a stiff model's low eigenvalues measured against ``||K||``).
+        """
+        if self._inaccurate_warned or e.bounds is None:
+            return False
+        bad = (e.bounds > INACCURATE * np.abs(e.values)) & (np.abs(e.values) > e.bounds)
+        if not np.any(bad):
+            return False
+        k = int(np.argmax(np.where(bad, e.bounds / np.abs(e.values), 0.0)))
+        n = self.system.n_free
+        dense = (', or method = "dense"' if self.settings.method != "dense"
+                 and n <= DENSE_LIMIT else "")
+        self.warn(f"{int(np.count_nonzero(bad))} eigenvalue(s){where} are known to fewer than "
+                  f"three digits: p = {e.values[k]:.6g} has an error bound of "
+                  f"{e.bounds[k]:.2g}; the verdict stands against the bounds, the values are "
+                  f"not accurate (try another shift{dense})")
+        self._inaccurate_warned = True
+        return True
+
     # --- state space --------------------------------------------------------------------------
     def _selection(self, entries) -> list[tuple[int, str]]:
         """``[(unknown index, quantity)]`` of ``(node index, slot, quantity)`` entries.
@@ -456,6 +482,7 @@ class LinearizeStep(StepBase):
         finally:
             self.close()
         v = self.eigen.verdict()
+        self.warn_inaccurate(self.eigen)
         if v.state == "unstable":
             k = int(np.flatnonzero(v.growing)[np.argmax(v.values.real[v.growing])])
             self.warn(f"the linearized model is unstable: eigenvalue p = {v.values[k]:.6g} "

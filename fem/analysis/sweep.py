@@ -192,6 +192,7 @@ class SweepStep(LinearizeStep):
                     break
                 self.points.append(p)
                 start = p.state
+                self.warn_inaccurate(p.eigen, f" at {s.parameter} = {v:g}")
                 log.info("step %s: %s = %g, %s", self.name, s.parameter, v,
                          p.verdict.describe())
             self.boundary = self._boundary()
