@@ -26,7 +26,8 @@ as given (no Newton; see :mod:`fem.analysis.linearize` for a free motion in the 
 
 Written: ``/sweep/<step>/`` ``parameter`` (k,), ``eigenvalues`` (k, m) complex, ``frequencies``
 (k, m) rad/s, ``error_bounds`` (k, m) (of the tracked eigenvalues), ``max_real`` (k,) (largest
-real part of the non-neutral eigenvalues, NaN where none), ``max_real_bound`` (k,) its error
+real part of the non-neutral eigenvalues, of the neutral ones where all are, NaN where there is
+no eigenvalue), ``max_real_bound`` (k,) its error
 bound, ``stable`` (k,) int: 1 stable, 0 unstable, -1 unknown, attribute ``boundary`` (NaN if no
 value is unstable); PNGs beside the results: ``<out>_<step>_campbell.png`` (frequencies against the
 parameter; for a spin, the excitation orders 1x and 2x) and ``<out>_<step>_stability.png``
@@ -126,7 +127,7 @@ class SweepPoint:
 
     @property
     def max_real(self) -> float:
-        """Largest real part of the non-neutral eigenvalues (NaN when there are none)."""
+        """Largest real part of the non-neutral eigenvalues (all neutral: of those; NaN: none)."""
         return self.verdict.max_real
 
     @property

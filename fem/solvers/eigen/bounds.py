@@ -208,7 +208,7 @@ class Verdict:
 
     ``growing``, ``neutral``, ``on_axis``: ``(m,)`` masks of the eigenvalues (module docstring);
     ``max_real`` and ``max_real_bound``: the largest real part among the eigenvalues that are not
-    neutral (NaN without any) and its bound.
+    neutral (among the neutral ones if all are; NaN without eigenvalues) and its bound.
     """
 
     state: str
@@ -239,7 +239,7 @@ class Verdict:
         if self.state == "unknown":
             return "unknown: no eigenvalue found"
         parts = []
-        if np.isfinite(self.max_real):
+        if np.any(~self.neutral):
             parts.append(f"max Re p = {self.max_real:.3g} (error bound {self.max_real_bound:.2g})")
         else:
             parts.append("no eigenvalue but neutral ones")
@@ -273,11 +273,8 @@ def verdict(values: NDArray, bounds: NDArray, conservative: bool = False) -> Ver
             others = np.abs(values - values[i]) <= 2 * bounds[i] + bounds
             others[i] = False
             on_axis[i] = not np.any(others)
-    rest = ~neutral
-    if np.any(rest):
-        k = np.flatnonzero(rest)[np.argmax(values.real[rest])]
-        top, top_bound = float(values.real[k]), float(bounds[k])
-    else:
-        top, top_bound = np.nan, np.nan
+    rest = ~neutral if np.any(~neutral) else np.ones(len(values), dtype=bool)
+    k = np.flatnonzero(rest)[np.argmax(values.real[rest])]
+    top, top_bound = float(values.real[k]), float(bounds[k])
     state = "unstable" if np.any(growing) else "stable"
     return Verdict(state, values, bounds, growing, neutral, on_axis, top, top_bound)
