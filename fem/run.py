@@ -157,9 +157,8 @@ def _outcome(spec, step, state, system) -> StepSummary:
             re = p.real if abs(p.real) > 1e-12 * scale else 0.0
             zeta = e.damping_ratios[i] if re else 0.0
             s.lines.append(f"p {i + 1}: {re:.6g} {p.imag:+.6g}i ({e.frequencies[i]:.6g} "
-                           f"rad/s, damping ratio {zeta:.3g})")
-        s.lines.append("stable" if e.stable() else "UNSTABLE: an eigenvalue has a positive "
-                       "real part")
+                           f"rad/s, damping ratio {zeta:.3g}, error bound {e.bounds[i]:.2g})")
+        s.lines.append(e.verdict().describe())
         return s
     if isinstance(step, ModalStep):
         for i, (w, hz) in enumerate(zip(step.frequencies(), step.frequencies() / (2 * np.pi),

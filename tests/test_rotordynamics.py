@@ -219,9 +219,10 @@ def test_a_forward_whirl_folding_through_zero_stays_one_line():
 def test_a_diverged_mode_keeps_its_line():
     """A pinned column (tests/test_sweep.py) past its Euler load: the first line goes on with
     frequency 0 and growth rate a = omega_1(0) sqrt(P / P_cr - 1) (T8: omega_1^2 falls linearly
-    to -a^2), the second follows omega_2(0) sqrt(1 - P / (4 P_cr)); no line takes the diverged
-    pair's -a, or jumps to another mode: the third, pushed out of the modes nearest the shift
-    by the pair +-a, is missing (NaN) rather than 'plunging' to a real eigenvalue."""
+    to -a^2), the second follows omega_2(0) sqrt(1 - P / (4 P_cr)) and the third
+    omega_3(0) sqrt(1 - P / (9 P_cr)) (the real pair +-a counts as one pair among the modes
+    nearest the shift, so the third stays); no line takes the diverged pair's -a, or jumps to
+    another mode ('plunging' to a real eigenvalue)."""
     from tests.test_sweep import column
 
     ratios = np.array([0.0, 0.5, 0.9, 1.1, 1.3, 1.6, 2.0])
@@ -233,7 +234,7 @@ def test_a_diverged_mode_keeps_its_line():
     assert W[after, 0] == pytest.approx(0.0, abs=1e-9)
     assert P[after, 0].real == pytest.approx(w1 * np.sqrt(ratios[after] - 1), rel=2e-4)
     assert W[:, 1] == pytest.approx(w2 * np.sqrt(1 - ratios / 4), rel=2e-4)
-    assert np.all(np.isnan(W[after, 2])) and np.all(np.isfinite(W[~after, 2]))
+    assert W[:, 2] == pytest.approx(W[0, 2] * np.sqrt(1 - ratios / 9), rel=2e-4)
 
 
 # --- pieces -------------------------------------------------------------------------------------

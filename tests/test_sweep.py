@@ -52,7 +52,7 @@ def test_compressed_column_turns_unstable_at_the_euler_load(tmp_path):
         stable = g["stable"][()]
     assert boundary == pytest.approx(PI2, rel=5e-3)
     assert list(stable) == [True, True, True, True, False]
-    w1 = w[:4].min(axis=1)
+    w1 = np.nanmin(w[:4], axis=1)       # a value with fewer pairs has NaN columns
     assert w1 == pytest.approx([9.869604, 8.547328, 6.978864, 3.121043], rel=5e-4)   # T8
     assert w1 / w1[0] == pytest.approx(np.sqrt(1 - np.array(ratios[:4])), rel=1e-5)
     assert sorted(result.plots) == sorted(str(tmp_path / f"col_sweep_{k}.png")

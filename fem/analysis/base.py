@@ -321,16 +321,23 @@ class StepBase:
         return np.zeros((trial.n_nodes, self.system.model.nslots))
 
     # --- diagnostics --------------------------------------------------------------------------
-    def mechanism_error(self) -> ModelError:
-        """A :class:`ModelError` naming the node and DOF a singular tangent leaves unrestrained."""
-        csr = self.system.assembler.to_scipy(self._tangent_data)
+    def mechanism_error(self, matrix=None, diagonal: bool = True) -> ModelError:
+        """A :class:`ModelError` naming the node and DOF a singular tangent leaves unrestrained.
+
+        ``matrix``: that tangent (scipy sparse, on the free unknowns and multipliers); the
+        step's own by default. ``diagonal = False`` skips the test for DOFs without any
+        stiffness of their own (rigid bodies have none: their joints hold them) and names the
+        motion of a null vector.
+        """
+        csr = (self.system.assembler.to_scipy(self._tangent_data) if matrix is None
+               else matrix.tocsr())
         dm, model = self.system.dofmap, self.system.model
         ids = model.node_ids
         # only nodal DOFs can lack stiffness: a multiplier's diagonal is zero by design
         diag = np.abs(csr.diagonal()[dm.blocks["nodal"]])
         scale = diag.max() if len(diag) else 1.0
         zero = np.flatnonzero(diag <= 1e-14 * scale)
-        if len(zero):
+        if len(zero) and diagonal:
             k = int(zero[0])
             more = f" (and {len(zero) - 1} more)" if len(zero) > 1 else ""
             dof = dm.describe(k, ids, model)

@@ -92,8 +92,8 @@ class CmsReduceSettings:
                         "(lumped nodal, with consistent beam inertia where a group asks for it) "
                         "or the consistent element masses", choices=("lumped", "consistent"))
     file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
-                               "(HDF5, relative to the deck), for [[elements]] type = "
-                               "\"superelement\"")
+                               "(HDF5, relative to the deck, inside its folder), for "
+                               "[[elements]] type = \"superelement\"")
     # resolved by the deck builder (fem.io.build_steps)
     nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
     path: str | None = setting("str", None, deck=False)      # file, absolute

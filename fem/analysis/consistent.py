@@ -103,6 +103,22 @@ def velocity_rhs(system, state) -> NDArray:
     return rhs
 
 
+def velocity_gaps(system, state) -> list[tuple[str, float, float]]:
+    """Per constraint group: its name, ``max |G v + dg/dt|`` and that term's scale.
+
+    The scale ``max (|G| |v| + |dg/dt|)`` tells round-off from a violation of the joint by the
+    velocities.
+    """
+    out = []
+    v = state.v
+    for c in system.model.constraints:
+        G, ve, rate = c.jacobian(state), c.element_vector(v), c.time_rate(state)
+        gap = np.einsum("eki,ei->ek", G, ve) + rate
+        ref = np.einsum("eki,ei->ek", np.abs(G), np.abs(ve)) + np.abs(rate)
+        out.append((c.name, float(np.abs(gap).max(initial=0.0)), float(ref.max(initial=0.0))))
+    return out
+
+
 def with_velocities(system, state, x: NDArray):
     """A copy of ``state`` with the velocity correction of a :func:`velocity_rhs` solve added."""
     out = state.copy()

@@ -199,6 +199,8 @@ class DynamicStep(StepBase):
         # lumped nodal inertia, plus consistent groups of beams that ask for them
         inertia = inertia_groups(self.system, state)
         self.inertia = inertia
+        if s.velocities:
+            self.project_velocities(state, inertia)
         # the residual's reference per block of the convergence test, from the integrator's
         # inertial, internal and external forces
         integ = make_integrator(s.integrator, self.system, inertia, self.loads, s.time_step,
@@ -246,6 +248,44 @@ class DynamicStep(StepBase):
             self.close()
         state.t = t_start + state.t
         return state
+
+    def project_velocities(self, state, inertia) -> None:
+        """Make the velocities the step set admissible: ``G v + dg/dt = 0`` (in place).
+
+        Velocities that violate the joints (a welded body given a speed, a four-bar locked by a
+        second pin yet given its crank rate) would be kept by the integrator as a motion the
+        joints forbid, with its kinetic energy "conserved" while nothing moves. They are
+        replaced by the nearest admissible ones in the kinetic-energy norm, the solution of
+        ``min (v' - v)^T M (v' - v)`` subject to ``G v' + dg/dt = 0``
+        (:func:`fem.analysis.consistent.velocity_rhs`: the projection MBDyn's initial assembly,
+        Exudyn and Chrono's velocity-level assembly make), and the step warns with the change
+        of kinetic energy. A violation at round-off (``1e-10`` of ``|G| |v|``) is left alone,
+        so consistent velocities pass unchanged. Where the projection's matrix is singular (a
+        joint on a node without mass) the step warns and keeps them.
+        """
+        sysm = self.system
+        bad = [name for name, gap, ref in consistent.velocity_gaps(sysm, state)
+               if gap > 1e-10 * ref]
+        if not bad:
+            return
+        names = ", ".join(f"'{n}'" for n in bad)
+        T0 = inertia.kinetic_energy(state)
+        A = linalg.matrix_from_scipy(sysm.assembler.to_scipy(
+            consistent.kkt_matrix(sysm, inertia, state)).tocsr())
+        ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
+        try:
+            x = linalg.solve(ksp, consistent.velocity_rhs(sysm, state))
+        except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
+            self.warn(f"the initial velocities violate joints {names} and cannot be projected "
+                      f"onto them ({err}: a joint on a DOF without mass); they are kept")
+            return
+        finally:
+            ksp.destroy()
+            A.destroy()
+        state.v[:] = consistent.with_velocities(sysm, state, x).v
+        self.warn(f"the initial velocities violate joints {names}: projected onto them (the "
+                  f"admissible velocities nearest in kinetic energy), kinetic energy "
+                  f"{T0:.6g} -> {inertia.kinetic_energy(state):.6g}")
 
     def _next_output(self, t: float) -> float:
         """The first output time after ``t``.

@@ -109,6 +109,8 @@ class EliminatedStep(DynamicStep):
         apply_velocities(s.velocities, state, self.system.model.X)
         mech = ns.Mechanism(self.system, self.loads.force)
         self.mech, self.inertia = mech, mech.inertia
+        if s.velocities:
+            self.project_velocities(state, self.inertia)   # the handlers project silently
         t_start = state.t
         state.t = 0.0
         writer = results.begin_step(self.name, "dynamic", self.system, clock="time",

@@ -15,18 +15,38 @@ centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x =
 * ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
   :data:`DENSE_LIMIT` unknowns), the cross-check.
 
-The state is *stable* when no eigenvalue has a real part above ``1e-9`` of the largest ``|p|``;
-an unstable state is a warning of the step (the run goes on). ``geometric = false`` drops the
-elements' stress stiffening (the "premature linearization" that misses it).
+Every eigenvalue gets an absolute error bound (:mod:`fem.solvers.eigen.bounds`: its backward
+error times its condition number, capped by the ``sqrt`` bound of a double eigenvalue), and the
+verdict is stated against it: an eigenvalue *grows* only if ``Re p`` exceeds its bound; one with
+``|p|`` within its bound of 0 is *neutral* (rigid-body motions, the free rotation of a
+mechanism) and never counts as growth. The state is *stable* when no eigenvalue grows, and the
+summary and the warning of an unstable state print the largest real part with its bound and the
+neutral pairs (the run goes on); an eigenvalue known to fewer than three digits (a bound above
+:data:`INACCURATE` ``|p|``) is a warning. ``geometric = false`` drops the elements' stress
+stiffening (the "premature linearization" that misses it).
+
+Under ``spin`` the step first finds the relative equilibrium by Newton. Where that tangent is
+singular (a free motion: a rotation about the axis of a spherical joint, a mechanism) the step
+goes on in the complement of the free motion if the loads do not drive it (the equilibrium is
+then the one nearest the start, the free motion a neutral pair), and otherwise stops with a
+:class:`~fem.errors.ModelError` naming the node and DOF it moves. Where Newton finds no
+equilibrium and the elements and joints alone leave a free motion (a four-bar under a crank
+torque: the loads' own stiffness makes the tangent regular), the
+:class:`~fem.errors.ConvergenceError` names that motion too. ``equilibrium = false`` linearizes
+about the state as given instead (no Newton; the joints' reactions are those that balance the
+forces best, and a state out of balance is a warning).
 
 Written to ``/linear/<step>/``: ``eigenvalues`` (complex ``p``), ``frequencies`` (``|Im p|``,
-rad/s), ``damping_ratios`` (``-Re p / |p|``), ``mass``, ``damping``, ``stiffness`` (CSR groups:
-``data``, ``indices``, ``indptr``, ``shape``) on the unknowns named by ``unknowns`` (``(n, 2)``:
-node id and DOF name, ``"lambda <joint>"`` for multipliers), ``steady_displacement`` (nodal, the
-relative equilibrium under ``spin``), and with ``inputs``/``outputs`` the first-order state-space
-model ``x' = A x + B u``, ``y = C x + D u`` on the state ``x = [q; q']`` of the independent
-coordinates (the null space of the joints' rows): ``A``, ``B``, ``C``, ``D``, also written to
-``<out>_<step>.mat`` for MATLAB (``scipy.io.savemat``) with ``Mass``, ``Damping``, ``Stiffness``.
+rad/s), ``damping_ratios`` (``-Re p / |p|``), ``error_bounds`` (absolute, on ``p``),
+``condition_numbers``, attributes ``stable`` and ``verdict`` (``"stable"``, ``"unstable"``,
+``"unknown"``), ``max_real`` and ``max_real_bound``, ``neutral_pairs``; ``mass``, ``damping``,
+``stiffness`` (CSR groups: ``data``, ``indices``, ``indptr``, ``shape``) on the unknowns named by
+``unknowns`` (``(n, 2)``: node id and DOF name, ``"lambda <joint>"`` for multipliers),
+``steady_displacement`` (nodal, the relative equilibrium under ``spin``), and with
+``inputs``/``outputs`` the first-order state-space model ``x' = A x + B u``, ``y = C x + D u`` on
+the state ``x = [q; q']`` of the independent coordinates (the null space of the joints' rows):
+``A``, ``B``, ``C``, ``D``, also written to ``<out>_<step>.mat`` for MATLAB (``scipy.io.savemat``)
+with ``Mass``, ``Damping``, ``Stiffness``.
 """
 
 from __future__ import annotations
@@ -42,11 +62,12 @@ from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
 from fem.linearization import LinearModel, linear_model
+from fem.solvers.eigen.bounds import Verdict, error_bounds, verdict
 
 log = logging.getLogger(__name__)
 
 DENSE_LIMIT = 3000        # unknowns of method = "dense" and of the state-space model (dense)
-STABLE = 1e-9             # Re p above this times max |p|: unstable
+INACCURATE = 1e-3         # an error bound above this times |p|: the step warns
 
 
 @dataclass
@@ -72,6 +93,9 @@ class LinearizeSettings:
                             "(displacement) or \"<node> <dof> velocity\"")
     max_iterations: int = setting("int", 50, "Newton iterations for the relative equilibrium "
                                   "under spin", positive=True, maximum=MAX_ITERATIONS)
+    equilibrium: bool = setting("bool", True, "under spin: find the relative equilibrium by "
+                                "Newton first; false linearizes about the state as given (the "
+                                "joints' reactions balanced as well as they can be)")
 
     VARIANTS = ("",)
     REMOVES = ()
@@ -84,11 +108,21 @@ class LinearizeSettings:
 
 @dataclass
 class Eigenvalues:
-    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns)."""
+    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns).
+
+    ``bounds (m,)``: absolute error bound of each eigenvalue (so of its real part) and
+    ``condition (m,)`` its condition number (:func:`fem.solvers.eigen.bounds.error_bounds`;
+    None until :meth:`LinearizeStep.checked` sets them); ``left (n, m)``: the solver's left
+    vectors where it has them; ``conservative``: the model is conservative gyroscopic.
+    """
 
     values: NDArray
     vectors: NDArray
     backward_errors: NDArray
+    bounds: NDArray | None = None
+    condition: NDArray | None = None
+    left: NDArray | None = None
+    conservative: bool = False
 
     @property
     def frequencies(self) -> NDArray:
@@ -100,11 +134,14 @@ class Eigenvalues:
         """``-Re p / |p|``."""
         return -self.values.real / np.maximum(np.abs(self.values), 1e-300)
 
+    def verdict(self) -> Verdict:
+        """Stable, unstable or unknown against the error bounds (zero bounds if none are set)."""
+        bounds = self.bounds if self.bounds is not None else np.zeros(len(self.values))
+        return verdict(self.values, bounds, self.conservative)
+
     def stable(self) -> bool:
-        """No real part above :data:`STABLE` of the largest ``|p|``."""
-        if len(self.values) == 0:
-            return True
-        return bool(self.values.real.max() <= STABLE * np.abs(self.values).max())
+        """No eigenvalue whose real part exceeds its error bound, and at least one eigenvalue."""
+        return self.verdict().state == "stable"
 
 
 class LinearizeStep(StepBase):
@@ -128,6 +165,8 @@ class LinearizeStep(StepBase):
         self.eigen: Eigenvalues | None = None
         self.steady = None
         self.state_space: dict | None = None
+        self._unbalanced_warned = False
+        self._inaccurate_warned = False
 
     # --- the state ----------------------------------------------------------------------------
     def consistent_state(self, state, loads=None):
@@ -174,13 +213,18 @@ class LinearizeStep(StepBase):
         """A copy of ``state`` at rest (in the frame turning at ``spin``), in equilibrium there.
 
         Under ``loads``, by Newton from ``state``; the joints' multipliers start from Gauss's
-        principle (a mechanism's tangent at zero multipliers is singular).
+        principle (a mechanism's tangent at zero multipliers is singular). A singular tangent
+        (a free motion) is stepped over in the complement of the free motion when the loads do
+        not drive it (:meth:`_free_motion_step`). With ``equilibrium = false``: the state as
+        given, its multipliers balancing the forces as well as they can (:meth:`as_given`).
         """
         s = state.copy()
         s.v[:] = 0.0
         s.a[:] = 0.0
         s = self.consistent_state(s, loads)
         s.a[:] = 0.0
+        if not self.settings.equilibrium:
+            return self.as_given(s, loads, spin, center)
         sysm = self.system
         n = sysm.n_free
         settings = self.settings
@@ -202,14 +246,113 @@ class LinearizeStep(StepBase):
             ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
             try:
                 du = linalg.solve(ksp, -res)
+            except linalg.SingularMatrixError as err:
+                du = self._free_motion_step(lm.K, res, scale, err, spin)
             finally:
                 ksp.destroy()
                 A.destroy()
             sysm.update_unknowns(s, du)
         under = f" under spin {list(spin)}" if spin is not None else ""
+        free = self.free_motion(state)
+        why = (f"; {free} (loads that drive a free motion have no equilibrium; or set "
+               "equilibrium = false on the step to linearize about the state as given)"
+               if free else "")
         raise ConvergenceError(f"step '{self.name}': no equilibrium{under} in "
                                f"{settings.max_iterations} Newton iterations (beyond a limit "
-                               "load or a critical spin there may be none)")
+                               f"load or a critical spin there may be none){why}")
+
+    def free_motion(self, state) -> str:
+        """What the elements and joints alone leave free (a mechanism), or ``""``.
+
+        The tangent of ``state`` without stresses, reactions, spin and loads: singular for a
+        mechanism, whose free motion
+        :meth:`~fem.analysis.base.StepBase.mechanism_error` names (a pendulum's swing, a
+        four-bar's crank angle: only the loads' and reactions' stiffness can hold them).
+        """
+        sysm = self.system
+        z = state.copy()
+        z.multipliers[:] = 0.0
+        K0 = sysm.assembler.to_scipy(sysm.material_tangent(z) + sysm.constraint_matrix(z))
+        A = linalg.matrix_from_scipy(K0.tocsr())
+        ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
+        try:
+            linalg.solve(ksp, np.ones(K0.shape[0]))
+        except (linalg.SingularMatrixError, linalg.NonFiniteError):
+            return str(self.mechanism_error(K0, diagonal=False))
+        finally:
+            ksp.destroy()
+            A.destroy()
+        return ""
+
+    def _free_motion_step(self, K, res: NDArray, scale: float, err, spin) -> NDArray:
+        """A Newton step ``K du = -res`` with ``K`` singular: a free motion of the model.
+
+        With ``U S V^T = K`` (dense SVD; the null space's dimension is the factorization's count
+        of null pivots): if the residual has no component along the left null vectors (the
+        loads do not drive the free motion: gravity about the axis of a spherical joint, a
+        beam's rigid translation across its load), the minimum-norm step, which leaves the free
+        motion where the start put it (it is then a neutral pair of the linearization);
+        otherwise there is no equilibrium and a :class:`~fem.errors.ModelError` names the
+        motion (:meth:`~fem.analysis.base.StepBase.mechanism_error`).
+        """
+        import scipy.linalg as la
+
+        n = K.shape[0]
+        under = f" under spin {list(spin)}" if spin is not None else ""
+        fix = ("support it, or set equilibrium = false on the step to linearize about the "
+               "state as given")
+        if n > DENSE_LIMIT:
+            raise ModelError(f"step '{self.name}': the equilibrium{under} has a singular "
+                             f"tangent: {self.mechanism_error(K)}; {fix} (free motions are "
+                             f"separated for models of at most {DENSE_LIMIT} unknowns, {n} "
+                             "here)") from None
+        U, S, Vh = la.svd(K.toarray())
+        r = err.null_pivots if err.null_pivots > 0 else \
+            int(np.count_nonzero(S <= 1e-13 * S[0]))
+        r = min(max(r, 1), n)
+        drive = float(np.linalg.norm(U[:, n - r:].T @ res))
+        if drive > 1e-8 * max(scale, float(np.linalg.norm(res))):
+            raise ModelError(f"step '{self.name}': no equilibrium{under}: "
+                             f"{self.mechanism_error(K)}, and the loads drive that motion "
+                             f"(a residual of {drive:.3g} along it); {fix}") from None
+        log.info("step %s: a free motion of the model (%d null pivots) left where the start "
+                 "put it", self.name, r)
+        k = n - r
+        return -(Vh[:k].T @ ((U[:, :k].T @ res) / S[:k]))
+
+    def as_given(self, s, loads, spin=None, center=None):
+        """``s`` (at rest, joints' multipliers of Gauss's principle) as the linearization point.
+
+        ``equilibrium = false``: no Newton on the positions. The multipliers are set to those
+        that balance the nodal forces (in the frame turning at ``spin``) in the least-squares
+        sense, ``min ||r_q + G^T dlambda||``, exact where the state is an equilibrium; what is
+        left unbalanced is logged.
+        """
+        sysm = self.system
+        n = sysm.n_free
+        dofs = sysm.dofmap.blocks["multipliers"].start
+        lm, r = linear_model(sysm, s, loads, spin=spin, center=center)
+        if n > dofs:
+            import scipy.sparse.linalg as spla
+
+            GT = lm.K[:dofs, dofs:n].tocsr()
+            dlam = spla.lsqr(GT, -r[:dofs], atol=1e-14, btol=1e-14)[0]
+            du = np.zeros(n)
+            du[dofs:] = dlam
+            sysm.update_unknowns(s, du)
+            lm, r = linear_model(sysm, s, loads, spin=spin, center=center)
+        out = np.abs(r[:dofs])
+        forces = max(float(np.abs(sysm.internal_force(s)[:dofs]).max(initial=0.0)),
+                     float(np.abs(sysm.dofmap.from_nodal(loads.force(s, 0.0))[:dofs])
+                           .max(initial=0.0)))
+        if len(out) and out.max() > 1e-8 * forces and not self._unbalanced_warned:
+            k = int(np.argmax(out))
+            where = sysm.dofmap.describe(k, sysm.model.node_ids, sysm.model)
+            self.warn(f"equilibrium = false: linearized about a state that is not in "
+                      f"equilibrium (unbalanced force {out[k]:.3g} at {where}): the "
+                      "eigenvalues describe motions about a state that accelerates")
+            self._unbalanced_warned = True
+        return s
 
     # --- eigenvalues --------------------------------------------------------------------------
     def eigenvalues(self, lm: LinearModel) -> Eigenvalues:
@@ -247,6 +390,36 @@ class LinearizeStep(StepBase):
                              "an eigenvalue at the shift; give a small positive shift") from None
         return _select(pairs.values, pairs.right, pairs.backward_errors, count,
                        self.settings.shift)
+
+    def checked(self, lm: LinearModel) -> Eigenvalues:
+        """:meth:`eigenvalues` with their error bounds (:mod:`fem.solvers.eigen.bounds`)."""
+        e = self.eigenvalues(lm)
+        b = error_bounds(lm.M, lm.D, lm.K, e.values, e.vectors, e.left)
+        e.bounds, e.condition, e.conservative = b.bounds, b.condition, b.conservative
+        return e
+
+    def warn_inaccurate(self, e: Eigenvalues, where: str = "") -> bool:
+        """Warn (once per step) if an eigenvalue is known to fewer than three digits.
+
+        That is an error bound above :data:`INACCURATE` of ``|p|`` on an eigenvalue that is not
+        neutral: the solver accepted it on a backward error that the problem's condition turns
+        into a large error (a stiff model's low eigenvalues measured against ``||K||``).
+        """
+        if self._inaccurate_warned or e.bounds is None:
+            return False
+        bad = (e.bounds > INACCURATE * np.abs(e.values)) & (np.abs(e.values) > e.bounds)
+        if not np.any(bad):
+            return False
+        k = int(np.argmax(np.where(bad, e.bounds / np.abs(e.values), 0.0)))
+        n = self.system.n_free
+        dense = (', or method = "dense"' if self.settings.method != "dense"
+                 and n <= DENSE_LIMIT else "")
+        self.warn(f"{int(np.count_nonzero(bad))} eigenvalue(s){where} are known to fewer than "
+                  f"three digits: p = {e.values[k]:.6g} has an error bound of "
+                  f"{e.bounds[k]:.2g}; the verdict stands against the bounds, the values are "
+                  f"not accurate (try another shift{dense})")
+        self._inaccurate_warned = True
+        return True
 
     # --- state space --------------------------------------------------------------------------
     def _selection(self, entries) -> list[tuple[int, str]]:
@@ -303,15 +476,17 @@ class LinearizeStep(StepBase):
                                  geometric=s.geometric)
             self.model = lm
             interrupt.check()
-            self.eigen = self.eigenvalues(lm)
+            self.eigen = self.checked(lm)
             if s.inputs or s.outputs:
                 self.state_space = self.state_space_model(lm)
         finally:
             self.close()
-        if not self.eigen.stable():
-            k = int(np.argmax(self.eigen.values.real))
-            self.warn(f"the linearized model is unstable: eigenvalue "
-                      f"p = {self.eigen.values[k]:.6g} has a positive real part")
+        v = self.eigen.verdict()
+        self.warn_inaccurate(self.eigen)
+        if v.state == "unstable":
+            k = int(np.flatnonzero(v.growing)[np.argmax(v.values.real[v.growing])])
+            self.warn(f"the linearized model is unstable: eigenvalue p = {v.values[k]:.6g} "
+                      f"has a positive real part beyond its error bound: {v.describe()}")
         if results is not None:
             self.write(results, base)
         return state
@@ -319,14 +494,18 @@ class LinearizeStep(StepBase):
     def write(self, results, base) -> None:
         """``/linear/<step>/`` and the MATLAB file (module docstring)."""
         e, lm = self.eigen, self.model
+        v = e.verdict()
         data = {"eigenvalues": e.values, "frequencies": e.frequencies,
                 "damping_ratios": e.damping_ratios, "backward_errors": e.backward_errors,
+                "error_bounds": e.bounds, "condition_numbers": e.condition,
                 "unknowns": self.unknown_names(),
                 "steady_displacement": base.u.copy()}
         matrices = {"mass": lm.M, "damping": lm.D, "stiffness": lm.K}
         if self.state_space is not None:
             data.update({k: v for k, v in self.state_space.items() if k != "N"})
-        attrs = {"stable": self.eigen.stable(), "method": self.settings.method,
+        attrs = {"stable": v.state == "stable", "verdict": v.state, "max_real": v.max_real,
+                 "max_real_bound": v.max_real_bound, "neutral_pairs": v.neutral_pairs,
+                 "method": self.settings.method,
                  "shift": self.settings.shift, "geometric": self.settings.geometric,
                  "spin": list(self.settings.spin or [])}
         results.write_linear(self.name, data, matrices, attrs,
@@ -346,11 +525,18 @@ class LinearizeStep(StepBase):
 
 
 def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
-    """One of each conjugate pair (``Im p >= 0``), the ``count`` nearest ``shift``."""
+    """One of each conjugate pair (``Im p >= 0``), the ``count`` pairs nearest ``shift``.
+
+    A complex ``p`` stands for its conjugate pair; real eigenvalues count half a pair each (an
+    undamped model has them as ``+-a``: a rigid-body mode's double zero, a divergence), so that
+    ``count`` pairs never end at the rigid-body modes when an unstable pair is next.
+    """
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     keep = values.imag >= -1e-9 * scale
     values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
-    order = np.argsort(np.abs(values - shift), kind="stable")[:count]
+    order = np.argsort(np.abs(values - shift), kind="stable")
+    units = np.where(np.abs(values.imag[order]) <= 1e-9 * scale, 0.5, 1.0)
+    order = order[:int(np.searchsorted(np.cumsum(units), count - 0.25)) + 1]
     order = order[np.argsort(np.abs(values[order]), kind="stable")]
     return Eigenvalues(values[order], vectors[:, order], errors[order])
 

@@ -4,21 +4,26 @@ A ``stability_sweep`` step takes the state the steps before it left and, for eac
 ``values`` in turn,
 
 * ``parameter = "spin"``: the steady rotation at that angular velocity about ``axis`` (through
-  ``center``), its relative equilibrium found by Newton from the previous value's;
+  ``center``), its relative equilibrium found by Newton from the previous value's, under the
+  step's loads at unit scale (gravity on a pendulum: as a linearize step applies them);
 * ``parameter = "load"``: the equilibrium under the step's loads scaled by the value (on top of
   those held from earlier steps), by Newton from the previous value's (a continuation: beyond a
   bifurcation the path it follows is the one it was on, e.g. a straight column stays straight
   and turns unstable),
 
-linearizes there (:class:`fem.analysis.linearize.LinearizeStep`: the same ``M``, ``D``, ``K``
-and eigen-solvers) and keeps the ``modes`` eigenvalues nearest ``shift``. Modes are tracked from
-one value to the next by their vectors (the mass-weighted MAC, an assignment problem; a diverged
-mode's real pair ``+-a`` counted once: :mod:`fem.analysis.rotordynamics`), so a line of the
-Campbell diagram is one mode even where frequencies cross. Where the state first turns unstable
-(an eigenvalue with a positive real part: divergence or flutter), with ``refine`` the boundary
+linearizes there (:class:`fem.analysis.linearize.LinearizeStep`: the same ``M``, ``D``, ``K``,
+eigen-solvers, error bounds and verdicts) and keeps the ``modes`` eigenvalues nearest ``shift``.
+Modes are tracked from one value to the next by their vectors (the mass-weighted MAC, an
+assignment problem; a diverged mode's real pair ``+-a`` counted once:
+:mod:`fem.analysis.rotordynamics`), so a line of the Campbell diagram is one mode even where
+frequencies cross. Each value's verdict is *stable*, *unstable* (an eigenvalue whose real part
+exceeds its error bound: divergence or flutter) or *unknown* (the solve found no eigenvalue
+there, e.g. far past a buckling load: a warning names those values; unknown is never counted as
+stable). Where the state first turns unstable after a stable value, with ``refine`` the boundary
 is located by bisection on the parameter to ``tolerance`` (relative). A value without an
 equilibrium (beyond a limit load) ends the sweep with a warning; the values before it are
-written.
+written. ``equilibrium = false`` linearizes every value about the state the sweep starts from,
+as given (no Newton; see :mod:`fem.analysis.linearize` for a free motion in the equilibrium).
 
 A spin sweep linearizes in the frame turning with the spin; ``frame = "fixed"`` converts its
 frequencies to the inertial frame (``|s w_r + Omega|``, ``s`` the whirl sense of the
@@ -29,16 +34,19 @@ spin) comes from its eigenvector, and the crossings of every line with the engin
 with ``refine``, by regula falsi with extra eigen-solves (:mod:`fem.analysis.rotordynamics`).
 
 Written: ``/sweep/<step>/`` ``parameter`` (k,), ``eigenvalues`` (k, m) complex (as solved: the
-rotating frame's for a spin), ``frequencies`` (k, m) rad/s (in the step's frame), ``max_real``
-(k,), ``stable`` (k,), attribute ``boundary`` (NaN if the range stays stable); a spin sweep also
+rotating frame's for a spin), ``frequencies`` (k, m) rad/s (in the step's frame),
+``error_bounds`` (k, m) (of the tracked eigenvalues), ``max_real`` (k,) (largest real part of
+the non-neutral eigenvalues, of the neutral ones where all are, NaN where there is no
+eigenvalue), ``max_real_bound`` (k,) its error bound, ``stable`` (k,) int: 1 stable, 0
+unstable, -1 unknown, attribute ``boundary`` (NaN if no value is unstable); a spin sweep also
 ``whirl`` (k, m) int8 (+1 forward, -1 backward, 0 none or no spin, seen in the step's frame),
 ``whirl_ratio`` (k, m) (weaker over stronger whirl sense: 0 circular), ``critical_speeds``
 (n,) rad/s with ``critical_orders``, ``critical_columns`` (the line, a column of
 ``frequencies``), ``critical_whirl``, ``critical_frequencies`` (rad/s), ``critical_refined``,
 attributes ``frame`` and ``orders``. PNGs beside the results (axes in ``plot_units``):
 ``<out>_<step>_campbell.png`` (frequencies against the parameter, whirl as line styles, the
-engine orders and their crossings) and ``<out>_<step>_stability.png`` (max Re p over the modes,
-round-off drawn as zero, the boundary marked).
+engine orders and their crossings) and ``<out>_<step>_stability.png`` (max Re p over the modes
+with its error bound, round-off drawn as zero, the boundary marked).
 """
 
 from __future__ import annotations
@@ -54,7 +62,7 @@ from fem.analysis import rotordynamics
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
-from fem.errors import ConvergenceError
+from fem.errors import ConvergenceError, ModelError
 from fem.linearization import linear_model
 
 log = logging.getLogger(__name__)
@@ -95,6 +103,8 @@ class SweepSettings:
                            f"default [1], at most {MAX_ORDERS})")
     plot_units: str = setting("str", "rad/s", "units of the plots' spin and frequency axes "
                               "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
+    equilibrium: bool = setting("bool", True, "find each value's equilibrium by Newton; false "
+                                "linearizes about the state the sweep starts from, as given")
 
     VARIANTS = ("",)
     REMOVES = ()
@@ -140,9 +150,19 @@ class SweepPoint:
     mass: object
 
     @property
+    def verdict(self):
+        """The :class:`fem.solvers.eigen.bounds.Verdict` of the value."""
+        return self.eigen.verdict()
+
+    @property
     def max_real(self) -> float:
-        """Largest real part (0 when there are no eigenvalues)."""
-        return float(self.eigen.values.real.max(initial=0.0))
+        """Largest real part of the non-neutral eigenvalues (all neutral: of those; NaN: none)."""
+        return self.verdict.max_real
+
+    @property
+    def stable(self) -> int:
+        """1 stable, 0 unstable, -1 unknown (no eigenvalue found)."""
+        return {"stable": 1, "unstable": 0, "unknown": -1}[self.verdict.state]
 
 
 class SweepStep(LinearizeStep):
@@ -175,13 +195,15 @@ class SweepStep(LinearizeStep):
     def point(self, value: float, start) -> SweepPoint:
         """Equilibrium, linearization and eigenvalues at ``value``, Newton from ``start``."""
         s = self.settings
-        loads = ScaledLoads(self.loads, value) if s.parameter == "load" else self.loads
+        # a spin sweep's own loads are on at unit scale, as a linearize step's (the step's
+        # ramp, which starts at zero, is not what a sweep over the spin means)
+        loads = ScaledLoads(self.loads, value if s.parameter == "load" else 1.0)
         spin = self._spin(value)
         base = self.equilibrium(start, loads, spin, s.center)
         lm, _ = linear_model(self.system, base, loads, spin=spin, center=s.center,
                              geometric=s.geometric)
         interrupt.check()
-        return SweepPoint(value, self.eigenvalues(lm), base, lm.M)
+        return SweepPoint(value, self.checked(lm), base, lm.M)
 
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):
@@ -203,35 +225,58 @@ class SweepStep(LinearizeStep):
                     break
                 self.points.append(p)
                 start = p.state
-                log.info("step %s: %s = %g, max Re p = %.3g", self.name, s.parameter, v,
-                         p.max_real)
+                self.warn_inaccurate(p.eigen, f" at {s.parameter} = {v:g}")
+                log.info("step %s: %s = %g, %s", self.name, s.parameter, v,
+                         p.verdict.describe())
             self.boundary = self._boundary()
         finally:
             self.close()
         self.tracked = self.track()
         self.criticals = self.critical_speeds()
+        unknown = [p.value for p in self.points if p.stable < 0]
+        if unknown:
+            self.warn(f"no eigenvalue found at {s.parameter} = "
+                      + ", ".join(f"{v:g}" for v in unknown)
+                      + ": stability unknown there (not counted as stable)")
         if self.boundary is not None:
-            self.warn(f"unstable from {s.parameter} = {self.boundary:.8g}")
+            first = next(p for p in self.points if p.stable == 0)
+            self.warn(f"unstable from {s.parameter} = {self.boundary:.8g}: at {first.value:g} "
+                      f"{first.verdict.describe()}")
         if results is not None:
             self.write(results, None)
         return state
 
     def _stable(self, p: SweepPoint) -> bool:
-        return p.eigen.stable()
+        return p.stable == 1
 
     def _boundary(self) -> float | None:
-        """The first value where the state turns unstable (bisected with ``refine``)."""
+        """The first value where the state turns unstable (bisected with ``refine``).
+
+        Bisected only between a stable value and the unstable one after it; an unknown value
+        (no eigenvalue found) is never taken for stable: before the first unstable value it
+        leaves the boundary at that value, and a bisection point that is unknown ends the
+        bisection there.
+        """
         pts = self.points
-        first = next((i for i, p in enumerate(pts) if not self._stable(p)), None)
+        first = next((i for i, p in enumerate(pts) if p.stable == 0), None)
         if first is None:
             return None
-        if first == 0 or not self.settings.refine:
+        if first == 0 or not self.settings.refine or pts[first - 1].stable != 1:
             return pts[first].value
         lo, hi = pts[first - 1], pts[first]
         tol = self.settings.tolerance
         while hi.value - lo.value > tol * max(abs(lo.value), abs(hi.value), 1e-300):
-            mid = self.point(0.5 * (lo.value + hi.value), lo.state)
-            lo, hi = (lo, mid) if not self._stable(mid) else (mid, hi)
+            try:
+                mid = self.point(0.5 * (lo.value + hi.value), lo.state)
+            except (ConvergenceError, ModelError) as err:
+                self.warn(f"the boundary is bracketed by {lo.value:.8g} and {hi.value:.8g}: the "
+                          f"bisection stopped at {0.5 * (lo.value + hi.value):.8g}: {err}")
+                return hi.value
+            if mid.stable < 0:
+                self.warn(f"the boundary is bracketed by {lo.value:.8g} and {hi.value:.8g}: no "
+                          f"eigenvalue found at {mid.value:.8g}, where the bisection stopped")
+                return hi.value
+            lo, hi = (lo, mid) if mid.stable == 0 else (mid, hi)
         return 0.5 * (lo.value + hi.value)
 
     # --- lines, whirl, crossings (fem.analysis.rotordynamics) ---------------------------------
@@ -307,18 +352,29 @@ class SweepStep(LinearizeStep):
             self.close()
 
     def summary(self) -> list[str]:
-        """Lines for the run summary: the range, the boundary, the lowest frequencies."""
+        """Lines for the run summary: the range, each end's verdict, the boundary or unknowns."""
         s = self.settings
         pts = self.points
         lines = [f"{len(pts)} values of the {s.parameter} from {pts[0].value:.6g} to "
                  f"{pts[-1].value:.6g}"]
-        for p in (pts[0], pts[-1]):
+        for p in (pts[0], pts[-1]) if len(pts) > 1 else pts:
             w = np.sort(p.eigen.frequencies)[:3]
             lines.append(f"at {p.value:.6g}: lowest frequencies "
-                         + ", ".join(f"{x:.6g}" for x in w) + " rad/s" + self._frame_note()
-                         + ("" if self._stable(p) else f", max Re p {p.max_real:.3g}"))
-        lines.append("stable over the range" if self.boundary is None else
-                     f"UNSTABLE from {s.parameter} = {self.boundary:.8g}")
+                         + (", ".join(f"{x:.6g}" for x in w) + " rad/s" + self._frame_note()
+                            if len(w) else "none")
+                         + f"; {p.verdict.describe()}")
+        unknown = [p.value for p in pts if p.stable < 0]
+        if unknown:
+            lines.append(f"unknown at {len(unknown)} value(s) (no eigenvalue found): "
+                         + ", ".join(f"{v:.6g}" for v in unknown[:10])
+                         + (" ..." if len(unknown) > 10 else ""))
+        if self.boundary is not None:
+            lines.append(f"UNSTABLE from {s.parameter} = {self.boundary:.8g}")
+        elif unknown:
+            lines.append(f"stable at the {len(pts) - len(unknown)} values with eigenvalues; "
+                         "unknown at the others")
+        else:
+            lines.append("stable over the range")
         return lines + self._rotor_lines()
 
     def _frame_note(self) -> str:
@@ -352,19 +408,19 @@ class SweepStep(LinearizeStep):
         P, W = self.tracked
         values = np.array([p.value for p in self.points])
         max_real = np.array([p.max_real for p in self.points])
-        stable = np.array([self._stable(p) for p in self.points])
+        max_real_bound = np.array([p.verdict.max_real_bound for p in self.points])
+        stable = np.array([p.stable for p in self.points], dtype=np.int8)
         boundary = np.nan if self.boundary is None else self.boundary
-        data = {"parameter": values, "eigenvalues": P, "frequencies": W, "max_real": max_real,
-                "stable": stable}
+        data = {"parameter": values, "eigenvalues": P, "frequencies": W,
+                "error_bounds": self._bounds(P), "max_real": max_real,
+                "max_real_bound": max_real_bound, "stable": stable}
         attrs = {"parameter": s.parameter, "boundary": boundary, "method": s.method,
                  "shift": s.shift, "geometric": s.geometric}
         if s.parameter == "spin":
             data.update(self._rotor_data())
             attrs.update({"frame": self.frame, "orders": np.array(self.orders, dtype=float)})
         results.write_linear(self.name, data, {}, attrs, group="sweep")
-        # the absolute error bound of max_real at each value: None until the eigen-solvers
-        # give one (the round-off band of fem.io.plots.stability stands in)
-        self.plot(results.path, values, max_real, bound=None)
+        self.plot(results.path, values, max_real, bound=max_real_bound)
 
     def _rotor_data(self) -> dict:
         """A spin sweep's whirl along the lines and its engine-order crossings (rad/s)."""
@@ -415,6 +471,17 @@ class SweepStep(LinearizeStep):
         plots.stability(stability, x, max_real, label=label, bound=bound, scale=size,
                         boundary=b, title=f"stability: step '{self.name}'")
         return [campbell, stability]
+
+
+    def _bounds(self, P: NDArray) -> NDArray:
+        """``(k, m)`` error bounds of the tracked eigenvalues ``P`` (NaN where ``P`` is)."""
+        B = np.full(P.shape, np.nan)
+        for i, pt in enumerate(self.points):
+            for j in np.flatnonzero(np.isfinite(P[i])):
+                k = np.flatnonzero(pt.eigen.values == P[i, j])
+                if len(k):
+                    B[i, j] = pt.eigen.bounds[k[0]]
+        return B
 
 
 def check_values(values, where: str) -> None:

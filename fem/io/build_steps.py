@@ -265,6 +265,13 @@ def _cms_reduce(e: Entry, inputs: StepInputs, s) -> None:
     path = os.path.abspath(os.path.join(inputs.base_dir, s.file))
     if os.path.splitext(path)[1].lower() not in (".h5", ".hdf5"):
         raise DeckError(key, f"expected a superelement file ending in .h5, got {s.file!r}")
+    # a deck writes only inside its own folder: "../x.h5", an absolute path or a symbolic link
+    # leading out of it would let a deck someone else wrote create or replace any .h5 file
+    folder = os.path.realpath(inputs.base_dir)
+    if os.path.commonpath([folder, os.path.realpath(path)]) != folder:
+        raise DeckError(key, f"{s.file!r} is outside the deck's folder ({folder}): a deck "
+                        "writes its files only there; give a name relative to it, e.g. "
+                        f"{os.path.basename(path)!r}")
     for src in inputs.inputs:
         if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
             raise DeckError(key, f"{s.file!r} is an input of this run ({src}); a step never "

@@ -305,14 +305,18 @@ def flutter_boundary(matrices: Callable[[float], tuple], lo: float, hi: float, *
                      tol: float = 1e-8, shift: complex = 0.0) -> float:
     """The parameter in ``[lo, hi]`` where the largest real part of ``p`` crosses zero.
 
-    ``matrices(P) -> (M, B, K)``; stable (``max Re p <= 0``) at ``lo``, unstable at ``hi``;
-    bisection to ``tol`` on the parameter, with all eigenvalues of each model (small models:
-    the stability sweeps call it per crossing).
+    ``matrices(P) -> (M, B, K)``; stable at ``lo``, unstable at ``hi`` (an eigenvalue whose
+    real part exceeds its error bound, :mod:`fem.solvers.eigen.bounds`); bisection to ``tol``
+    on the parameter, with all eigenvalues of each model (small models: the stability sweeps
+    call it per crossing).
     """
+    from fem.solvers.eigen.bounds import error_bounds, verdict
+
     def unstable(P):
         M, B, K = matrices(P)
         pairs = quadratic_eigen(M, B, K, 2 * M.shape[0], shift)
-        return float(pairs.values.real.max()) > 1e-9 * float(np.abs(pairs.values).max())
+        b = error_bounds(M, B, K, pairs.values, pairs.right, pairs.left)
+        return verdict(pairs.values, b.bounds, b.conservative).state == "unstable"
 
     if unstable(lo) or not unstable(hi):
         raise ValueError(f"no stability boundary bracketed by [{lo}, {hi}]")
