@@ -15,6 +15,9 @@ centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x =
 * ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
   :data:`DENSE_LIMIT` unknowns), the cross-check.
 
+Both through the eigen front-end (:func:`fem.solvers.eigen.quadratic`), which returns the right
+and left vectors of each pair, phase-normalized.
+
 The state is *stable* when no eigenvalue has a real part above ``1e-9`` of the largest ``|p|``;
 an unstable state is a warning of the step (the run goes on). ``geometric = false`` drops the
 elements' stress stiffening (the "premature linearization" that misses it).
@@ -42,6 +45,7 @@ from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
 from fem.linearization import LinearModel, linear_model
+from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +88,15 @@ class LinearizeSettings:
 
 @dataclass
 class Eigenvalues:
-    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns)."""
+    """Eigenvalues ``p`` of the linearized model, with their right (and left) vectors (columns).
+
+    ``left``: ``y^T (p^2 M + p D + K) = 0``.
+    """
 
     values: NDArray
     vectors: NDArray
     backward_errors: NDArray
+    left: NDArray | None = None
 
     @property
     def frequencies(self) -> NDArray:
@@ -213,16 +221,24 @@ class LinearizeStep(StepBase):
 
     # --- eigenvalues --------------------------------------------------------------------------
     def eigenvalues(self, lm: LinearModel) -> Eigenvalues:
-        """The eigenvalues nearest the shift, one of each conjugate pair (``Im p >= 0``)."""
+        """The eigenvalues nearest the shift, one of each conjugate pair (``Im p >= 0``).
+
+        Fewer than ``modes`` only when the model has no more (a warning says so).
+        """
+        found = self._eigenvalues(lm)
+        if len(found.values) < self.settings.modes:
+            self.warn(f"modes = {self.settings.modes}: the model has {len(found.values)} finite "
+                      "eigenvalues (one of each conjugate pair): all are written")
+        return found
+
+    def _eigenvalues(self, lm: LinearModel) -> Eigenvalues:
         n = lm.K.shape[0]
         massive = int(np.count_nonzero(lm.M.diagonal()))
         if massive == 0:
             raise ModelError(f"step '{self.name}': the model has no mass: give the materials a "
                              "density, the sections mass_per_length, or add [[masses]]")
         count = min(self.settings.modes, massive)
-        # imported here: scipy.linalg and the Lanczos's splu cost a run without this step 0.1 s
-        from fem.solvers.eigen.lanczos2 import SingularShift, quadratic_eigen
-
+        what = f"step '{self.name}'"
         if self.settings.method == "dense":
             if n > DENSE_LIMIT:
                 raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
@@ -230,23 +246,24 @@ class LinearizeStep(StepBase):
             return _dense(lm, count, self.settings.shift)
         shift = self.settings.shift
         try:
-            pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
+            pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="lanczos2",
+                                    what=what)
         except ConvergenceError as err:
             dense = f", or method = \"dense\" (exact, {n} unknowns)" if n <= DENSE_LIMIT else ""
-            raise ConvergenceError(f"step '{self.name}': {err}{dense}") from None
-        except SingularShift:
+            raise ConvergenceError(f"{err}{dense}") from None
+        except eigen.SingularShift:
             if self.nudge_singular_shift:
                 # an eigenvalue at the shift (a sweep at its boundary): step off it by 1e-6 of
                 # the problem's frequency scale
                 scale = np.sqrt(np.abs(lm.K.diagonal()).max() / np.abs(lm.M.diagonal()).max())
                 shift = shift + 1e-6 * scale
-                pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
-                return _select(pairs.values, pairs.right, pairs.backward_errors, count, shift)
+                pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift,
+                                        method="lanczos2", what=what)
+                return _select(pairs, count, shift)
             raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
                              f"{self.settings.shift:g}: the model has a free rigid motion or "
                              "an eigenvalue at the shift; give a small positive shift") from None
-        return _select(pairs.values, pairs.right, pairs.backward_errors, count,
-                       self.settings.shift)
+        return _select(pairs, count, self.settings.shift)
 
     # --- state space --------------------------------------------------------------------------
     def _selection(self, entries) -> list[tuple[int, str]]:
@@ -345,36 +362,22 @@ class LinearizeStep(StepBase):
         return names.astype(str)
 
 
-def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
+def _select(pairs, count: int, shift: float) -> Eigenvalues:
     """One of each conjugate pair (``Im p >= 0``), the ``count`` nearest ``shift``."""
+    values = pairs.values
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     keep = values.imag >= -1e-9 * scale
-    values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
+    values, vectors, errors = values[keep], pairs.vectors[:, keep], pairs.residuals[keep]
+    left = pairs.left[:, keep]
     order = np.argsort(np.abs(values - shift), kind="stable")[:count]
     order = order[np.argsort(np.abs(values[order]), kind="stable")]
-    return Eigenvalues(values[order], vectors[:, order], errors[order])
+    return Eigenvalues(values[order], vectors[:, order], errors[order], left[:, order])
 
 
 def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
-    """All finite eigenvalues of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (LAPACK)."""
-    import scipy.linalg as la
+    """The ``count`` finite eigenvalues nearest ``shift`` (one of each conjugate pair), by LAPACK.
 
-    from fem.solvers.eigen.lanczos2 import backward_error
-
-    K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
-    n = len(K)
-    Id, Z = np.eye(n), np.zeros((n, n))
-    (alpha, beta), b = la.eig(np.block([[Z, Id], [-K, -D]]), np.block([[Id, Z], [Z, M]]),
-                              homogeneous_eigvals=True)
-    scale = np.abs(alpha).max(initial=1.0)
-    finite = np.abs(beta) > 1e-12 * scale
-    p = alpha[finite] / beta[finite]
-    X = b[:n, finite]
-    big = np.abs(p) < 1e8 * np.sqrt(max(np.abs(K).max(), 1e-300) / max(np.abs(M).max(), 1e-300))
-    p, X = p[big], X[:, big]
-    Ms, Ds, Ks = lm.M, lm.D, lm.K
-    errors = np.array([backward_error(Ms, Ds, Ks, pi, X[:, i]) for i, pi in enumerate(p)])
-    good = errors < 1e-6
-    return _select(p[good], X[:, good], errors[good], count, shift)
-
-
+    All of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (:func:`fem.solvers.eigen.quadratic`).
+    """
+    pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="dense")
+    return _select(pairs, count, shift)
