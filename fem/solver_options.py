@@ -291,11 +291,11 @@ def _dry_run(options: dict, overlay: dict, eigen: bool, help_names: bool = False
 
 
 def _dry_eigen(prefix: str, objects: list, run: _Run) -> None:
-    """An EPS set up as a buckling step's (:func:`fem.solvers.eigen.slepc.eps_largest_real`)."""
+    """An EPS set up as a buckling step's (:func:`fem.solvers.eigen.general_solver`)."""
     import scipy.sparse as sp
 
     from fem import _petsc, linalg
-    from fem.solvers.eigen import DENSE_LIMIT
+    from fem.solvers.eigen import DENSE_LIMIT, general_solver
 
     try:
         _petsc.SLEPc()                       # SLEPc is optional: without it, nothing to check
@@ -306,9 +306,7 @@ def _dry_eigen(prefix: str, objects: list, run: _Run) -> None:
     k0 = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     A, B = linalg.matrix_from_scipy(-sp.identity(n, format="csr")), linalg.matrix_from_scipy(k0)
     objects += [A, B]
-    from fem.solvers.eigen.slepc import eps_largest_real
-
-    eps = eps_largest_real(A, B, prefix + "eps_", symmetric=True, nev=4)  # as buckling
+    eps = general_solver(A, B, prefix + "eps_", symmetric=True, nev=4)  # as buckling
     objects.append(eps)
     eps.setUp()                              # factorizes B: the ST's MUMPS reads its options
     run.eigen_solver = (f"EPS {eps.getType()}, ST {eps.getST().getType()} with "

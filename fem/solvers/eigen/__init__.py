@@ -21,6 +21,7 @@ from fem.solvers.eigen.front import (
     Factorization,
     SingularShift,
     general,
+    general_solver,
     is_symmetric,
     massive,
     normalize_signs,
@@ -34,5 +35,6 @@ from fem.solvers.eigen.front import (
 )
 
 __all__ = ["DENSE_LIMIT", "METHODS", "Eigenpairs", "Factorization", "SingularShift", "general",
-           "is_symmetric", "massive", "normalize_signs", "null_vector", "quadratic",
-           "quadratic_residuals", "shifted", "spectrum_of", "spectrum_scale", "symmetric"]
+           "general_solver", "is_symmetric", "massive", "normalize_signs", "null_vector",
+           "quadratic", "quadratic_residuals", "shifted", "spectrum_of", "spectrum_scale",
+           "symmetric"]

@@ -2,13 +2,16 @@
 
 * :func:`symmetric`: all finite pairs of ``K x = omega^2 M x`` with ``K`` symmetric (indefinite
   saddle points of joints' multipliers included) and ``M`` positive semi-definite. The unknowns
-  without mass (rows of ``M`` that are zero: multipliers, massless rotations) carry the infinite
-  eigenvalues and are condensed statically, exactly (``x_0 = -K_00^{-1} K_0r x_r``; Guyan 1965,
-  AIAA J. 3, "Reduction of stiffness and mass matrices", exact for the infinite eigenvalues),
-  the rest ``S = K_rr - K_r0 K_00^{-1} K_0r`` goes to standard form with the Cholesky factor of
-  ``M_rr`` (where that is only semi-definite, with its eigen-decomposition, directions below
-  ``1e-14`` of its largest eigenvalue condensed like the massless ones) and to ``eigh``
-  (LAPACK ``dsyevd``).
+  without mass (rows of ``M`` that are zero: multipliers, massless rotations; where the rest of
+  ``M`` is only semi-definite, its eigenvectors below ``1e-14`` of its largest eigenvalue) carry
+  the infinite eigenvalues: where their stiffness block is regular they are condensed
+  statically, exactly (``x_0 = -K_00^{-1} K_0r x_r``; Guyan 1965, AIAA J. 3, "Reduction of
+  stiffness and mass matrices", exact for the infinite eigenvalues); where it is singular (the
+  multipliers of joints that hold massive unknowns) its null directions are constraints
+  ``G x_r = 0`` and the pairs live in their null space (the null-space method of constrained
+  eigenproblems; Golub 1973, SIAM Rev. 15, "Some modified matrix eigenvalue problems"). What
+  remains goes to standard form with the Cholesky factor of the mass and to ``eigh`` (LAPACK
+  ``dsyevd``).
 * :func:`general`: all pairs of ``a x = nu b x`` (``eigh`` for a symmetric pencil with ``b``
   positive definite, else the QZ algorithm, ``eig``).
 * :func:`quadratic`: all finite pairs of ``(p^2 M + p D + K) x = 0`` from the first-order pencil
@@ -34,8 +37,7 @@ NULL_MASS = 1e-14      # an eigenvalue of M_rr below this times its largest: no 
 def symmetric(K, M) -> tuple[NDArray, NDArray]:
     """All finite pairs ``(omega2 (m,), X (n, m))`` of ``K x = omega^2 M x`` (module docstring).
 
-    Raises :class:`~fem.errors.ModelError` when the unknowns without mass have no stiffness
-    either (``K_00`` singular: a motion with neither).
+    Raises :class:`~fem.errors.ModelError` when ``M`` is not positive semi-definite.
     """
     import scipy.linalg as sla
 
@@ -43,50 +45,68 @@ def symmetric(K, M) -> tuple[NDArray, NDArray]:
     Kd, Md = 0.5 * (Kd + Kd.T), 0.5 * (Md + Md.T)
     n = len(Kd)
     zero = ~np.any(Md != 0.0, axis=1)
-    r, z = np.flatnonzero(~zero), np.flatnonzero(zero)
+    r = np.flatnonzero(~zero)
     Mrr = Md[np.ix_(r, r)]
+    T = np.eye(n)[:, np.r_[r, np.flatnonzero(zero)]]     # x = T x': the massive unknowns first
     try:
-        return _condensed(Kd, r, z, sla.cholesky(Mrr, lower=True))
-    except np.linalg.LinAlgError:                 # semi-definite: split off its null space
-        pass
-    m, U = sla.eigh(Mrr)
-    if m.min(initial=0.0) < -NULL_MASS * max(m.max(initial=0.0), 1e-300):
-        raise ModelError(f"the mass matrix is not positive semi-definite (an eigenvalue "
-                         f"{m.min():.3g}, the largest {m.max():.3g})")
-    keep = m > NULL_MASS * max(m.max(initial=0.0), 1e-300)
-    T = np.zeros((n, n))                          # x = T x': M's eigenvectors, then the rest
-    T[np.ix_(r, np.arange(len(r)))] = U
-    T[z, len(r) + np.arange(len(z))] = 1.0
-    rr = np.flatnonzero(keep)
-    zz = np.r_[np.flatnonzero(~keep), len(r) + np.arange(len(z))]
-    w, Xt = _condensed(T.T @ Kd @ T, rr, zz, np.diag(np.sqrt(m[keep])))
+        L = sla.cholesky(Mrr, lower=True)
+        mass = len(r)
+    except np.linalg.LinAlgError:                   # semi-definite: rotate to its eigenvectors
+        m, U = sla.eigh(Mrr)
+        top = max(m.max(initial=0.0), 1e-300)
+        if m.min(initial=0.0) < -NULL_MASS * top:
+            raise ModelError(f"the mass matrix is not positive semi-definite (an eigenvalue "
+                             f"{m.min():.3g}, the largest {top:.3g})") from None
+        keep = m > NULL_MASS * top
+        T[:, :len(r)] = T[:, :len(r)] @ U
+        order = np.r_[np.flatnonzero(keep), np.flatnonzero(~keep), len(r) + np.arange(n - len(r))]
+        T = T[:, order]
+        L = np.diag(np.sqrt(m[keep]))
+        mass = int(keep.sum())
+    w, Xt = _condensed(T.T @ Kd @ T, mass, L)
     return w, T @ Xt
 
 
-def _condensed(Kd: NDArray, r: NDArray, z: NDArray, L: NDArray) -> tuple[NDArray, NDArray]:
-    """Pairs of ``K`` with the mass ``L L^T`` (``L`` lower triangular) on ``r``, none on ``z``."""
+def _condensed(Kd: NDArray, mass: int, L: NDArray) -> tuple[NDArray, NDArray]:
+    """Pairs of ``K`` with the mass ``L L^T`` on its first ``mass`` unknowns, none on the rest.
+
+    The massless block ``K_cc`` splits by its eigen-decomposition into a regular part, condensed
+    statically, and a null part: constraints ``G a = 0`` on the massive unknowns ``a`` (the rows
+    of multipliers that hold them), whose null space ``Z`` carries the finite pairs; the
+    multipliers then follow from the massive rows by least squares.
+    """
     import scipy.linalg as sla
 
     n = len(Kd)
-    S = Kd[np.ix_(r, r)]
-    if len(z):
-        Kzz, Kzr = Kd[np.ix_(z, z)], Kd[np.ix_(z, r)]
-        lu = sla.lu_factor(Kzz, check_finite=False)
-        if np.any(np.abs(np.diag(lu[0])) <= 1e-13 * max(np.abs(Kzz).max(), 1e-300)):
-            raise ModelError("the unknowns without mass have no stiffness either (a motion "
-                             "without stiffness or mass: a free beam's twist without rotary "
-                             "inertia, a node with no mass); give it inertia or a support")
-        G = -sla.lu_solve(lu, Kzr)                # x_z = G x_r
-        S = S + Kd[np.ix_(r, z)] @ G
-    # L^-1 S L^-T: the standard form, symmetric
-    A = sla.solve_triangular(L, sla.solve_triangular(L, S, lower=True).T, lower=True)
-    w, Y = np.linalg.eigh(0.5 * (A + A.T))
-    Xr = sla.solve_triangular(L.T, Y, lower=False)
-    X = np.zeros((n, len(w)))
-    X[r] = Xr
-    if len(z):
-        X[z] = G @ Xr
-    return w, X
+    a, c = np.arange(mass), np.arange(mass, n)
+    S = Kd[np.ix_(a, a)]
+    Z = np.eye(mass)
+    if len(c):
+        Kca = Kd[np.ix_(c, a)]
+        w, U = np.linalg.eigh(Kd[np.ix_(c, c)])
+        reg = np.abs(w) > 1e-12 * max(np.abs(w).max(initial=0.0), np.abs(Kca).max(initial=0.0),
+                                      1e-300)
+        Ur, Un = U[:, reg], U[:, ~reg]
+        Cr = -(Ur.T @ Kca) / w[reg][:, None]          # the regular part: c_r = Cr a
+        S = S + Kca.T @ Ur @ Cr
+        G = Un.T @ Kca                                # the null part: G a = 0
+        if len(G):
+            Z = sla.null_space(G)
+    # L^-1 Z^T S Z L^-T in Z's coordinates: Z^T L L^T Z = R R^T
+    R = sla.cholesky(Z.T @ L @ L.T @ Z, lower=True) if Z.shape[1] else np.zeros((0, 0))
+    Sz = Z.T @ S @ Z
+    A = sla.solve_triangular(R, sla.solve_triangular(R, Sz, lower=True).T, lower=True)
+    w2, Y = np.linalg.eigh(0.5 * (A + A.T))
+    Xa = Z @ sla.solve_triangular(R.T, Y, lower=False)
+    X = np.zeros((n, len(w2)))
+    X[a] = Xa
+    if len(c):
+        X[c] = Ur @ (Cr @ Xa)
+        if Un.shape[1]:                               # multipliers: the massive rows balance
+            Mx = L @ (L.T @ Xa)
+            rhs = Mx * w2 - (Kd[np.ix_(a, a)] @ Xa + Kd[np.ix_(a, c)] @ X[c])
+            X[c] += Un @ np.linalg.lstsq(Kd[np.ix_(a, c)] @ Un, rhs, rcond=None)[0]
+    return w2, X
 
 
 def general(a, b, symmetric: bool) -> tuple[NDArray, NDArray]:

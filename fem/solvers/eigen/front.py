@@ -306,7 +306,9 @@ def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "la
     finally:
         if own:
             solve.close()
-    return _finish(K, M, X, method, count, sigma, X.shape[1] if exhausted else None, dim, what)
+    everything = exhausted or X.shape[1] == n_mass      # every finite pair the model has
+    return _finish(K, M, X, method, count, sigma, X.shape[1] if everything else None, dim,
+                   what)
 
 
 def shifted(K, M, shift: float | None = None, *, factor: Callable,
@@ -414,13 +416,14 @@ def _iterate(method, K, M, want, sigma, solve, tol, block, prefix, scale, what):
 
         def run(k, D):
             vals, X, _ = slepc.symmetric(K, M, k, sigma, solve, prefix, deflate=D, what=what)
-            return X, False, 0
+            return _genuine(K, M, X, scale), False, 0
         check = min(want, 4)
     X, exhausted, dim = run(want, None)
-    if method == "slepc" and X.shape[1] < want:
-        raise ConvergenceError(f"{what}: SLEPc converged {X.shape[1]} of the {want} pairs "
-                               "wanted (the model may have fewer finite eigenvalues than "
-                               "unknowns with mass: method = \"lanczos\" or \"dense\" says)")
+    if X.shape[1] < want and not exhausted:     # (SLEPc) the finite spectrum exhausted?
+        if run(check, X)[0].shape[1]:
+            raise ConvergenceError(f"{what}: SLEPc converged {X.shape[1]} of the {want} pairs "
+                                   "wanted, and more exist")
+        exhausted = True
     for _ in range(want):
         if exhausted:
             break
@@ -438,6 +441,32 @@ def _iterate(method, K, M, want, sigma, solve, tol, block, prefix, scale, what):
         keep = np.argsort(np.abs(w - sigma), kind="stable")[:want - int(nearer.sum())]
         X = np.hstack([X[:, keep], Y[:, nearer]])
     return X, exhausted, dim
+
+
+def _genuine(K, M, X: NDArray, scale: float) -> NDArray:
+    """The pairs a Krylov-Schur search returned that are eigenpairs of the pencil.
+
+    ``X`` made ``M``-orthonormal (a copy of a vector already there, or a vector of the massless
+    unknowns, has no ``M``-norm of its own: left out), refined by Rayleigh-Ritz, and only the
+    pairs with a finite value (below ``1e6`` times the spectrum's scale: ``theta = 0`` of the
+    infinite ones is not resolved) and a backward error below ``ACCEPT`` kept.
+    """
+    from fem.solvers.eigen.lanczos import _rayleigh_ritz, backward_errors
+
+    if X.shape[1] == 0:
+        return X
+    w = _rayleigh_quotients(K, M, X)
+    finite = np.isfinite(w) & (np.abs(w) <= 1e6 * max(scale, 1e-300))
+    X, w = X[:, finite], w[finite]
+    X = X[:, backward_errors(K, M, w, X) <= ACCEPT]
+    G = X.T @ (M @ X)
+    g, V = np.linalg.eigh(0.5 * (G + G.T))
+    keep = g > 1e-10 * max(g.max(initial=0.0), 1e-300)
+    if not keep.any():
+        return X[:, :0]
+    X = X @ (V[:, keep] / np.sqrt(g[keep]))
+    w, X, KX, MX = _rayleigh_ritz(K, M, X, None)
+    return X[:, backward_errors(K, M, w, X, KX, MX) <= ACCEPT]
 
 
 def _deflated(solve, D: NDArray, M):
@@ -546,6 +575,17 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
         raise ValueError(f"unknown general eigen-solver {method!r}")
     X = normalize_signs(X.astype(complex))
     return Eigenpairs(nu, X, _general_residuals(A, B, nu, X), method, count, scale=scale)
+
+
+def general_solver(A, B, prefix: str, *, symmetric: bool, nev: int):
+    """The SLEPc EPS :func:`general` sets up (``slepc``), configured from the options database.
+
+    For the check of a deck's SLEPc options (:mod:`fem.solver_options`), which sets one up on a
+    small pencil and solves nothing; the caller destroys it.
+    """
+    from fem.solvers.eigen.slepc import eps_largest_real
+
+    return eps_largest_real(A, B, prefix, symmetric=symmetric, nev=nev)
 
 
 def _general_residuals(A, B, nu, X) -> NDArray:

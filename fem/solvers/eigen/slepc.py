@@ -116,8 +116,9 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
             cols.append(vr.getArray().copy())
         vr.destroy()
     except PETSc.Error as err:
-        raise ConvergenceError(f"{what}: SLEPc's eigen-solve failed (PETSc error "
-                               f"{err.ierr})") from None
+        raise ConvergenceError(f"{what}: SLEPc's eigen-solve failed (PETSc error {err.ierr}; "
+                               f"{count} pairs of {K.shape[0]} unknowns asked: method = "
+                               "\"dense\" computes every pair of a small model)") from None
     finally:
         for obj in (eps, A, B, *vecs):
             obj.destroy()
