@@ -20,11 +20,13 @@ Options: the EPS has the prefix ``<prefix>eps_`` (``-<step>_eps_view``; the deck
 arrives as ``<step>_eps_eps_tol``, :func:`fem.linalg.push_options`) and reads them last.
 
 Interrupts: a stopping test (``EPSSetStoppingTestFunction``, once per restart) ends the solve with
-``EPS_CONVERGED_USER`` when a signal is pending, and the Python preconditioner returns at once
-(its input, instead of a solve) from the moment one is, so that the restart cycle under way
-ends within a few vector operations; the caller then calls :func:`fem.interrupt.check`. (An
-error raised inside SLEPc's iteration leaves its dense projected matrices taken, so that the
-EPS cannot be destroyed: the solve is ended, never failed.)
+``EPS_CONVERGED_USER`` when a signal is pending, and the Python preconditioner returns zero
+instead of a solve from the moment one is: a breakdown, which ends the expansion of the Krylov
+basis under way at once (otherwise the rest of the cycle's orthogonalizations took a second on a
+model of 1e4 unknowns), so that the stopping test comes next; the caller then calls
+:func:`fem.interrupt.check`. (An error raised inside SLEPc's iteration leaves its dense
+projected matrices taken, so that the EPS cannot be destroyed: the solve is ended, never
+failed.)
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ class _Solve:
         """Nothing to set up: the factorization is the front-end's."""
 
     def apply(self, pc, x, y) -> None:
-        """``y = A^{-1} x``; ``y = x`` once a signal is pending (the solve is ending)."""
+        """``y = A^{-1} x``; ``y = 0`` once a signal is pending (the solve is ending)."""
         if interrupt.pending() is not None:
-            x.copy(y)
+            y.zeroEntries()          # a breakdown: the expansion under way ends at once
             return
         self.count += 1
         y.setArray(self.solve(x.getArray(readonly=True)[:, None])[:, 0])
