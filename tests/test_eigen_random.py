@@ -130,11 +130,12 @@ def free_pencil(sizes, rng, massless: int = 0):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_free_structures_lose_no_rigid_mode_with_any_back_end(seed):
-    """10 free pencils a seed, 1 to 6 free chains (as many rigid modes) of 3 to 40 DOFs, a
-    fifth with massless DOFs, 1 to 24 pairs asked with the automatic shift: dense, lanczos and
-    slepc return the lowest eigenvalues of LAPACK (to 1e-10 of the largest: the rigid ones at
-    round-off), exactly min(count, rigid) of them at round-off, those spanning the chains'
-    translations, every vector M-orthonormal."""
+    """10 free pencils a seed, 1 to 6 free chains (as many rigid modes) of 3 to 40 DOFs with
+    springs from 1 to 1e8, a fifth with massless DOFs, a third doubled (two identical uncoupled
+    copies: every eigenvalue twice), 1 to 24 pairs asked with the automatic shift, Lanczos
+    blocks of 1 to 3: dense, lanczos and slepc return the lowest eigenvalues of LAPACK (to 1e-10
+    of the largest: the rigid ones at round-off), exactly min(count, rigid) of them at
+    round-off, those spanning the chains' translations, every vector M-orthonormal."""
     from fem.solvers import eigen
 
     rng = np.random.default_rng(300 + seed)
@@ -142,12 +143,19 @@ def test_free_structures_lose_no_rigid_mode_with_any_back_end(seed):
         sizes = [int(s) for s in rng.integers(3, 41, size=int(rng.integers(1, 7)))]
         massless = int(rng.integers(1, 4)) if rng.random() < 0.2 else 0
         K, M, R, w = free_pencil(sizes, rng, massless)
-        r = len(sizes)
+        double = rng.random() < 0.3
+        if double:                          # every eigenvalue, the rigid ones too, twice
+            K, M = sp.block_diag([K, K]).tocsr(), sp.block_diag([M, M]).tocsr()
+            R, w = sp.block_diag([R, R]).toarray(), np.sort(np.r_[w, w])
+        r = R.shape[1]
         count = int(rng.integers(1, min(24, len(w)) + 1))
+        block = int(rng.integers(1, 4))
         scale = eigen.spectrum_scale(K, M)
         for method in ("dense", "lanczos", "slepc"):
-            where = f"trial {trial}: chains {sizes}, massless {massless}, count {count}, {method}"
-            pairs = eigen.symmetric(K, M, count, method=method, prefix=f"random{seed}_")
+            where = (f"trial {trial}: chains {sizes}, massless {massless}, double {double}, "
+                     f"count {count}, block {block}, {method}")
+            pairs = eigen.symmetric(K, M, count, method=method, block=block,
+                                    prefix=f"random{seed}_")
             assert pairs.found == count, where
             np.testing.assert_allclose(pairs.values, w[:count], rtol=0, atol=1e-10 * w.max(),
                                        err_msg=where)

@@ -58,6 +58,7 @@ here imports LAPACK, SciPy's dense or sparse eigen-solvers or SLEPc before a sol
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -413,24 +414,41 @@ def _iterate(method, K, M, want, sigma, solve, tol, block, prefix, scale, what):
 
     The check (module docstring) searches the ``M``-orthogonal complement of the vectors found:
     the Lanczos for one pair with single vectors (a basis as large as the first search's, so
-    that it resolves what that one did), SLEPc for up to four; every value found nearer the
-    shift than the farthest kept replaces it, and the check repeats.
+    that it resolves what that one did), SLEPc for up to four, each from random vectors of its
+    own (the first search's start has no component along the copies it missed: its Krylov space
+    holds one direction of each eigenspace); every value found nearer the shift than the
+    farthest kept replaces it, and the check repeats.
     """
     from fem.solvers.eigen import lanczos as lz
 
-    n = K.shape[0]
+    n, n_mass = K.shape[0], massive(M)
+    seeds = itertools.count(1)            # each search of a deflated problem: a start of its own
     if method == "lanczos":
         b = max(1, min(block or lz.default_block(want), want))
         basis = min(n, max(4 * want + 2 * b, want + 8 * b))
 
         def run(k, D):
             go = solve if D is None else _deflated(solve, D, M)
-            try:
-                p = lz.lanczos(K, M, k, sigma, go, tol=tol, block=b if D is None else 1,
-                               max_dim=None if D is None else basis)
-            except ConvergenceError as err:
-                raise ConvergenceError(f"{what}: {err}") from None
-            return p.vectors, p.exhausted, p.dimension
+            limit = n_mass - (0 if D is None else D.shape[1])
+            asked = k
+            while True:
+                try:
+                    # a deflated search starts from random vectors of its own: from an earlier
+                    # search's, it has no component along the copies that one missed
+                    p = lz.lanczos(K, M, asked, sigma, go, tol=tol,
+                                   block=b if D is None else 1,
+                                   max_dim=None if D is None else max(basis, 4 * asked + 2),
+                                   seed=0 if D is None else next(seeds))
+                    break
+                except ConvergenceError as err:
+                    # pairs inside a cluster wider than those asked (the rigid modes of
+                    # several free bodies, at the round-off of the spectrum: 12 of them, 3
+                    # asked) are not resolved one by one; the whole cluster is
+                    if asked >= limit:
+                        raise ConvergenceError(f"{what}: {err}") from None
+                    asked = min(2 * asked + 4, limit)
+            near = np.sort(np.argsort(np.abs(p.omega2 - sigma), kind="stable")[:k])
+            return p.vectors[:, near], p.exhausted and len(near) < k, p.dimension
         check = 1
     else:
         from fem.solvers.eigen import slepc
@@ -438,7 +456,8 @@ def _iterate(method, K, M, want, sigma, solve, tol, block, prefix, scale, what):
         b = 1
 
         def run(k, D):
-            vals, X, _ = slepc.symmetric(K, M, k, sigma, solve, prefix, deflate=D, what=what)
+            vals, X, _ = slepc.symmetric(K, M, k, sigma, solve, prefix, deflate=D, what=what,
+                                         seed=None if D is None else next(seeds))
             return _genuine(K, M, X, scale), False, X.shape[1]
         check = min(want, 4)
     X, exhausted, dim = run(want, None)
@@ -452,8 +471,8 @@ def _iterate(method, K, M, want, sigma, solve, tol, block, prefix, scale, what):
                                    "wanted" + (", and more exist" if Y.shape[1] else ""))
         exhausted = True
     for _ in range(want):
-        if exhausted:
-            break
+        if exhausted or X.shape[1] >= n_mass:
+            break                               # every finite pair is there
         w = _rayleigh_quotients(K, M, X)
         if _largest_cluster(w, sigma, scale) < b:
             break

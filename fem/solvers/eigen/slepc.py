@@ -71,12 +71,14 @@ def _stopping(eps, its, max_it, nconv, nev):
 
 def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
               deflate: NDArray | None = None, what: str = "the eigen-solve",
-              tol: float = 1e-12) -> tuple[NDArray, NDArray, int]:
+              tol: float = 1e-12, seed: int | None = None) -> tuple[NDArray, NDArray, int]:
     """Converged pairs ``(omega2 (m,), X (n, m), solves)`` of ``K x = omega^2 M x`` near ``sigma``.
 
     ``solve(B)`` is ``(K - sigma M)^{-1} B`` (the front-end's factorization); ``deflate (n, d)``
-    vectors whose ``M``-orthogonal complement is searched. At most ``count`` pairs, those
-    nearest ``sigma``; SLEPc's own values are replaced by the caller's Rayleigh quotients.
+    vectors whose ``M``-orthogonal complement is searched; ``seed``: the search starts from
+    ``OP`` applied to a random vector of this seed (default: SLEPc's own start, the same every
+    time). At most ``count`` pairs, those nearest ``sigma``; SLEPc's own values are replaced by
+    the caller's Rayleigh quotients.
     """
     SLEPc = _petsc.SLEPc()
     PETSc = _petsc.PETSc()
@@ -108,6 +110,12 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
                 v.setArray(deflate[:, j])
                 vecs.append(v)
             eps.setDeflationSpace(vecs)
+        if seed is not None:
+            start = A.createVecRight()
+            vecs.append(start)
+            start.setArray(solve(M @ np.random.default_rng(seed).standard_normal(
+                (K.shape[0], 1)))[:, 0])
+            eps.setInitialSpace([start])
         eps.setFromOptions()
         eps.solve()
         interrupt.check()                   # a stopping test that ended the solve: stop
