@@ -37,6 +37,11 @@ accuracy: one factorization of the bordered matrix ``[[K, U], [U^T, -I]]``, ``U 
 The modes-only variant (notes A.2.1, "pitfall"; the comparison of A.2.2): no residual attachment
 modes, ``A Phi_B p = 0`` enforced by ``p = N z`` with ``N`` an orthonormal basis of the null
 space of ``A Phi_B``: ``K_bar = N^T Lambda N``, ``M_bar = I``.
+
+The free-free modes come from the eigen front-end (:func:`fem.solvers.eigen.symmetric`, the
+project's block Lanczos) at the modal step's shift (:func:`fem.solvers.eigen.shifted`): 0 for a
+supported component, for a free one a shift below its rigid-body modes chosen from the
+spectrum's scale.
 """
 
 from __future__ import annotations
