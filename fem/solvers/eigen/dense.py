@@ -90,6 +90,12 @@ def _condensed(Kd: NDArray, mass: int, L: NDArray) -> tuple[NDArray, NDArray]:
         Cr = -(Ur.T @ Kca) / w[reg][:, None]          # the regular part: c_r = Cr a
         S = S + Kca.T @ Ur @ Cr
         G = Un.T @ Kca                                # the null part: G a = 0
+        if len(G) and np.linalg.svd(G, compute_uv=False).min() <= 1e-12 * max(
+                np.abs(Kd).max(), 1e-300):
+            # a direction with neither mass nor stiffness: K - lam M singular for every lam
+            raise ModelError("a motion without stiffness has no mass either (a free beam's "
+                             "twist without rotary inertia, a node with no mass); give it "
+                             "inertia or a support")
         if len(G):
             Z = sla.null_space(G)
     # L^-1 Z^T S Z L^-T in Z's coordinates: Z^T L L^T Z = R R^T
