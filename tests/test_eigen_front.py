@@ -371,5 +371,30 @@ def test_dense_quadratic_gives_left_vectors_and_the_two_sided_lanczos_values():
         assert np.abs(y @ Q).max() < 1e-12 * np.abs(Q).max() * np.abs(y).max()
 
 
+
+@pytest.mark.parametrize("method", ["dense", "lanczos"])
+def test_a_linearize_step_keeps_the_left_vectors(method):
+    """Kane's beam spun at 2 rad/s (test_linearize's, gyroscopic and Coriolis terms: D is not
+    symmetric, left and right vectors differ): every eigenvalue's left vector satisfies
+    ``y^T (p^2 M + p D + K) = 0`` and its right one the transposed equation; the two methods
+    (LAPACK, two-sided Lanczos) give the same eigenvalues."""
+    from test_linearize import spin_beam
+
+    d = spin_beam(3, 2.0, n=8)
+    d["steps"][0]["method"] = method
+    _, _, _, (step,) = solve(d)
+    lm, e = step.model, step.eigen
+    for p, x, y in zip(e.values, e.vectors.T, e.left.T, strict=True):
+        Q = (lm.M * p * p + lm.D * p + lm.K).tocsr()
+        scale = abs(Q).max()
+        assert np.abs(Q @ x).max() < 1e-8 * scale * np.abs(x).max()
+        assert np.abs(Q.T @ y).max() < 1e-8 * scale * np.abs(y).max()
+    other = solve({**d, "steps": [{**d["steps"][0], "method": "lanczos" if method == "dense"
+                                   else "dense"}]})[3][0].eigen.values
+    order, other_order = np.argsort(e.values.imag), np.argsort(other.imag)
+    np.testing.assert_allclose(e.values[order], other[other_order], rtol=0,
+                               atol=1e-7 * np.abs(other).max())
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))

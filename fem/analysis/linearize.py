@@ -259,11 +259,11 @@ class LinearizeStep(StepBase):
                 shift = shift + 1e-6 * scale
                 pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift,
                                         method="lanczos2", what=what)
-                return _select(pairs, count, shift)
+                return _selected(pairs, count, shift)
             raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
                              f"{self.settings.shift:g}: the model has a free rigid motion or "
                              "an eigenvalue at the shift; give a small positive shift") from None
-        return _select(pairs, count, self.settings.shift)
+        return _selected(pairs, count, self.settings.shift)
 
     # --- state space --------------------------------------------------------------------------
     def _selection(self, entries) -> list[tuple[int, str]]:
@@ -362,16 +362,21 @@ class LinearizeStep(StepBase):
         return names.astype(str)
 
 
-def _select(pairs, count: int, shift: float) -> Eigenvalues:
+def _select(values, vectors, errors, count: int, shift: float, left=None) -> Eigenvalues:
     """One of each conjugate pair (``Im p >= 0``), the ``count`` nearest ``shift``."""
-    values = pairs.values
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     keep = values.imag >= -1e-9 * scale
-    values, vectors, errors = values[keep], pairs.vectors[:, keep], pairs.residuals[keep]
-    left = pairs.left[:, keep]
+    values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
+    left = left[:, keep] if left is not None else None
     order = np.argsort(np.abs(values - shift), kind="stable")[:count]
     order = order[np.argsort(np.abs(values[order]), kind="stable")]
-    return Eigenvalues(values[order], vectors[:, order], errors[order], left[:, order])
+    return Eigenvalues(values[order], vectors[:, order], errors[order],
+                       left[:, order] if left is not None else None)
+
+
+def _selected(pairs, count: int, shift: float) -> Eigenvalues:
+    """:func:`_select` of the front-end's pairs (:class:`fem.solvers.eigen.Eigenpairs`)."""
+    return _select(pairs.values, pairs.vectors, pairs.residuals, count, shift, pairs.left)
 
 
 def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
@@ -380,4 +385,4 @@ def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
     All of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (:func:`fem.solvers.eigen.quadratic`).
     """
     pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="dense")
-    return _select(pairs, count, shift)
+    return _selected(pairs, count, shift)
