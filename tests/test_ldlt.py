@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from helpers import line_beam, solve
 
 from fem import _petsc, linalg
-from fem.analysis.modal import is_symmetric
+from fem.solvers.eigen import is_symmetric
 
 _petsc.init()
 needs_mumps = pytest.mark.skipif(linalg.best_lu_package() != "mumps", reason="MUMPS only")

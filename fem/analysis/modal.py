@@ -94,9 +94,6 @@ class ModalSettings:
         return ""
 
 
-is_symmetric = eigen.is_symmetric
-
-
 class ModalStep(StepBase):
     """Natural frequencies and modes; see the module docstring."""
 
