@@ -102,32 +102,6 @@ def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
 
 
 
-def eigen_solver(A, B, prefix: str, *, symmetric: bool, nev: int):
-    """A SLEPc EPS for the largest real ``nu`` of ``A x = nu B x``, configured from options.
-
-    Krylov-Schur with ``B`` factored by a direct LU (the best package, as :func:`direct_solver`);
-    options under ``prefix`` (``<step>_eps_``) then apply. Buckling steps and the check of the
-    deck's SLEPc options (:mod:`fem.solver_options`) both make theirs here, so they agree.
-    """
-    SLEPc = _petsc.SLEPc()
-    eps = SLEPc.EPS().create(comm=A.getComm())
-    eps.setOptionsPrefix(prefix)
-    eps.setOperators(A, B)
-    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP if symmetric else SLEPc.EPS.ProblemType.GNHEP)
-    eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
-    eps.setDimensions(nev=nev)
-    eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_REAL)
-    ksp = eps.getST().getKSP()
-    ksp.setType("preonly")
-    ksp.getPC().setType("lu")
-    ksp.getPC().setFactorSolverType(best_lu_package())
-    try:
-        eps.setFromOptions()
-    except Exception:
-        eps.destroy()          # a bad option: nothing half-built stays behind
-        raise
-    return eps
-
 _PUSHED: dict[str, list[str]] = {}
 
 
@@ -350,24 +324,11 @@ def solve_block(ksp, B: NDArray) -> NDArray:
 def null_vector(csr, *, symmetric: bool = False) -> NDArray:
     """An approximate null vector of a singular sparse matrix (to name the unrestrained DOF).
 
-    Uses scipy's shift-invert Lanczos/Arnoldi at a small negative shift, where ``A - sigma I`` is
-    regular even though ``A`` is not.
+    The eigen-solve is the eigen package's (:func:`fem.solvers.eigen.null_vector`).
     """
-    import scipy.sparse.linalg as spla
+    from fem.solvers.eigen import null_vector
 
-    n = csr.shape[0]
-    scale = float(np.max(np.abs(csr.diagonal()))) or 1.0
-    if n <= 400:
-        import scipy.linalg as la
-
-        w, v = la.eig(csr.toarray())
-        return np.real(v[:, np.argmin(np.abs(w))])
-    sigma = -1e-7 * scale
-    if symmetric:
-        _, v = spla.eigsh(csr, k=1, sigma=sigma, which="LM")
-    else:
-        _, v = spla.eigs(csr, k=1, sigma=sigma, which="LM")
-    return np.real(v[:, 0])
+    return null_vector(csr, symmetric=symmetric)
 
 
 # --- checked solves ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ How deck options reach the solvers: each step pushes them under its prefix ``<st
 with SLEPc's names and reach the eigen-solver of buckling steps, whose prefix is ``<step>_eps_``
 (:func:`petsc_name`): ``eps_tol`` is ``-<step>_eps_eps_tol`` and ``st_pc_factor_mat_solver_type``
 is ``-<step>_eps_st_pc_factor_mat_solver_type`` (the eigen-solver's own linear solver is set by
-``st_*`` options only). Buckling steps with at most ``fem.solvers.eigen.pencil.DENSE_LIMIT``
+``st_*`` options only). Buckling steps with at most ``fem.solvers.eigen.DENSE_LIMIT``
 unknowns solve with LAPACK and do not read SLEPc options.
 """
 
@@ -291,11 +291,11 @@ def _dry_run(options: dict, overlay: dict, eigen: bool, help_names: bool = False
 
 
 def _dry_eigen(prefix: str, objects: list, run: _Run) -> None:
-    """An EPS set up as :func:`fem.solvers.eigen.pencil.largest_real` sets up its own."""
+    """An EPS set up as a buckling step's (:func:`fem.solvers.eigen.general_solver`)."""
     import scipy.sparse as sp
 
     from fem import _petsc, linalg
-    from fem.solvers.eigen.pencil import DENSE_LIMIT
+    from fem.solvers.eigen import DENSE_LIMIT, general_solver
 
     try:
         _petsc.SLEPc()                       # SLEPc is optional: without it, nothing to check
@@ -306,7 +306,7 @@ def _dry_eigen(prefix: str, objects: list, run: _Run) -> None:
     k0 = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     A, B = linalg.matrix_from_scipy(-sp.identity(n, format="csr")), linalg.matrix_from_scipy(k0)
     objects += [A, B]
-    eps = linalg.eigen_solver(A, B, prefix + "eps_", symmetric=True, nev=4)  # as buckling
+    eps = general_solver(A, B, prefix + "eps_", symmetric=True, nev=4)  # as buckling
     objects.append(eps)
     eps.setUp()                              # factorizes B: the ST's MUMPS reads its options
     run.eigen_solver = (f"EPS {eps.getType()}, ST {eps.getST().getType()} with "

@@ -228,7 +228,7 @@ def test_buckling_about_a_preloaded_state(interior):
 @pytest.mark.parametrize("interior", [False, True])
 def test_large_models_go_to_slepc_with_the_same_factors(monkeypatch, interior):
     """Above ``DENSE_LIMIT`` unknowns SLEPc (Krylov-Schur, LU) solves; LAPACK agrees with it."""
-    from fem.solvers.eigen import pencil as eigen
+    from fem.solvers import eigen
 
     d = euler(3, "pinned", 80, interior)       # 481 nodal unknowns (+ 240 interior)
     d["steps"][0]["modes"] = 3

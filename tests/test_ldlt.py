@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from helpers import line_beam, solve
 
 from fem import _petsc, linalg
-from fem.analysis.modal import is_symmetric
+from fem.solvers.eigen import is_symmetric
 
 _petsc.init()
 needs_mumps = pytest.mark.skipif(linalg.best_lu_package() != "mumps", reason="MUMPS only")
@@ -88,15 +88,17 @@ def test_the_modal_step_factors_a_symmetric_k_with_ldlt():
     _, _, state, steps = solve(d)
     step = steps[0]
     K, M = step.matrices(state)
+    from fem.solvers import eigen
+
+    solve_sym = eigen.Factorization(K, step.prefix, step.solver_options)   # the step's default
     try:
-        solve_sym = step._factor(K, M, 0.0)
-        pc = step.ksp.getPC()
+        pc = solve_sym.ksp.getPC()
         B = M @ np.ones((K.shape[0], 2))
         X = solve_sym(B)
         assert pc.getType() == "cholesky"
         entries = pc.getFactorMatrix().getMumpsInfog(29)
     finally:
-        step.close()
+        solve_sym.close()
     assert np.abs(K @ X - B).max() < 1e-12 * abs(K).max() * np.abs(X).max()
     lu = factor(K, False)
     try:

@@ -168,7 +168,7 @@ def test_command_line_solver_counts_when_checking_deck_names(tmp_path):
 
 def test_eigen_solver_options_reach_the_buckling_eigen_solver(tmp_path):
     pytest.importorskip("slepc4py")
-    from fem.solvers.eigen.pencil import DENSE_LIMIT
+    from fem.solvers.eigen import DENSE_LIMIT
 
     n = DENSE_LIMIT // 3 + 10                  # enough unknowns for SLEPc, not LAPACK
     text = (BASE.replace("connectivity = [[1, 2]]", f"connectivity = [[1, 2]]\ndivisions = {n}")

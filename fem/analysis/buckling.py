@@ -14,9 +14,11 @@ loads converge faster with the mesh.
 ``interior_modes = False`` gives the eigenvalues of the nodal discretization itself, the
 bifurcation loads that a nonlinear analysis of the same mesh meets.
 
-The eigenproblem is solved by SLEPc as ``(-K_D) phi = nu K_0 phi`` with ``nu = 1 / lam``, so the
-lowest positive buckling factors are the largest real ``nu``; real eigenvalues only are reported
-(a non-conservative load can leave none: no divergence-type instability).
+The eigenproblem ``(-K_D) phi = nu K_0 phi`` with ``nu = 1 / lam`` goes to the eigen front-end
+(:func:`fem.solvers.eigen.general`: LAPACK up to :data:`fem.solvers.eigen.DENSE_LIMIT` unknowns,
+SLEPc's Krylov-Schur above, or the block Lanczos in the buckling transformation), so the lowest
+positive buckling factors are the largest real ``nu``; real eigenvalues only are reported (a
+non-conservative load can leave none: no divergence-type instability).
 
 Eigenvalues ``nu`` within round-off of zero are discarded: ``nu <= 1000 eps max|nu|`` (the
 largest magnitude over the pencil) cannot be told from zero, and its ``1 / nu`` (about ``1e16``
@@ -35,8 +37,8 @@ import numpy as np
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
-from fem.errors import ModelError
-from fem.solvers.eigen import pencil as eigen
+from fem.errors import ConvergenceError, ModelError
+from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
 
@@ -185,16 +187,18 @@ class BucklingStep(StepBase):
     def _solve(self, K0, KD):
         """Lowest positive factors of ``(K0 + lam KD) phi = 0`` (scipy CSR matrices).
 
-        Solved as ``(-K_D) phi = nu K_0 phi``
-        (:func:`fem.solvers.eigen.pencil.largest_real`); values of ``nu`` within round-off of
-        the pencil's largest magnitude are no buckling modes.
+        Solved as ``(-K_D) phi = nu K_0 phi`` (:func:`fem.solvers.eigen.general`); values of
+        ``nu`` within round-off of the pencil's largest magnitude are no buckling modes.
         """
+        what = f"step '{self.name}': the buckling eigen-solve"
         if self.settings.method == "lanczos":
             pairs = self._lanczos(K0, KD)
         else:
-            pairs = eigen.largest_real(-KD, K0, self.modes, self.prefix + "eps_",
-                                       what=f"step '{self.name}': the buckling eigen-solve")
-        nu, vecs, symmetric = pairs.values, pairs.vectors, pairs.symmetric
+            method = "dense" if K0.shape[0] <= eigen.DENSE_LIMIT else "slepc"
+            pairs = eigen.general(-KD, K0, self.modes, method=method, prefix=self.prefix,
+                                  what=what)
+        nu, vecs = pairs.values, list(pairs.vectors.T)
+        symmetric = eigen.is_symmetric(KD, 1e-10) and eigen.is_symmetric(K0, 1e-10)
         floor = ROUND_OFF * pairs.scale
         real = np.isfinite(nu) & (np.abs(nu.imag) <= 1e-8 * np.maximum(np.abs(nu.real), 1e-300))
         keep = real & (nu.real > floor)
@@ -212,45 +216,30 @@ class BucklingStep(StepBase):
                          "flutter, which a buckling step does not find"))
         return lam[order], [vecs[i] for i in order]
 
-
     def _lanczos(self, K0, KD) -> eigen.Eigenpairs:
         """The factors of smallest magnitude by the project's block Lanczos, as ``nu = 1/lam``.
 
         ``K_0 x = lam (-K_D) x`` with ``OP = K_0^{-1} (-K_D)``, symmetric in the ``K_0`` inner
-        product (:func:`fem.solvers.eigen.lanczos.lanczos`, ``inner``): ``K_0`` must be positive
-        definite (no joints or ties, whose multiplier rows make it a saddle point; a stable
-        reference state) and ``K_D`` symmetric (conservative loads). ``2 modes + 2`` pairs of
-        either sign are sought; the scale of the round-off floor is the largest ``|nu|`` found,
-        which is the pencil's (the Lanczos finds the largest ``|theta|`` first).
+        product (:func:`fem.solvers.eigen.general` with ``method = "lanczos"``): ``K_0`` must be
+        positive definite (no joints or ties, whose multiplier rows make it a saddle point; a
+        stable reference state) and ``K_D`` symmetric (conservative loads). ``2 modes + 2``
+        pairs of either sign are sought; the scale of the round-off floor is the largest
+        ``|nu|`` found, which is the pencil's (the Lanczos finds the largest ``|theta|`` first).
         """
-        from fem.errors import ConvergenceError
-        from fem.solvers.eigen.lanczos import lanczos
-
         where = f"step '{self.name}': method = \"lanczos\""
         if self.system.model.constraints:
             raise ModelError(f"{where} needs a model without joints or ties (their multipliers "
                              "make K_0 indefinite); use method = \"auto\"")
-        if not (eigen.is_symmetric(K0) and eigen.is_symmetric(KD)):
+        if not (eigen.is_symmetric(K0, 1e-10) and eigen.is_symmetric(KD, 1e-10)):
             raise ModelError(f"{where} needs a symmetric problem (a follower or axial moment "
                              "load makes it non-symmetric); use method = \"auto\"")
-        A = linalg.matrix_from_scipy(K0)
-        A.setOptionsPrefix(self.prefix + "K0_")
-        ksp = linalg.direct_solver(A, self.prefix, self.solver_options)
         try:
-            count = min(2 * self.modes + 2, K0.shape[0])
-            pairs = lanczos(K0, -KD, count, 0.0, lambda B: linalg.solve_block(ksp, B),
-                            inner=K0, tol=1e-10)
+            return eigen.general(-KD, K0, min(2 * self.modes + 2, K0.shape[0]),
+                                 method="lanczos", prefix=self.prefix,
+                                 options=self.solver_options, what=where)
         except ConvergenceError as err:
             raise ConvergenceError(f"{where}: {err} (is the reference state stable, K_0 "
                                    "positive definite?)") from None
-        finally:
-            ksp.destroy()
-            A.destroy()
-        lam = pairs.omega2
-        nu = np.where(lam != 0, 1.0 / np.where(lam != 0, lam, 1.0), np.inf)
-        vecs = list(pairs.vectors.T)
-        return eigen.Eigenpairs(nu.astype(complex), vecs, float(np.abs(nu).max(initial=0.0)),
-                                True, "lanczos")
 
 
 ROUND_OFF = 1e3 * np.finfo(float).eps   # |nu| below this times the largest is indistinguishable

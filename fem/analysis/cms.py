@@ -65,6 +65,7 @@ from fem.cms.craig_bampton import craig_bampton
 from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
 from fem.elements import superelement
 from fem.errors import DeckError, ModelError, OutputError
+from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def boundary_form(c: FreeInterface) -> NDArray:
     interface unknown).
     """
     nb = len(c.boundary)
-    w = np.linalg.eigvalsh(c.Psi_B) if nb else np.ones(1)
+    w = eigen.spectrum_of(c.Psi_B) if nb else np.ones(1)
     if w.min() <= SINGULAR * max(c.flexibility, 1e-300):
         raise ModelError(f"the residual flexibility at the interface (Psi_B) is singular "
                          f"(eigenvalues {w.min():.3g} to {w.max():.3g}): keep fewer modes, so "

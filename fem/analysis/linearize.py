@@ -15,6 +15,9 @@ centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x =
 * ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
   :data:`DENSE_LIMIT` unknowns), the cross-check.
 
+Both through the eigen front-end (:func:`fem.solvers.eigen.quadratic`), which returns the right
+and left vectors of each pair, phase-normalized.
+
 Every eigenvalue gets an absolute error bound (:mod:`fem.solvers.eigen.bounds`: its backward
 error times its condition number, capped by the ``sqrt`` bound of a double eigenvalue), and the
 verdict is stated against it: an eigenvalue *grows* only if ``Re p`` exceeds its bound; one with
@@ -62,7 +65,8 @@ from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
 from fem.linearization import LinearModel, linear_model
-from fem.solvers.eigen.bounds import Verdict, error_bounds, verdict
+from fem.solvers import eigen
+from fem.solvers.eigen import Verdict, error_bounds, verdict
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +116,8 @@ class Eigenvalues:
 
     ``bounds (m,)``: absolute error bound of each eigenvalue (so of its real part) and
     ``condition (m,)`` its condition number (:func:`fem.solvers.eigen.bounds.error_bounds`;
-    None until :meth:`LinearizeStep.checked` sets them); ``left (n, m)``: the solver's left
-    vectors where it has them; ``conservative``: the model is conservative gyroscopic.
+    None until :meth:`LinearizeStep.checked` sets them); ``left (n, m)``: the left vectors,
+    ``y^T (p^2 M + p D + K) = 0``; ``conservative``: the model is conservative gyroscopic.
     """
 
     values: NDArray
@@ -356,16 +360,24 @@ class LinearizeStep(StepBase):
 
     # --- eigenvalues --------------------------------------------------------------------------
     def eigenvalues(self, lm: LinearModel) -> Eigenvalues:
-        """The eigenvalues nearest the shift, one of each conjugate pair (``Im p >= 0``)."""
+        """The eigenvalues nearest the shift, one of each conjugate pair (``Im p >= 0``).
+
+        Fewer than ``modes`` only when the model has no more (a warning says so).
+        """
+        found = self._eigenvalues(lm)
+        if len(found.values) < self.settings.modes:
+            self.warn(f"modes = {self.settings.modes}: the model has {len(found.values)} finite "
+                      "eigenvalues (one of each conjugate pair): all are written")
+        return found
+
+    def _eigenvalues(self, lm: LinearModel) -> Eigenvalues:
         n = lm.K.shape[0]
         massive = int(np.count_nonzero(lm.M.diagonal()))
         if massive == 0:
             raise ModelError(f"step '{self.name}': the model has no mass: give the materials a "
                              "density, the sections mass_per_length, or add [[masses]]")
         count = min(self.settings.modes, massive)
-        # imported here: scipy.linalg and the Lanczos's splu cost a run without this step 0.1 s
-        from fem.solvers.eigen.lanczos2 import SingularShift, quadratic_eigen
-
+        what = f"step '{self.name}'"
         if self.settings.method == "dense":
             if n > DENSE_LIMIT:
                 raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
@@ -373,23 +385,24 @@ class LinearizeStep(StepBase):
             return _dense(lm, count, self.settings.shift)
         shift = self.settings.shift
         try:
-            pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
+            pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="lanczos2",
+                                    what=what)
         except ConvergenceError as err:
             dense = f", or method = \"dense\" (exact, {n} unknowns)" if n <= DENSE_LIMIT else ""
-            raise ConvergenceError(f"step '{self.name}': {err}{dense}") from None
-        except SingularShift:
+            raise ConvergenceError(f"{err}{dense}") from None
+        except eigen.SingularShift:
             if self.nudge_singular_shift:
                 # an eigenvalue at the shift (a sweep at its boundary): step off it by 1e-6 of
                 # the problem's frequency scale
                 scale = np.sqrt(np.abs(lm.K.diagonal()).max() / np.abs(lm.M.diagonal()).max())
                 shift = shift + 1e-6 * scale
-                pairs = quadratic_eigen(lm.M, lm.D, lm.K, 2 * count + 2, shift)
-                return _select(pairs.values, pairs.right, pairs.backward_errors, count, shift)
+                pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift,
+                                        method="lanczos2", what=what)
+                return _selected(pairs, count, shift)
             raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
                              f"{self.settings.shift:g}: the model has a free rigid motion or "
                              "an eigenvalue at the shift; give a small positive shift") from None
-        return _select(pairs.values, pairs.right, pairs.backward_errors, count,
-                       self.settings.shift)
+        return _selected(pairs, count, self.settings.shift)
 
     def checked(self, lm: LinearModel) -> Eigenvalues:
         """:meth:`eigenvalues` with their error bounds (:mod:`fem.solvers.eigen.bounds`)."""
@@ -524,7 +537,7 @@ class LinearizeStep(StepBase):
         return names.astype(str)
 
 
-def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
+def _select(values, vectors, errors, count: int, shift: float, left=None) -> Eigenvalues:
     """One of each conjugate pair (``Im p >= 0``), the ``count`` pairs nearest ``shift``.
 
     A complex ``p`` stands for its conjugate pair; real eigenvalues count half a pair each (an
@@ -534,33 +547,24 @@ def _select(values, vectors, errors, count: int, shift: float) -> Eigenvalues:
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     keep = values.imag >= -1e-9 * scale
     values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
+    left = left[:, keep] if left is not None else None
     order = np.argsort(np.abs(values - shift), kind="stable")
     units = np.where(np.abs(values.imag[order]) <= 1e-9 * scale, 0.5, 1.0)
     order = order[:int(np.searchsorted(np.cumsum(units), count - 0.25)) + 1]
     order = order[np.argsort(np.abs(values[order]), kind="stable")]
-    return Eigenvalues(values[order], vectors[:, order], errors[order])
+    return Eigenvalues(values[order], vectors[:, order], errors[order],
+                       left=left[:, order] if left is not None else None)
+
+
+def _selected(pairs, count: int, shift: float) -> Eigenvalues:
+    """:func:`_select` of the front-end's pairs (:class:`fem.solvers.eigen.Eigenpairs`)."""
+    return _select(pairs.values, pairs.vectors, pairs.residuals, count, shift, pairs.left)
 
 
 def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
-    """All finite eigenvalues of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (LAPACK)."""
-    import scipy.linalg as la
+    """The ``count`` finite eigenvalues nearest ``shift`` (one of each conjugate pair), by LAPACK.
 
-    from fem.solvers.eigen.lanczos2 import backward_error
-
-    K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
-    n = len(K)
-    Id, Z = np.eye(n), np.zeros((n, n))
-    (alpha, beta), b = la.eig(np.block([[Z, Id], [-K, -D]]), np.block([[Id, Z], [Z, M]]),
-                              homogeneous_eigvals=True)
-    scale = np.abs(alpha).max(initial=1.0)
-    finite = np.abs(beta) > 1e-12 * scale
-    p = alpha[finite] / beta[finite]
-    X = b[:n, finite]
-    big = np.abs(p) < 1e8 * np.sqrt(max(np.abs(K).max(), 1e-300) / max(np.abs(M).max(), 1e-300))
-    p, X = p[big], X[:, big]
-    Ms, Ds, Ks = lm.M, lm.D, lm.K
-    errors = np.array([backward_error(Ms, Ds, Ks, pi, X[:, i]) for i, pi in enumerate(p)])
-    good = errors < 1e-6
-    return _select(p[good], X[:, good], errors[good], count, shift)
-
-
+    All of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (:func:`fem.solvers.eigen.quadratic`).
+    """
+    pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="dense")
+    return _selected(pairs, count, shift)

@@ -3,10 +3,10 @@
 A component is given by its stiffness ``K`` and mass ``M`` (scipy sparse, on its unknowns: a
 :class:`~fem.system.System`'s ``assembler.to_scipy(...)``) and the indices of its boundary
 (interface) unknowns. Factorizations go through fem's PETSc layer (:mod:`fem.linalg`: the direct
-LU, MUMPS by default, with null-pivot detection) under the options prefix ``cms_<name>_``, so
-that ``-cms_<name>_ksp_view`` and the other PETSc options reach them; modes come from the
-project's shift-invert block Lanczos (:func:`fem.solvers.eigen.lanczos.lanczos`) on that
-factorization.
+LU, MUMPS by default, with null-pivot detection; :class:`fem.solvers.eigen.Factorization`) under
+the options prefix ``cms_<name>_``, so that ``-cms_<name>_ksp_view`` and the other PETSc options
+reach them; modes come from the eigen front-end (:func:`fem.solvers.eigen.symmetric`, the
+project's shift-invert block Lanczos) on that factorization.
 """
 
 from __future__ import annotations
@@ -15,44 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import linalg
 from fem.errors import DeckError, ModelError
-from fem.solvers.eigen.lanczos import ModalPairs, lanczos
+from fem.solvers import eigen
 
 TOLERANCE = 1e-10          # Lanczos acceptance (as the modal step): Rayleigh quotients to ~1e-20
 
-
-class Factorization:
-    """``A`` (scipy sparse) factored once by fem's direct solver; calling it solves a block.
-
-    A context manager: :meth:`close` destroys the PETSc objects and releases the options pushed
-    under ``prefix``. The factorization happens at the first solve; a singular ``A`` raises
-    :class:`fem.linalg.SingularMatrixError` there.
-    """
-
-    def __init__(self, A, prefix: str, options: dict | None = None):
-        self.prefix = prefix
-        self.A = linalg.matrix_from_scipy(sp.csr_matrix(A))
-        self.A.setOptionsPrefix(prefix + "A_")
-        self.ksp = linalg.direct_solver(self.A, prefix, options)
-
-    def __call__(self, B: NDArray) -> NDArray:
-        """``A^{-1} B`` for a block ``B (n, m)`` (one multi-right-hand-side solve, checked)."""
-        return linalg.solve_block(self.ksp, np.asarray(B, dtype=float).reshape(B.shape[0], -1))
-
-    def close(self) -> None:
-        """Destroy the PETSc objects."""
-        if self.ksp is not None:
-            self.ksp.destroy()
-            self.A.destroy()
-            linalg.release_options(self.prefix)
-            self.ksp = self.A = None
-
-    def __enter__(self) -> Factorization:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+#: ``A`` factored once by fem's direct solver; calling it solves a block (a context manager)
+Factorization = eigen.Factorization
 
 
 def check_matrices(K, M, name: str):
@@ -97,30 +66,30 @@ def check_selection(modes: int | None, cutoff: float | None, name: str) -> None:
 
 
 def lowest_modes(K, M, solve, sigma: float, modes: int | None, cutoff: float | None,
-                 n_max: int) -> ModalPairs:
+                 n_max: int) -> eigen.Eigenpairs:
     """The ``modes`` lowest pairs of ``K x = omega^2 M x``, or all with ``omega <= cutoff``.
 
-    ``solve`` is the block solve of ``K - sigma M``. For a cut-off the count doubles until a
-    pair above it is found (or all ``n_max`` pairs the pencil has are found).
+    ``solve`` is the block solve of ``K - sigma M`` (:func:`fem.solvers.eigen.shifted`). For a
+    cut-off the count doubles until a pair above it is found (or all ``n_max`` pairs the pencil
+    has are found).
     """
     if modes == 0 or n_max == 0:
         n = K.shape[0]
-        return ModalPairs(np.zeros(0), np.zeros((n, 0)), np.zeros(0), "none", 0)
+        return eigen.Eigenpairs(np.zeros(0), np.zeros((n, 0)), np.zeros(0), "none", 0)
     count = min(modes if modes is not None else 8, n_max)
     while True:
-        pairs = lanczos(K, M, count, sigma, solve, tol=TOLERANCE)
+        pairs = eigen.symmetric(K, M, count, sigma, solve=solve, tol=TOLERANCE)
         if cutoff is None:
             return pairs
-        if pairs.omega2[-1] > cutoff**2 or count == n_max:
-            keep = pairs.omega2 <= cutoff**2
-            return ModalPairs(pairs.omega2[keep], pairs.vectors[:, keep],
-                              pairs.backward_errors[keep], pairs.method, pairs.dimension)
+        if pairs.values[-1] > cutoff**2 or count == n_max or pairs.note:
+            keep = pairs.values <= cutoff**2
+            return eigen.Eigenpairs(pairs.values[keep], pairs.vectors[:, keep],
+                                    pairs.residuals[keep], pairs.method, pairs.asked,
+                                    shift=pairs.shift)
         count = min(2 * count, n_max)
 
 
-def massive(M) -> int:
-    """Number of unknowns with mass (the finite eigenvalues a pencil can have, at most)."""
-    return int(np.count_nonzero(np.abs(sp.csr_matrix(M)).sum(axis=1)))
+massive = eigen.massive       # unknowns with mass: the finite eigenvalues, at most
 
 
 def singular(name: str, what: str) -> ModelError:

@@ -118,13 +118,13 @@ def craig_bampton(K, M, boundary, *, modes: int | None = None, cutoff: float | N
             pairs = lowest_modes(K_ii, M_ii, solve, 0.0, modes, cutoff, massive(M_ii))
         except linalg.SingularMatrixError:
             raise singular(name, "the stiffness with the boundary held (K_ii)") from None
-    m = len(pairs.omega2)
+    m = len(pairs.values)
     T = np.zeros((n, len(b) + m))
     T[b, np.arange(len(b))] = 1.0
     T[i, :len(b)] = Psi
     T[i, len(b):] = pairs.vectors
     K_r, M_r = T.T @ (K @ T), T.T @ (M @ T)
-    top = float(np.sqrt(max(pairs.omega2[-1], 0.0))) if m else 0.0
-    return CraigBampton(name=name, boundary=b, interior=i, omega2=pairs.omega2,
+    top = float(np.sqrt(max(pairs.values[-1], 0.0))) if m else 0.0
+    return CraigBampton(name=name, boundary=b, interior=i, omega2=pairs.values,
                         cutoff=float(cutoff) if cutoff is not None else top, T=T,
                         K=0.5 * (K_r + K_r.T), M=0.5 * (M_r + M_r.T))

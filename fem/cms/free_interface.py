@@ -37,6 +37,11 @@ accuracy: one factorization of the bordered matrix ``[[K, U], [U^T, -I]]``, ``U 
 The modes-only variant (notes A.2.1, "pitfall"; the comparison of A.2.2): no residual attachment
 modes, ``A Phi_B p = 0`` enforced by ``p = N z`` with ``N`` an orthonormal basis of the null
 space of ``A Phi_B``: ``K_bar = N^T Lambda N``, ``M_bar = I``.
+
+The free-free modes come from the eigen front-end (:func:`fem.solvers.eigen.symmetric`, the
+project's block Lanczos) at the modal step's shift (:func:`fem.solvers.eigen.shifted`): 0 for a
+supported component, for a free one a shift below its rigid-body modes chosen from the
+spectrum's scale.
 """
 
 from __future__ import annotations
@@ -61,10 +66,11 @@ from fem.cms.component import (
 )
 from fem.cms.coupling import check_labels, reduced_modes
 from fem.errors import DeckError, ModelError
+from fem.solvers import eigen
 
 RIGID = 1e-9               # omega^2 below RIGID * max(K_ii / M_ii): a rigid-body mode
 SINGULAR = 1e-10           # S's eigenvalues below SINGULAR * the interface's flexibility: singular
-SHIFT = 1e-6               # Lanczos shift -SHIFT * max(K_ii / M_ii), as the modal step's
+SHIFT = 1e-6               # the residual flexibility's shift when no elastic mode is kept
 
 
 @dataclass
@@ -124,14 +130,21 @@ def free_interface(K, M, boundary, *, modes: int | None = None, cutoff: float | 
     check_selection(modes, cutoff, name)
     dk, dm = K.diagonal(), M.diagonal()
     ratio = float(np.max(np.abs(dk[dm > 0] / dm[dm > 0]), initial=0.0)) or 1.0
-    sigma = -SHIFT * ratio
     prefix = f"cms_{name}_"
-    with Factorization(K - sigma * M, prefix, solver_options) as solve:
-        try:
-            pairs = lowest_modes(K, M, solve, sigma, modes, cutoff, massive(M))
-        except linalg.SingularMatrixError:
-            raise singular(name, "K - sigma M (sigma < 0)") from None
-    omega2, Phi = pairs.omega2, pairs.vectors
+    try:
+        # the modal step's shift: 0, or for a free component one below its rigid-body modes
+        sigma, solve = eigen.shifted(K, M, factor=lambda A: Factorization(A, prefix,
+                                                                          solver_options),
+                                     what=f"component '{name}'")
+    except ModelError:
+        raise singular(name, "K - sigma M (sigma < 0)") from None
+    try:
+        pairs = lowest_modes(K, M, solve, sigma, modes, cutoff, massive(M))
+    except linalg.SingularMatrixError:
+        raise singular(name, "K - sigma M (sigma < 0)") from None
+    finally:
+        solve.close()
+    omega2, Phi = pairs.values, pairs.vectors
     if rigid is None:
         rigid = int(np.count_nonzero(omega2 <= RIGID * ratio))
     elif isinstance(rigid, bool) or not isinstance(rigid, (int, np.integer)) or \
@@ -253,7 +266,7 @@ def couple_free_interface(components: Sequence[FreeInterface], labels: Sequence,
         return FreeInterfaceModel(components, A, T, 0.5 * (K + K.T), N.T @ N, N=N)
     Psi_B = sla.block_diag(*[c.Psi_B for c in components])
     S = A @ Psi_B @ A.T
-    w = np.linalg.eigvalsh(S) if len(S) else np.ones(1)
+    w = eigen.spectrum_of(S) if len(S) else np.ones(1)
     if w.min() <= SINGULAR * max(c.flexibility for c in components):
         raise ModelError("free-interface coupling: the interface flexibility S = A Psi_B A^T is "
                          f"singular (eigenvalues {w.min():.3g} to {w.max():.3g}): keep fewer "

@@ -51,12 +51,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from fem.cms.coupling import CoupledCraigBampton, reduced_modes
 from fem.cms.free_interface import FreeInterfaceModel
 from fem.errors import ConvergenceError, DeckError, ModelError
+from fem.solvers import eigen
 
 KINDS = ("density", "modulus")
 RIGID = 1e-9       # lambda below RIGID * max |lambda|: a rigid-body mode (no normalized share)
@@ -254,11 +254,16 @@ def linear_equivalent(dm: DesignModel, Kj: NDArray, Mj: NDArray, alpha: NDArray
     """``(omega2, C)`` of ``(Lambda + sum alpha_j Kj) c = lambda (I + sum alpha_j Mj) c``."""
     A = np.diag(dm.omega2) + np.einsum("j,jab->ab", alpha, Kj)
     B = np.eye(len(dm.omega2)) + np.einsum("j,jab->ab", alpha, Mj)
+    r = len(dm.omega2)
     try:
-        return sla.eigh(0.5 * (A + A.T), 0.5 * (B + B.T))
-    except np.linalg.LinAlgError:
+        pairs = eigen.symmetric(0.5 * (A + A.T), 0.5 * (B + B.T), r, method="dense",
+                                what="the modified model")
+    except ModelError:
+        pairs = None
+    if pairs is None or pairs.found < r:
         raise ModelError(f"modification alpha = {alpha.tolist()}: the modified reduced mass "
-                         "I + Zhat(dM) is not positive definite") from None
+                         "I + Zhat(dM) is not positive definite")
+    return pairs.values, pairs.vectors
 
 
 def forward(dm: DesignModel, spec: Sequence, alpha) -> Modified:
@@ -318,7 +323,9 @@ def single(dm: DesignModel, K1: NDArray, M1: NDArray, i: int, lam_t: float, firs
         raise ModelError(f"inverse modification: the target omega^2 = {lam_t:.10g} equals the "
                          f"baseline eigenvalue of mode {k + first} ({dm.omega2[k]:.10g}), so D = "
                          "lambda* I - Lambda is singular: move the target or use two parameters")
-    mu = sla.eigvals(K1 - lam_t * M1, np.diag(D))
+    # D = lambda* I - Lambda is indefinite in general: the QZ algorithm for every target
+    mu = eigen.general(K1 - lam_t * M1, np.diag(D), len(D), method="dense",
+                       symmetric=False).values
     mu = mu[np.isfinite(mu)]
     big = np.abs(mu).max(initial=0.0)
     real = (np.abs(mu.imag) <= REAL * np.abs(mu)) & (np.abs(mu) > ZERO * big)

@@ -166,6 +166,8 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
             raise DeckError(f"{e.where}.loads", f"a {kind[0]} step applies no loads ({why})")
         spec["loads"] = ()
         spec["settings"] = _settings(cls, v)
+        if kind[0] == "modal":
+            spec["settings"].where = e.where
         check = {"cms_reduce": _cms_reduce, "modify": _modify}.get(kind[0])
         if check is not None:
             check(e, inputs, spec["settings"])

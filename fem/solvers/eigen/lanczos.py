@@ -45,6 +45,11 @@ the symmetric case of Stewart's Krylov-Schur): the Ritz vectors of the wanted ha
 (``H`` becomes diagonal plus the coupling row to the next block) and the recurrence continues
 from the next block. After ``restarts`` restarts, :class:`~fem.errors.ConvergenceError`. Modes
 come back ``M``-normalized, ordered by ``omega^2``.
+
+A basis that spans the whole range of ``OP`` before ``count`` pairs converged (fewer finite
+eigenvalues than wanted: the unknowns with mass, less the constraints on them) holds every finite
+pair: they come back, all of them, marked ``exhausted`` (the caller says why there are fewer).
+The iteration polls :func:`fem.interrupt.check` once per block (one block solve).
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ class ModalPairs:
     """Eigenpairs of ``K x = omega^2 M x``.
 
     Eigenvalues ``omega2 (m,)`` ascending, ``M``-normalized ``vectors (n, m)``, their backward
-    errors, the method and the size of the space that gave them.
+    errors, the method and the size of the space that gave them; ``exhausted``: the basis spans
+    the whole range of ``OP``, so these are all the finite pairs (fewer than wanted).
     """
 
     omega2: NDArray
@@ -73,6 +79,7 @@ class ModalPairs:
     backward_errors: NDArray
     method: str
     dimension: int
+    exhausted: bool = False
 
 
 def backward_errors(K, M, omega2: NDArray, X: NDArray, KX: NDArray | None = None,
@@ -168,9 +175,12 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     W, MW, _ = _next_block(solve(M @ rng.standard_normal((n, b))), Vbuf[:, :0], MVbuf[:, :0], B)
     # the M-inner product does not see a massless DOF's components of the basis vectors
     massless = inner is None and bool(np.any(M.diagonal() == 0.0))
+    if W.shape[1] == 0:                    # OP has no range left (a deflated problem): no pairs
+        return ModalPairs(np.zeros(0), np.zeros((n, 0)), np.zeros(0), "lanczos", 0, True)
     restarts_done = 0
     worst = np.inf
     lo = 0                                 # where the last block but one starts
+    exhausted = False
     while True:
         interrupt.check()
         if k + W.shape[1] > max_dim:
@@ -207,9 +217,10 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
             W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
             coupling = MW.T @ OPW          # what the dropped directions left along the fresh
         if k < count:
-            if W.shape[1] == 0:
-                break                      # fewer directions than pairs wanted
-            continue
+            if W.shape[1] > 0:
+                continue
+            # the whole range of OP, fewer directions than pairs wanted: its every pair is exact
+            count, exhausted = k, True
         theta, Y = np.linalg.eigh(H)
         near = np.argsort(-np.abs(theta), kind="stable")[:count]
         theta, Y = theta[near], Y[:, near]
@@ -235,7 +246,8 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
             worst = float(berr.max()) if off <= np.sqrt(tol) else max(off, float(berr.max()))
             if worst <= tol:
                 order = np.argsort(omega2, kind="stable")
-                return ModalPairs(omega2[order], X[:, order], berr[order], "lanczos", k)
+                return ModalPairs(omega2[order], X[:, order], berr[order], "lanczos", k,
+                                  exhausted)
         else:
             worst = float(np.max(res / np.abs(theta)))
         if W.shape[1] == 0:
