@@ -574,35 +574,39 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
                                steps=steps)
 
 
-def _eigenspaces(search: _Search, size: int) -> list[tuple[NDArray, NDArray]]:
+def _eigenspaces(search: _Search, size: int) -> tuple[NDArray, list[tuple[NDArray, NDArray]]]:
     """The Ritz vectors of the ``size`` values of largest ``|theta|`` of one side, by eigenvalue.
 
-    Whole clusters, and any further ones of the same magnitude as the last: ``[(X, theta)]``,
-    ``X (N, s)`` complex orthonormal, one cluster of ``theta`` each (a real invariant subspace
-    splits into its two complex conjugate halves).
+    Whole clusters, and any further ones of the same magnitude as the last. Returns an
+    orthonormal basis ``Y (N, m)`` of their invariant subspace (real if the side is) and
+    ``[(Q, theta)]``: each eigenspace ``Y Q`` (``Q (m, s)`` complex orthonormal) of one cluster
+    of ``theta`` (a real invariant subspace splits into its two complex conjugate halves).
     """
     ks = search.ks
     T, Z, theta, groups = search.final()
-    out, n, edge = [], 0, np.inf
+    chosen, n, edge = [], 0, np.inf
     for g in groups:
         if n >= size and np.abs(theta[g]).max() < edge:
             break
+        chosen.append(g)
         n += len(g)
         edge = min(edge, np.abs(theta[g]).min() * (1 - _CLUSTER))
-        c = ks.cluster(T, Z, g)
-        X = ks.vectors(c.Q)
-        Tc, Qc = la.schur(c.T.astype(complex), output="complex")
-        w = np.diag(Tc)
-        for h in _clusters(w, Tc, np.argsort(-np.abs(w))):
-            select = np.zeros(len(w), dtype=bool)
-            select[h] = True
-            if select.all():
-                T1, Q1 = Tc, Qc
-            else:
-                Ts, Qs, *_ = lapack.ztrsen(select.astype(np.int32), Tc, Qc, job="N")
-                T1, Q1 = Ts[:len(h), :len(h)], Qs[:, :len(h)]
-            out.append((X @ Q1, np.diag(T1)))
-    return out
+    if not chosen:
+        return np.zeros((ks.N, 0)), []
+    c = ks.cluster(T, Z, np.concatenate(chosen))
+    Tc, Qc = la.schur(c.T.astype(complex), output="complex")
+    w = np.diag(Tc)
+    out = []
+    for h in _clusters(w, Tc, np.argsort(-np.abs(w))):
+        select = np.zeros(len(w), dtype=bool)
+        select[h] = True
+        if select.all():
+            T1, Q1 = Tc, Qc
+        else:
+            Ts, Qs, *_ = lapack.ztrsen(select.astype(np.int32), Tc, Qc, job="N")
+            T1, Q1 = Ts[:len(h), :len(h)], Qs[:, :len(h)]
+        out.append((Q1, np.diag(T1)))
+    return ks.vectors(c.Q), out
 
 
 def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matrices, shift,
@@ -625,15 +629,13 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
     n = right.ks.N // 2
     scale = max(_norm1(K), 1e-300) / max(_norm1(M), 1e-300)     # |p|^2 of the problem
     P, X, Z, eta, missed = [], [], [], [], []
-    rs, ls = _eigenspaces(right, count + 10), _eigenspaces(left, count + 10)
+    Yr, rs = _eigenspaces(right, count + 10)
+    Yl, ls = _eigenspaces(left, count + 10)
     if not rs or not ls:
         return (np.zeros(0, complex), np.zeros((n, 0), complex), np.zeros((n, 0), complex),
                 np.zeros(0), [], sum(len(t) for _, t in rs))
-    cut = lambda spaces: np.cumsum([0] + [len(t) for _, t in spaces])   # noqa: E731
-    cr, cl = cut(rs), cut(ls)
-    G = np.column_stack([Zs for Zs, _ in ls]).T @ np.column_stack([Xs for Xs, _ in rs])
-    O = np.array([[np.linalg.norm(G[cl[j]:cl[j + 1], cr[i]:cr[i + 1]], 2)
-                   for j in range(len(ls))] for i in range(len(rs))])
+    G = Yl.T @ Yr                                   # the overlaps of the two bases
+    O = np.array([[np.linalg.norm(Ql.T @ G @ Qr, 2) for Ql, _ in ls] for Qr, _ in rs])
     link = O >= np.maximum(1e-8, 1e-3 * np.maximum(O.max(axis=1, keepdims=True),
                                                   O.max(axis=0, keepdims=True)))
     done = np.zeros(len(rs), dtype=bool)
@@ -654,11 +656,11 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
                 break
             ir, il = ir2, il2
         done[list(ir)] = True
-        Xc = np.column_stack([rs[i][0] for i in sorted(ir)])
+        Xc = Yr @ np.column_stack([rs[i][0] for i in sorted(ir)])
         if not il:
             unpaired += Xc.shape[1]              # the left side did not converge these
             continue
-        Zc = np.column_stack([ls[j][0] for j in sorted(il)])
+        Zc = Yl @ np.column_stack([ls[j][0] for j in sorted(il)])
         U, sig, Wh = np.linalg.svd(Zc.T @ Xc)
         r = int(np.count_nonzero(sig > 1e-8 * sig[0]))
         unpaired += Xc.shape[1] - r
