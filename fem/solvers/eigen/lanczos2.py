@@ -574,23 +574,30 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
                                steps=steps)
 
 
-def _eigenspaces(search: _Search, size: int) -> tuple[NDArray, list[tuple[NDArray, NDArray]]]:
-    """The Ritz vectors of the ``size`` values of largest ``|theta|`` of one side, by eigenvalue.
+def _eigenspaces(search: _Search, count: int,
+                 extra: int) -> tuple[NDArray, list[tuple[NDArray, NDArray]]]:
+    """The Ritz vectors of the ``count`` values of largest ``|theta|`` of one side, by eigenvalue.
 
-    Whole clusters, and any further ones of the same magnitude as the last. Returns an
-    orthonormal basis ``Y (N, m)`` of their invariant subspace (real if the side is) and
-    ``[(Q, theta)]``: each eigenspace ``Y Q`` (``Q (m, s)`` complex orthonormal) of one cluster
-    of ``theta`` (a real invariant subspace splits into its two complex conjugate halves).
+    Whole clusters, any further ones of the same magnitude as the last, and the converged ones
+    among the next ``extra`` values (an unconverged Ritz vector overlaps every eigenspace of the
+    other side). Returns an orthonormal basis ``Y (N, m)`` of their invariant subspace (real if
+    the side is) and ``[(Q, theta)]``: each eigenspace ``Y Q`` (``Q (m, s)`` complex
+    orthonormal) of one cluster of ``theta`` (a real invariant subspace splits into its two
+    complex conjugate halves).
     """
     ks = search.ks
     T, Z, theta, groups = search.final()
     chosen, n, edge = [], 0, np.inf
     for g in groups:
-        if n >= size and np.abs(theta[g]).max() < edge:
+        wanted = n < count or np.abs(theta[g]).max() >= edge
+        if not wanted and n >= count + extra:
             break
-        chosen.append(g)
         n += len(g)
-        edge = min(edge, np.abs(theta[g]).min() * (1 - _CLUSTER))
+        if wanted:
+            edge = min(edge, np.abs(theta[g]).min() * (1 - _CLUSTER))
+        elif ks.cluster(T, Z, g).residual > _TAU:
+            continue
+        chosen.append(g)
     if not chosen:
         return np.zeros((ks.N, 0)), []
     c = ks.cluster(T, Z, np.concatenate(chosen))
@@ -629,11 +636,12 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
     n = right.ks.N // 2
     scale = max(_norm1(K), 1e-300) / max(_norm1(M), 1e-300)     # |p|^2 of the problem
     P, X, Z, eta, missed = [], [], [], [], []
-    Yr, rs = _eigenspaces(right, count + 10)
-    Yl, ls = _eigenspaces(left, count + 10)
+    Yr, rs = _eigenspaces(right, count, 10)
+    Yl, ls = _eigenspaces(left, count, 10)
     if not rs or not ls:
         return (np.zeros(0, complex), np.zeros((n, 0), complex), np.zeros((n, 0), complex),
                 np.zeros(0), [], sum(len(t) for _, t in rs))
+    C = _solve_complex(op)[0]
     G = Yl.T @ Yr                                   # the overlaps of the two bases
     O = np.array([[np.linalg.norm(Ql.T @ G @ Qr, 2) for Ql, _ in ls] for Qr, _ in rs])
     link = O >= np.maximum(1e-8, 1e-3 * np.maximum(O.max(axis=1, keepdims=True),
@@ -666,7 +674,7 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
         unpaired += Xc.shape[1] - r
         Xp = Xc @ Wh.conj().T[:, :r]
         Zp = (Zc @ U.conj()[:, :r]) / sig[:r]            # Zp^T Xp = I
-        CX = np.column_stack([_solve_complex(op)[0](x) for x in Xp.T])
+        CX = np.column_stack([C(x) for x in Xp.T])
         for R, L in _biorthogonal(Zp.T @ CX):
             for k in range(R.shape[1]):
                 x, z, cx = Xp @ R[:, k], Zp @ L[:, k], CX @ R[:, k]
