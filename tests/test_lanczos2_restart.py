@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
-from test_lanczos2 import assert_same_set
+from test_lanczos2 import assert_same_set, companion_eigenvalues
 
 from fem import interrupt
 from fem.errors import Interrupted
@@ -240,3 +240,38 @@ def test_the_eigenvalues_near_a_complex_shift_are_those_found_from_zero():
     assert_same_set(near, from_zero, 1e-8 * 216.4)
     assert np.all(np.abs(near.real) <= 1e-12 * np.abs(near))
     assert np.all(np.abs(pairs.values.real) <= 1e-9 * np.abs(pairs.values))
+
+
+@pytest.mark.parametrize("seed", [1024, 1025, 1026])
+def test_random_damped_problems_some_doubled(seed):
+    """8 problems a seed as tests/test_eigen_random.py draws them (2-40 DOFs, SPD M and K, a
+    third circulatory, damping and gyroscopic terms, real or complex shifts), and a third of them
+    doubled (``I2 kron``: every eigenvalue twice): every value nearest the shift of the companion
+    matrix, one to one. (Seed 1024's second problem, 72 DOFs and 10 values, came back with 1 of
+    them when the two sides' unconverged extra Ritz vectors joined all eigenspaces into one
+    projection.)"""
+    rng = np.random.default_rng(seed)
+    for trial in range(8):
+        n = int(rng.integers(2, 40))
+        A = rng.standard_normal((n, n))
+        M = A @ A.T + n * np.eye(n)
+        A = rng.standard_normal((n, n))
+        K = A @ A.T + rng.uniform(0.1, n) * np.eye(n)
+        if rng.random() < 0.3:
+            S = rng.standard_normal((n, n))
+            K = K + rng.uniform(0, 0.5) * (S - S.T)
+        G = rng.standard_normal((n, n))
+        B = rng.uniform(0, 0.2) * np.eye(n) + rng.uniform(0, 2) * (G - G.T)
+        if rng.random() < 0.3:
+            M, B, K = (np.kron(np.eye(2), X) for X in (M, B, K))
+        count = int(rng.integers(1, min(2 * len(M), 16) + 1))
+        shift = 0.0 if rng.random() < 0.5 else complex(rng.uniform(-0.5, 0.5),
+                                                         rng.uniform(-2, 2))
+        exact = companion_eigenvalues(M, B, K)
+        kth = np.sort(np.abs(exact - shift))[count - 1]
+        pairs = quadratic_eigen(*(sp.csr_matrix(X) for X in (M, B, K)), count, shift)
+        where = f"trial {trial}: n {len(M)}, count {count}, shift {shift}"
+        scale = np.abs(exact).max()
+        assert len(pairs.values) == count, where
+        assert_same_set(pairs.values, exact, 1e-7 * scale)
+        assert np.all(np.abs(pairs.values - shift) <= kth * (1 + 1e-6) + 1e-9 * scale), where
