@@ -182,14 +182,10 @@ def _eigenvalues(T: NDArray) -> NDArray:
     theta = np.diag(T).astype(complex)
     if np.iscomplexobj(T):
         return theta
-    j = 0
-    while j < len(T) - 1:
-        if T[j + 1, j] != 0.0:                 # a 2 x 2 block: a complex conjugate pair
-            w = np.linalg.eigvals(T[j:j + 2, j:j + 2])
-            theta[j:j + 2] = np.sort_complex(w)[::-1]
-            j += 2
-        else:
-            j += 1
+    j = np.flatnonzero(np.diag(T, -1) != 0.0)      # 2 x 2 blocks: complex conjugate pairs
+    a, b, c, d = T[j, j], T[j, j + 1], T[j + 1, j], T[j + 1, j + 1]
+    root = np.sqrt((0.25 * (a - d) ** 2 + b * c).astype(complex))
+    theta[j], theta[j + 1] = 0.5 * (a + d) + root, 0.5 * (a + d) - root
     return theta
 
 
@@ -235,21 +231,18 @@ class _Cluster:
     T: NDArray
     Q: NDArray
     spike: NDArray
+    theta: NDArray = field(init=False)           # the Ritz values
+    residual: float = field(init=False)          # ||C X - X T|| / min |theta|, X = V Q
 
-    @property
-    def theta(self) -> NDArray:
-        """The Ritz values."""
-        return _eigenvalues(self.T)
+    def __post_init__(self):
+        self.theta = _eigenvalues(self.T)
+        self.residual = float(np.linalg.norm(self.spike)
+                              / max(np.abs(self.theta).min(), 1e-300))
 
     @property
     def size(self) -> int:
         """How many."""
         return len(self.index)
-
-    @property
-    def residual(self) -> float:
-        """``||C X - X T|| / min |theta|`` of the orthonormal Ritz vectors ``X = V Q``."""
-        return float(np.linalg.norm(self.spike) / max(np.abs(self.theta).min(), 1e-300))
 
 
 class _KrylovSchur:
@@ -642,8 +635,11 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
         return (np.zeros(0, complex), np.zeros((n, 0), complex), np.zeros((n, 0), complex),
                 np.zeros(0), [], sum(len(t) for _, t in rs))
     C = _solve_complex(op)[0]
-    G = Yl.T @ Yr                                   # the overlaps of the two bases
-    O = np.array([[np.linalg.norm(Ql.T @ G @ Qr, 2) for Ql, _ in ls] for Qr, _ in rs])
+    # the overlaps of the eigenspaces: Frobenius norms of the blocks of Z^T X
+    W = np.column_stack([Q for Q, _ in ls]).T @ (Yl.T @ Yr) @ np.column_stack([Q for Q, _ in rs])
+    at = lambda spaces: np.cumsum([0] + [len(t) for _, t in spaces])[:-1]   # noqa: E731
+    O = np.sqrt(np.add.reduceat(np.add.reduceat(np.abs(W) ** 2, at(ls), axis=0), at(rs),
+                                axis=1)).T
     link = O >= np.maximum(1e-8, 1e-3 * np.maximum(O.max(axis=1, keepdims=True),
                                                   O.max(axis=0, keepdims=True)))
     done = np.zeros(len(rs), dtype=bool)
