@@ -87,13 +87,17 @@ def test_t3_a_double_eigenvalue_needs_a_second_pass_and_is_not_invented():
 
 
 def test_t3_two_identical_chains_give_every_frequency_twice():
+    """Every frequency twice (and each as +-i omega), none invented when more are asked. (The
+    paper's single pass finds each once and stops; a Krylov sequence continued past the near
+    invariance at its 12th step, residual 3e-8, picks up the copies from its round-off, and the
+    restarts with deflation find any it did not.)"""
     n1 = 6
     K1 = 2 * np.eye(n1) - np.eye(n1, k=1) - np.eye(n1, k=-1)
     K = sla.block_diag(K1, K1)
     M, B = np.eye(12), np.zeros((12, 12))
     omega = np.array([0.445042, 0.867767, 1.246980, 1.563663, 1.801938, 1.949856])
     pairs = quadratic_eigen(csr(M), csr(B), csr(K), 24, 0.1)
-    assert len(pairs.passes[0]) == 12 and len(pairs.values) == 24
+    assert len(pairs.values) == 24
     assert_same_set(np.abs(pairs.values.imag), np.repeat(omega, 4), 1e-6)
     more = quadratic_eigen(csr(M), csr(B), csr(K), 40, 0.1)
     assert len(more.values) == 24
@@ -198,23 +202,25 @@ def strongly_gyroscopic(n=18, seed=208):
     return M, 0.01 * np.eye(n) + 2.0 * (G - G.T), K
 
 
-def test_a_pass_that_converges_nothing_is_followed_by_another():
-    """On this problem the first pass ends with no pair to tolerance (backward errors 1e-6 to
-    1e-3 in the whole state space); it used to end the search and return no eigenvalue. A second
-    pass from a fresh start finds them: the 12 nearest zero, against the companion matrix."""
+def test_a_strongly_gyroscopic_problem_converges_in_its_first_start():
+    """On this problem the biorthogonal recurrence of the paper lost its biorthogonality: its
+    first pass ended with no pair to tolerance (backward errors 1e-6 to 1e-3 in the whole state
+    space) and a second pass from a fresh start was needed. The two orthonormal Krylov-Schur
+    bases converge the 12 nearest zero in their first start, against the companion matrix."""
     M, B, K = strongly_gyroscopic()
     pairs = quadratic_eigen(csr(M), csr(B), csr(K), 12)
-    assert [len(f) for f in pairs.passes][0] == 0 and len(pairs.values) == 12
+    assert len(pairs.passes[0]) >= 12 and len(pairs.values) == 12
     exact = companion_eigenvalues(M, B, K)
     assert_same_set(pairs.values, exact[np.argsort(np.abs(exact))[:12]], 1e-8)
 
 
 def test_fewer_pairs_than_wanted_are_an_error_unless_the_spectrum_is_exhausted():
-    """With one pass allowed the same problem gets nothing to tolerance: a ConvergenceError that
-    says how many were accepted, not an empty answer (T7's multiplier pendulum, whose finite
-    spectrum is exhausted, still returns its two values without complaint)."""
+    """Stopped short (20 Krylov steps a side) the same search has approximations of the values
+    it could not make accurate: a ConvergenceError that says how many were accepted, not a short
+    answer (T7's multiplier pendulum, whose finite spectrum is exhausted, still returns its two
+    values without complaint)."""
     from fem.errors import ConvergenceError
 
     M, B, K = strongly_gyroscopic()
-    with pytest.raises(ConvergenceError, match="accepted 0 of the 12 eigenvalues"):
-        quadratic_eigen(csr(M), csr(B), csr(K), 12, passes=1)
+    with pytest.raises(ConvergenceError, match=r"accepted \d+ of the 12 eigenvalues"):
+        quadratic_eigen(csr(M), csr(B), csr(K), 12, max_steps=20)

@@ -503,8 +503,8 @@ method = "dense"
 
 
 def test_d08_rigid_body_zeros_are_neutral_not_unstable(tmp_path):
-    """The three rigid-body modes' double zeros come out of LAPACK as +-5e-6: each is within
-    its error bound of 0 (neutral); the two elastic pairs are the modal step's (1e-8).
+    """The three rigid-body modes' double zeros come out of LAPACK as +-5e-6 (or i 3e-6): each
+    is within its error bound of 0 (neutral); the two elastic pairs are the modal step's (1e-8).
     Before: "UNSTABLE: ... p = 5.3e-06"."""
     code, out, err = fem_run(tmp_path, FREE_BEAM + """
 [[steps]]
@@ -521,5 +521,8 @@ modes = 5
         assert g.attrs["verdict"] == "stable" and g.attrs["neutral_pairs"] == 3
         omega = np.sqrt(np.abs(f["modes/modes/eigenvalues"][()]))
     neutral = np.abs(p) <= b
-    assert np.count_nonzero(neutral) >= 5 and np.abs(p[neutral]).max() < 1e-5
+    # each double zero comes out as a real +-eps pair or as a complex pair i eps (one of it
+    # kept): three pairs either way, each eigenvalue at round-off
+    pairs = np.where(np.abs(p[neutral].imag) > 0, 1.0, 0.5).sum()
+    assert pairs == 3 and np.abs(p[neutral]).max() < 1e-5
     assert np.sort(p[~neutral].imag) == pytest.approx(omega[3:], rel=1e-8)

@@ -9,9 +9,10 @@ motion is an equilibrium under centrifugal forces, found first by Newton from th
 centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x = 0`` nearest
 ``shift``:
 
-* ``method = "lanczos"`` (the default): the two-sided Lanczos of Doan, Geradin & Kill
-  (:func:`fem.solvers.eigen.lanczos2.quadratic_eigen`: no inverse of ``M``, joints as multipliers
-  with their infinite eigenvalues filtered, every pair checked by its backward error);
+* ``method = "lanczos"`` (the default): the two-sided Krylov solver on the first-order form of
+  Doan, Geradin & Kill (:func:`fem.solvers.eigen.lanczos2.quadratic_eigen`: no inverse of ``M``,
+  restarted in memory linear in the model, joints as multipliers with their infinite eigenvalues
+  filtered, every pair checked by its backward error);
 * ``method = "dense"``: all eigenvalues of the first-order pencil by LAPACK (small models, at most
   :data:`DENSE_LIMIT` unknowns), the cross-check.
 
@@ -80,8 +81,9 @@ class LinearizeSettings:
 
     modes: int = setting("int", 6, "eigenvalue pairs wanted (the nearest the shift; a complex "
                          "pair counts once)", positive=True, maximum=MAX_MODES)
-    method: str = setting("str", "lanczos", "eigen-solver: the two-sided Lanczos of Doan, "
-                          "Geradin & Kill, or all eigenvalues by LAPACK (small models)",
+    method: str = setting("str", "lanczos", "eigen-solver: the two-sided Krylov solver on "
+                          "Doan, Geradin & Kill's first-order form, or all eigenvalues by "
+                          "LAPACK (small models)",
                           choices=("lanczos", "dense"))
     shift: float = setting("float", 0.0, "shift p_s (rad/s, real): the eigenvalues nearest it; "
                            "give a small positive one when the model has free rigid motions")

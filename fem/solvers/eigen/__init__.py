@@ -5,8 +5,8 @@ return :class:`Eigenpairs`; the back-ends beside them are
 
 * :mod:`.dense`: every pair by LAPACK;
 * :mod:`.lanczos`: shift-invert block Lanczos for symmetric pencils ``K x = omega^2 M x``;
-* :mod:`.lanczos2`: the two-sided Lanczos of Doan, Geradin & Kill for quadratic problems
-  ``(p^2 M + p B + K) x = 0``;
+* :mod:`.lanczos2`: the two-sided Krylov solver on Doan, Geradin & Kill's first-order form for
+  quadratic problems ``(p^2 M + p B + K) x = 0``;
 * :mod:`.slepc`: SLEPc's Krylov-Schur (shift-and-invert for symmetric pencils, largest real part
   of general ones);
 * :mod:`.bounds`: error bounds of the eigenvalues of quadratic problems and the stability

@@ -10,7 +10,7 @@
   the buckling transformation: buckling steps;
 * :func:`quadratic` ``(M, D, K, count, shift)``: the pairs of ``(p^2 M + p D + K) x = 0``
   nearest the shift, with left vectors, by ``dense`` (the first-order pencil, QZ) or
-  ``lanczos2`` (the two-sided Lanczos of Doan, Geradin & Kill, :mod:`.lanczos2`): linearize
+  ``lanczos2`` (the two-sided Krylov solver of Doan, Geradin & Kill, :mod:`.lanczos2`): linearize
   steps and stability sweeps.
 
 Each returns one :class:`Eigenpairs`. What holds for every method (DESIGN.md, "Eigen
@@ -659,7 +659,7 @@ def quadratic(M, D, K, count: int, shift: complex = 0.0, *, method: str = "lancz
     """The ``count`` pairs of ``(p^2 M + p D + K) x = 0`` nearest ``shift``, with left vectors.
 
     ``dense``: every finite pair of the first-order pencil (:func:`.dense.quadratic`), those with
-    a backward error below ``1e-6`` kept; ``lanczos2``: the two-sided Lanczos
+    a backward error below ``1e-6`` kept; ``lanczos2``: the two-sided Krylov solver
     (:func:`.lanczos2.quadratic_eigen`, which accepts a pair at ``1e-8``). Complex conjugates
     count separately. Fewer than ``count`` come back only when the finite spectrum is exhausted
     (:attr:`Eigenpairs.note`). Raises :class:`SingularShift` for an eigenvalue at the shift
