@@ -13,6 +13,7 @@ from benchmarks import (
     modal,
     multibody,
     newton_share,
+    output,
     shells,
     slender_arch,
     small_models,
@@ -22,7 +23,8 @@ from benchmarks import (
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
-              "small_models": small_models.main, "shells": shells.main, "cms": cms.main}
+              "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
+              "output": output.main}
 
 
 def main(argv: list[str]) -> int:
