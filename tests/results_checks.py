@@ -195,46 +195,35 @@ def expected_step_frame(h5, lay: Layout, step: str, k: int, rotations: bool) -> 
     s = _Frame(h5[f"steps/{step}"], k)
     d, n = lay.dim, lay.n
     lin = slice(0, d)
-    ang, ang_to = (slice(2, 3), slice(2, 3)) if d == 2 else (slice(3, 6), slice(0, 3))
-    q = s["rotation"][k]
-    R = _matrices(q)
+    R = _matrices(s["rotation"][k])
     Rc = R[lay.carrier]
     arm = np.einsum("pij,pj->pi", Rc, lay.offset)
     point = {}
     u = lay.pad(s["displacement"][k])
     u[lay.carried] = u[lay.carrier] + arm - lay.offset
-    theta = lay.pad(s["rotation_vector"][k])
-    theta[lay.carried] = theta[lay.carrier]
+    theta = lay.pad(s["rotation_vector"][k])                 # nodes only
     for g, (p0, count) in lay.recovered.items():
         rec = s[f"elements/{g}/recovered_displacement"][k, 0]
         u[p0:p0 + count, :2] = rec[:, :2]
         theta[p0:p0 + count, 2] = rec[:, 2]
     point["displacement"], point["rotation"] = u, theta
     if "velocity" in s:
-        v, w = lay.pad(s["velocity"][k], lin, lin), lay.pad(s["velocity"][k], ang, ang_to)
-        a, al = (lay.pad(s["acceleration"][k], lin, lin),
-                 lay.pad(s["acceleration"][k], ang, ang_to))
-        wc, alc = w[lay.carrier], al[lay.carrier]
-        v[lay.carried] = v[lay.carrier] + np.cross(wc, arm)
-        a[lay.carried] = a[lay.carrier] + np.cross(alc, arm) + np.cross(wc, np.cross(wc, arm))
-        point["velocity"], point["acceleration"] = v, a
-        if rotations:
-            w[lay.carried] = wc
-            point["angular_velocity"] = w
+        v = lay.pad(s["velocity"][k], lin, lin)
+        w = np.zeros((lay.m, 3))
+        if d == 2:
+            w[:, 2] = s["velocity"][k][lay.carrier, 2]
+        else:
+            w[:] = s["velocity"][k][lay.carrier, 3:6]
+        v[lay.carried] = v[lay.carrier] + np.cross(w, arm)
+        point["velocity"] = v
     if "reaction" in s:
         point["reaction"] = lay.pad(s["reaction"][k], lin, lin)
     scalar = np.full(lay.N, np.nan)
     scalar[0] = s["time"][k]
     point["time" if s.attrs["type"] == "dynamic" else "load_factor"] = scalar
     if rotations:
-        Rall = np.broadcast_to(np.eye(3), (lay.N, 3, 3)).copy()
-        Rall[:n], Rall[lay.carried] = R, Rc
-        for g, (p0, count) in lay.recovered.items():
-            rz = s[f"elements/{g}/recovered_displacement"][k, 0, :, 2]
-            Rall[p0:p0 + count] = _matrices(np.column_stack(
-                [np.cos(rz / 2), 0 * rz, 0 * rz, np.sin(rz / 2)]))
         for j, name in enumerate(("axis_x", "axis_y", "axis_z")):
-            point[name] = Rall[:, :, j]
+            point[name] = lay.pad(R[:, :, j])                    # nodes only
     for name, ds in (s.get("nodal") or {}).items():
         v = np.full((lay.N,) + ds.shape[2:], np.nan)
         v[:n] = ds[k]

@@ -7,8 +7,8 @@ groups' cells (in group order, :func:`element_topology`) and then the parts' cel
 * **rigid bodies** (:mod:`fem.elements.rigid_body`): each body as its shape (the deck's
   ``shape``: by default the box of its equivalent inertia, else a box, cylinder or sphere of the
   given size), centred at its node (the centre of mass) along its axes (the box of inertia along
-  the principal axes), and its frame: a line from the node along each of its axes (x, y, z), the
-  axes at the reference being the global ones;
+  the principal axes), and its frame: a line from the node along each of its axes (x, y, z; the
+  global axes at the reference), out of the shape by a fifth of its size;
 * **joints** (:mod:`fem.constraints.joint`) and **ties**: the joint point of each item twice, as
   the point of its first node and as that of its second (``P = X_a + c_a = X_b + c_b``; they
   part where a joint slides), a cell at the first (the joint's cell data), a short line through
@@ -19,9 +19,9 @@ groups' cells (in group order, :func:`element_topology`) and then the parts' cel
   cell at each interface node of every superelement.
 
 Every drawn point follows one node rigidly: ``x_p = x_c + R_c (X_p - X_c)`` (its *carrier* ``c``:
-the body's node, a joint's first or second node), so that its displacement, rotation, velocity
-and acceleration are those of that motion (:meth:`Drawing.carried`), and one *Warp By Vector*
-moves everything; a superelement's recovered nodes follow their own displacements.
+the body's node, a joint's first or second node), so that its displacement and velocity are
+those of that motion (:meth:`Drawing.carried`) and one *Warp By Vector* moves everything; a
+superelement's recovered nodes follow their own displacements. Rotations are the nodes'.
 
 The cell arrays ``part`` (the index in :attr:`Drawing.parts`: the element groups, then the
 constraint groups) and ``kind`` (:data:`KINDS`) say what each cell is, so that ParaView's
@@ -53,9 +53,9 @@ XDMF_CELLS = {"vertex": ("Polyvertex", 1, 0x1), "line": ("Polyline", 2, 0x2),
 KINDS = {"element": 0, "body": 1, "body_x": 2, "body_y": 3, "body_z": 4, "joint": 5,
          "joint_axis": 6, "joint_arm": 7, "superelement": 8}
 
-SEGMENTS = 16               # the points around a drawn cylinder, sphere or disc
+SEGMENTS = 12               # the points around a drawn cylinder, sphere or disc
 AXIS_SHARE = 0.08           # a joint axis is drawn this share of the model's extent each side
-FRAME_SHARE = 0.6           # a body's axes reach this share of its shape's size from its node
+FRAME_SHARE = 0.2           # a body's axes reach this share of its size beyond its shape
 THIN_SHARE = 0.05           # a box side of zero inertia is drawn this share of the largest side
 POINT_SHARE = 0.02          # a body without inertia is a cube this share of the model's extent
 
@@ -277,25 +277,17 @@ class Drawing:
     def carried(self, values: dict, dim: int) -> dict[str, NDArray]:
         """The motion of the carried points in a frame's ``values`` (the step's datasets).
 
-        ``displacement``, ``rotation`` (rotation vector) and, when ``values`` has them,
-        ``velocity``, ``acceleration``, ``angular_velocity`` and ``angular_acceleration``,
-        ``(m, 3)`` each: ``u_c + R_c r - r``, ``theta_c``, ``v_c + w x R_c r``,
-        ``a_c + alpha x R_c r + w x (w x R_c r)``, ``w_c``, ``alpha_c`` with ``r`` the offset and
-        ``w``, ``alpha`` the carrier's spatial angular velocity and acceleration.
+        ``displacement`` and, when ``values`` has velocities, ``velocity``, ``(m, 3)`` each:
+        ``u_c + R_c r - r`` and ``v_c + w_c x R_c r``, with ``r`` the point's offset and
+        ``w_c`` its carrier's spatial angular velocity.
         """
         c, r = self.carrier, self.offset
         R = so3.quat_to_matrix(np.asarray(values["rotation"], dtype=float)[c])
         arm = np.einsum("pij,pj->pi", R, r)
-        out = {"displacement": np.asarray(values["displacement"])[c] + arm - r,
-               "rotation": np.asarray(values["rotation_vector"])[c]}
+        out = {"displacement": np.asarray(values["displacement"])[c] + arm - r}
         if "velocity" in values:
             v, w = _linear_angular(values["velocity"], c, dim)
             out["velocity"] = v + np.cross(w, arm)
-            out["angular_velocity"] = w
-            if "acceleration" in values:
-                a, al = _linear_angular(values["acceleration"], c, dim)
-                out["acceleration"] = a + np.cross(al, arm) + np.cross(w, np.cross(w, arm))
-                out["angular_acceleration"] = al
         return out
 
 
@@ -392,9 +384,10 @@ def drawing(model) -> Drawing:
         for t, conn in blocks:
             cells = idx[:, conn]                            # (E, cells, nen)
             b.cells(t, cells.reshape(-1, conn.shape[1]), part_of[g.name], KINDS["body"])
-        reach = FRAME_SHARE * sizes.max(axis=1)
+        half = 0.5 * np.einsum("eij,ej->ei", np.abs(Q), sizes)    # along the body's axes
+        reach = half + FRAME_SHARE * sizes.max(axis=1, keepdims=True)
         for k in range(dim):                                # the body's axes x, y (, z)
-            tips = b.carry(node, X + reach[:, None] * np.eye(3)[k])
+            tips = b.carry(node, X + reach[:, k:k + 1] * np.eye(3)[k])
             b.cells("line", np.column_stack([node, tips]), part_of[g.name],
                     KINDS[("body_x", "body_y", "body_z")[k]])
     constraints = {}

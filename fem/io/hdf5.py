@@ -157,6 +157,7 @@ class ResultsFile:
         self.step_index = 0
         self.frames: list[paraview.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview.Frame]] = []
+        self._groups: dict = {}                         # group ids by path, for the views
         self._committed_at = -np.inf
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
                                           self.drawing)
@@ -169,7 +170,8 @@ class ResultsFile:
             return
         with interrupt.critical():
             try:
-                views = [(w, f, paraview.frame_views(self.h5, self.drawing, self.model, f))
+                views = [(w, f, paraview.frame_views(self.h5, self.drawing, self.model, f,
+                                                     w.datasets, w.attrs, self._groups))
                          for w, f in self.pending]
                 self.h5.flush()
             except BaseException as err:
@@ -476,6 +478,7 @@ class StepWriter:
         self.g.attrs["time_offset"] = time_offset
         self.g.attrs["dof_names"] = list(system.model.slots)
         self.g.attrs["clock"] = clock
+        self.attrs = {"type": step_type, "index": index}
         self.time_offset = time_offset
         self.series_time = time_offset
         self.count = 0

@@ -17,27 +17,32 @@ attributes of each frame's own grid.
 
 **Every attribute a plain dataset.** Each attribute of frame ``k`` of step ``s`` names one
 dataset, ``out.h5:/xdmf/steps/<s>/<name>/<k>``, never a hyperslab (meshio reads a whole
-dataset, ``file:/path``). Most are HDF5 *virtual datasets* that map the frame's slice of the
+dataset, ``file:/path``). Each is an HDF5 *virtual dataset* that maps the frame's slice of the
 step's own ``(T, ...)`` datasets (``/steps/<s>/...``, unchanged) into the grid's point or cell
 order, with no copy (:func:`virtual`): node rows from the step's nodal datasets, the drawn
-points' rows from ``/xdmf/steps/<s>/drawn/<q>`` ``(T, m, 3)`` (their rigid motion, written with
-each frame, :func:`frame_arrays`), cell ranges from each group's outputs. Rows that a source does
-not cover read the dataset's fill: 0 for point vectors (the z components in 2D, the velocities at a
-superelement's recovered nodes), NaN for cell quantities, nodal fields and frame scalars. The
-nodal frames ``axis_x``, ``axis_y``, ``axis_z`` are derived, so real datasets. Views are made when
-frames are committed (:meth:`fem.io.hdf5.ResultsFile.commit`), about 0.3 ms each.
+points' rows from ``/xdmf/steps/<s>/drawn/<q>`` ``(T, m, 3)`` (their rigid motion) and the nodal
+frames from ``/xdmf/steps/<s>/node/axis_<x|y|z>`` ``(T, n, 3)``, both written with each frame
+(:func:`frame_arrays`), cell ranges from each group's outputs. Rows that a source does not cover
+read the dataset's fill: 0 for point vectors (the z components in 2D; rotations and frames at
+the drawn points, velocities at a superelement's recovered nodes), NaN for cell quantities,
+nodal fields and frame scalars. Views are made when frames are committed
+(:meth:`fem.io.hdf5.ResultsFile.commit`): about 0.2 ms and 0.45 kB each (a copy instead would
+cost about as much time and double the data; benchmarks/output.py).
 
-Point data (the grid's ``N`` points): ``displacement``, ``rotation`` (rotation vector),
-``reaction`` (forces), in dynamic steps ``velocity`` and ``acceleration``, in models with rotation
-DOFs ``angular_velocity`` and the nodal frames ``axis_x``, ``axis_y``, ``axis_z`` (the columns of
-each point's rotation matrix); every ``/steps/<s>/nodal/<name>`` as ``<name>``; with joints or
+Point data (the grid's ``N`` points): ``displacement``, ``rotation`` (rotation vector) and
+``reaction`` (forces), in dynamic steps ``velocity``, in models with rotation DOFs the nodal
+frames ``axis_x``, ``axis_y``, ``axis_z`` (the columns of each node's rotation matrix; the drawn
+bodies show their own frames); every ``/steps/<s>/nodal/<name>`` as ``<name>``; with joints or
 ties ``joint_force`` and ``joint_moment`` (global, on the first node) at each item's joint
 point, for *Glyph*. A frame's scalar (``time`` in dynamic steps, ``load_factor`` in static ones,
-``/steps/<s>/time``) is point data at the first point, NaN elsewhere: ParaView's *Plot Data Over
-Time* (whose min and max skip NaN; ParaView 5.11 plots no field data over time) and meshio both
-read it. Cell data: each output quantity of the element and constraint groups by name (``(T, E)``
-ones as scalars, ``(T, E, 3)`` ones of elements as vectors; a joint's on its joint-point cell),
-NaN on other cells; ``part``, ``kind``.
+``/steps/<s>/time``) is point data at the first point, NaN elsewhere: meshio reads it, and the
+min and max of ParaView's *Plot Data Over Time* are that value (measured with ParaView 5.11,
+which plots no field data over time; its statistics over points with NaN are otherwise
+unreliable, so a nodal field with NaN is plotted at chosen points, *Plot Selection Over
+Time*). Cell data: each output quantity of the element and constraint groups by name (``(T,
+E)`` ones as scalars, ``(T, E, 3)`` ones of elements as vectors; a joint's on its joint-point
+cell), NaN on other cells; ``part``, ``kind``. Accelerations and angular velocities stay in
+``/steps`` (each attribute costs a view per frame).
 
 **Field data for labels.** ParaView's field data of a frame (``step``, ``frame`` and the frame's
 scalars; in mode files ``mode``, ``frequency`` in Hz or the buckling ``load_factor``, and
@@ -46,9 +51,11 @@ the frame's grid and included into the grid by ``xi:include``: ParaView expands 
 reads field data (*Python Annotation* labels a frame with them: ``"mode %d: %.4g Hz" % (mode[0],
 frequency[0])``), meshio skips both elements (it raises on a grid-centred attribute).
 
-**Stable arrays.** Every frame of a document names the same arrays: an array a frame lacks (the
-velocity of a static frame, the time of a static step) names a shared dataset of NaN,
-``/xdmf/missing/<point|cell>_<1|3>``, a virtual dataset without sources.
+**Stable arrays.** Every frame of a document names the same arrays in the same order (ParaView's
+plots over time take arrays by position): an array a frame lacks (the velocity of a static
+frame, the time of a static step) names a shared dataset of NaN,
+``/xdmf/missing/<point|cell>_<1|3>``, a virtual dataset without sources; a field datum it lacks
+is NaN.
 
 **Always a valid document, naming only frames that exist.** The XDMF text is rewritten whole under
 a temporary name and renamed into place (:func:`fem.io.files.write_text`), after the frames it
@@ -129,13 +136,15 @@ class View:
 
 
 # --- datasets -------------------------------------------------------------------------------------
-def virtual(h5: h5py.File, path: str, shape: tuple, fill: float, maps) -> None:
+def virtual(h5: h5py.File, path: str, shape: tuple, fill: float, maps,
+            groups: dict | None = None) -> None:
     """A virtual dataset ``path`` of ``shape`` (float64, ``fill`` where unmapped) in ``h5``.
 
     ``maps`` are ``(start, count, source, source_start, source_count)``: the hyperslab ``start``
-    ``count`` of the new dataset reads the hyperslab of the dataset ``source`` (an
-    :class:`h5py.Dataset` of the same file) with as many elements. HDF5's low-level calls: about
-    four times faster than h5py's ``VirtualLayout``.
+    ``count`` of the new dataset reads the hyperslab of ``source`` (an :class:`h5py.Dataset` of
+    the same file, or ``(path, dataset)`` to spare the name's look-up) with as many elements.
+    ``groups`` caches the parent groups' ids by path. HDF5's low-level calls: about four times
+    faster than h5py's ``VirtualLayout``.
     """
     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
     dcpl.set_layout(h5py.h5d.VIRTUAL)
@@ -144,14 +153,18 @@ def virtual(h5: h5py.File, path: str, shape: tuple, fill: float, maps) -> None:
     for start, count, source, s_start, s_count in maps:
         if not np.prod(count):
             continue
+        name, source = source if isinstance(source, tuple) else (source.name, source)
         vsel = h5py.h5s.create_simple(tuple(shape))
         vsel.select_hyperslab(tuple(start), tuple(count))
         ssel = source.id.get_space()
         ssel.select_hyperslab(tuple(s_start), tuple(s_count))
-        dcpl.set_virtual(vsel, b".", source.name.encode(), ssel)
+        dcpl.set_virtual(vsel, b".", name.encode(), ssel)
     parent, _, leaf = path.rpartition("/")
-    group = h5.require_group(parent or "/")
-    h5py.h5d.create(group.id, leaf.encode(), h5py.h5t.IEEE_F64LE, space, dcpl=dcpl).close()
+    groups = {} if groups is None else groups
+    gid = groups.get(parent)
+    if gid is None:
+        gid = groups[parent] = h5.require_group(parent or "/").id
+    h5py.h5d.create(gid, leaf.encode(), h5py.h5t.IEEE_F64LE, space, dcpl=dcpl).close()
 
 
 def write_drawing(h5: h5py.File, drawing: Drawing) -> None:
@@ -206,158 +219,125 @@ def has_rotations(model) -> bool:
 
 
 def frame_arrays(drawing: Drawing, model, step: str, values: dict) -> dict:
-    """The drawn points' motion in a frame's ``values`` (the step's datasets by name).
+    """What a frame's views need beside its ``values`` (the step's datasets by name).
 
-    ``/xdmf/steps/<step>/drawn/<q>`` ``(m, 3)``, written with the frame (see the docstring).
+    ``/xdmf/steps/<step>/drawn/<q>`` ``(m, 3)``: the drawn points' displacement and velocity
+    (:meth:`fem.io.drawing.Drawing.carried`); ``/xdmf/steps/<step>/node/axis_x`` (``_y``,
+    ``_z``) ``(n, 3)``: the nodal frames, in models with rotation DOFs. Written with the frame.
     """
-    if not drawing.n_carried or "rotation" not in values:
-        return {}
-    return {f"/xdmf/steps/{step}/drawn/{q}": v
-            for q, v in drawing.carried(values, model.dim).items()}
+    out = {}
+    if "rotation" not in values:
+        return out
+    if drawing.n_carried:
+        out.update({f"/xdmf/steps/{step}/drawn/{q}": v
+                    for q, v in drawing.carried(values, model.dim).items()})
+    if has_rotations(model):
+        R = so3.quat_to_matrix(np.asarray(values["rotation"], dtype=float))    # (n, 3, 3)
+        out.update({f"/xdmf/steps/{step}/node/{name}": R[:, :, j]
+                    for j, name in enumerate(AXES)})
+    return out
 
 
-#: point vectors: (attribute, the step's dataset, its columns: "all", "linear", "angular")
+#: point vectors: (attribute, the step's dataset, its columns: "all", "linear")
 POINT_VECTORS = (("displacement", "displacement", "all"), ("rotation", "rotation_vector", "all"),
-                 ("velocity", "velocity", "linear"), ("acceleration", "acceleration", "linear"),
-                 ("angular_velocity", "velocity", "angular"), ("reaction", "reaction", "linear"))
+                 ("velocity", "velocity", "linear"), ("reaction", "reaction", "linear"))
 
 
-def _columns(kind: str, dim: int) -> tuple[int, int, int]:
-    """``(source column, target column, count)`` of a nodal dataset's part ``kind``."""
-    if kind == "all":
-        return 0, 0, 3
-    if kind == "linear":
-        return 0, 0, dim
-    return (2, 2, 1) if dim == 2 else (3, 0, 3)
-
-
-def frame_views(h5: h5py.File, drawing: Drawing, model, frame: Frame) -> View:
+def frame_views(h5: h5py.File, drawing: Drawing, model, frame: Frame, datasets: dict,
+                attrs: dict, groups: dict) -> View:
     """Make the datasets of ``frame`` and return its :class:`View` (unnamed).
 
-    Only the datasets the frame wrote (:attr:`Frame.written`) are mapped: a quantity that a step
-    has only from a later frame on (the reactions of a dynamic step) is missing, not NaN padded
-    with zeros, whenever the frames are committed.
+    ``datasets`` are the step's datasets by the names its frames write (its writer's), ``attrs``
+    the step group's attributes and ``groups`` a cache of group ids (:func:`virtual`). Only the
+    datasets the frame wrote (:attr:`Frame.written`) are mapped: a quantity that a step has only
+    from a later frame on (the reactions of a dynamic step) is missing, not NaN padded with
+    zeros, whenever the frames are committed.
     """
     step, k = frame.step, frame.index
-    s = _Written(h5[f"steps/{step}"], frame.written)
+    written = frame.written
+
+    def source(name):
+        return (name if name.startswith("/") else f"/steps/{step}/{name}", datasets[name])
+
     base = f"/xdmf/steps/{step}"
     N, n, m = drawing.n_points, drawing.n_nodes, drawing.n_carried
     d = model.dim
-    rot = has_rotations(model)
-    attrs = list(STATIC)
+    out = list(STATIC)
 
     def add(name, center, components, maps, fill, shape):
         path = f"{base}/{name}/{k}"
-        virtual(h5, path, shape, fill, maps)
-        attrs.append(Attribute(name, center, components, path))
+        virtual(h5, path, shape, fill, maps, groups)
+        out.append(Attribute(name, center, components, path))
 
     for name, src, kind in POINT_VECTORS:
-        if src not in s or (kind == "angular" and not rot):
+        if src not in written:
             continue
-        a, b, c = _columns(kind, d)
-        maps = [((0, b), (n, c), s[src], (k, 0, a), (1, n, c))]
-        if f"{base}/drawn/{name}" in frame.written:
-            maps.append(((n, 0), (m, 3), h5[f"{base}/drawn/{name}"], (k, 0, 0), (1, m, 3)))
+        c = 3 if kind == "all" else d
+        maps = [((0, 0), (n, c), source(src), (k, 0, 0), (1, n, c))]
+        if f"{base}/drawn/{name}" in written:
+            maps.append(((n, 0), (m, 3), source(f"{base}/drawn/{name}"), (k, 0, 0), (1, m, 3)))
         if name in ("displacement", "rotation"):
             for g, span in drawing.recovered.items():
-                q = s.get(f"elements/{g}/recovered_displacement")
-                if q is not None:                # ux, uy, rz of the component's nodes
+                q = f"elements/{g}/recovered_displacement"
+                if q in written:                 # ux, uy, rz of the component's nodes
                     cols = (0, 0, 2) if name == "displacement" else (2, 2, 1)
-                    maps.append(((span.first, cols[1]), (span.count, cols[2]), q,
+                    maps.append(((span.first, cols[1]), (span.count, cols[2]), source(q),
                                  (k, 0, 0, cols[0]), (1, 1, span.count, cols[2])))
         add(name, "Node", 3, maps, 0.0, (N, 3))
-    scalar = "time" if s.attrs.get("type") == "dynamic" else "load_factor"
-    add(scalar, "Node", 1, [((0,), (1,), s["time"], (k,), (1,))], np.nan, (N,))
-    for name, ds in sorted((s.get("nodal") or {}).items()):
-        c = 3 if ds.ndim == 3 else 1
-        label = name if name not in {a.name for a in attrs} else f"nodal_{name}"
+    scalar = "time" if attrs.get("type") == "dynamic" else "load_factor"
+    add(scalar, "Node", 1, [((0,), (1,), source("time"), (k,), (1,))], np.nan, (N,))
+    taken = {a.name for a in out}
+    for key in sorted(w for w in written if w.startswith("nodal/")):
+        ds = datasets[key]
+        name = key[len("nodal/"):]
         rest = ds.shape[2:]
-        add(label, "Node", c, [((0,) * (ds.ndim - 1), (n,) + rest, ds, (k,) + (0,) * (ds.ndim - 1),
-                                (1, n) + rest)], np.nan, (N,) + rest)
+        add(name if name not in taken else f"nodal_{name}", "Node", 3 if rest else 1,
+            [((0,) * (ds.ndim - 1), (n,) + rest, source(key), (k,) + (0,) * (ds.ndim - 1),
+              (1, n) + rest)], np.nan, (N,) + rest)
+    outputs = {}
+    for key in written:
+        if key.startswith("elements/"):
+            _, g, q = key.split("/", 2)
+            outputs.setdefault(g, {})[q] = key
     cells, points = {}, {}
-    groups = s.get("elements")
     spans = [(g, span, False) for g, span in drawing.elements.items()] \
         + [(c, span, True) for c, span in drawing.constraints.items()]
     for g, span, joint in spans:
-        out = groups.get(g) if groups is not None else None
-        if out is None or not span.count:
+        group = outputs.get(g)
+        if not group or not span.count:
             continue
-        for q, ds in out.items():
+        for q, key in sorted(group.items()):
+            ds = datasets[key]
             if ds.ndim == 2:
                 cells.setdefault((q, 1), []).append(
-                    ((span.first_cell,), (span.count,), ds, (k, 0), (1, span.count)))
-                if joint and q in ("fx", "fy", "fz") and "force" not in out:    # ties
+                    ((span.first_cell,), (span.count,), source(key), (k, 0), (1, span.count)))
+                if joint and q in ("fx", "fy", "fz") and "force" not in group:     # ties
                     j = "xyz".index(q[1])
                     points.setdefault("joint_force", []).append(
-                        ((span.first, j), (span.count, 1), ds, (k, 0), (1, span.count)))
+                        ((span.first, j), (span.count, 1), source(key), (k, 0),
+                         (1, span.count)))
             elif ds.ndim == 3 and ds.shape[2] == 3:
                 if joint:
                     points.setdefault(f"joint_{q}", []).append(
-                        ((span.first, 0), (span.count, 3), ds, (k, 0, 0), (1, span.count, 3)))
+                        ((span.first, 0), (span.count, 3), source(key), (k, 0, 0),
+                         (1, span.count, 3)))
                 else:
                     cells.setdefault((q, 3), []).append(
-                        ((span.first_cell, 0), (span.count, 3), ds, (k, 0, 0),
+                        ((span.first_cell, 0), (span.count, 3), source(key), (k, 0, 0),
                          (1, span.count, 3)))
     for name, maps in sorted(points.items()):
         add(name, "Node", 3, maps, 0.0, (N, 3))
     C = drawing.topology.count
     for (name, c), maps in sorted(cells.items()):
         add(name, "Cell", c, maps, np.nan, (C,) if c == 1 else (C, 3))
-    if rot and "rotation" in s:
-        R = frame_rotations(h5, drawing, step, k)
-        for j, name in enumerate(AXES):
-            path = f"{base}/{name}/{k}"
-            h5.create_dataset(path, data=R[:, :, j])
-            attrs.append(Attribute(name, "Node", 3, path))
-    value = float(s["time"][k])
-    return View("", 0.0, attrs, {"step": float(s.attrs.get("index", 0)), "frame": float(k),
-                                 scalar: value})
-
-
-class _Written:
-    """A step's group seen through the datasets one frame wrote."""
-
-    def __init__(self, group: h5py.Group, written: frozenset):
-        self.group, self.written, self.attrs = group, written, group.attrs
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.written and key in self.group
-
-    def __getitem__(self, key: str):
-        if key not in self:
-            raise KeyError(key)
-        return self.group[key]
-
-    def get(self, key: str, default=None):
-        """The dataset or group ``key`` if the frame wrote it (or some dataset under it)."""
-        if key in self:
-            return self.group[key]
-        if any(w.startswith(key + "/") for w in self.written) and key in self.group:
-            return _Written(self.group[key], frozenset(
-                w[len(key) + 1:] for w in self.written if w.startswith(key + "/")))
-        return default
-
-    def items(self):
-        """``(name, dataset or subgroup)`` the frame wrote, in name order."""
-        names = sorted({w.split("/", 1)[0] for w in self.written})
-        return [(n, self.get(n)) for n in names if n in self.group]
-
-
-def frame_rotations(h5: h5py.File, drawing: Drawing, step: str, k: int) -> np.ndarray:
-    """``(N, 3, 3)`` the rotation matrix of every drawn point in frame ``k`` of ``step``."""
-    q = h5[f"steps/{step}/rotation"][k]
-    R = np.broadcast_to(np.eye(3), (drawing.n_points, 3, 3)).copy()
-    Rn = so3.quat_to_matrix(q)
-    R[:drawing.n_nodes] = Rn
-    R[drawing.n_nodes:drawing.n_nodes + drawing.n_carried] = Rn[drawing.carrier]
-    for g, span in drawing.recovered.items():
-        ds = h5.get(f"steps/{step}/elements/{g}/recovered_displacement")
-        if ds is not None:
-            rz = ds[k, 0, :, 2]
-            c, s = np.cos(rz), np.sin(rz)
-            R[span.first:span.first + span.count, :2, :2] = np.stack(
-                [np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
-    return R
+    for name in AXES:
+        key = f"{base}/node/{name}"
+        if key in written:
+            add(name, "Node", 3, [((0, 0), (n, 3), source(key), (k, 0, 0), (1, n, 3))], 0.0,
+                (N, 3))
+    value = float(datasets["time"][k])
+    return View("", 0.0, out, {"step": float(attrs.get("index", 0)), "frame": float(k),
+                               scalar: value})
 
 
 # --- the document ---------------------------------------------------------------------------------
@@ -402,28 +382,34 @@ def _number(x: float) -> str:
     return repr(float(x)) if np.isfinite(x) else "NaN"
 
 
-def frame_text(h5name: str, view: View, position: int, sizes: dict, extra=()) -> str:
-    """One frame's grid: the mesh, its time, field data, attributes and ``extra`` missing ones.
+def frame_text(h5name: str, view: View, position: int, sizes: dict, arrays: dict,
+               fields: list[str]) -> str:
+    """One frame's grid: the mesh, its time, field data and attributes.
 
-    ``position`` is its place in the collection (from 1), which the field data's include names.
+    ``arrays`` ``{key: Attribute}`` and ``fields`` are every array of the document, in order:
+    each frame names them all, in the same order (ParaView's plots over time take arrays by
+    position), an array the frame lacks by its shared NaN dataset, a field datum it lacks as NaN.
+    ``position`` is the frame's place in the collection (from 1), which the field data's include
+    names.
     """
     out = [f'      <Grid Name="{view.name}" GridType="Uniform">\n'
            f'        <xi:include xpointer="{MESH}"/>\n'
            f'        <Time Value="{_number(view.time)}"/>\n']
-    if view.field:
+    if fields:
         out.append('        <Information Name="field data" Value="included below, for '
                    'ParaView">\n')
-        for name, value in view.field.items():
+        for name in fields:
             out.append(f'          <Attribute Name="{name}" AttributeType="Scalar" '
                        'Center="Grid"><DataItem DataType="Float" Precision="8" Format="XML" '
-                       f'Dimensions="1">{_number(value)}</DataItem></Attribute>\n')
+                       f'Dimensions="1">{_number(view.field.get(name, np.nan))}</DataItem>'
+                       '</Attribute>\n')
         out.append('        </Information>\n'
                    '        <xi:include xpointer="xpointer(/Xdmf/Domain/Grid[2]/'
                    f'Grid[{position}]/Information/*)"/>\n')
-    for a in view.attributes:
-        out.append(_attribute(h5name, a, sizes[a.center]))
-    for a in extra:
-        out.append(_attribute(h5name, a, sizes[a.center], _missing(a)))
+    own = {a.key: a for a in view.attributes}
+    for key, a in arrays.items():
+        mine = own.get(key)
+        out.append(_attribute(h5name, mine or a, sizes[a.center], None if mine else _missing(a)))
     out.append("      </Grid>\n")
     return "".join(out)
 
@@ -431,15 +417,15 @@ def frame_text(h5name: str, view: View, position: int, sizes: dict, extra=()) ->
 def document(h5name: str, drawing: Drawing, series: str, views: list[View]) -> str:
     """A whole document of ``views`` (every frame naming every array, see the docstring)."""
     sizes = {"Node": drawing.n_points, "Cell": drawing.topology.count}
-    union = {}
+    arrays, fields = {}, {}
     for v in views:
         for a in v.attributes:
-            union.setdefault(a.key, a)
+            arrays.setdefault(a.key, a)
+        for name in v.field:
+            fields.setdefault(name, None)
     text = [head(h5name, drawing, series)]
     for i, v in enumerate(views):
-        have = {a.key for a in v.attributes}
-        text.append(frame_text(h5name, v, i + 1, sizes,
-                               [a for key, a in union.items() if key not in have]))
+        text.append(frame_text(h5name, v, i + 1, sizes, arrays, list(fields)))
     return "".join(text) + FOOT
 
 
