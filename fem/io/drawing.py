@@ -268,12 +268,6 @@ class Drawing:
         """``m``: the rigidly carried points."""
         return len(self.carrier)
 
-    @property
-    def plain(self) -> bool:
-        """Whether it draws nothing but the model's nodes and element cells."""
-        return self.n_points == self.n_nodes and not self.constraints \
-            and int(np.count_nonzero(self.kind)) == 0
-
     def carried(self, values: dict, dim: int) -> dict[str, NDArray]:
         """The motion of the carried points in a frame's ``values`` (the step's datasets).
 
@@ -339,11 +333,12 @@ class _Builder:
 
 def _extent(model) -> float:
     """The diagonal of the box around the nodes and joint points (1 for a single point)."""
+    from fem.constraints.joint import Joint
+
     pts = [model.X]
     for c in model.constraints:
-        off = getattr(c, "offsets", None)
-        if off is not None:
-            pts.append(model.X[c.conn[:, 0]] + off[:, 0])
+        if isinstance(c, Joint):
+            pts.append(model.X[c.conn[:, 0]] + c.offsets[:, 0])
     pts = np.vstack(pts)
     d = float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0)))
     return d if d > 0 else 1.0
@@ -402,9 +397,8 @@ def drawing(model) -> Drawing:
         Pb = b.carry(bb, model.X[bb] + off[:, 1])
         constraints[c.name] = Span(int(Pa[0]) if len(c) else b.size, b.cell_count, len(c))
         b.cells("vertex", Pa[:, None], part, KINDS["joint"])
-        kind = getattr(c, "kind", None)
-        for col, side in JOINT_AXES[dim].get(kind, ()) if isinstance(c, Joint) else ():
-            nodes, P0 = (a, Pa) if side == 0 else (bb, Pb)
+        for col, side in JOINT_AXES[dim].get(c.kind, ()) if isinstance(c, Joint) else ():
+            nodes = a if side == 0 else bb
             d = AXIS_SHARE * extent * F[:, :, col]
             base = model.X[nodes] + off[:, side]
             ends = b.carry(np.concatenate([nodes, nodes]), np.vstack([base - d, base + d]))

@@ -87,7 +87,7 @@ import numpy as np
 
 from fem import rotations as so3
 from fem.io import files
-from fem.io.drawing import XDMF_CELLS, Drawing, Topology, drawn_groups  # noqa: F401
+from fem.io.drawing import KINDS, Drawing
 
 log = logging.getLogger(__name__)
 WRITE_SHARE = 0.05          # at most this share of the run's time goes to rewriting the XDMF
@@ -189,8 +189,6 @@ def write_drawing(h5: h5py.File, drawing: Drawing) -> None:
     g.create_dataset("part", data=drawing.part.astype(np.int32))
     g.create_dataset("kind", data=drawing.kind.astype(np.int32))
     g.attrs["parts"] = list(drawing.parts) or [""]
-    from fem.io.drawing import KINDS
-
     g.attrs["kinds"] = [k for k, _ in sorted(KINDS.items(), key=lambda kv: kv[1])]
     for name, span in drawing.elements.items():
         h5[f"model/groups/{name}"].attrs["first_cell"] = span.first_cell
