@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 import pytest
 from helpers import deck_error, line_beam, solve, with_changes
+from results_checks import read_xdmf
 
 from fem.errors import DeckError
 
@@ -148,6 +149,9 @@ def test_a_compressed_pinned_beam_vibrates_at_pi2_sqrt_1_minus_p_over_pcr(ratio,
 
 
 def test_modes_xdmf_names_every_mode_by_its_frequency(tmp_path):
+    """``<out>_<step>_modes.xdmf``: each mode a frame named by its frequency at "time" its
+    frequency in Hz; read with meshio, its displacement is the mode's shape and its ``mode``
+    and ``frequency`` (point data at the first point) its number and frequency."""
     h5 = str(tmp_path / "cantilever.h5")
     solve(beam(2, 10, modes=3), h5)
     from fem.io import files
@@ -155,24 +159,17 @@ def test_modes_xdmf_names_every_mode_by_its_frequency(tmp_path):
     path = files.modes_xdmf_path(h5, "modes")
     root = ET.parse(path).getroot()
     grids = root.findall(".//Grid[@GridType='Collection']/Grid")
+    _, _, frames = read_xdmf(path)
     with h5py.File(h5, "r") as f:
         hz = f["modes/modes/hertz"][()]
-        for grid, value in zip(grids, hz, strict=True):
-            assert grid.get("Name") == f"mode {grids.index(grid) + 1}: {value:.6g} Hz"
-            assert float(grid.find("Time").get("Value")) == pytest.approx(value)
-        for item in root.iter("DataItem"):
-            name, ref = item.text.strip().split(":", 1)
-            dims = tuple(int(x) for x in item.get("Dimensions").split())
-            path, _, slab = ref.partition("|")
-            data = f[path]
-            if not slab:
-                assert data.shape == dims
-                continue
-            start, _, count, full = (tuple(int(x) for x in p.split()) for p in slab.split(":"))
-            assert data.shape == full and count[1:] == dims
-            if path.endswith("displacement"):         # the slab is mode start[0]'s shape
-                shape = f["modes/modes/shapes"][start[0]]
-                np.testing.assert_array_equal(data[start[0]][:, :2], shape[:, :2])
+        shapes = f["modes/modes/shapes"][()]
+    assert len(grids) == len(frames) == len(hz) == 3
+    for i, (grid, (t, point, _)) in enumerate(zip(grids, frames, strict=True)):
+        assert grid.get("Name") == f"mode {i + 1}: {hz[i]:.6g} Hz"
+        assert t == hz[i]
+        np.testing.assert_array_equal(point["displacement"][:, :2], shapes[i][:, :2])
+        assert point["mode"][0] == i + 1 and point["frequency"][0] == hz[i]
+        assert np.all(np.isnan(point["frequency"][1:]))
 
 
 @pytest.mark.parametrize("change, key", [
@@ -340,35 +337,34 @@ def test_lanczos_finds_a_double_eigenvalue_twice():
 
 
 def test_vibration_xdmf_animates_every_mode_through_one_period(tmp_path):
-    """``<out>_<step>_vibration.xdmf``: mode i at times i + j/20, named by its frequency, each
-    frame's displacement sin(2 pi j / 20) times the shape scaled to a unit peak translation;
-    every DataItem names an existing dataset slab of the stated shape."""
+    """``<out>_<step>_vibration.xdmf``: mode i (from 1) at times i + j/20, named by its
+    frequency, each frame's displacement (single precision) sin(2 pi j / 20) times the shape
+    scaled to a unit peak translation; read with meshio."""
     from fem.io import files
     from fem.io.paraview import VIBRATION_FRAMES as F
 
     h5 = str(tmp_path / "cantilever.h5")
     solve(beam(2, 10, modes=3), h5)
-    root = ET.parse(files.vibration_xdmf_path(h5, "modes")).getroot()
+    path = files.vibration_xdmf_path(h5, "modes")
+    root = ET.parse(path).getroot()
     grids = root.findall(".//Grid[@Name='vibration']/Grid")
     assert len(grids) == 3 * F
+    _, _, frames = read_xdmf(path)
     with h5py.File(h5, "r") as f:
         hz = f["modes/modes/hertz"][()]
         shapes = f["modes/modes/shapes"][()]
-        for k, grid in enumerate(grids):
-            i, j = divmod(k, F)
-            assert grid.get("Name") == f"mode {i + 1}: {hz[i]:.6g} Hz, phase {j}/{F}"
-            assert float(grid.find("Time").get("Value")) == pytest.approx(i + j / F, abs=1e-12)
-            item = grid.find("Attribute[@Name='displacement']/DataItem")
-            path, _, slab = item.text.strip().split(":", 1)[1].partition("|")
-            start, _, count, full = (tuple(int(x) for x in p.split()) for p in slab.split(":"))
-            data = f[path]
-            assert data.shape == full and count[1:] == tuple(
-                int(x) for x in item.get("Dimensions").split())
-            assert start[0] == k and item.get("Precision") == "4"
-            shape = shapes[i][:, :2] / np.abs(shapes[i][:, :2]).max()
-            np.testing.assert_allclose(data[k][:, :2], np.sin(2 * np.pi * j / F) * shape,
-                                       atol=1e-6)
-            assert np.all(data[k][:, 2] == 0)
+    for k, (grid, (t, point, _)) in enumerate(zip(grids, frames, strict=True)):
+        i, j = divmod(k, F)
+        assert grid.get("Name") == f"mode {i + 1}: {hz[i]:.6g} Hz, phase {j}/{F}"
+        assert t == pytest.approx(i + 1 + j / F, abs=1e-12)
+        item = grid.find("Attribute[@Name='displacement']/DataItem")
+        assert item.get("Precision") == "4" and point["displacement"].dtype == np.float32
+        shape = shapes[i][:, :2] / np.abs(shapes[i][:, :2]).max()
+        np.testing.assert_allclose(point["displacement"][:, :2], np.sin(2 * np.pi * j / F)
+                                   * shape, atol=1e-6)
+        assert np.all(point["displacement"][:, 2] == 0)
+        assert (point["mode"][0], point["frequency"][0], point["phase"][0]) == (
+            i + 1, hz[i], j / F)
 
 
 def test_tied_frame_modes_are_those_of_the_constrained_pencil():

@@ -240,6 +240,33 @@ def test_2d_deck_mistakes_name_the_key(old, new, key, words):
     assert words in str(err.value)
 
 
+@pytest.mark.parametrize(("dim", "keys", "key", "words"), [
+    (2, 'shape = "box"', "bodies[0].size", 'required with shape = "box": [a, b]'),
+    (2, 'shape = "cone"', "bodies[0].shape", "expected one of inertia, box, cylinder, sphere"),
+    (2, "size = [1, 2]", "bodies[0].size", 'the default shape ("inertia") takes its size'),
+    (2, 'shape = "box"\nsize = [1, 2, 3]', "bodies[0].size", "expected [a, b] for a 2D box"),
+    (3, 'shape = "box"\nsize = [1, 0, 3]', "bodies[0].size", "3 positive numbers, got"),
+    (3, 'shape = "cylinder"\nsize = [1]', "bodies[0].size", "[diameter, length] for a 3D"),
+    (2, 'shape = "sphere"\nsize = [1]\naxis = [1, 0]', "bodies[0].axis",
+     'applies to shape = "box"'),
+    (2, 'shape = "cylinder"\nsize = [1]\naxis = [1, 0]', "bodies[0].axis",
+     'applies to shape = "box"'),
+    (3, 'shape = "box"\nsize = [1, 2, 3]\naxis = [0, 0, 0]', "bodies[0].axis",
+     "expected a nonzero [x, y, z], got"),
+    (2, 'shape = "box"\nsize = [1, 2]\naxis = [1, 0, 0]', "bodies[0].axis",
+     "expected a nonzero [x, y], got"),
+    (3, 'shape = "box"\nsize = [1, 2, 3]\naxis = "x"', "bodies[0].axis",
+     "expected a list of numbers"),
+])
+def test_drawing_mistakes_name_the_key(dim, keys, key, words):
+    text = body_deck(dim, inertia=0.5 if dim == 2 else J_FULL, duration=0.1).replace(
+        "mass = 2.0", f"mass = 2.0\n{keys}")
+    with pytest.raises(DeckError) as err:
+        deck_io.loads(text)
+    assert err.value.key == key, str(err.value)
+    assert words in str(err.value), str(err.value)
+
+
 @pytest.mark.parametrize(("inertia", "words"), [
     ("[[1.0, 0.5, 0], [0.4, 1.0, 0], [0, 0, 1.0]]", "expected a symmetric matrix, got Ixy = 0.5"),
     ("[[1.0, 2.0, 0], [2.0, 1.0, 0], [0, 0, 1.0]]", "positive semi-definite"),
@@ -328,8 +355,7 @@ def test_xdmf_draws_the_body_frames(tmp_path, dim):
     text = body_deck(dim, inertia=inertia, omega=omega, h=0.05, duration=1.0)
     dk = deck_io.loads(text)
     result = run_deck(dk, str(tmp_path / "out.h5"))
-    _, cells, frames = read_xdmf(result.xdmf[0])
-    assert cells.ravel().tolist() == [0]                     # one Polyvertex
+    points, _, frames = read_xdmf(result.xdmf[0])
     with h5py.File(result.h5, "r") as h5:
         q = h5["steps/free/rotation"][()]                    # (T, n, 4)
         final = h5["steps/free/state/rot"][()]
@@ -337,8 +363,9 @@ def test_xdmf_draws_the_body_frames(tmp_path, dim):
     assert len(frames) == len(q)
     for k, (_, point, _) in enumerate(frames):
         for c, name in enumerate(("axis_x", "axis_y", "axis_z")):
-            assert point[name].shape == (1, 3)
+            assert point[name].shape == (len(points), 3)     # the node, then its drawing
             assert np.allclose(point[name][0], R[k, :, c], rtol=0, atol=1e-15)
+            assert np.all(point[name][1:] == 0)
     last = frames[-1][1]
     if dim == 2:
         a = float(np.ravel(final)[0])
@@ -352,6 +379,69 @@ def test_xdmf_draws_the_body_frames(tmp_path, dim):
         assert np.allclose(axes, Rf, atol=1e-14)
         assert np.allclose(axes.T @ axes, np.eye(3), atol=1e-13)
         assert np.linalg.norm(axes - np.eye(3)) > 0.5         # it turned
+
+
+def drawn_box(h5_path: str, frame: int | None = None) -> np.ndarray:
+    """(8, 3) the corners of the body's drawn box (a hexahedron cell), where the XDMF draws them
+    at ``frame`` (None: the reference), read with meshio."""
+    import meshio
+
+    xdmf = h5_path[:-3] + ".xdmf"
+    with meshio.xdmf.TimeSeriesReader(xdmf) as r, h5py.File(h5_path, "r") as h5:
+        points, cells = r.read_points_cells()
+        hexa = next(c.data for c in cells if c.type == "hexahedron")
+        assert hexa.shape == (1, 8)
+        assert h5["xdmf/kind"][()].tolist().count(1) == 1       # one body cell
+        if frame is not None:
+            points = points + r.read_data(frame)[1]["displacement"]
+    return points[hexa[0]]
+
+
+def box_inertia(corners: np.ndarray, mass: float) -> np.ndarray:
+    """(3, 3) the inertia tensor about its centre of a uniform box of ``mass`` with ``corners``
+    in the VTK hexahedron order (bottom face 0-3, top 4-7): its sides from corner 0 (closed form,
+    m (b^2 + c^2) / 12 about the axis of side a, in the box's axes)."""
+    e = np.array([corners[1] - corners[0], corners[3] - corners[0], corners[4] - corners[0]])
+    sides = np.linalg.norm(e, axis=1)
+    Q = (e / sides[:, None]).T
+    s2 = sides**2
+    return Q @ np.diag(mass / 12 * (s2.sum() - s2)) @ Q.T
+
+
+def test_a_body_is_drawn_as_the_box_of_its_inertia_moving_with_it(tmp_path):
+    """The default drawing of a 3D body (J_FULL: no principal axis along a global one) is a box
+    whose own inertia as a uniform box of the body's mass is the body's tensor [1e-12], centred
+    at its node; while the body tumbles, the box's corners move rigidly with it: the corners'
+    displaced positions are the node's motion applied to their offsets [1e-12]."""
+    text = body_deck(3, omega=[1.0, 2.0, 0.5], h=0.05, duration=0.5)
+    result = run_deck(deck_io.loads(text), str(tmp_path / "box.h5"))
+    corners = drawn_box(result.h5)
+    np.testing.assert_allclose(box_inertia(corners, 2.0), J_FULL, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(corners.mean(axis=0), [0.1, 0.2, 0.3], atol=1e-15)
+    with h5py.File(result.h5, "r") as h5:
+        q = h5["steps/free/rotation"][:, 0]
+        u = h5["steps/free/displacement"][:, 0]
+    for k in range(len(q)):
+        R = so3.quat_to_matrix(q[k])
+        want = np.array([0.1, 0.2, 0.3]) + u[k] + (corners - [0.1, 0.2, 0.3]) @ R.T
+        np.testing.assert_allclose(drawn_box(result.h5, k), want, rtol=0, atol=1e-12)
+    assert np.linalg.norm(so3.quat_to_matrix(q[-1]) - np.eye(3)) > 0.5     # it turned
+
+
+def test_a_box_drawn_from_the_deck_has_its_size_and_axis(tmp_path):
+    """``shape = "box"``, ``size = [a, b, c]``, ``axis``: side a along the axis, b normal to it
+    and to z, c = a x b; the drawing only (the dynamics stay the inertia's)."""
+    text = body_deck(3, duration=0.1).replace(
+        "mass = 2.0", 'mass = 2.0\nshape = "box"\nsize = [0.6, 0.2, 0.1]\naxis = [1, 1, 0]')
+    result = run_deck(deck_io.loads(text), str(tmp_path / "box.h5"))
+    c = drawn_box(result.h5)
+    a, b, h = c[1] - c[0], c[3] - c[0], c[4] - c[0]
+    np.testing.assert_allclose(a, 0.6 * np.array([1, 1, 0]) / np.sqrt(2), atol=1e-15)
+    np.testing.assert_allclose(b, 0.2 * np.array([-1, 1, 0]) / np.sqrt(2), atol=1e-15)
+    np.testing.assert_allclose(h, [0, 0, 0.1], atol=1e-15)
+    with h5py.File(result.h5, "r") as h5:
+        g = h5["model/groups/body"].attrs
+        assert (g["shape"], g["size"], g["axis"]) == ("box", "0.6 0.2 0.1", "1.0 1.0 0.0")
 
 
 def test_a_model_without_rotations_has_no_frames(tmp_path):

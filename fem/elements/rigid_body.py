@@ -38,6 +38,10 @@ class RigidBody(ElementGroup):
     mass : scalar or (E,) positive masses
     inertia : (3, 3) or (E, 3, 3) inertia tensors about the centres of mass, global axes at the
         reference orientation (2D: only ``[2, 2]``, about z, is used)
+    drawing : how the ParaView files draw the bodies (:mod:`fem.io.drawing`): ``(shape, size,
+        axis)``, shape ``"inertia"`` (the box of equal inertia, size unused), ``"box"``,
+        ``"cylinder"`` or ``"sphere"`` of ``size``; ``axis`` (3,): a box's side a, a cylinder's
+        length
     """
 
     type_name = "rigid"
@@ -47,8 +51,10 @@ class RigidBody(ElementGroup):
     additive_rotations = False         # 3D orientations are unit quaternions turned by spins
     stress_names = ()
 
-    def __init__(self, name: str, nodes, X, dim: int, mass, inertia):
+    def __init__(self, name: str, nodes, X, dim: int, mass, inertia,
+                 drawing: tuple = ("inertia", (), (1.0, 0.0, 0.0))):
         super().__init__(name, np.asarray(nodes, dtype=np.int64)[:, None], X, dim)
+        self.drawing = drawing
         self.dof_names = SLOTS[dim]
         E = len(self)
         self.m = np.broadcast_to(np.asarray(mass, dtype=float), (E,)).copy()
@@ -106,6 +112,16 @@ class RigidBody(ElementGroup):
         """``mass (E,)`` and ``inertia``: ``(E, 3, 3)`` in 3D, ``(E,)`` Izz in 2D."""
         J = self.J[:, 2, 2] if self.dim == 2 else self.J
         return {"mass": self.m, "inertia": J}
+
+    def options(self) -> dict[str, str]:
+        """How the bodies are drawn: ``shape``, and ``size``, ``axis`` as text."""
+        shape, size, axis = self.drawing
+        out = {"shape": shape}
+        if shape != "inertia":
+            out["size"] = " ".join(repr(x) for x in size)
+        if shape == "box" or (shape == "cylinder" and self.dim == 3):
+            out["axis"] = " ".join(repr(x) for x in axis)
+        return out
 
     # --- the energy-conserving scheme -------------------------------------------------------------
     def conserving_start(self, state) -> dict:

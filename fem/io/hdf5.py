@@ -6,15 +6,20 @@ Layout (DESIGN.md, "Results file")::
     /model/                 attrs: dim, dof_names
     /model/nodes            (n, 3) reference coordinates        node_ids (n,)
     /model/cells            the cells of every group, as the XDMF topology names them
-                            (:func:`fem.io.paraview.topology`): (E_total, nen) node indices when
-                            all groups have one cell type, else XDMF's flat Mixed array; attrs
-                            topology (XDMF type: Polyline, Triangle, ..., Mixed), cell_type
+                            (:func:`fem.io.drawing.element_topology`): (E_total, nen) node
+                            indices when all groups have one cell type, else XDMF's flat Mixed
+                            array; attrs topology (XDMF type: Polyline, Triangle, ..., Mixed),
+                            cell_type
     /model/sets/<name>      node ids of each node set
     /model/groups/<g>/      connectivity (E, nen) node indices, per-element properties
                             (``properties()``); attrs type, cell_type (vertex, line, triangle,
                             quad), first_cell (the position of its first cell in /model/cells and
-                            the cell data) and the group's ``options()``
-    /model/constraints/<c>/ connectivity (E, 2) node indices of each item (ties: the pairs)
+                            in the drawn grid's cells), the group's ``options()``; co-rotational
+                            superelements: first_point, drawn_count (their recovered nodes in
+                            the drawn grid)
+    /model/constraints/<c>/ connectivity (E, 2) node indices of each item (ties: the pairs);
+                            attrs type, first_point, first_cell, drawn_count (the joint points
+                            of its items' first nodes, and their cells, in the drawn grid)
     /steps/<s>/             attrs: type, index, time_offset, dof_names, clock
         time                (T,)     time, or load factor in static steps
         displacement        (T, n, 3)
@@ -33,8 +38,10 @@ Layout (DESIGN.md, "Results file")::
             progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
                             DynamicProgress): scalars as attrs, arrays as datasets
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs (interior_modes)
-    /xdmf/...               the arrays the XDMF files name in another shape than above: real
-                            datasets, copies written with each frame (:mod:`fem.io.paraview`)
+    /xdmf/...               what the XDMF files name (:mod:`fem.io.paraview`): the drawn grid
+                            (points, cells, part, kind), steps/<s>/<name>/<k> each frame's
+                            attributes (virtual datasets onto /steps, and the nodal frames),
+                            steps/<s>/drawn/<q> (T, m, 3) the drawn points' motion, modes/<s>/
 
 Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 
@@ -69,7 +76,7 @@ from numpy.typing import NDArray
 
 from fem import _petsc, interrupt
 from fem.errors import OutputError
-from fem.io import files, paraview
+from fem.io import drawing, files, paraview
 from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
 
 log = logging.getLogger(__name__)
@@ -128,7 +135,8 @@ class ResultsFile:
         self.h5 = None
         self._lock = None
         self.sealed = False
-        self.topology = paraview.topology(model)
+        self.topology, _ = drawing.element_topology(model)
+        self.drawing = drawing.drawing(model)
         # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
         # helper that would inherit the file descriptor and keep it open after we close it.
         _petsc.init()
@@ -151,9 +159,10 @@ class ResultsFile:
         self.step_index = 0
         self.frames: list[paraview.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview.Frame]] = []
+        self._groups: dict = {}                         # group ids by path, for the views
         self._committed_at = -np.inf
-        self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path), model,
-                                          self.topology)
+        self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
+                                          self.drawing)
 
     def commit(self, force: bool = False) -> None:
         """Make the frames written so far visible to readers (see the module docstring)."""
@@ -163,18 +172,18 @@ class ResultsFile:
             return
         with interrupt.critical():
             try:
-                self.h5.flush()
-                views = [(w, f, paraview.frame_fields(self.h5, w.name, f.index),
-                          paraview.constraint_blocks(self.h5, self.model, w.name, f.index))
+                views = [(w, f, paraview.frame_views(self.h5, self.drawing, self.model, f,
+                                                     w.datasets, w.attrs, self._groups))
                          for w, f in self.pending]
+                self.h5.flush()
             except BaseException as err:
                 if files.is_io_error(err):
                     self.seal()
                     raise OutputError(f"cannot write {self.path}: {files.reason(err)}") from None
                 raise
-            for w, f, fields, blocks in views:
+            for w, f, view in views:
                 self.frames.append(f)
-                self.series.add(f"{w.name} {f.index}", f.time, fields, blocks)
+                self.series.add(f"{w.name} {f.index}", f.time, view)
             self.pending.clear()
             self._committed_at = _time.monotonic()
             self.series.write(force=force)
@@ -220,14 +229,10 @@ class ResultsFile:
             sets.create_dataset(name, data=m.node_ids[idx])
         groups = g.create_group("groups")
         topo = self.topology
-        first = np.cumsum([0] + [len(grp) for grp in topo.groups])
-        first_cell = {grp.name: int(k) for grp, k in zip(topo.groups, first, strict=False)}
         for grp in m.groups:
             gg = groups.create_group(grp.name)
             gg.attrs["type"] = grp.type_name
             gg.attrs["cell_type"] = grp.cell_type
-            if grp.name in first_cell:
-                gg.attrs["first_cell"] = first_cell[grp.name]
             for key, value in grp.options().items():
                 gg.attrs[key] = value
             gg.create_dataset("connectivity", data=grp.conn)
@@ -235,7 +240,7 @@ class ResultsFile:
                 gg.create_dataset(key, data=val)
         cells = g.create_dataset("cells", data=topo.cells)
         cells.attrs["topology"] = topo.kind
-        types = {grp.cell_type for grp in topo.groups}
+        types = {grp.cell_type for grp in drawing.drawn_groups(m)}
         cells.attrs["cell_type"] = types.pop() if len(types) == 1 else (
             "mixed" if types else "line")
         constraints = g.create_group("constraints")
@@ -243,6 +248,7 @@ class ResultsFile:
             cg = constraints.create_group(c.name)
             cg.attrs["type"] = c.type_name
             cg.create_dataset("connectivity", data=c.conn)
+        paraview.write_drawing(self.h5, self.drawing)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
                    span: float | None = None) -> StepWriter:
@@ -288,13 +294,11 @@ class ResultsFile:
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
-            paraview.write_modes(path, self, name, len(eigenvalues), self.topology,
-                                 labels=labels, times=times)
+            paraview.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
+                                 labels=labels)
             if vibration:
                 paraview.write_vibration(files.vibration_xdmf_path(self.path, name), self, name,
-                                         len(eigenvalues), self.topology,
-                                         labels or [f"mode {i + 1}"
-                                                    for i in range(len(eigenvalues))])
+                                         step_type, len(eigenvalues), labels=labels)
         return path
 
     def write_linear(self, name: str, data: dict, matrices: dict, attrs: dict,
@@ -476,6 +480,7 @@ class StepWriter:
         self.g.attrs["time_offset"] = time_offset
         self.g.attrs["dof_names"] = list(system.model.slots)
         self.g.attrs["clock"] = clock
+        self.attrs = {"type": step_type, "index": index}
         self.time_offset = time_offset
         self.series_time = time_offset
         self.count = 0
@@ -544,7 +549,8 @@ class StepWriter:
             values[f"increments/{k}"] = v
         for k, v in (energy or {}).items():
             values[f"energy/{k}"] = v
-        values.update(paraview.frame_arrays(sysm.model, self.name, values))
+        values.update(paraview.frame_arrays(self.results.drawing, sysm.model, self.name,
+                                            values))
         clock = self._clock(time)
         at = self.time_offset + clock
         need = sum(np.asarray(v).nbytes for v in values.values())
@@ -553,7 +559,8 @@ class StepWriter:
                           f"frame {self.count} of step '{self.name}'")
         with interrupt.critical():
             self._write(values)
-            self.results.pending.append((self, paraview.Frame(self.name, self.count - 1, at)))
+            self.results.pending.append((self, paraview.Frame(self.name, self.count - 1, at,
+                                                              frozenset(values))))
             self.last_time = time
             self.series_time = at
         self.results.commit()
