@@ -84,8 +84,7 @@ def zoo_3d() -> dict:
     slides along x on a prismatic joint to the ground, a body drawn by its inertia box (8) hangs
     from the cylinder by a universal joint; a truss (2-4) from the beam's tip is held at 4 with
     a grounded spring along y; a shell plate of 2 x 2 quadrilaterals is clamped along one edge.
-    (Ties and joints in one model fail to build today: fem.constraints.redundancy stacks
-    Jacobians of different widths; ties are in :func:`zoo_ties`.)
+    (Ties are drawn in :func:`zoo_ties`.)
     """
     plate = [[x, y, -1.0] for y in (0.0, 0.5, 1.0) for x in (0.0, 0.5, 1.0)]
     quads = [[9 + i + 3 * j, 10 + i + 3 * j, 13 + i + 3 * j, 12 + i + 3 * j]

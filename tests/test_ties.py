@@ -182,3 +182,19 @@ def test_a_tie_group_may_not_take_an_element_groups_name():
     d["ties"][0]["name"] = "beam"
     with pytest.raises(DeckError, match="already an element group"):
         from_dict(d)
+
+
+@pytest.mark.parametrize("also", ["distinct", "redundant"])
+def test_ties_and_joints_in_one_model(also):
+    """A model with both ties and joints (their rows differ in width: a tie's translations, a
+    joint's translations and rotation). The portal frame's left pin as a tie and its right pin
+    as a revolute joint (``distinct``), or both pins as ties and the right one again as a joint
+    (``redundant``: its rows duplicate the tie's and are released), give the frame pinned by ties
+    alone (1e-10). Before: a traceback from the redundancy check (rows of different widths)."""
+    ref = solve(frame("tied"))[2].u
+    d = frame("tied")
+    if also == "distinct":
+        d["ties"] = [{"name": "pins", "pairs": [[2, 5]]}]
+    d["joints"] = [{"name": "hinge", "type": "revolute", "pairs": [[3, 6]]}]
+    u = solve(d)[2].u
+    np.testing.assert_allclose(u, ref, rtol=0, atol=1e-10 * np.abs(ref).max())

@@ -42,22 +42,25 @@ def redundant_rows(model) -> list[NDArray]:
     for p in model.prescribed:
         held[p.nodes, p.slot] = True
     slot_of = {name: k for k, name in enumerate(model.slots)}
-    blocks, keys = [], []                  # per group: (E r, nd) rows and their (node, slot) keys
+    # every group's rows as (row, DOF key, value) entries: groups differ in their DOFs per row
+    # (a tie's translations, a joint's translations and rotations)
+    row_of, keys, values = [], [], []
+    count = 0
     for c in groups:
         G = c.jacobian(ref)                                     # (E, r, nd)
         E, r, nd = G.shape
         slots = np.tile([slot_of[d] for d in c.dof_names], c.conn.shape[1])
         nodes = np.repeat(c.conn, len(c.dof_names), axis=1)      # (E, nd)
         G = np.where(held[nodes, slots][:, None, :], 0.0, G)     # supported DOFs: no column
-        blocks.append(G.reshape(E * r, nd))
-        keys.append(np.repeat(nodes * model.nslots + slots, r, axis=0))   # (E r, nd)
-    rows = np.concatenate(blocks)
-    flat_keys = np.concatenate(keys)
-    used, columns = np.unique(flat_keys, return_inverse=True)
-    A = np.zeros((len(used), len(rows)))                 # G^T on the DOFs the rows touch
-    np.add.at(A, (columns.reshape(flat_keys.shape), np.arange(len(rows))[:, None]), rows)
+        row_of.append(np.repeat(count + np.arange(E * r), nd))
+        keys.append(np.repeat(nodes * model.nslots + slots, r, axis=0).ravel())
+        values.append(G.ravel())
+        count += E * r
+    used, columns = np.unique(np.concatenate(keys), return_inverse=True)
+    A = np.zeros((len(used), count))                     # G^T on the DOFs the rows touch
+    np.add.at(A, (columns, np.concatenate(row_of)), np.concatenate(values))
     norms = np.linalg.norm(A, axis=0)
-    diag = np.zeros(len(rows))
+    diag = np.zeros(count)
     if A.size:
         R = np.linalg.qr(A, mode="r")
         m = min(R.shape)
