@@ -9,12 +9,14 @@ within round-off.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import NDArray
 
-#: without error bounds, real parts within this times the largest |p| of their value are drawn
-#: as zero: the linearize step's stability threshold (fem.analysis.linearize.STABLE), far above
-#: the eigen-solvers' round-off (1e-14 relative here) and far below a growth worth drawing
+#: without error bounds (the sweeps give them: fem.solvers.eigen.bounds), real parts within this
+#: times the largest |p| of their value are drawn as zero: far above the eigen-solvers'
+#: round-off (1e-14 relative here) and far below a growth worth drawing
 ROUNDOFF = 1e-9
 STYLES = {1: ("-", "forward whirl"), -1: ("--", "backward whirl"), 0: (":", "no whirl")}
 WHIRL_NAMES = {1: "forward", -1: "backward", 0: "no whirl"}
@@ -24,7 +26,11 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with warnings.catch_warnings():
+        # a system matplotlib beside the venv's (Debian's ParaView brings one) makes pyplot warn
+        # that it cannot import Axes3D; these plots are 2D
+        warnings.filterwarnings("ignore", message="Unable to import Axes3D")
+        import matplotlib.pyplot as plt
 
     return plt
 
