@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
+from helpers import line_beam, solve
 
 from fem.solvers.eigen.bounds import conservative_gyroscopic, error_bounds, verdict
-from tests.helpers import line_beam, solve
 
 
 def companion(M, D, K):

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 import scipy.linalg as la
 import scipy.sparse as sp
+from helpers import line_beam, solve
 from test_lanczos2 import assert_same_set, companion_eigenvalues
 
 from fem import interrupt
 from fem.errors import Interrupted
 from fem.solvers.eigen import lanczos2
 from fem.solvers.eigen.lanczos2 import quadratic_eigen
-from tests.helpers import line_beam, solve
 
 
 def pencil_eigenvalues(M, B, K):

@@ -11,6 +11,7 @@ import h5py
 import numpy as np
 import pytest
 import scipy.io
+from helpers import deck_error, line_beam, solve
 
 from fem import rotations as so3
 from fem.inertia import NodalInertia
@@ -18,7 +19,6 @@ from fem.io.deck import from_dict
 from fem.linearization import inertial_forces
 from fem.run import make_step, run
 from fem.system import System
-from tests.helpers import deck_error, line_beam, solve
 
 
 # --- T12: Kane's beam spinning at constant speed -------------------------------------------------

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import deck_error, solve
 
 from fem.analysis import rotordynamics as rd
 from fem.io import plots
-from tests.helpers import deck_error, solve
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "jeffcott_rotor"
 PI2 = np.pi**2
@@ -223,7 +223,7 @@ def test_a_diverged_mode_keeps_its_line():
     omega_3(0) sqrt(1 - P / (9 P_cr)) (the real pair +-a counts as one pair among the modes
     nearest the shift, so the third stays); no line takes the diverged pair's -a, or jumps to
     another mode ('plunging' to a real eigenvalue)."""
-    from tests.test_sweep import column
+    from test_sweep import column
 
     ratios = np.array([0.0, 0.5, 0.9, 1.1, 1.3, 1.6, 2.0])
     step = solve(column(ratios * PI2, modes=3, refine=False))[3][0]
@@ -303,7 +303,7 @@ def test_the_fixed_frame_of_a_rotor_not_symmetric_about_its_axis_is_warned_about
     """Kane's beam (2D, radial to the spin axis: tests/test_sweep.py) vibrates in a plane of
     the turning frame (weaker/stronger sense ~1): frame = "fixed" says its conversion holds only
     for the dominant harmonic; the rotating frame (the default) says nothing."""
-    from tests.test_sweep import spinning
+    from test_sweep import spinning
 
     d = spinning([0.0, 2.0, 6.0])
     quiet = solve(d)[3][0]
@@ -328,7 +328,7 @@ def test_rotor_deck_mistakes(change, key, words):
 
 @pytest.mark.parametrize("key, value", [("frame", "fixed"), ("orders", [1.0])])
 def test_a_load_sweep_refuses_the_spin_keys(key, value):
-    from tests.test_sweep import column
+    from test_sweep import column
 
     d = column([0.0, 1.0])
     d["steps"][0][key] = value

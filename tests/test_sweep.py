@@ -11,11 +11,11 @@ import h5py
 import numpy as np
 import pytest
 import scipy.linalg
+from helpers import deck_error, line_beam, solve
 
 from fem.inertia import NodalInertia
 from fem.io.deck import from_dict
 from fem.run import run
-from tests.helpers import deck_error, line_beam, solve
 
 PI2 = np.pi**2
 

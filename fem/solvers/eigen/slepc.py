@@ -126,6 +126,8 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
             cols.append(vr.getArray().copy())
         vr.destroy()
     except PETSc.Error as err:
+        interrupt.check()       # a signal that ended the solve (a zero preconditioner output can
+        #                         break SLEPc's small solves) is the signal, not a failure
         raise ConvergenceError(f"{what}: SLEPc's eigen-solve failed (PETSc error {err.ierr}; "
                                f"{count} pairs of {K.shape[0]} unknowns asked: method = "
                                "\"dense\" computes every pair of a small model)") from None
@@ -202,8 +204,9 @@ def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
                         vals.append(top)
                         vecs.append(vr.getArray().copy())
             except PETSc.Error:
-                pass                    # keep the scale of the values found
+                interrupt.check()       # else keep the scale of the values found
     except PETSc.Error as err:
+        interrupt.check()
         raise ConvergenceError(f"{what} failed (PETSc error {err.ierr})") from None
     finally:
         for obj in (eps, A, B, vr):
