@@ -1,6 +1,11 @@
 """Build and run decks given as Python dicts (the same schema as the TOML decks)."""
 
 import copy
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
 import tomllib
 
 import numpy as np
@@ -145,3 +150,19 @@ def stepped(X, s0, rng, strain: float = 0.02):
     s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
                                    @ so3.expm(0.5 * rng.normal(size=(len(X), 3))))
     return s1
+
+
+def run_pvpython(args: list, **kwargs) -> subprocess.CompletedProcess:
+    """``pvpython *args`` under ``xvfb-run -a`` where it exists, one at a time.
+
+    Two test workers starting ``xvfb-run -a`` at once may pick the same display number (it looks
+    for a free one, then starts the server): one ParaView then aborts in
+    ``vtkXOpenGLRenderWindow::CreateAWindow``. An exclusive lock on a file in the temporary
+    folder keeps ParaView runs of every worker apart. ``kwargs`` go to :func:`subprocess.run`.
+    """
+    command = ["pvpython", *map(str, args)]
+    if shutil.which("xvfb-run"):
+        command = ["xvfb-run", "-a", *command]
+    with open(os.path.join(tempfile.gettempdir(), "fem-tests-paraview.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(command, **kwargs)

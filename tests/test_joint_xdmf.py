@@ -9,13 +9,12 @@ point vectors ``joint_force``, ``joint_moment`` at that point; all are virtual d
 
 import os
 import shutil
-import subprocess
 import textwrap
 
 import h5py
 import numpy as np
 import pytest
-from helpers import case_deck
+from helpers import case_deck, run_pvpython
 from results_checks import assert_consistent, read_xdmf
 
 from fem.io.deck import from_dict
@@ -161,10 +160,8 @@ def test_paraview_reads_the_joints(rod, tmp_path):
         print("force", *data.GetPointData().GetArray("joint_force").GetTuple3(int(sys.argv[2])))
         print("fy", data.GetCellData().GetArray("fy").GetValue(int(sys.argv[3])))
     """))
-    p = subprocess.run(["xvfb-run", "-a", "pvpython", str(probe), xdmf, str(p0), str(c0)]
-                       if shutil.which("xvfb-run") else ["pvpython", str(probe), xdmf, str(p0),
-                                                         str(c0)],
-                       capture_output=True, text=True, timeout=300, cwd=os.path.dirname(xdmf))
+    p = run_pvpython([probe, xdmf, p0, c0], capture_output=True, text=True, timeout=300,
+                     cwd=os.path.dirname(xdmf))
     assert p.returncode == 0, p.stdout + p.stderr
     grids = [x.split()[1:] for x in p.stdout.splitlines() if x.startswith("grid")]
     assert grids == [["vtkUnstructuredGrid", str(N), str(C)]] * 31, p.stdout

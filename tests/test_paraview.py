@@ -16,7 +16,6 @@ import copy
 import json
 import os
 import shutil
-import subprocess
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from helpers import run_pvpython
 from results_checks import read_xdmf
 from test_readers import with_nodal_fields, zoo_3d
 
@@ -120,11 +120,8 @@ def shown(results, renders, tmp_path_factory) -> dict:
                 "select": [[1, 4, 7], "s_top"]},
     }
     (tmp / "jobs.json").write_text(json.dumps(list(jobs.values())))
-    command = ["pvpython", str(ROOT / "tests" / "paraview_probe.py"), str(tmp / "jobs.json"),
-               str(tmp / "answers.json")]
-    if shutil.which("xvfb-run"):
-        command = ["xvfb-run", "-a"] + command
-    p = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    p = run_pvpython([ROOT / "tests" / "paraview_probe.py", tmp / "jobs.json",
+                      tmp / "answers.json"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     answers = json.loads((tmp / "answers.json").read_text())
     return {"tmp": tmp, **dict(zip(jobs, answers, strict=True))}
