@@ -64,9 +64,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.functions import Constant, Linear, TimeFunction
 from fem.model import DistributedLoad, Gravity, NodalLoad, Prescribed
 from fem.state import State
+from fem.time_functions import Constant, Linear, TimeFunction
 
 
 @dataclass(frozen=True)

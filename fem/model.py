@@ -18,7 +18,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.functions import TimeFunction
+from fem.time_functions import TimeFunction
 
 DOF_SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
 LOAD_KINDS = ("dead", "follower", "semitangential")

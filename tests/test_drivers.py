@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import deck_error, solve, with_changes
 
-from fem.functions import SpinUp
+from fem.time_functions import SpinUp
 
 M, L, G = 2.0, 0.6, 9.81          # a uniform bar of mass M and length L, gravity G
 RATE, T_UP = 3.0, 1.0             # spun up to 3 rad/s over 1 s (Kane's profile)

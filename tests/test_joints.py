@@ -8,8 +8,8 @@ import pytest
 from fem import rotations as so3
 from fem.constraints.joint import DRIVEN, ROWS, Joint
 from fem.constraints.spherical import Spherical
-from fem.functions import SpinUp
 from fem.state import State
+from fem.time_functions import SpinUp
 
 rng = np.random.default_rng(11)
 

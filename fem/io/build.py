@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.errors import DeckError, did_you_mean
-from fem.functions import Constant, Ramp, SpinUp, Steady, Table
 from fem.io import mesh as meshio_reader
 from fem.io.keys import (
     LAYER_KEYS,
@@ -39,6 +38,7 @@ from fem.io.keys import (
     valid_name,
 )
 from fem.model import DOF_SLOTS, Layer, Material, OrthotropicMaterial, Section, ShellSection
+from fem.time_functions import Constant, Ramp, SpinUp, Steady, Table
 
 
 @dataclass(frozen=True)
