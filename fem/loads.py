@@ -172,7 +172,7 @@ def _pressure(load: PressureLoad, model) -> Pattern:
 def gravity_force(model, acceleration: NDArray) -> NDArray:
     """(n, nslots) ``M g``: gravity on every mass, with the mass the dynamic step integrates.
 
-    Groups with lumped inertia (``lumped_inertia``, which :class:`fem.inertia.NodalInertia`
+    Groups with lumped inertia (``lumped_inertia``, which :class:`fem.inertia.nodal.NodalInertia`
     integrates) take ``m_node g`` (translations only: the centre of mass of a lumped node is the
     node); beams with ``inertia = "consistent"`` the consistent ``M g`` of their Hermite ``rho A``
     (:func:`_consistent_beam_gravity`); the ``[[masses]]`` point masses ``m g``.
@@ -198,7 +198,7 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
 
 
 def _consistent_beam_gravity(g, acceleration) -> NDArray:
-    """(E, nd) ``M g`` of beams with consistent inertia (:mod:`fem.inertia_beam`).
+    """(E, nd) ``M g`` of beams with consistent inertia (:mod:`fem.inertia.beam`).
 
     The consistent end loads of the distributed load ``rho A g`` at the reference geometry. The
     end moments are taken about the reference axis: the inertia group's elastic line turns them

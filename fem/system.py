@@ -20,7 +20,8 @@ from numpy.typing import NDArray
 from fem.assembly import Assembler
 from fem.dofs import DofMap
 from fem.elements.base import nodal_average
-from fem.inertia import NodalInertia, inertia_groups
+from fem.inertia import inertia_groups
+from fem.inertia.nodal import NodalInertia
 from fem.state import State
 
 
@@ -215,7 +216,7 @@ class System:
         """CSR values of the mass matrix (global axes, reference geometry).
 
         Lumped: the mass a dynamic step integrates: the nodal inertia group's blocks
-        (:class:`fem.inertia.NodalInertia`, point masses included) plus the element mass of
+        (:class:`fem.inertia.nodal.NodalInertia`, point masses included) plus the element mass of
         every element-level inertia group (beams with ``inertia = "consistent"``, whose rho A is
         not in the nodal group). Consistent: the element groups' consistent masses plus the point
         masses' nodal blocks.

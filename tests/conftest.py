@@ -97,7 +97,7 @@ def moving_ec_start(sysm, step, rng, h: float, u=0.03, rot=0.3):
     unit velocities) of a 3D model, and the energy-conserving integrator of ``step`` begun at it
     (nodal inertia, time step ``h``): the set-up of the step-tangent tests. Returns ``(integ,
     s0)``; call ``integ.start_step(s0)`` after any change to ``s0``'s algorithmic history."""
-    from fem.inertia import NodalInertia
+    from fem.inertia.nodal import NodalInertia
     from fem.integrators import make_integrator
 
     s0 = sysm.reference_state()

@@ -255,7 +255,7 @@ def test_dynamics_and_modal_analysis_use_one_mass():
     and its kinetic energy ``v^T M v / 2`` is the inertia group's for any velocities."""
     from helpers import line_beam
 
-    from fem.inertia import NodalInertia
+    from fem.inertia.nodal import NodalInertia
     from fem.io.deck import from_dict
     from fem.state import State
 

@@ -335,7 +335,7 @@ def test_free_flying_flexible_3d_beam_conserves_energy_and_both_momenta_exactly(
     """Free flight of a spinning, vibrating 3D beam, 200 steps of 0.2 rad: energy, linear and
     angular momentum to 1e-10 relative with the nodes turned by ``cay(psi)`` (observed 2e-12,
     1e-13, 2e-12), in about 4 Newton iterations a step; with the consistent inertia too, whose
-    director velocities are state (fem.inertia_beam module doc; before them its angular
+    director velocities are state (fem.inertia.beam module doc; before them its angular
     momentum drifted by 4e-5 here)."""
     step, _, _ = spinning_3d(200, 1e6, bending=True, inertia=inertia)
     assert step.steps == 200 and step.cuts == 0

@@ -12,7 +12,7 @@ import pytest
 from conftest import fd_step_tangent, random_state, slot_columns
 
 from fem import rotations as so3
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.integrators import make_integrator
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.io import deck as deck_io

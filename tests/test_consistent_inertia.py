@@ -1,6 +1,6 @@
 """Consistent (cubic Hermite) inertia of co-rotational beams (issue 10, item 6).
 
-:mod:`fem.inertia_beam`: Meijaard's eq. 17 with ``eps1 = 0`` as an inertia group beside the nodal
+:mod:`fem.inertia.beam`: Meijaard's eq. 17 with ``eps1 = 0`` as an inertia group beside the nodal
 one, selected per beam group with ``inertia = "consistent"``.
 """
 
@@ -12,7 +12,8 @@ from helpers import line_beam
 
 from fem import rotations as so3
 from fem.elements import beam_mass
-from fem.inertia import InertiaSum, NodalInertia, inertia_groups
+from fem.inertia import InertiaSum, inertia_groups
+from fem.inertia.nodal import NodalInertia
 from fem.integrators import make_integrator
 from fem.integrators.base import midpoint_velocities
 from fem.integrators.inertia import step_kinematics
@@ -280,7 +281,7 @@ def test_free_flight_newton_needs_few_more_iterations_than_lumped(dim):
 @pytest.mark.parametrize("dim", [2, 3])
 def test_free_flight_conserves_angular_momentum(dim):
     """Issue 10, item 6: angular momentum exact to 1e-10 in free flight, with the director
-    velocities as state (fem.inertia_beam module doc; observed 6e-12 (2D), 3e-12 (3D); with
+    velocities as state (fem.inertia.beam module doc; observed 6e-12 (2D), 3e-12 (3D); with
     rigid director rates it was 6e-3 and 4e-3)."""
     step, _ = flying(dim, "consistent")
     L = series(step, "angular_momentum")
@@ -293,7 +294,7 @@ def test_director_rates_make_the_step_exact_for_energy_and_angular_momentum(dim)
     from a random moving state whose director rates are *not* the rigid ones: the consistent
     group's inertial work equals T1 - T0, its resultant is (P1 - P0)/h and its moment about
     the mid-point positions ``sum x_m x f_x + m`` equals (L1 - L0)/h, all to round-off
-    (fem.inertia_beam module doc: ``sum ybar x f_y``, ``m = dbar x f_d``). The state's new
+    (fem.inertia.beam module doc: ``sum ybar x f_y``, ``m = dbar x f_d``). The state's new
     rates follow the mid-point rule ``u_d1 = 2 (d1 - d0)/h - u_d0``."""
     h = 0.3
     dk = deck_io.from_dict(beam_deck(dim))
@@ -382,7 +383,7 @@ def rigid_step_defect(dim: int, inertia: str, seed: int, h: float = 0.1) -> floa
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_no_inertial_force_closes_energy_and_angular_momentum_with_rigid_director_rates(dim):
-    """Why the mid-point family keeps director rates of its own (fem.inertia_beam module doc):
+    """Why the mid-point family keeps director rates of its own (fem.inertia.beam module doc):
     with the rigid rates ``w x d`` (a state without stored rates) the necessary condition of
     :func:`rigid_step_defect` holds to round-off for the lumped (Simo-Wong) inertia but not for
     the consistent one, whose director rates couple to the translations (largest of three

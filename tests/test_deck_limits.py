@@ -513,7 +513,7 @@ J_GIVEN = np.array([[2.0, 0.3, -0.1], [0.3, 1.5, 0.2], [-0.1, 0.2, 1.0]])
 
 
 def test_inertia_matrix_is_accepted_and_used():
-    from fem.inertia import NodalInertia
+    from fem.inertia.nodal import NodalInertia
     from fem.system import System
 
     def nodal_J(text):

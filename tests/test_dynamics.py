@@ -205,7 +205,7 @@ def test_spinning_beam_converges_quadratically_and_conserves_exactly():
     Simo-Wong inertia, 1000 steps at 0.2 rad per step need no halving and at most 6 Newton
     iterations per step on average (about 4; 11 with the former approximate tangent, 4 for
     generalized-alpha on the same steps), and energy and both momenta stay exact to 1e-10."""
-    from fem.inertia import NodalInertia
+    from fem.inertia.nodal import NodalInertia
     from fem.system import System
 
     # the spin axis is not principal: the body's inertia tensor turns it

@@ -11,7 +11,7 @@ import pytest
 from helpers import line_beam, node, solve
 
 from fem.errors import DeckError
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.io.deck import from_dict
 from fem.loads import StepLoads, gravity_force
 from fem.system import System

@@ -13,7 +13,7 @@ import pytest
 from helpers import node
 
 from fem.errors import DeckError
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.io.deck import from_dict
 from fem.model import apply_velocities
 from fem.system import System

@@ -14,7 +14,7 @@ import scipy.io
 from helpers import deck_error, line_beam, solve
 
 from fem import rotations as so3
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.io.deck import from_dict
 from fem.linearization import inertial_forces
 from fem.run import make_step, run

@@ -28,7 +28,7 @@ from results_checks import read_xdmf
 from fem import rotations as so3
 from fem.elements import RigidBody
 from fem.errors import DeckError
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.io import deck as deck_io
 from fem.loads import gravity_force
 from fem.run import make_step

@@ -26,7 +26,7 @@ from conftest import fd_step_tangent, moving_ec_start
 from helpers import solve, square_plate_mesh
 from test_shell import DB, clamped_centre, navier_centre, plate_deck
 
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.integrators.midpoint import chord_nodes
 from fem.io import deck as deck_io
 from fem.run import make_step

@@ -13,7 +13,7 @@ import pytest
 import scipy.linalg
 from helpers import deck_error, line_beam, solve
 
-from fem.inertia import NodalInertia
+from fem.inertia.nodal import NodalInertia
 from fem.io.deck import from_dict
 from fem.run import run
 

@@ -130,7 +130,7 @@ def lumped_diagonal(M) -> NDArray | None:
     """``(n,)`` the diagonal of a diagonal (lumped) mass matrix ``M`` (CSR), else None.
 
     What the superelement file keeps as ``/component/mass`` (version 2): the inertia of a
-    co-rotational superelement (:mod:`fem.inertia_floating`) needs a constant diagonal mass
+    co-rotational superelement (:mod:`fem.inertia.floating`) needs a constant diagonal mass
     on the recovered nodes; a lumped mass with consistent beam inertia is not diagonal.
     """
     diag = M.diagonal()

@@ -121,7 +121,7 @@ class ElementGroup:
     #: rotation DOFs are rotation vectors updated by addition (small-displacement groups)
     additive_rotations: bool = False
     #: which inertia integrates the group: "lumped" (its lumped_inertia, in the nodal group) or
-    #: "consistent" (an element-level inertia group, fem.inertia_beam)
+    #: "consistent" (an element-level inertia group, fem.inertia.beam)
     inertia: str = "lumped"
     dof_names: tuple[str, ...] = ()
     stress_names: tuple[str, ...] = ()
@@ -181,7 +181,7 @@ class ElementGroup:
         return self.material_tangent(state) + self.geometric_stiffness(state, self.stress(state))
 
     def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
-        """Each element's lumped inertia at its nodes, for :class:`fem.inertia.NodalInertia`.
+        """Each element's lumped inertia at its nodes, for :class:`fem.inertia.nodal.NodalInertia`.
 
         ``m (E, nen)`` translational masses and ``J (E, nen, 3, 3)`` rotary inertias in the
         global axes at the reference (2D: about z only), read from the diagonal node blocks of the

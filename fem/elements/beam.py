@@ -99,7 +99,7 @@ class Beam(ElementGroup):
                                p["E"] * p["Iz"], p["G"] * p["Ay"] if shear else inf,
                                p["G"] * p["Az"] if shear else inf, nonlinear=not linear)
         self.rotary_inertia = rotary_inertia
-        # "consistent": rho A moves to the consistent inertia group (fem.inertia_beam)
+        # "consistent": rho A moves to the consistent inertia group (fem.inertia.beam)
         self.inertia = inertia
         # mass and rotary inertias per length: rho A, rho Iy, rho Iz, rho J (polar); from the
         # density and the stiffness section unless given directly (papers give rho A and rho I
@@ -275,7 +275,7 @@ class Beam(ElementGroup):
         """Nodal masses and rotary inertias (see the base class); consistent inertia: rotary only.
 
         With ``inertia = "consistent"`` the translational mass and its HRZ share of the bending
-        rotations belong to :class:`fem.inertia_beam.ConsistentBeamInertia`; the nodes keep the
+        rotations belong to :class:`fem.inertia.beam.ConsistentBeamInertia`; the nodes keep the
         cross-section's rotary inertia ``rho I l0 / 2`` (and ``rho J l0 / 2``).
 
         Offset elements with mass have none: a nodal inertia cannot hold a mass off its node

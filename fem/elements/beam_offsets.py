@@ -24,8 +24,9 @@ Small-displacement (linear) beams freeze ``T`` at the reference (``c = e``): ``d
 force ``T0^T K_end T0 d``, mass ``T0^T M_end T0``; their geometric stiffness (linear buckling)
 keeps the lever term at the reference, as it keeps the co-rotational frame's.
 
-Mass in dynamics is not carried: a nodal lumped inertia (:class:`fem.inertia.NodalInertia`) has
-no translation-rotation coupling for a mass off the node, so offset beams with mass refuse the
+Mass in dynamics is not carried: a nodal lumped inertia
+(:class:`fem.inertia.nodal.NodalInertia`) has no translation-rotation coupling for a mass off the
+node, so offset beams with mass refuse the
 lumped inertia (dynamic steps, gravity, modal steps with the lumped mass) and the
 energy-conserving force; the consistent mass matrix ``T0^T M_end T0`` serves modal steps with
 ``mass = "consistent"``.

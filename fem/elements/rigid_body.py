@@ -1,15 +1,15 @@
 """Rigid bodies: a node, the centre of mass, carrying a mass ``m`` and an inertia tensor ``J``.
 
-A rigid body is an element group with one node per element and every DOF of that node (2D: ux,
-uy, rz; 3D: ux, uy, uz, rx, ry, rz) and no stiffness: its internal force, tangent and strain energy
-are zero. All it brings is inertia, through :meth:`RigidBody.lumped_inertia`: the mass and the
-inertia tensor about the centre of mass, in the global axes at the reference orientation (the
-body's material frame). :class:`fem.inertia.NodalInertia` integrates them with the node's other
-masses, so the dynamics of a free body are those of a lumped node with rotary inertia: in 3D
-Simo & Wong's (1991) momentum form ``(Pi1 - Pi0)/h`` of the mid-point family (kinetic energy and
-spatial angular momentum ``Pi = R J R^T omega`` exact, to Newton's tolerance, for a torque-free
-body), the Newmark form ``R (J A + W x J W)`` of the alpha family; ``[gravity]`` adds ``m g`` at
-the node (:func:`fem.loads.gravity_force`) and ``System.mass`` the blocks ``diag(m I, J)``.
+A rigid body is an element group with one node per element and every DOF of that node (2D: ux, uy,
+rz; 3D: ux, uy, uz, rx, ry, rz) and no stiffness: its internal force, tangent and strain energy are
+zero. All it brings is inertia, through :meth:`RigidBody.lumped_inertia`: the mass and the inertia
+tensor about the centre of mass, in the global axes at the reference orientation (the body's
+material frame). :class:`fem.inertia.nodal.NodalInertia` integrates them with the node's other
+masses, so the dynamics of a free body are those of a lumped node with rotary inertia: in 3D Simo &
+Wong's (1991) momentum form ``(Pi1 - Pi0)/h`` of the mid-point family (kinetic energy and spatial
+angular momentum ``Pi = R J R^T omega`` exact, to Newton's tolerance, for a torque-free body), the
+Newmark form ``R (J A + W x J W)`` of the alpha family; ``[gravity]`` adds ``m g`` at the node
+(:func:`fem.loads.gravity_force`) and ``System.mass`` the blocks ``diag(m I, J)``.
 
 The rotations are finite (``additive_rotations = False``): a 3D body's orientation is the node's
 unit quaternion, turned by spatial spins, so a body node is a Lie node of the nodal inertia

@@ -18,8 +18,8 @@ reduced matrices do not change under one); a rotated placement is refused. Large
 floating frame) is a later item of issue 13.
 
 Its inertia is an element-level inertia group of its own
-(:class:`fem.inertia.SuperelementInertia`): the constant ``M`` on ``q`` in static, modal and
-dynamic steps (mid-point family; the rates of ``eta`` live in the state, see there). The
+(:class:`fem.inertia.superelement.SuperelementInertia`): the constant ``M`` on ``q`` in static,
+modal and dynamic steps (mid-point family; the rates of ``eta`` live in the state, see there). The
 energy-conserving scheme's force and the inertia are exact at interface nodes with additive
 rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
 with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
@@ -49,7 +49,7 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`::
     /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
-                             (:mod:`fem.inertia_floating`)
+                             (:mod:`fem.inertia.floating`)
 
 Version 1 files (no ``/component/mass``) are still read: linear superelements need nothing more.
 """
@@ -247,7 +247,7 @@ class Superelement(ElementGroup):
     cell_type = "superelement"          # not drawn: its interior is not a cell of the mesh
     capabilities = frozenset({"stiffness", "mass", "energy_conserving", "internal_unknowns"})
     additive_rotations = True           # u_b holds rotation vectors (small displacements)
-    inertia = "superelement"            # its own inertia group, fem.inertia.SuperelementInertia
+    inertia = "superelement"            # its own inertia group (fem.inertia.superelement)
     internal_always = True              # its eta are unknowns of every step (fem.dofs)
     stress_names = ()
 
@@ -335,7 +335,7 @@ class Superelement(ElementGroup):
         return self.Me.copy()
 
     def lumped_inertia(self, state) -> tuple[NDArray, NDArray]:
-        """Zeros: its mass is its own inertia group's (:class:`fem.inertia.SuperelementInertia`)."""
+        """Zeros: its mass is its own inertia group's (:mod:`fem.inertia.superelement`)."""
         return np.zeros((1, self.nen)), np.zeros((1, self.nen, 3, 3))
 
     def outputs(self, state) -> dict[str, NDArray]:

@@ -36,7 +36,7 @@ So ``f . (q_1 - q_0) = U_1 - U_0`` to round-off at any step. Newton's tangent is
 configuration (an approximation of ``df/dq_1``: the derivative of ``G`` is taken as the
 mid-point's second derivative of ``q_l``).
 
-The recovered configuration (what the inertia integrates, :mod:`fem.inertia_floating`): the
+The recovered configuration (what the inertia integrates, :mod:`fem.inertia.floating`): the
 component's nodes ``y_j = x_a + R (X_j - X_a + (T q_l)_u,j)`` and rotations ``psi_j = alpha +
 (T q_l)_theta,j`` on the component's unknowns (``T`` the file's recovery, local frame), with its
 Jacobian, discrete gradient (the same pieces) and its acceleration at zero ``q`` acceleration.
@@ -113,7 +113,7 @@ class CorotSuperelement(Superelement):
     """
 
     capabilities = frozenset({"stiffness", "mass", "energy_conserving", "internal_unknowns"})
-    inertia = "floating"                # fem.inertia_floating.FloatingInertia
+    inertia = "floating"                # fem.inertia.floating.FloatingInertia
 
     def __init__(self, name: str, nodes, X, dim: int, data: SuperelementData,
                  internal_start: int = 0, path: str = "", stiffening: bool = False):

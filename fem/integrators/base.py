@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.inertia import InertiaSum, NodalInertia
+from fem.inertia import InertiaSum
+from fem.inertia.nodal import NodalInertia
 from fem.integrators.inertia import step_kinematics
 
 

@@ -58,7 +58,7 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
     Newton still turns ``R1`` by spins ``dw``: ``d psi = (I - hat(psi)/2 + psi psi^T/4) dw``
     (:func:`fem.rotations.cay_inv_spin`), ``d s = s'(|theta|) n . dw``. The mid-point
     orientation stays ``exp(theta/2) R0``. Nodes of beams with consistent inertia are Cayley
-    nodes too; that inertia keeps director velocities of its own (:mod:`fem.inertia_beam`).
+    nodes too; that inertia keeps director velocities of its own (:mod:`fem.inertia.beam`).
 
 Both tangents are the exact derivatives of the residual along Newton's corrections of ``s1``
 (translations added, 3D rotations turned by spatial spins), so Newton converges quadratically:
@@ -66,7 +66,7 @@ a spin ``dw`` of ``s1`` turns the step's rotation vector by ``jl_inv(theta) dw``
 orientation by :func:`fem.rotations.half_spin` ``(theta) dw`` (not ``dw / 2``); the elements
 carry these through their mid-point ``B`` (:meth:`fem.elements.beam.Beam.conserving`) and the
 mid-point rule through ``K(d_m)``; the Simo-Wong inertia tangent is exact as it stands
-(:meth:`fem.inertia.NodalInertia.midpoint_force`).
+(:meth:`fem.inertia.nodal.NodalInertia.midpoint_force`).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def chord_nodes(model) -> NDArray:
     hinge keeps ``exp``, and its hinge conserves energy but not angular momentum.
 
     Nodes of beams with consistent inertia are Cayley nodes like the others: their inertia
-    keeps director velocities of its own (:mod:`fem.inertia_beam`), whose mid-point rule
+    keeps director velocities of its own (:mod:`fem.inertia.beam`), whose mid-point rule
     ``d1 - d0 = psi x (d0 + d1)/2`` pairs the moment ``dbar x f_d`` with ``psi`` and makes
     energy and angular momentum exact. (An earlier ``psi`` form with rigid director rates made
     Newton wander on a few steps of a free flight; so does the ``exp`` form with rigid rates

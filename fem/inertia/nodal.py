@@ -1,30 +1,7 @@
-"""Inertia groups: the masses of a model as dynamics, modal analysis and energy balances see them.
+"""The nodal inertia group: lumped masses and rotary inertias at the nodes (Simo-Wong).
 
-Inertia is a capability of a group, separate from its stiffness: an element family declares
-``"mass"`` and gives its lumped nodal inertia
-(:meth:`fem.elements.base.ElementGroup.lumped_inertia`), point masses add theirs, and an
-*inertia group* turns them into what the analyses need. Every inertia group gives
-``kinetic_energy(state)``, ``linear_momentum(state)`` (3,) and ``angular_momentum(state, X)``
-(3,, about the origin), and the inertial forces of the two integrator families, in one of two
-shapes:
-
-* **nodal** (:class:`NodalInertia`, one per model): ``mass_blocks()`` (n, nslots, nslots) of the
-  mass matrix, ``diagonal()``, ``midpoint_force(s0, s1, kin, h, Pi0, R1)`` and
-  ``newmark_force(state, kin, h, beta, gamma)`` as nodal arrays ``(n, nslots)`` with node-block
-  tangents; it also keeps what the nodal velocity updates use (``lie``, ``body_velocity``,
-  ``spatial_momentum``);
-* **element-level** (:class:`fem.inertia_beam.ConsistentBeamInertia` for beams with
-  ``inertia = "consistent"``, :class:`SuperelementInertia` for superelements; rigid bodies are
-  nodal): ``index`` (its element group), ``element_mass(state)`` (E, nd, nd), ``nodal_mass(n)``
-  (diagonal estimates), and ``midpoint_force``/``newmark_force`` as element vectors and
-  matrices of that group.
-
-:func:`inertia_groups` gives a model's inertia: the nodal group alone, or an :class:`InertiaSum`
-of it and the element-level groups (``nodal``, ``extras``; energies and momenta summed), which
-the integrators and ``System.mass`` use.
-
-Nodal inertia: every node carries a translational mass ``m`` and, where it has rotations, a rotary
-inertia: a scalar ``I`` in 2D, a ``3 x 3`` tensor ``J`` in 3D, written in the node's material frame
+Every node carries a translational mass ``m`` and, where it has rotations, a rotary inertia: a
+scalar ``I`` in 2D, a ``3 x 3`` tensor ``J`` in 3D, written in the node's material frame
 (the global axes at the reference). They are the lumped (HRZ) masses of the element groups plus the
 deck's point masses.
 
@@ -41,8 +18,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.inertia_beam import consistent_groups
-from fem.inertia_floating import FloatingInertia
 
 
 class NodalInertia:
@@ -84,7 +59,8 @@ class NodalInertia:
         self.lie = (np.ones(n, dtype=bool) if additive is None else ~additive) & (self.dim == 3)
         self._mass2d = None          # (h, M / h, 2 M / h^2 blocks) of 2D nodes, midpoint_force
 
-    #: no element-level groups beside it (what an :class:`InertiaSum` holds in ``extras``)
+    #: no element-level groups beside it (what a :class:`fem.inertia.InertiaSum` holds in
+    #: ``extras``)
     extras: tuple = ()
 
     @property
@@ -253,156 +229,3 @@ class NodalInertia:
         K[lie, 3:6, 3:6] = Kr[lie]
         K[~lie, 3:6, 3:6] = c * self.J[~lie]
         return f, K
-
-
-class InertiaSum:
-    """Several inertia groups summed: the nodal group plus element-level ones.
-
-    The nodal group (:class:`NodalInertia`) keeps every nodal quantity the velocity updates use
-    (``lie``, ``body_velocity``, ``spatial_momentum``); the others (e.g.
-    :class:`fem.inertia_beam.ConsistentBeamInertia`) give element forces and tangents for one
-    element group each (``index``). Energies and momenta are sums; ``m``, ``I``, ``J`` are the
-    nodal group's plus the others' translational masses, for diagonal estimates only.
-    """
-
-    def __init__(self, nodal: NodalInertia, extras):
-        self.nodal, self.extras = nodal, list(extras)
-        self.dim, self.nslots, self.lie = nodal.dim, nodal.nslots, nodal.lie
-        self.m = nodal.m + sum(x.nodal_mass(len(nodal.m)) for x in self.extras)
-        self.I, self.J = nodal.I, nodal.J
-
-    def diagonal(self) -> NDArray:
-        """(n, nslots) the nodal group's diagonal plus the others' translational masses."""
-        out = self.nodal.diagonal()
-        out[:, :self.dim] += (self.m - self.nodal.m)[:, None]
-        return out
-
-    def body_velocity(self, state, R=None) -> NDArray:
-        """The nodal group's (see :meth:`NodalInertia.body_velocity`)."""
-        return self.nodal.body_velocity(state, R)
-
-    def spatial_momentum(self, state, R=None) -> NDArray:
-        """The nodal group's (see :meth:`NodalInertia.spatial_momentum`)."""
-        return self.nodal.spatial_momentum(state, R)
-
-    def kinetic_energy(self, state) -> float:
-        """Sum over the groups."""
-        return self.nodal.kinetic_energy(state) + sum(x.kinetic_energy(state)
-                                                      for x in self.extras)
-
-    def linear_momentum(self, state) -> NDArray:
-        """(3,) sum over the groups."""
-        return self.nodal.linear_momentum(state) + sum(x.linear_momentum(state)
-                                                       for x in self.extras)
-
-    def angular_momentum(self, state, X: NDArray) -> NDArray:
-        """(3,) sum over the groups, about the origin."""
-        return self.nodal.angular_momentum(state, X) + sum(x.angular_momentum(state, X)
-                                                           for x in self.extras)
-
-
-class SuperelementInertia:
-    """The constant mass ``M`` of a superelement on ``q = [u_b; eta]`` (an element-level group).
-
-    ``T = q_dot^T M q_dot / 2`` with the interface nodes' velocities (translations, and the
-    rates of the rotation vectors at the additive nodes a linear superelement has) and the rates
-    of ``eta``. The state has no rate slots for element-internal unknowns, so those are kept in
-    ``state.conserving["<group>.rates"]`` (``v``, ``a``: ``(E, m)``; absent: at rest), written
-    by :meth:`midpoint_force` into the trial state: the mid-point family's ``v1 = 2 (eta_1 -
-    eta_0) / h - v0``, as for the nodes. Then ``f = M (q_dot_1 - q_dot_0) / h`` does the work
-    ``T_1 - T_0`` exactly over a step (``f . (q_1 - q_0) = (q_dot_1 - q_dot_0) . M (q_dot_1 +
-    q_dot_0) / 2``), and its tangent is ``2 M / h^2``. The Newmark family is refused (its
-    rates of ``eta`` would need the step's start, which its inertia calls do not pass).
-    Momenta from the file's ``R^T M T`` (:attr:`fem.elements.superelement.Superelement.momentum`).
-
-    Exact at interface nodes with additive rotations (used by small-displacement elements only,
-    :attr:`fem.system.System.additive`). Where a node turns by spatial spins (a co-rotational
-    beam, a joint or a rigid body shares it) its rotation slot holds the spatial angular
-    velocity and the step's spatial increment, which differ from the rates and increments of
-    the rotation vector at second order in the rotation: there the energy balance holds to that
-    order (3.7e-8 of the energy at 2e-4 rad, with a spherical joint at a superelement node).
-    """
-
-    def __init__(self, system, index: int):
-        g = system.model.groups[index]
-        self.index, self.group, self.dim = index, g, g.dim
-        self.M = g.Me                                       # (E, nd + m, nd + m)
-        self.key = f"{g.name}.rates"                        # not a group name: names have no "."
-
-    def rates(self, state) -> tuple[NDArray, NDArray]:
-        """``(E, m)`` rates and accelerations of ``eta`` (zero if the state has none)."""
-        got = state.conserving.get(self.key)
-        if got is None:
-            z = np.zeros((len(self.group), self.group.n_internal))
-            return z, z
-        return got["v"], got["a"]
-
-    def velocities(self, state) -> NDArray:
-        """(E, nd + m) ``q_dot``."""
-        return np.hstack([self.group.element_vector(state.v), self.rates(state)[0]])
-
-    def kinetic_energy(self, state) -> float:
-        """``q_dot^T M q_dot / 2``."""
-        v = self.velocities(state)
-        return 0.5 * float(np.einsum("ei,eij,ej->", v, self.M, v))
-
-    def linear_momentum(self, state) -> NDArray:
-        """(3,) of the component."""
-        return np.einsum("eij,ej->i", self.group.momentum[:, :3], self.velocities(state))
-
-    def angular_momentum(self, state, X: NDArray) -> NDArray:
-        """(3,) of the component about the origin (reference positions: linear)."""
-        v = self.velocities(state)
-        L = np.einsum("eij,ej->i", self.group.momentum[:, 3:], v)
-        return L + np.cross(self.group.offset, self.linear_momentum(state))
-
-    def nodal_mass(self, n: int) -> NDArray:
-        """(n,) the diagonal translational mass at the interface nodes (diagonal estimates)."""
-        g, out = self.group, np.zeros(n)
-        if "ux" in g.dof_names:
-            k = g.dof_names.index("ux")
-            rows = np.arange(g.nen) * g.ndn + k
-            np.add.at(out, g.conn.ravel(), self.M[:, rows, rows].ravel())
-        return out
-
-    def element_mass(self, state) -> NDArray:
-        """(E, nd + m, nd + m) ``M``."""
-        return self.M.copy()
-
-    def midpoint_force(self, s0, s1, kin, h: float, tangent: bool = True):
-        """``M (q_dot_1 - q_dot_0) / h`` and ``2 M / h^2``; sets the rates of ``eta`` of ``s1``."""
-        g = self.group
-        v0, a0 = self.rates(s0)
-        w1 = 2 * (g.modal(s1) - g.modal(s0)) / h - v0
-        s1.conserving[self.key] = {"v": w1, "a": (w1 - v0) / h}
-        f = np.einsum("eij,ej->ei", self.M, self.velocities(s1) - self.velocities(s0)) / h
-        return f, (2 / h**2) * self.M if tangent else None
-
-    def newmark_force(self, state, kin=None, h=None, beta=None, gamma=None):
-        """Zero without ``kin``; with ``kin`` (a Newmark step) refused (class docstring).
-
-        A constant mass has no velocity-dependent inertial force: zero at zero acceleration,
-        what the consistent accelerations of constrained steps ask
-        (:mod:`fem.analysis.consistent`).
-        """
-        if kin is None:
-            return np.zeros((len(self.group), self.M.shape[1]))
-        from fem.errors import ModelError
-
-        raise ModelError(f"superelement '{self.group.name}': its modal coordinates are "
-                         "integrated by the mid-point family only; use integrator = "
-                         "\"energy_conserving\" or \"midpoint\"")
-
-
-def inertia_groups(system, state=None):
-    """The model's inertia: :class:`NodalInertia` alone or an :class:`InertiaSum`.
-
-    NodalInertia alone (today's numbers) unless element groups ask for an inertia of their own
-    (consistent beams, superelements; co-rotational ones: :mod:`fem.inertia_floating`).
-    """
-    nodal = NodalInertia(system, state)
-    kinds = {"superelement": SuperelementInertia, "floating": FloatingInertia}
-    extras = consistent_groups(system) + [
-        kinds[g.inertia](system, i) for i, g in enumerate(system.model.groups)
-        if getattr(g, "inertia", "lumped") in kinds]
-    return InertiaSum(nodal, extras) if extras else nodal
