@@ -14,9 +14,9 @@ import scipy.io
 from helpers import deck_error, line_beam, solve
 
 from fem import rotations as so3
+from fem.analysis.linear_model import inertial_forces
 from fem.inertia.nodal import NodalInertia
 from fem.io.deck import from_dict
-from fem.linearization import inertial_forces
 from fem.run import make_step, run
 from fem.system import System
 
@@ -401,7 +401,7 @@ def test_dropping_the_joints_geometric_term_leaves_the_hanging_links_without_sti
     """notes T7's regression guard on the real pipeline: the hanging links' stiffness is all
     d(G^T lambda)/dq of the weight their joints carry; linearized with the multipliers zeroed
     (that term dropped), every eigenvalue is zero."""
-    from fem.linearization import linear_model
+    from fem.analysis.linear_model import linear_model
 
     dk = from_dict(two_link("dense"))
     sysm = System(dk.model)

@@ -3,7 +3,7 @@
 Oracles: the closed form of an overhung disc on a massless Euler-Bernoulli cantilever (the 4-DOF
 tip model of cases/jeffcott_rotor: whirl frequencies and the crossings of the engine orders,
 computed here from the formula); the linearization about the spinning state in the inertial
-frame (a second path through fem.linearization, with a massive shaft where no closed form
+frame (a second path through fem.analysis.linear_model, with a massive shaft where no closed form
 exists); the Euler column's frequency and growth rate past buckling (notes T8); and invariants of
 the whirl decomposition and the MAC.
 """
@@ -167,10 +167,10 @@ def test_results_plots_and_summary_say_the_frame(tmp_path):
 def test_fixed_frame_equals_the_linearization_in_the_inertial_frame():
     """A massive shaft (no closed form): the sweep's fixed-frame frequencies and whirl equal
     the eigenvalues of the model linearized in the inertial frame about the rotor spinning at
-    Omega (every node's angular velocity Omega e_z, no turning frame; fem.linearization's
+    Omega (every node's angular velocity Omega e_z, no turning frame; fem.analysis.linear_model's
     gyroscopic terms), and the whirl the decomposition finds in those eigenvectors (1e-7)."""
+    from fem.analysis.linear_model import linear_model
     from fem.analysis.linearize import _dense
-    from fem.linearization import linear_model
 
     d = jeffcott(values=[0.0, 150.0, 400.0], modes=8)
     d["materials"][0]["density"] = 7800.0

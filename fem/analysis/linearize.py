@@ -1,12 +1,12 @@
 """The linearized model about the current state: eigenvalues, stability and a state-space model.
 
 A ``linearize`` step takes the state the steps before it left (a static equilibrium, the end of a
-dynamic step) or, with ``spin``, the steady rotation of the model at that angular velocity about
-an axis through ``center``: the equations are then written in the turning frame, where the steady
-motion is an equilibrium under centrifugal forces, found first by Newton from the current state
-(so a spinning blade is stiffened by its own centrifugal tension). It builds ``M``, ``D``, ``K``
-(:func:`fem.linearization.linear_model`: geometric, load, constraint, gyroscopic, Coriolis and
-centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x = 0`` nearest
+dynamic step) or, with ``spin``, the steady rotation of the model at that angular velocity about an
+axis through ``center``: the equations are then written in the turning frame, where the steady
+motion is an equilibrium under centrifugal forces, found first by Newton from the current state (so
+a spinning blade is stiffened by its own centrifugal tension). It builds ``M``, ``D``, ``K``
+(:func:`fem.analysis.linear_model.linear_model`: geometric, load, constraint, gyroscopic, Coriolis
+and centrifugal terms) and computes the eigenvalues ``p`` of ``(p^2 M + p D + K) x = 0`` nearest
 ``shift``:
 
 * ``method = "lanczos"`` (the default): the two-sided Krylov solver on the first-order form of
@@ -63,9 +63,9 @@ from numpy.typing import NDArray
 
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
+from fem.analysis.linear_model import LinearModel, linear_model
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
 from fem.errors import ConvergenceError, ModelError
-from fem.linearization import LinearModel, linear_model
 from fem.solvers import eigen
 from fem.solvers.eigen import Verdict, error_bounds, verdict
 
@@ -185,7 +185,7 @@ class LinearizeStep(StepBase):
         and accelerations stay, those the step before left. ``loads``: the step's by default.
         """
         from fem.analysis import consistent
-        from fem.linearization import system_inertia
+        from fem.analysis.linear_model import system_inertia
 
         sysm = self.system
         if not sysm.model.constraints:

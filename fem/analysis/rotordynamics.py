@@ -1,9 +1,9 @@
 """Rotordynamics of a spin sweep: whirl, the fixed frame, tracked lines and engine-order crossings.
 
 A spin sweep (:mod:`fem.analysis.sweep`) linearizes in the frame turning with the spin ``Omega``
-about the unit axis ``e`` (:mod:`fem.linearization`), so its eigenpairs ``(p, x)``, ``p = Re p
-+ i w_r`` with ``w_r >= 0`` (one of each conjugate pair), are *rotating-frame* ones: the real
-motion ``Re(x e^{p t})`` is seen by an observer turning with the rotor.
+about the unit axis ``e`` (:mod:`fem.analysis.linear_model`), so its eigenpairs ``(p, x)``,
+``p = Re p + i w_r`` with ``w_r >= 0`` (one of each conjugate pair), are *rotating-frame* ones: the
+real motion ``Re(x e^{p t})`` is seen by an observer turning with the rotor.
 
 **Whirl.** At a node, the complex translation ``u`` (and the rotation vector) of ``x``,
 projected on the plane normal to ``e`` (``u_p = u - e (e . u)``), is the sum of two circular

@@ -59,11 +59,11 @@ from numpy.typing import NDArray
 
 from fem import interrupt
 from fem.analysis import rotordynamics
+from fem.analysis.linear_model import linear_model
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
 from fem.errors import ConvergenceError, ModelError
-from fem.linearization import linear_model
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ The residual is ``f_in(q, v, a) + f_int(q) + G^T lambda - f_ext(q) = 0``, ``g(q)
 * ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms;
 * ``M`` = the lumped mass the dynamic steps integrate.
 
-Nodal inertial forces (:class:`fem.inertia.nodal.NodalInertia`; ``J_s = R J R^T`` the spatial rotary
-inertia of a node, ``omega_r = Omega + omega`` its angular velocity seen from the inertial frame,
-``omega`` and ``alpha`` relative to the turning frame, all in its axes)::
+Nodal inertial forces (:class:`fem.inertia.nodal.NodalInertia`; ``J_s = R J R^T`` the spatial
+rotary inertia of a node, ``omega_r = Omega + omega`` its angular velocity seen from the inertial
+frame, ``omega`` and ``alpha`` relative to the turning frame, all in its axes)::
 
     translations:  m (a + 2 Omega x v + Omega x (Omega x (x - c)))
     rotations:     J_s alpha + omega_r x J_s omega_r + J_s (Omega x omega)
