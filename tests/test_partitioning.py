@@ -1,6 +1,7 @@
 """Coordinate partitioning with Blajer's projective criterion and the null-space formulation
-(fem.analysis.partitioning, fem.analysis.nullspace), on the fem models of the notes' pendulums
-and four-bar FB-S1 (notes/mufti_blajer.md parts B and D; Part E tests 11-17)."""
+(fem.constraints.handlers.partitioning, fem.constraints.handlers.nullspace), on the fem models of
+the notes' pendulums and four-bar FB-S1 (notes/mufti_blajer.md parts B and D; Part E tests
+11-17)."""
 
 
 import numpy as np
@@ -9,9 +10,9 @@ from helpers import case_deck as deck
 from helpers import lift_to_3d
 from scipy.optimize import brentq
 
-from fem.analysis import consistent
-from fem.analysis import nullspace as ns
-from fem.analysis import partitioning as pt
+from fem.constraints.handlers import consistent
+from fem.constraints.handlers import nullspace as ns
+from fem.constraints.handlers import partitioning as pt
 from fem.errors import ModelError
 from fem.io.deck import from_dict
 from fem.loads import StepLoads
@@ -328,7 +329,8 @@ def test_forcing_alpha3_in_a_run_is_reported_singular(fbs1):
 
 # --- the null-space formulation (notes A4 item 5, B3, B7; Part E tests 11, 14) ------------------
 def kkt_solve(mech, state):
-    """The dense KKT solve of fem.analysis.consistent: accelerations (n,), multipliers per group."""
+    """The dense KKT solve of fem.constraints.handlers.consistent: accelerations (n,), multipliers
+    per group."""
     sysm = mech.system
     A = sysm.assembler.to_scipy(consistent.kkt_matrix(sysm, mech.inertia, state)).toarray()
     rhs = consistent.kkt_rhs(sysm, mech.inertia, state, mech.external(state, state.t))

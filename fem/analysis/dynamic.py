@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from fem import interrupt, linalg
-from fem.analysis import consistent
 from fem.analysis.base import StepBase
 from fem.analysis.settings import (
     MAX_CUTS,
@@ -51,6 +50,7 @@ from fem.analysis.settings import (
     REQUIRED,
     setting,
 )
+from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
@@ -257,9 +257,9 @@ class DynamicStep(StepBase):
         joints forbid, with its kinetic energy "conserved" while nothing moves. They are
         replaced by the nearest admissible ones in the kinetic-energy norm, the solution of
         ``min (v' - v)^T M (v' - v)`` subject to ``G v' + dg/dt = 0``
-        (:func:`fem.analysis.consistent.velocity_rhs`: the projection MBDyn's initial assembly,
-        Exudyn and Chrono's velocity-level assembly make), and the step warns with the change
-        of kinetic energy. A violation at round-off (``1e-10`` of ``|G| |v|``) is left alone,
+        (:func:`fem.constraints.handlers.consistent.velocity_rhs`: the projection MBDyn's initial
+        assembly, Exudyn and Chrono's velocity-level assembly make), and the step warns with the
+        change of kinetic energy. A violation at round-off (``1e-10`` of ``|G| |v|``) is left alone,
         so consistent velocities pass unchanged. Where the projection's matrix is singular (a
         joint on a node without mass) the step warns and keeps them.
         """
@@ -415,8 +415,8 @@ class DynamicStep(StepBase):
         """Consistent accelerations ``(n, nslots)`` and reactions of ``state``, or None.
 
         The reactions are the physical multipliers per constraint group of the state with its
-        velocities projected on the constraints (:mod:`fem.analysis.consistent`); None if the
-        system is singular. Uses and refills the step's matrix.
+        velocities projected on the constraints (:mod:`fem.constraints.handlers.consistent`); None
+        if the system is singular. Uses and refills the step's matrix.
         """
         sysm = self.system
         # the matrix depends on the positions only: one factorization for both solves

@@ -6,16 +6,16 @@ equations of :mod:`fem.analysis.dynamic`:
 
 ``partitioning``
     Blajer, Schiehlen & Schirm's coordinate partitioning with the projective criterion
-    (:class:`fem.analysis.partitioning.CoordinatePartitioning`; notes ``mufti_blajer.md`` part B,
-    B(16)-(23), B4): fixed-step RK4 on the independent coordinates and their rates, the
-    candidates being the model's free DOFs (the bodies' ``ux, uy, rz``), the independent ones
-    chosen and switched by ``cos^2 alpha`` with 5 % hysteresis; the dependent ones by Newton on
-    the joints.
+    (:class:`fem.constraints.handlers.partitioning.CoordinatePartitioning`; notes
+    ``mufti_blajer.md`` part B, B(16)-(23), B4): fixed-step RK4 on the independent coordinates and
+    their rates, the candidates being the model's free DOFs (the bodies' ``ux, uy, rz``), the
+    independent ones chosen and switched by ``cos^2 alpha`` with 5 % hysteresis; the dependent ones
+    by Newton on the joints.
 ``nullspace``
-    the mass-orthogonal null-space formulation (:func:`fem.analysis.nullspace.integrate`; Mufti
-    M(40), Blajer B(12)-(14) with an orthonormal tangent basis): fixed-step RK4 on all DOFs with
-    the minimal equations' accelerations, positions and velocities projected back onto the joints
-    after every step.
+    the mass-orthogonal null-space formulation
+    (:func:`fem.constraints.handlers.nullspace.integrate`; Mufti M(40), Blajer B(12)-(14) with an
+    orthonormal tangent basis): fixed-step RK4 on all DOFs with the minimal equations'
+    accelerations, positions and velocities projected back onto the joints after every step.
 
 Both keep positions on the joints to Newton's tolerance (no drift) and give the reactions by
 Blajer's B(37) with ``B = C = G``: the joints' multipliers, which are the physical pin forces.
@@ -33,19 +33,19 @@ the handlers do not count their Newton iterations).
 **Scope** (checked when the deck is built, :func:`unsupported`, each a
 :class:`~fem.errors.DeckError` naming the key): a 2D model whose element groups are all rigid
 bodies (point masses allowed), whose constraint groups are joints without drivers, at most
-:data:`fem.analysis.nullspace.MAX_DOFS` free DOFs (the handlers are dense), no prescribed values
-and only constant dead loads (no time functions, no follower loads). The keys ``integrator``,
-``rho_inf``, ``tolerance`` and ``max_cuts`` belong to the multiplier formulation; ``time_step``
-is the RK4 step and ``max_iterations`` bounds each Newton solve for positions.
+:data:`fem.constraints.handlers.nullspace.MAX_DOFS` free DOFs (the handlers are dense), no
+prescribed values and only constant dead loads (no time functions, no follower loads). The keys
+``integrator``, ``rho_inf``, ``tolerance`` and ``max_cuts`` belong to the multiplier formulation;
+``time_step`` is the RK4 step and ``max_iterations`` bounds each Newton solve for positions.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fem.analysis import nullspace as ns
-from fem.analysis import partitioning as pt
 from fem.analysis.dynamic import MULTIPLIER_KEYS, DynamicStep
+from fem.constraints.handlers import nullspace as ns
+from fem.constraints.handlers import partitioning as pt
 from fem.constraints.joint import Joint
 from fem.errors import ModelError
 from fem.model import apply_velocities

@@ -178,14 +178,14 @@ class LinearizeStep(StepBase):
     def consistent_state(self, state, loads=None):
         """A copy of ``state`` with its consistent accelerations and joint reactions.
 
-        Gauss's principle (:mod:`fem.analysis.consistent`): the multipliers a linearization
-        needs are the reactions of the state itself (a mechanism hanging under gravity carries
-        its weight in its joints although no step solved for them). Where that system is
+        Gauss's principle (:mod:`fem.constraints.handlers.consistent`): the multipliers a
+        linearization needs are the reactions of the state itself (a mechanism hanging under gravity
+        carries its weight in its joints although no step solved for them). Where that system is
         singular (a DOF with neither mass nor stiffness at a joint) the state's own multipliers
         and accelerations stay, those the step before left. ``loads``: the step's by default.
         """
-        from fem.analysis import consistent
         from fem.analysis.linear_model import system_inertia
+        from fem.constraints.handlers import consistent
 
         sysm = self.system
         if not sysm.model.constraints:

@@ -36,8 +36,8 @@ secant ``s = dtheta / psi`` as the integrator does for elements
 (:meth:`fem.integrators.midpoint.EnergyConserving._cayley_rows`).
 
 Newmark family: refused as for linear superelements; without a step (consistent reactions,
-:mod:`fem.analysis.consistent`) :meth:`FloatingInertia.newmark_force` gives the velocity terms
-``J_y^T M_d (d2y/dq2 [q_dot, q_dot])``.
+:mod:`fem.constraints.handlers.consistent`) :meth:`FloatingInertia.newmark_force` gives the velocity
+terms ``J_y^T M_d (d2y/dq2 [q_dot, q_dot])``.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ class SuperelementInertia:
 
         A constant mass has no velocity-dependent inertial force: zero at zero acceleration,
         what the consistent accelerations of constrained steps ask
-        (:mod:`fem.analysis.consistent`).
+        (:mod:`fem.constraints.handlers.consistent`).
         """
         if kin is None:
             return np.zeros((len(self.group), self.M.shape[1]))

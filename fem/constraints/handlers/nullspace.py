@@ -1,7 +1,7 @@
 """Small rigid mechanisms as dense matrices, and their null-space (mass-orthogonal) formulation.
 
 The consistent accelerations ``a`` and multipliers ``lambda`` of a state solve Gauss's
-principle (:mod:`fem.analysis.consistent`)::
+principle (:mod:`fem.constraints.handlers.consistent`)::
 
     M a + G^T lambda = f,    G a = -gamma
 
@@ -40,7 +40,7 @@ import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from fem import interrupt
-from fem.analysis import consistent
+from fem.constraints.handlers import consistent
 from fem.errors import ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.state import State
@@ -254,8 +254,8 @@ def reactions(M: NDArray, G: NDArray, a: NDArray, f: NDArray, D: NDArray
               ) -> tuple[NDArray, NDArray]:
     """Blajer's B(36)/(37): ``[G^T, M D] [lambda; y] = f - M a``, with ``B = C = G``.
 
-    The sign is the KKT's of :mod:`fem.analysis.consistent` (``M a + G^T lambda = f``), so
-    ``lambda`` is each joint's force on its first node. ``D (n, k)`` any basis of the tangent
+    The sign is the KKT's of :mod:`fem.constraints.handlers.consistent` (``M a + G^T lambda = f``),
+    so ``lambda`` is each joint's force on its first node. ``D (n, k)`` any basis of the tangent
     space. Returns ``lambda (m,)`` and ``y (k,)``, which is zero (to round-off) when ``a``
     satisfies the minimal equations: a check.
     """

@@ -42,10 +42,11 @@ so positions and velocities are on the constraints to Newton's tolerance and not
 After each step the criterion is evaluated and, on a switch, ``(s_I, s_I')`` are re-read from the
 full state (B4 step 4). A forced choice whose ``cos^2 alpha`` falls below ``singular`` raises
 :class:`SingularChoice`, naming the coordinate. Reactions are Blajer's B(37) with ``B = C``
-(:func:`fem.analysis.nullspace.reactions`): the joints' multipliers, the physical pin forces.
+(:func:`fem.constraints.handlers.nullspace.reactions`): the joints' multipliers, the physical pin
+forces.
 
-Everything is dense (:class:`fem.analysis.nullspace.Mechanism`); integration is 2D (additive
-rotation angles), the criterion works in 3D too (velocities as spins).
+Everything is dense (:class:`fem.constraints.handlers.nullspace.Mechanism`); integration is 2D
+(additive rotation angles), the criterion works in 3D too (velocities as spins).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from fem import interrupt
-from fem.analysis.nullspace import Mechanism, cho, lu_columns, reactions, split
+from fem.constraints.handlers.nullspace import Mechanism, cho, lu_columns, reactions, split
 from fem.constraints.joint import Joint
 from fem.errors import ConvergenceError, ModelError
 from fem.state import State
