@@ -24,7 +24,8 @@ from fem.elements import register, unregister
 from fem.elements.base import ElementGroup
 from fem.errors import DeckError
 from fem.io import deck as deck_io
-from fem.io.build_elements import (
+from fem.io.keys import REQUIRED, Key
+from fem.io.keys.groups import (
     CONNECTIVITY,
     MATERIAL,
     MESH_GROUP,
@@ -32,7 +33,6 @@ from fem.io.build_elements import (
     material,
     rows,
 )
-from fem.io.keys import REQUIRED, Key
 from fem.io.schema import reference_markdown, table_keys
 from fem.run import run
 

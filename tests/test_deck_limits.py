@@ -316,7 +316,7 @@ def test_divisions_beyond_memory(tmp_path):
                      line=line_of(text, "divisions ="))
     assert "use fewer divisions" in msg
     # and in total: two groups that fit alone but not together
-    from fem.io.build_elements import machine_memory
+    from fem.io.keys.groups import machine_memory
     from fem.io.schema import BYTES_PER_ELEMENT
 
     n = int(0.6 * machine_memory() / BYTES_PER_ELEMENT)
@@ -334,7 +334,7 @@ def test_the_cli_refuses_divisions_beyond_memory_at_once(tmp_path):
 
 
 def _subdivide_by_loop(X, ids, conn, n):
-    """The former Python loop of ``build_elements._subdivide``, as the reference."""
+    """The former Python loop of ``fem.io.keys.groups.subdivided``, as the reference."""
     X, ids = [row for row in X], list(ids)
     out, next_id = [], max(ids) + 1
     for a, c in conn:

@@ -31,7 +31,7 @@ EIGEN_CALLS = {"eig", "eigh", "eigvals", "eigvalsh", "eigsh", "eigs", "eig_bande
 BACKENDS = {"lanczos", "lanczos2", "slepc", "dense"}
 #: (file, call) outside the package allowed to call an eigen routine, and why
 ALLOWED = {
-    ("fem/io/build_inertia.py", "eigvalsh"): "the principal values of a 3 x 3 rotary inertia "
+    ("fem/io/keys/entries.py", "eigvalsh"): "the principal values of a 3 x 3 rotary inertia "
     "tensor given in the deck (a check that it is positive semi-definite), not a model's "
     "eigen-solve",
     ("fem/io/drawing.py", "eigh"): "the principal axes of a rigid body's 3 x 3 inertia tensor, "

@@ -11,7 +11,7 @@ A deck module provides ``TABLE`` (``"elements"``, or a table of its own such as 
 ``"trusses"``), ``KEYS`` (its :class:`fem.io.keys.Key` list, besides the table's ``name`` and
 ``type``), ``NOT_USED`` (``{key: message}`` for another family's key whose default message, "not
 used by <plural>", would say too little) and ``build(entry, inputs) -> GroupPiece``
-(:mod:`fem.io.build_elements`).
+(:mod:`fem.io.keys.groups`).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import numpy as np
 from fem.elements import truss_deck
 from fem.elements.beam import Beam
 from fem.errors import DeckError
-from fem.io.build import Entry, vector
-from fem.io.build_elements import LINE_KEYS, GroupInputs, GroupPiece, line_group
 from fem.io.keys import Key, shown
+from fem.io.keys.entries import Entry, vector
+from fem.io.keys.groups import LINE_KEYS, GroupInputs, GroupPiece, line_group
 
 TABLE = "elements"
 PLURAL = "beams"

@@ -3,7 +3,7 @@
 Its keys (:data:`KEYS`, besides the table's ``name``) and its construction (:func:`build`),
 registered with the class in :mod:`fem.elements`. Each node of an entry is one body's centre of
 mass; every body of an entry has the entry's ``mass`` and ``inertia`` (parsed and checked like the
-``inertia`` of ``[[masses]]``, :func:`fem.io.build_inertia.inertia_tensor`) and is drawn in the
+``inertia`` of ``[[masses]]``, :func:`fem.io.keys.entries.inertia_tensor`) and is drawn in the
 ParaView files by ``shape`` and ``size`` (:mod:`fem.io.drawing`): by default the box of its
 equivalent inertia, or a box, cylinder or sphere of the given size.
 """
@@ -14,10 +14,9 @@ import numpy as np
 
 from fem.elements.rigid_body import RigidBody
 from fem.errors import DeckError
-from fem.io.build import Entry
-from fem.io.build_elements import GroupInputs, GroupPiece
-from fem.io.build_inertia import inertia_tensor
 from fem.io.keys import REQUIRED, Key
+from fem.io.keys.entries import Entry, inertia_tensor
+from fem.io.keys.groups import GroupInputs, GroupPiece
 
 TABLE = "bodies"
 PLURAL = "rigid bodies"

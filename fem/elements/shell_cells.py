@@ -26,9 +26,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.errors import DeckError, did_you_mean
-from fem.io.build import Entry, Nodes
-from fem.io.build_elements import _distinct, _duplicates, _mesh_cells, node_rows
 from fem.io.keys import shown
+from fem.io.keys.entries import Entry
+from fem.io.keys.groups import _distinct, _duplicates, _mesh_cells, node_rows
+from fem.io.keys.nodes import Nodes
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,9 @@ from fem.elements.shell import DEFAULT_RESULTS, RESULTS, Shell, element_frames
 from fem.elements.shell_cells import shell_rows
 from fem.elements.shell_corot import CorotShell
 from fem.errors import DeckError, did_you_mean
-from fem.io.build import Entry, lookup
-from fem.io.build_elements import (
+from fem.io.keys import MAX_DERIVED, Key, sci, shown
+from fem.io.keys.entries import Entry, lookup
+from fem.io.keys.groups import (
     CONNECTIVITY,
     FORMULATION,
     MESH_GROUP,
@@ -36,7 +37,6 @@ from fem.io.build_elements import (
     GroupPiece,
     material,
 )
-from fem.io.keys import MAX_DERIVED, Key, sci, shown
 from fem.model import OrthotropicMaterial
 
 TABLE = "elements"

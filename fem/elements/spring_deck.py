@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from fem.elements.spring import GroundSpring
 from fem.errors import DeckError
-from fem.io.build import Entry
-from fem.io.build_elements import GroupInputs, GroupPiece
 from fem.io.keys import NODES, REQUIRED, Key
+from fem.io.keys.entries import Entry
+from fem.io.keys.groups import GroupInputs, GroupPiece
 
 TABLE = "springs"
 PLURAL = "springs"

@@ -19,9 +19,9 @@ import numpy as np
 from fem.elements.superelement import Superelement, read
 from fem.elements.superelement_corot import RIGID, CorotSuperelement
 from fem.errors import DeckError
-from fem.io.build import Entry
-from fem.io.build_elements import FORMULATION, GroupInputs, GroupPiece
 from fem.io.keys import REQUIRED, Key
+from fem.io.keys.entries import Entry
+from fem.io.keys.groups import FORMULATION, GroupInputs, GroupPiece
 
 TABLE = "elements"
 PLURAL = "superelements"

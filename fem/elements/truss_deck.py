@@ -10,9 +10,9 @@ import numpy as np
 
 from fem.elements.truss import Truss
 from fem.errors import DeckError
-from fem.io.build import Entry
-from fem.io.build_elements import LINE_KEYS, GroupInputs, GroupPiece, line_group
 from fem.io.keys import Key
+from fem.io.keys.entries import Entry
+from fem.io.keys.groups import LINE_KEYS, GroupInputs, GroupPiece, line_group
 
 TABLE = "elements"
 PLURAL = "trusses"

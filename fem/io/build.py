@@ -1,21 +1,21 @@
-"""The first pieces of a model: entries, the node table and sets, materials, sections, functions.
+"""The first pieces of a model: the node table and sets, materials, sections, functions.
 
 Every builder of ``fem.io.build_*`` and of the element families' deck modules
 (``fem/elements/*_deck.py``) is a function of read-only inputs that returns pieces; only
 :func:`fem.io.deck.from_dict` puts them together, in dependency order (materials, sections,
 nodes, sets, functions, element groups, springs, masses, supports, prescribed values, ties,
 loads, velocity fields, the model, steps). This module is the bottom of that chain: it imports no
-other builder. Each builder receives :class:`Entry` objects (the deck key, the validated values
-and the keys actually written) and raises :class:`~fem.errors.DeckError` at the first mistake.
+other builder. Each builder receives :class:`~fem.io.keys.entries.Entry` objects (the deck key,
+the validated values and the keys actually written) and raises :class:`~fem.errors.DeckError` at
+the first mistake. What the element families' deck modules share with the builders (entries,
+vectors, the node table :class:`~fem.io.keys.nodes.Nodes`, the group inputs) is in the deck
+leaves of :mod:`fem.io.keys`, which import nothing of :mod:`fem.io` but the keys.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,41 +37,10 @@ from fem.io.keys import (
     type_name,
     valid_name,
 )
+from fem.io.keys.entries import Entry, axial, lookup, unique, vector
+from fem.io.keys.nodes import Nodes
 from fem.model import DOF_SLOTS, Layer, Material, OrthotropicMaterial, Section, ShellSection
 from fem.time_functions import Constant, Ramp, SpinUp, Steady, Table
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One table of an array of tables: its key, validated values and the keys given."""
-
-    where: str
-    values: dict
-    given: frozenset
-
-
-def unique(entries: list[Entry], what: str) -> dict[str, Entry]:
-    """``{name: entry}``; a name used twice is a deck error naming both entries."""
-    out = {}
-    for e in entries:
-        name = e.values["name"]
-        if name in out:
-            raise DeckError(f"{e.where}.name", f"duplicate {what} name '{name}' (first defined "
-                            f"at {out[name].where})")
-        out[name] = e
-    return out
-
-
-def lookup(table: Mapping, name: str, what: str, where: str, hint: str = ""):
-    """``table[name]``, or a deck error at ``where`` listing the names ``table`` has.
-
-    ``hint`` follows the unknown name in the message (``" (add a [gravity] table)"``).
-    """
-    if name not in table:
-        known = ", ".join(sorted(table)) or "none defined"
-        raise DeckError(where, f"unknown {what} '{name}'{hint}{did_you_mean(name, table)}; "
-                        f"known: {known}")
-    return table[name]
 
 
 def slot(dim: int, name: str, where: str) -> int:
@@ -83,139 +52,7 @@ def slot(dim: int, name: str, where: str) -> int:
     return slots.index(name)
 
 
-# --- vectors of the deck: one parser, one message -----------------------------------------------
-
-def vector(value, dim: int, where: str, what: str = "components") -> NDArray:
-    """(3,) a deck vector of ``dim`` components (``[x, y]`` or ``[x, y, z]``), padded with 0.
-
-    ``value`` is a list of numbers (the schema checked that); its length is checked here, with
-    one message for every key (``what`` names the components, e.g. ``"coordinates"``):
-
-    >>> vector([1, 2], 2, "loads[0].force")
-    array([1., 2., 0.])
-    >>> vector([1, 2, 3], 2, "loads[0].force")
-    Traceback (most recent call last):
-    fem.errors.DeckError: loads[0].force: expected 2 components (model.dim = 2), got 3: [1, 2, 3]
-    """
-    if len(value) != dim:
-        raise DeckError(where, f"expected {dim} {what} (model.dim = {dim}), got {len(value)}: "
-                        f"{shown(value)}")
-    out = np.zeros(3)
-    out[:dim] = value
-    return out
-
-
-def axial(value, dim: int, where: str, names: tuple[str, str, str],
-          planar: str | None = None) -> NDArray:
-    """(3,) a deck axial vector (a moment, a spin, an inertia): one number in 2D, three in 3D.
-
-    In 2D the number acts about z (``out[2]``); ``names`` are the three components' names for
-    messages (``("mx", "my", "mz")``), ``planar`` the 2D number's name (default ``names[2]``):
-
-    >>> axial(5.0, 2, "loads[0].moment", ("mx", "my", "mz"))
-    array([0., 0., 5.])
-    >>> axial([1.0, 2.0], 3, "loads[0].moment", ("mx", "my", "mz"))
-    Traceback (most recent call last):
-    fem.errors.DeckError: loads[0].moment: expected [mx, my, mz] in a 3D model (model.dim = 3),
-    got 2 components: [1.0, 2.0]
-    """
-    out = np.zeros(3)
-    if dim == 2:
-        if isinstance(value, list):
-            raise DeckError(where, f"expected one number, {planar or names[2]}, in a 2D model "
-                            f"(model.dim = 2), got a list {shown(value)}")
-        out[2] = value
-        return out
-    if not isinstance(value, list) or len(value) != 3:
-        got = (f"{len(value)} components: {shown(value)}" if isinstance(value, list) else
-               f"{type_name(value)} {shown(value)}")
-        raise DeckError(where, f"expected [{', '.join(names)}] in a 3D model (model.dim = 3), "
-                        f"got {got}")
-    out[:] = value
-    return out
-
-
 # --- the node table -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Nodes:
-    """The node table, a value: builders that add nodes or sets return a new one.
-
-    Attributes
-    ----------
-    dim : 2 or 3 (``model.dim``)
-    X : (n, 3) reference coordinates
-    ids : (n,) user node ids
-    origin : (n, 4) where ``divisions`` made a node (see :attr:`fem.model.Model.node_origin`),
-        ``-1`` for a node the deck or the mesh gave
-    sets : named node sets, ``{name: node indices}``
-    mesh : the mesh file's data, or None for inline coordinates
-    """
-
-    dim: int
-    X: NDArray
-    ids: NDArray
-    origin: NDArray
-    sets: Mapping[str, NDArray] = field(default_factory=dict)
-    mesh: meshio_reader.MeshData | None = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "sets", MappingProxyType(dict(self.sets)))
-
-    @cached_property
-    def _order(self) -> NDArray:
-        return np.argsort(self.ids, kind="stable")
-
-    def lookup(self, ids) -> NDArray:
-        """Indices of node ``ids`` (an integer array), ``-1`` where no node has the id."""
-        ids = np.asarray(ids, dtype=np.int64)
-        sorted_ids = self.ids[self._order]
-        pos = np.clip(np.searchsorted(sorted_ids, ids), 0, len(sorted_ids) - 1)
-        found = sorted_ids[pos] == ids
-        return np.where(found, self._order[pos], -1)
-
-    def known_ids(self) -> str:
-        """The node ids of the model, briefly: ``"1 to 12"`` or ``"1, 2, 5, 7, ..."``."""
-        ids = np.sort(self.ids)
-        if ids[-1] - ids[0] == len(ids) - 1:
-            text = f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else f"{ids[0]}"
-        else:
-            text = ", ".join(str(i) for i in ids[:8]) + (", ..." if len(ids) > 8 else "")
-        return text + (" (the mesh file's nodes, numbered in file order)" if self.mesh else "")
-
-    def indices(self, ref, where: str) -> NDArray:
-        """Indices of a node reference: an id, a list of ids or a set name."""
-        if isinstance(ref, str):
-            return lookup(self.sets, ref, "node set", where)
-        ids = [ref] if isinstance(ref, int) else ref
-        if not ids:
-            raise DeckError(where, "expected a node id, a non-empty list of node ids or a node-set "
-                            "name, got an empty list")
-        arr = np.asarray(ids, dtype=np.int64)
-        out = np.where(np.abs(arr) <= MAX_NODE_ID, self.lookup(arr), -1)
-        missing = np.flatnonzero(out < 0)
-        if len(missing):
-            raise DeckError(where, f"unknown node {ids[missing[0]]}: no node has this id; the "
-                            f"node ids are {self.known_ids()}")
-        return out.astype(np.int64)
-
-    def with_nodes(self, X: NDArray, origin: NDArray) -> tuple[Nodes, NDArray]:
-        """The table with nodes ``X (m, 3)`` appended (ids after the largest), and their indices.
-
-        ``origin (m, 4)`` says where each was made: the ids of the two end nodes of the row it
-        subdivides, its position ``k`` (1 to ``n - 1``) from the first, and ``n``.
-        """
-        first, start = len(self.X), int(self.ids.max()) + 1
-        ids = np.arange(start, start + len(X), dtype=np.int64)
-        table = replace(self, X=np.concatenate([self.X, X]), ids=np.concatenate([self.ids, ids]),
-                        origin=np.concatenate([self.origin, origin]))
-        return table, np.arange(first, first + len(X))
-
-    def with_sets(self, sets: Mapping[str, NDArray], keep: bool = False) -> Nodes:
-        """The table with ``sets`` added; ``keep`` leaves a set of the same name as it is."""
-        new = {k: v for k, v in sets.items() if not (keep and k in self.sets)}
-        return replace(self, sets={**self.sets, **new})
-
 
 def nodes(v: dict, dim: int, base_dir: str) -> tuple[Nodes, list[str]]:
     """``[nodes]``: the node table (inline coordinates or a mesh file) and the files it read."""

@@ -13,9 +13,11 @@ import numpy as np
 from fem.constraints import Tie
 from fem.constraints.joint import DRIVEN, ROWS, Joint
 from fem.errors import DeckError
-from fem.io.build import Entry, Nodes, function, unique, vector
-from fem.io.build_elements import node_pairs
+from fem.io.build import function
 from fem.io.keys import shown
+from fem.io.keys.entries import Entry, unique, vector
+from fem.io.keys.groups import node_pairs
+from fem.io.keys.nodes import Nodes
 from fem.model import DOF_SLOTS
 
 

@@ -22,9 +22,10 @@ from fem.constraints.redundancy import release_redundant
 from fem.elements import families
 from fem.errors import DeckError, did_you_mean
 from fem.io import build, build_constraints, build_inertia, build_loads, build_steps
-from fem.io.build import Entry, Nodes
-from fem.io.build_elements import GroupInputs
 from fem.io.keys import FAMILY_TABLES, unknown_key
+from fem.io.keys.entries import Entry
+from fem.io.keys.groups import GroupInputs
+from fem.io.keys.nodes import Nodes
 from fem.io.schema import (
     MAX_DEPTH,
     SCHEMA,

@@ -7,6 +7,13 @@ they are used: the element families' in their deck modules (:mod:`fem.elements`)
 nothing of fem but its errors, so that element deck modules can declare keys with it while
 :mod:`fem.io.schema` collects them from the element registry (no import cycle).
 
+Its modules are the rest of the deck leaves, what a family's deck module builds its group with
+(DESIGN.md: nothing below :mod:`fem.io` imports the rest of it): :mod:`.entries` (``Entry``,
+``lookup``, ``vector``, ``axial``, ``inertia_tensor``), :mod:`.nodes` (the node table
+``Nodes``) and :mod:`.groups` (``GroupInputs``, ``GroupPiece``, the keys several families
+take, element rows, ``line_group``); they import nothing of fem but its errors, the model and
+these keys.
+
 Bounds (documented in the reference, section "Names, numbers and sizes"), so that no deck can make
 the arithmetic overflow, a loop run without end or a name break a file path:
 

@@ -6,7 +6,9 @@ here: the keys many families take (:data:`CONNECTIVITY`, :data:`MESH_GROUP`, :da
 ...), the inputs a construction reads (:class:`GroupInputs`) and the piece it returns
 (:class:`GroupPiece`), the element rows of ``connectivity`` or of a mesh group's cells of the
 family's cell type, and the checks of rows, lengths, stiffnesses and memory. Nothing here knows a
-family: the orchestrator (:func:`fem.io.deck.from_dict`) calls each family's ``build``.
+family: the orchestrator (:func:`fem.io.deck.from_dict`) calls each family's ``build``. A deck
+leaf of :mod:`fem.io.keys` (it imports nothing of fem but its errors, the model and the keys), so
+that the families' deck modules, in the physics layer, build their groups with it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.errors import DeckError, did_you_mean
-from fem.io.build import Entry, Nodes, lookup
 from fem.io.keys import (
     BYTES_PER_ELEMENT,
     BYTES_PER_NODE,
@@ -30,6 +31,8 @@ from fem.io.keys import (
     sci,
     shown,
 )
+from fem.io.keys.entries import Entry, lookup
+from fem.io.keys.nodes import Nodes
 from fem.model import Material, OrthotropicMaterial, Section, ShellSection
 
 # --- keys that several families take (each family lists the ones it uses) ---------------------
