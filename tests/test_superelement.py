@@ -404,7 +404,7 @@ def test_a_2d_superelement_static_exact_and_energy_conserved(tmp_path):
 
     run(planar([beam("outer", 2, 3)], [2, 3], steps=[
         {"name": "reduce", "type": "cms_reduce", "interface": [2, 3], "modes": 12,
-         "file": "o.h5"}]), tmp_path)
+         "file": "o.h5"}]), tmp_path, tmp_path / "o_reduce.h5")
     load = {"name": "P", "nodes": [3], "force": [0.1, -0.5], "moment": 0.2}
     tips = []
     for outer in (beam("outer", 2, 3), superelement("outer", "o.h5")):

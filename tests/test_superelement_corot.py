@@ -46,9 +46,11 @@ def files(tmp_path_factory):
     """``bar.h5`` (4 modes), ``bar_all.h5`` (all 21 fixed-interface modes: exact reduction),
     ``bar_consistent.h5`` (consistent mass), ``bar_v1.h5`` (a version-1 file)."""
     base = tmp_path_factory.mktemp("corot")
-    solve(component("bar.h5"), base_dir=str(base))
-    solve(component("bar_all.h5", modes=3 * (N - 1)), base_dir=str(base))
-    solve(component("bar_consistent.h5", mass="consistent"), base_dir=str(base))
+    solve(component("bar.h5"), base / "bar_reduce.h5", base_dir=str(base))
+    solve(component("bar_all.h5", modes=3 * (N - 1)), base / "bar_all_reduce.h5",
+          base_dir=str(base))
+    solve(component("bar_consistent.h5", mass="consistent"), base / "bar_consistent_reduce.h5",
+          base_dir=str(base))
     import shutil
 
     shutil.copy(base / "bar.h5", base / "bar_v1.h5")
@@ -308,7 +310,7 @@ def test_stiffening_needs_a_file_with_it(files, tmp_path):
     true on a linear superelement too."""
     d = component("three.h5")
     d["steps"][0]["interface"] = [1, 2, 5]
-    solve(d, base_dir=str(tmp_path))
+    solve(d, tmp_path / "three_reduce.h5", base_dir=str(tmp_path))
     with h5py.File(tmp_path / "three.h5") as f:
         assert "reduced/stiffening" not in f and "reduced/cubic" not in f
     with h5py.File(files / "bar.h5") as f:
@@ -495,7 +497,7 @@ def test_corotational_superelements_are_planar_only(tmp_path):
                        "orientation": [0.0, 1.0, 0.0]}],
          "steps": [{"name": "reduce", "type": "cms_reduce", "interface": [1, 2], "modes": 2,
                     "file": "b3.h5"}]}
-    solve(copy.deepcopy(d), base_dir=str(tmp_path))
+    solve(copy.deepcopy(d), tmp_path / "b3_reduce.h5", base_dir=str(tmp_path))
     d["elements"] = [{"name": "se", "type": "superelement", "file": "b3.h5",
                       "formulation": "corotational"}]
     d["steps"] = [{"name": "s", "type": "static"}]
@@ -511,7 +513,7 @@ def test_a_supported_component_is_refused(tmp_path):
     d["nodes"]["coordinates"].append([2.0, 0.0])
     d["elements"][0]["connectivity"] = [[1, 2], [2, 3]]
     d["supports"] = [{"nodes": [3], "fixed": ["all"]}]
-    solve(copy.deepcopy(d), base_dir=str(tmp_path))
+    solve(copy.deepcopy(d), tmp_path / "clamped_reduce.h5", base_dir=str(tmp_path))
     d["elements"] = [{"name": "se", "type": "superelement", "file": "clamped.h5",
                       "formulation": "corotational"}]
     d["steps"] = [{"name": "s", "type": "static"}]

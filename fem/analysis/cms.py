@@ -43,6 +43,8 @@ With ``file``, the superelement file (:mod:`fem.elements.superelement`, format
 "lumped"`` and a diagonal lumped mass (no consistent beam inertia in the component) the file
 also keeps that diagonal (``/component/mass``), which ``formulation = "corotational"``
 superelements integrate, and the chord stiffening ``/reduced/stiffening`` when there is one.
+The step hands the file's data to the results writer
+(:meth:`fem.io.hdf5.ResultsFile.write_superelement`), as it hands it the results.
 """
 
 from __future__ import annotations
@@ -305,7 +307,7 @@ class CmsReduceStep(StepBase):
         self.shapes = shapes
         if results is not None:
             self._write_results(results, d)
-        if self.settings.path is not None:
+        if results is not None and self.settings.path is not None:
             self._write_file(results, d)
         return state
 
@@ -339,16 +341,15 @@ class CmsReduceStep(StepBase):
             labels=[f"mode {i + 1}: {f:.6g} Hz" for i, f in enumerate(hz)], vibration=True)
 
     def _write_file(self, results, d) -> None:
-        """The superelement file; never over a file of another kind, an input or the results."""
+        """The superelement file, by the results writer; never over another file or the results."""
         path, where = self.settings.path, f"{self.settings.where}.file"
-        if results is not None and os.path.exists(path) and \
-                os.path.realpath(path) == os.path.realpath(results.path):
+        if os.path.exists(path) and os.path.realpath(path) == os.path.realpath(results.path):
             raise DeckError(where, f"{path!r} is the results file of this run")
         if os.path.lexists(path) and not superelement.is_superelement_file(path):
             raise DeckError(where, f"{path!r} exists and is not a superelement file; fem does "
                             "not overwrite files it did not write: remove it or choose another")
         try:
-            superelement.write(path, d, source=self.source)
+            results.write_superelement(path, d, source=self.source)
         except OSError as err:
             raise OutputError(f"step '{self.name}': cannot write the superelement file {path}: "
                               f"{err.strerror or err}") from None

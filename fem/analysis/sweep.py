@@ -420,7 +420,7 @@ class SweepStep(LinearizeStep):
             data.update(self._rotor_data())
             attrs.update({"frame": self.frame, "orders": np.array(self.orders, dtype=float)})
         results.write_linear(self.name, data, {}, attrs, group="sweep")
-        self.plot(results.path, values, max_real, bound=max_real_bound)
+        self.plot(results, values, max_real, bound=max_real_bound)
 
     def _rotor_data(self) -> dict:
         """A spin sweep's whirl along the lines and its engine-order crossings (rad/s)."""
@@ -436,15 +436,15 @@ class SweepStep(LinearizeStep):
                 "critical_frequencies": np.array([x.frequency for x in c], dtype=float),
                 "critical_refined": np.array([x.refined for x in c], dtype=bool)}
 
-    def plot(self, h5: str, values: NDArray, max_real: NDArray,
+    def plot(self, results, values: NDArray, max_real: NDArray,
              bound: NDArray | None = None) -> list[str]:
-        """The Campbell diagram and the stability plot beside ``h5``; their paths.
+        """The Campbell diagram and the stability plot, handed to the results writer; their paths.
 
         ``bound (k,)``: the absolute error bound of ``max_real`` at each value (None: the
         plot shows the round-off band ``1e-9 max |p|`` instead, :func:`fem.io.plots.stability`).
+        The writer draws them beside the results file
+        (:meth:`fem.io.hdf5.ResultsFile.write_plots`).
         """
-        from fem.io import files, plots
-
         s = self.settings
         spin = s.parameter == "spin"
         scale = FREQUENCY_UNITS[s.plot_units]
@@ -460,17 +460,16 @@ class SweepStep(LinearizeStep):
             else "frequency |Im p|"
         critical = [(c.speed * scale, c.frequency * scale, c.order, c.whirl)
                     for c in self.criticals]
-        campbell = files.sweep_png_path(h5, self.name, "campbell")
-        plots.campbell(campbell, x, W * scale, label=label, whirl=whirl, orders=self.orders,
-                       critical=critical, unit=s.plot_units, frame=self.frame if spin else "",
-                       boundary=b, ylabel=f"{what} ({s.plot_units})",
-                       title=(f"Campbell diagram, {self.frame} frame: step '{self.name}'"
-                              if spin else f"frequencies: step '{self.name}'"))
-        stability = files.sweep_png_path(h5, self.name, "stability")
+        campbell = dict(parameter=x, frequencies=W * scale, label=label, whirl=whirl,
+                        orders=self.orders, critical=critical, unit=s.plot_units,
+                        frame=self.frame if spin else "", boundary=b,
+                        ylabel=f"{what} ({s.plot_units})",
+                        title=(f"Campbell diagram, {self.frame} frame: step '{self.name}'"
+                               if spin else f"frequencies: step '{self.name}'"))
         size = np.array([np.abs(p.eigen.values).max(initial=0.0) for p in self.points])
-        plots.stability(stability, x, max_real, label=label, bound=bound, scale=size,
-                        boundary=b, title=f"stability: step '{self.name}'")
-        return [campbell, stability]
+        stability = dict(parameter=x, max_real=max_real, label=label, bound=bound, scale=size,
+                         boundary=b, title=f"stability: step '{self.name}'")
+        return results.write_plots(self.name, campbell, stability)
 
 
     def _bounds(self, P: NDArray) -> NDArray:

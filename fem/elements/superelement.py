@@ -24,7 +24,9 @@ energy-conserving scheme's force and the inertia are exact at interface nodes wi
 rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
 with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
 
-The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`::
+The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, read here
+(:func:`read`) and written by the ``cms_reduce`` step's results writer
+(:mod:`fem.io.superelement_file`)::
 
     /                        attrs: format, version, dim, method ("craig_bampton",
                              "free_interface"), mass ("lumped", "consistent"), name (the
@@ -56,7 +58,6 @@ Version 1 files (no ``/component/mass``) are still read: linear superelements ne
 
 from __future__ import annotations
 
-import datetime
 import os
 from dataclasses import dataclass
 
@@ -103,39 +104,6 @@ class SuperelementData:
     def n_modal(self) -> int:
         """Generalized coordinates ``eta`` (after the boundary unknowns)."""
         return self.K.shape[0] - len(self.boundary_slot)
-
-
-def write(path: str, data: SuperelementData, source: str = "") -> None:
-    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
-    import h5py
-
-    from fem import __version__
-    from fem.io import files
-
-    tmp = files.temporary_beside(path, ".h5")
-    with files.moved_into_place(tmp, path):
-        with h5py.File(tmp, "w") as h5:
-            a = h5.attrs
-            a["format"], a["version"], a["dim"] = FORMAT, VERSION, data.dim
-            a["method"], a["mass"], a["name"], a["units"] = (data.method, data.mass, data.name,
-                                                             data.units)
-            a["created"] = datetime.datetime.now().isoformat(timespec="seconds")
-            a["fem_version"], a["source"] = __version__, source
-            for path_, value in (("interface/node_ids", data.node_ids),
-                                 ("interface/coordinates", data.coordinates),
-                                 ("boundary/node", data.boundary_node),
-                                 ("boundary/slot", data.boundary_slot),
-                                 ("reduced/K", data.K), ("reduced/M", data.M),
-                                 ("reduced/momentum", data.momentum),
-                                 ("component/frequencies", data.frequencies),
-                                 ("component/node_ids", data.component_ids),
-                                 ("component/coordinates", data.component_coordinates),
-                                 ("component/dofs", data.component_dofs),
-                                 ("component/T", data.T),
-                                 ("component/mass", data.component_mass),
-                                 ("reduced/stiffening", data.stiffening)):
-                if value is not None:
-                    h5.create_dataset(path_, data=value)
 
 
 def is_superelement_file(path: str) -> bool:

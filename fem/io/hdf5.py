@@ -76,7 +76,7 @@ from numpy.typing import NDArray
 
 from fem import _petsc, interrupt
 from fem.errors import OutputError
-from fem.io import drawing, files, paraview
+from fem.io import drawing, files, paraview, plots, superelement_file
 from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
 
 log = logging.getLogger(__name__)
@@ -345,6 +345,30 @@ class ResultsFile:
         except OSError as err:
             raise OutputError(f"cannot write {path}: {files.reason(err)}") from None
         return path
+
+    def write_superelement(self, path: str, data, source: str = "") -> str:
+        """The superelement file ``path`` of a ``cms_reduce`` step's reduced ``data``.
+
+        Written whole or not at all (:func:`fem.io.superelement_file.write`); ``source`` is the
+        deck the reduction ran from. Returns ``path``.
+        """
+        superelement_file.write(path, data, source=source)
+        return path
+
+    def write_plots(self, step: str, campbell: dict, stability: dict) -> list[str]:
+        """A stability sweep's Campbell diagram and stability plot beside the results file.
+
+        ``campbell`` and ``stability`` are the arguments of :func:`fem.io.plots.campbell` and
+        :func:`fem.io.plots.stability` but the path, which is the sweep's
+        (:func:`fem.io.files.sweep_png_path`); returns the two paths.
+        """
+        out = []
+        for name, draw, args in (("campbell", plots.campbell, campbell),
+                                 ("stability", plots.stability, stability)):
+            path = files.sweep_png_path(self.path, step, name)
+            draw(path, **args)
+            out.append(path)
+        return out
 
     def seal(self) -> None:
         """After a failed write, keep the file as it was at the last flush (every frame whole).
