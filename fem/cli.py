@@ -90,8 +90,9 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _cmd_run(args, petsc: list[str]) -> int:
-    from fem import console, solver_options
+    from fem import console
     from fem.io import deck as deck_io
+    from fem.io import solver_options
     from fem.run import results_path, run
 
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once

@@ -102,17 +102,31 @@ def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
 
 
 
+#: option families of SLEPc's eigen-solver: a deck writes them with SLEPc's names, and they reach
+#: the eigen-solver of the step, whose prefix is ``<step>_eps_`` (:func:`petsc_name`)
+EIGEN_FAMILIES = ("eps_", "st_", "bv_", "ds_", "rg_")
 _PUSHED: dict[str, list[str]] = {}
+
+
+def petsc_name(key: str) -> str:
+    """The PETSc option name a deck key stands for, after the step's prefix ``<step>_``.
+
+    Linear-solver options keep their name; SLEPc options get the eigen-solver's ``eps_``.
+
+    >>> petsc_name("-ksp_type"), petsc_name("eps_tol"), petsc_name("st_ksp_type")
+    ('ksp_type', 'eps_eps_tol', 'eps_st_ksp_type')
+    """
+    name = key.lstrip("-")
+    return "eps_" + name if name.lower().startswith(EIGEN_FAMILIES) else name
 
 
 def push_options(prefix: str, options: dict | None) -> None:
     """Put ``options`` into the database under ``prefix`` unless already set (command line wins).
 
-    Deck names become PETSc names as :func:`fem.solver_options.petsc_name` says: SLEPc options
-    (``eps_tol``) go to the eigen-solver of the step (``<prefix>eps_eps_tol``).
+    Deck names become PETSc names as :func:`petsc_name` says: SLEPc options (``eps_tol``) go to
+    the eigen-solver of the step (``<prefix>eps_eps_tol``). The deck's options were checked when
+    the deck was read and PETSc started (:mod:`fem.io.solver_options`).
     """
-    from fem.solver_options import petsc_name
-
     opts = _petsc.PETSc().Options()
     pushed = _PUSHED.setdefault(prefix, [])
     for key, value in (options or {}).items():
@@ -319,16 +333,6 @@ def solve_block(ksp, B: NDArray) -> NDArray:
         cols = poor[better]
         X[:, cols], R[:, cols], berr[cols] = Xp[:, better], Rp[:, better], bp[better]
     return X
-
-
-def null_vector(csr, *, symmetric: bool = False) -> NDArray:
-    """An approximate null vector of a singular sparse matrix (to name the unrestrained DOF).
-
-    The eigen-solve is the eigen package's (:func:`fem.solvers.eigen.null_vector`).
-    """
-    from fem.solvers.eigen import null_vector
-
-    return null_vector(csr, symmetric=symmetric)
 
 
 # --- checked solves ------------------------------------------------------------------------------

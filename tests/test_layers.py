@@ -132,11 +132,11 @@ def upward_edges(mods: dict[str, Path]) -> list[str]:
 
 def unit(name: str) -> str:
     """The package a module belongs to for the cycle test: ``fem.<package>`` (``io/keys`` is
-    its own, a data-layer leaf), or the module itself at the top level."""
+    its own, the data layer's deck leaves), or the module itself at the top level."""
     parts = name.split(".")
-    if name == "fem.io.keys" or len(parts) <= 2:
-        return name
-    return ".".join(parts[:2])
+    if parts[:3] == ["fem", "io", "keys"]:
+        return "fem.io.keys"
+    return name if len(parts) <= 2 else ".".join(parts[:2])
 
 
 def package_cycles(mods: dict[str, Path]) -> list[list[str]]:

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from repro_base import BASE
 
-from fem import _petsc, linalg, solver_options
+from fem import _petsc, linalg
 from fem.errors import DeckError
+from fem.io import solver_options
 
 _petsc.init()
 

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from fem import _petsc, linalg
 from fem.dofs import KINDS, block_norms
 from fem.errors import ModelError
+from fem.solvers import eigen
 from fem.solvers.newton import NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
@@ -343,7 +344,7 @@ class StepBase:
             dof = dm.describe(k, ids, model)
             return ModelError(f"the model is a mechanism: {dof} has no stiffness{more}; add a "
                               "support or an element that restrains it")
-        phi = np.abs(linalg.null_vector(csr))
+        phi = np.abs(eigen.null_vector(csr))
         nodal = phi[dm.blocks["nodal"]]
         if len(nodal) == 0 or nodal.max() < 1e-6 * phi.max():   # only multipliers move:
             k = int(np.argmax(phi))                               # the constraints repeat

@@ -55,6 +55,7 @@ from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
 from fem.model import apply_velocities
+from fem.solvers import eigen
 from fem.solvers.controls import CutBack, DynamicProgress
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure
 
@@ -395,7 +396,7 @@ class DynamicStep(StepBase):
         if len(zero):               # DOFs on their own
             moving, joint = zero, "as have"
         else:                       # a combination of DOFs: those the null mode moves most
-            phi = np.abs(linalg.null_vector(csr))
+            phi = np.abs(eigen.null_vector(csr))
             moving = np.argsort(-phi)[:int(np.sum(phi > 0.5 * phi.max()))]
             joint = "moving with"
         k = int(moving[0])

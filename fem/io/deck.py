@@ -38,8 +38,8 @@ from fem.io.schema import (
     take,
     type_name,
 )
+from fem.io.solver_options import check_allowed
 from fem.model import Model
-from fem.solver_options import check_allowed
 
 
 @dataclass
@@ -410,9 +410,9 @@ def _unknown_table(name: str) -> DeckError:
 def _petsc_options(options: dict | None) -> dict:
     """``[solver] petsc_options``: option names without ``-``, values strings/numbers/booleans.
 
-    Solver settings only (:func:`fem.solver_options.check_allowed`, which needs no PETSc); that
+    Solver settings only (:func:`fem.io.solver_options.check_allowed`, which needs no PETSc); that
     PETSc uses them and accepts their values is checked once PETSc has started
-    (:func:`fem.solver_options.check`).
+    (:func:`fem.io.solver_options.check`).
     """
     for key, value in (options or {}).items():
         where = f"solver.petsc_options.{key}"

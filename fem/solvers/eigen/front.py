@@ -628,7 +628,7 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
 def general_solver(A, B, prefix: str, *, symmetric: bool, nev: int):
     """The SLEPc EPS :func:`general` sets up (``slepc``), configured from the options database.
 
-    For the check of a deck's SLEPc options (:mod:`fem.solver_options`), which sets one up on a
+    For the check of a deck's SLEPc options (:mod:`fem.io.solver_options`), which sets one up on a
     small pencil and solves nothing; the caller destroys it.
     """
     from fem.solvers.eigen.slepc import eps_largest_real

@@ -14,7 +14,7 @@ toolkit for the solution of eigenvalue problems").
   ``GNHEP``; ``b`` factored by SLEPc's spectral transformation, a direct LU), and the largest
   eigenvalue magnitude of the pencil, the scale that tells round-off from an eigenvalue.
 * :func:`eps_largest_real`: that EPS, configured from the options database; the check of a
-  deck's SLEPc options (:mod:`fem.solver_options`) makes its throw-away solver here too.
+  deck's SLEPc options (:mod:`fem.io.solver_options`) makes its throw-away solver here too.
 
 Options: the EPS has the prefix ``<prefix>eps_`` (``-<step>_eps_view``; the deck's ``eps_tol``
 arrives as ``<step>_eps_eps_tol``, :func:`fem.linalg.push_options`) and reads them last.
@@ -145,7 +145,7 @@ def eps_largest_real(A, B, prefix: str, *, symmetric: bool, nev: int):
 
     Krylov-Schur with ``B`` factored by a direct LU (the best package, as
     :func:`fem.linalg.direct_solver`); options under ``prefix`` (``<step>_eps_``) then apply.
-    Buckling steps and the check of the deck's SLEPc options (:mod:`fem.solver_options`) both
+    Buckling steps and the check of the deck's SLEPc options (:mod:`fem.io.solver_options`) both
     make theirs here, so they agree.
     """
     SLEPc = _petsc.SLEPc()

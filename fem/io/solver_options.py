@@ -10,12 +10,12 @@ names ``solver.petsc_options.<name>`` and its line in the deck, for:
    :mod:`fem.io.deck` while the deck is read, before PETSc starts). This is an allowlist: names
    must belong to an option family of the linear solver and its factorization (``ksp_*``,
    ``pc_*``, ``mat_mumps_*``, ``mat_superlu_*``, ... :data:`SOLVER_FAMILIES`) or of SLEPc's
-   eigen-solver (``eps_*``, ``st_*``, ``bv_*``, ``ds_*``, ``rg_*``: :data:`EIGEN_FAMILIES`). Within
-   those families, options that print, write or plot (viewers, monitors, logs, ``*_reason``,
-   MUMPS's output streams ``mat_mumps_icntl_1`` to ``4``, its out-of-core directory, ...) or that
-   load code (``python``, ``shell`` in a name or a value) are refused. Values are numbers, booleans
-   or plain words, never a viewer or file specification (a colon, a slash or a backslash). The
-   command line stays the user's own and may do all of this
+   eigen-solver (``eps_*``, ``st_*``, ``bv_*``, ``ds_*``, ``rg_*``:
+   :data:`fem.linalg.EIGEN_FAMILIES`). Within those families, options that print, write or plot
+   (viewers, monitors, logs, ``*_reason``, MUMPS's output streams ``mat_mumps_icntl_1`` to ``4``,
+   its out-of-core directory, ...) or that load code (``python``, ``shell`` in a name or a value)
+   are refused. Values are numbers, booleans or plain words, never a viewer or file specification (a
+   colon, a slash or a backslash). The command line stays the user's own and may do all of this
    (``fem run deck.toml -o out.h5 -<step>_ksp_view``).
 2. **Names PETSc does not use**, as ``-options_left`` would report them: misspellings, or options
    of another solver (``ksp_rtol`` with the default ``preonly``).
@@ -37,10 +37,10 @@ How deck options reach the solvers: each step pushes them under its prefix ``<st
 (:func:`fem.linalg.push_options`; the command line wins). Linear-solver options keep their names:
 ``ksp_type`` is ``-<step>_ksp_type``, and they set the step's own solver. SLEPc options are written
 with SLEPc's names and reach the eigen-solver of buckling steps, whose prefix is ``<step>_eps_``
-(:func:`petsc_name`): ``eps_tol`` is ``-<step>_eps_eps_tol`` and ``st_pc_factor_mat_solver_type``
-is ``-<step>_eps_st_pc_factor_mat_solver_type`` (the eigen-solver's own linear solver is set by
-``st_*`` options only). Buckling steps with at most ``fem.solvers.eigen.DENSE_LIMIT``
-unknowns solve with LAPACK and do not read SLEPc options.
+(:func:`fem.linalg.petsc_name`): ``eps_tol`` is ``-<step>_eps_eps_tol`` and
+``st_pc_factor_mat_solver_type`` is ``-<step>_eps_st_pc_factor_mat_solver_type`` (the eigen-solver's
+own linear solver is set by ``st_*`` options only). Buckling steps with at most
+``fem.solvers.eigen.DENSE_LIMIT`` unknowns solve with LAPACK and do not read SLEPc options.
 """
 
 from __future__ import annotations
@@ -59,13 +59,13 @@ import tempfile
 from dataclasses import dataclass
 
 from fem.errors import DeckError, did_you_mean
+from fem.linalg import EIGEN_FAMILIES, petsc_name
 
 log = logging.getLogger(__name__)
 
 SOLVER_FAMILIES = ("ksp_", "pc_", "mat_mumps_", "mat_superlu_", "mat_umfpack_", "mat_klu_",
                    "mat_cholmod_", "mat_pastix_", "mat_strumpack_", "mat_mkl_pardiso_",
                    "mat_mkl_cpardiso_")
-EIGEN_FAMILIES = ("eps_", "st_", "bv_", "ds_", "rg_")
 
 # what prints, writes or plots (viewers, monitors, logs, statistics, output streams, file names)
 _OUTPUT = re.compile(r"view|monitor|plot|print|verbose|reason|file|tmpdir|converged_rate"
@@ -82,18 +82,6 @@ _COMMON = ("ksp_type", "pc_type", "pc_factor_mat_solver_type", "ksp_rtol", "ksp_
            "ksp_reuse_preconditioner", "mat_mumps_icntl_14", "mat_mumps_icntl_24",
            "eps_type", "eps_tol", "eps_max_it", "eps_ncv", "st_type", "st_ksp_type",
            "st_pc_type", "st_pc_factor_mat_solver_type")
-
-
-def petsc_name(key: str) -> str:
-    """The PETSc option name a deck key stands for, after the step's prefix ``<step>_``.
-
-    Linear-solver options keep their name; SLEPc options get the eigen-solver's ``eps_``.
-
-    >>> petsc_name("-ksp_type"), petsc_name("eps_tol"), petsc_name("st_ksp_type")
-    ('ksp_type', 'eps_eps_tol', 'eps_st_ksp_type')
-    """
-    name = key.lstrip("-")
-    return "eps_" + name if name.lower().startswith(EIGEN_FAMILIES) else name
 
 
 def _as_petsc(value) -> str:
