@@ -66,9 +66,9 @@ import numpy as np
 from fem import __version__ as fem_version
 from fem import _petsc
 from fem.io.deck import from_dict
+from fem.io.results import _statistic
 from fem.run import make_step
 from fem.system import System
-from fem.validate import _statistic
 
 L, M, G = 0.1, 1.0, 9.81
 J = M * L**2 / 12

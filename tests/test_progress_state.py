@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from fem.io.deck import from_dict
-from fem.io.hdf5 import ResultsFile, read_state
+from fem.io.hdf5 import ResultsFile
+from fem.io.results import read_state
 from fem.run import make_step, run
 from fem.solvers.controls import DynamicProgress, StaticProgress
 from fem.system import System

@@ -4,7 +4,7 @@ import numpy as np
 from helpers import case_deck_path
 
 from fem.io import deck as deck_io
-from fem.io.hdf5 import read_state
+from fem.io.results import read_state
 from fem.run import run
 
 

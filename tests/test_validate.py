@@ -47,7 +47,7 @@ def test_validate_runs_every_case_and_reports_failures_as_rows(tmp_path):
 def test_history_statistics_find_what_they_name():
     """A peak between frames is found by its parabola (exact for a parabola), the time of it
     too; amplitude and mean over the frames after a time; the first maximum is the first."""
-    from fem.validate import _statistic
+    from fem.io.results import _statistic
 
     t = np.linspace(0.0, 1.0, 11)
     y = -(t - 0.33) ** 2 + 2.0                             # peak between frames 3 and 4

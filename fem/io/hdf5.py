@@ -34,7 +34,8 @@ Layout (DESIGN.md, "Results file")::
         energy/<kind>       (T,)     dynamic steps: kinetic, strain, external_work,
                                      constraint_work, total, dissipated; (T, 3) momenta
         increments/<name>   (T,)     Newton statistics per output frame
-        state/              the state at the step's end: every State field (read_state), and
+        state/              the state at the step's end: every State field (read back by
+                            fem.io.results.read_state), and
             progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
                             DynamicProgress): scalars as attrs, arrays as datasets
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs (interior_modes)
@@ -390,7 +391,7 @@ class ResultsFile:
             log.warning("could not detach %s after a failed write: %s", self.path, err)
 
     def write_state(self, step: str, state, progress=None) -> None:
-        """The state at the end of step ``step``, in ``/steps/<step>/state`` (:func:`read_state`).
+        """The state at the end of step ``step``, in ``/steps/<step>/state``.
 
         Everything an analysis carries from step to step (displacements, rotations, rates,
         internal unknowns, multipliers, the load history, algorithmic variables), so that a run
@@ -450,34 +451,6 @@ class ResultsFile:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def read_state(path: str, step: str, progress=None):
-    """The :class:`~fem.state.State` at the end of step ``step`` of the results file ``path``.
-
-    With ``progress``, the dataclass the step's progress was written from
-    (:meth:`ResultsFile.write_state`), returns ``(state, progress)``, the progress None when the
-    file has none (or one of another type).
-    """
-    from fem.state import State
-
-    with h5py.File(path, "r") as h5:
-        g = h5[f"steps/{step}/state"]
-        arrays = {}
-        g.visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
-                     if isinstance(obj, h5py.Dataset) and not name.startswith("progress/")
-                     else None)
-        found = None
-        pg = g.get("progress")
-        if progress is not None and pg is not None \
-                and pg.attrs.get("type") == progress.__name__:
-            values = {k: v.item() if isinstance(v, np.generic) else v
-                      for k, v in pg.attrs.items() if k not in ("type", "none")}
-            values.update({k: None for k in pg.attrs["none"]})
-            values.update({k: d[()] for k, d in pg.items()})
-            found = progress(**values)
-    state = State.from_arrays(arrays)
-    return state if progress is None else (state, found)
 
 
 class StepWriter:
