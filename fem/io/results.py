@@ -1,4 +1,4 @@
-"""Reading results files: the one reader of the layout :mod:`fem.io.hdf5` writes (DESIGN.md).
+"""Reading results files: the one reader of the layout that :mod:`fem.io.hdf5` writes.
 
 * :func:`read_state` gives the :class:`~fem.state.State` at the end of a step, with its
   resumable progress (what a restart reads);

@@ -8,8 +8,8 @@ nothing of fem but its errors, so that element deck modules can declare keys wit
 :mod:`fem.io.schema` collects them from the element registry (no import cycle).
 
 Its modules are the rest of the deck leaves, what a family's deck module builds its group with
-(DESIGN.md: nothing below :mod:`fem.io` imports the rest of it): :mod:`.entries` (``Entry``,
-``lookup``, ``vector``, ``axial``, ``inertia_tensor``), :mod:`.nodes` (the node table
+(nothing below :mod:`fem.io` imports the rest of it, tests/test_layers.py): :mod:`.entries`
+(``Entry``, ``lookup``, ``vector``, ``axial``, ``inertia_tensor``), :mod:`.nodes` (the node table
 ``Nodes``) and :mod:`.groups` (``GroupInputs``, ``GroupPiece``, the keys several families
 take, element rows, ``line_group``); they import nothing of fem but its errors, the model and
 these keys.

@@ -5,7 +5,7 @@ keys written); :func:`unique` and :func:`lookup` find entries by name, :func:`ve
 :func:`axial` and :func:`inertia_tensor` read the deck's vectors, moments and rotary inertias.
 The builders of :mod:`fem.io` and the element families' deck modules (``fem/elements/*_deck.py``)
 share them; like the rest of :mod:`fem.io.keys` this module imports nothing of fem but its errors
-and the keys (a deck leaf, DESIGN.md's data layer).
+and the keys (a deck leaf, in the data layer).
 """
 
 from __future__ import annotations
