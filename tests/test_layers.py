@@ -177,30 +177,33 @@ def package_cycles(mods: dict[str, Path]) -> list[list[str]]:
 
 
 def cycle_path(group: list[str], mods: dict[str, Path]) -> str:
-    """One import cycle through ``group``'s first package, each step with a module edge."""
+    """One import cycle through ``group``'s first package, each step shown by a module edge."""
     via = {}
     for name, targets in graph(mods).items():
         for target, line, _ in targets:
             a, b = unit(name), unit(target)
             if a != b and a in group and b in group:
                 via.setdefault((a, b), f"{name}:{line} -> {target}")
-    start, path, seen = group[0], [], {}
-    frontier, seen[group[0]] = [group[0]], None
-    while frontier:  # breadth first back to the start
+    start = group[0]
+    came = {start: None}
+    frontier = [start]
+    while frontier:                      # breadth first, back to the start
         nxt = []
         for a in frontier:
             for (x, b) in via:
-                if x == a and b == start:
+                if x != a:
+                    continue
+                if b == start:
                     steps = [(a, b)]
-                    while seen[a] is not None:
-                        steps.insert(0, (seen[a], a))
-                        a = seen[a]
-                    return "\n    ".join(via[s] for s in steps)
-                if x == a and b not in seen:
-                    seen[b] = a
+                    while came[a] is not None:
+                        steps.insert(0, (came[a], a))
+                        a = came[a]
+                    return "\n    ".join(via[step] for step in steps)
+                if b not in came:
+                    came[b] = a
                     nxt.append(b)
         frontier = nxt
-    return str(path)
+    return "(no cycle through it)"
 
 
 # --- the tests ----------------------------------------------------------------------------------
@@ -246,3 +249,6 @@ def test_the_walk_sees_every_kind_of_import(tmp_path):
     ]
     assert imports("fem.io.deck", pkg / "io" / "deck.py", mods) == [("fem.io.keys", 1, "keys")]
     assert package_cycles(mods) == [["fem.errors", "fem.io", "fem.io.keys"]]
+    assert cycle_path(["fem.errors", "fem.io", "fem.io.keys"], mods).split("\n    ") == [
+        "fem.errors:2 -> fem.io.deck", "fem.io.deck:1 -> fem.io.keys",
+        "fem.io.keys:1 -> fem.errors"]
