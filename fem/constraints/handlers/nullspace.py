@@ -369,6 +369,8 @@ def _normal(M: NDArray, G: NDArray, r: NDArray) -> NDArray:
 
 def _solve(A: NDArray, b: NDArray) -> NDArray:
     """``A^-1 b`` for a small dense ``A`` and one right-hand side ``b (n,)``."""
+    if A.shape[0] == 0:
+        return np.zeros(A.shape[1])
     return sla.lu_solve(sla.lu_factor(A, check_finite=False), b, check_finite=False)
 
 
@@ -382,5 +384,12 @@ def lu_columns(lu, B: NDArray) -> NDArray:
 
 
 def cho(A: NDArray, B: NDArray) -> NDArray:
-    """``A^-1 B`` for a small SPD ``A`` (Cholesky)."""
+    """``A^-1 B`` for a small SPD ``A`` (Cholesky).
+
+    An empty ``A`` (a body welded to the ground: no free motion) gives an empty answer without
+    LAPACK, whose wrappers' handling of zero-size arrays differs between builds (seen in CI:
+    ``potrs`` refused ``(0, 0)`` and ``(0,)`` on one machine and took them on another).
+    """
+    if A.shape[0] == 0:
+        return np.zeros(B.shape)
     return sla.cho_solve(sla.cho_factor(A, check_finite=False), B, check_finite=False)
