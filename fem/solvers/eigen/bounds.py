@@ -32,20 +32,27 @@ is at least :data:`SEPARATED` ``|p|``: near a double eigenvalue ``x`` and ``z`` 
 determined well enough for it), and never above ``||r||``, the
 Cauchy-Schwarz bound: a double-precision vector of a stiff model has ``||r|| ~ eps |K| |x|``
 from its representation alone, which ``z^T r`` does not see (``z^T K dx = -z^T (p^2 M + p D)
-dx``): the low modes of 1200 beams get bounds of ``1e-9 |p|``, not ``1e-2 |p|``. The smaller
-root of the quadratic satisfies both
+dx``): the low modes of 1200 beams get bounds of ``1e-9 |p|``, not ``1e-2 |p|``.
 
-* ``|d| <= 2 |c| / |b|`` (first order, ``2 |p| kappa eta``; the factor 2 covers the quadratic
-  term: the larger of ``|b +- sqrt(b^2 - 4 a c)|`` is at least ``|b|``), and
-* ``|d| <= sqrt(|c| / |a|)`` (the product of the roots is ``c / a``): the bound of a double
-  eigenvalue, ``O(sqrt(eta))``, where ``b`` vanishes (a rigid-body mode's double zero with
-  ``D = 0``, divergence and flutter onsets, near-defective pairs).
+Given only ``|a|``, ``|b|``, ``|c|``, the smaller root ``d_1`` of the quadratic satisfies
+``|d_1| <= r``, the sharp bound over the unknown phases: ``|b / a| = |d_1 + d_2| <= |d_1| +
+|c / a| / |d_1|`` leaves ``|d_1| <= r_- = 2 |c| / (|b| + sqrt(|b|^2 - 4 |a| |c|))`` where
+``|b|^2 >= 4 |a| |c|``, and ``|d_1|^2 <= |d_1 d_2| = |c / a|`` gives ``r = sqrt(|c| / |a|)``
+otherwise. A simple, well separated eigenvalue gets ``r ~ |c| / |b|``, first order
+(``|p| kappa eta``); as it nears a double one ``kappa`` grows and ``r`` tends to ``sqrt(|c| /
+|a|)``, ``O(sqrt(eta))``, the bound of a double eigenvalue where ``b`` vanishes (a rigid-body
+mode's double zero with ``D = 0``, divergence and flutter onsets, near-defective pairs), so a
+near-multiple or defective eigenvalue gets a large bound, never a small one.
 
-The bound is the smaller of the two. A simple, well separated eigenvalue gets the first,
-``O(eta)``; as an eigenvalue nears a double one ``kappa`` grows and the cap takes over, so a
-near-multiple or defective eigenvalue gets a large bound, never a small one. (A triple or
-higher defective eigenvalue moves as ``eta^(1/3)``; the cap is then optimistic. They do not
-occur in the models of this project's steps: a rigid-body mode gives a Jordan block of size 2.)
+The bound is ``2 r``. The scalar quadratic is exact only to first order in the errors of ``x``
+and ``z``, and at a double root ``r`` is the distance itself, with no margin: a rigid-body
+double zero computed as ``+-delta`` gets ``r = delta`` to the last digits, so that whether it
+is neutral was decided by round-off (a column's free translation, ``p = 2.354e-5`` with ``r =
+2.344e-5`` from Debian's LAPACK, ``6.520e-5`` with ``6.524e-5`` from another). The factor 2
+also keeps Tisseur's first-order bound, ``2 |p| kappa eta``, for a well separated eigenvalue.
+(A triple or higher defective eigenvalue moves as ``eta^(1/3)``; the bound is then optimistic.
+They do not occur in the models of this project's steps: a rigid-body mode gives a Jordan block
+of size 2.)
 
 **Which x and z.** The solver's vector carries the round-off of its stiff components (a
 LAPACK vector of a model with ``EA / l = 1e12`` has ``||r|| ~ eps ||K||``, which is the vector's
@@ -163,6 +170,20 @@ def _iterate(lu, v: NDArray, trans: str) -> NDArray | None:
     return v
 
 
+def smaller_root(a: float, b: float, c: float) -> float:
+    """The largest ``|d|`` of the smaller root of ``a d^2 + b d + c = 0`` given ``|a|, |b|, |c|``.
+
+    ``r_-`` where ``b^2 >= 4 a c``, else ``sqrt(c / a)`` (module docstring).
+
+    >>> smaller_root(1.0, 2.0, 1.0), smaller_root(0.0, 4.0, 2.0), smaller_root(1.0, 0.0, 4.0)
+    (1.0, 0.5, 2.0)
+    """
+    disc = b * b - 4 * a * c
+    if b > 0 and disc >= 0:
+        return 2 * c / (b + np.sqrt(disc))
+    return float(np.sqrt(c / a)) if a > 0 else np.inf
+
+
 def error_bounds(M, D, K, values: NDArray, vectors: NDArray, left: NDArray | None = None
                  ) -> ErrorBounds:
     """Error bounds of eigenvalues ``values (m,)`` with right vectors ``vectors (n, m)``.
@@ -226,9 +247,7 @@ def error_bounds(M, D, K, values: NDArray, vectors: NDArray, left: NDArray | Non
                 if b < SEPARATED * abs(p) * a:  # near a double eigenvalue x and z are not
                     c = res                     # determined well enough: Cauchy-Schwarz
                 best_b, best_a, best_c = b, a, min(c, res)
-        first = 2 * best_c / best_b if best_b > 0 else np.inf
-        second = np.sqrt(best_c / best_a) if best_a > 0 else np.inf
-        out.bounds[i] = min(first, second)
+        out.bounds[i] = 2 * smaller_root(best_a, best_b, best_c)
         out.backward_errors[i] = res / max(weight, 1e-300)
         out.condition[i] = (weight / (abs(p) * best_b) if abs(p) > 0 and best_b > 0
                             else np.inf)
