@@ -310,7 +310,10 @@ fixed = ["ux"]
         g = f["sweep/sweep"]
         P, B, stable = g["eigenvalues"][()], g["error_bounds"][()], g["stable"][()]
     assert list(stable) == [1, 0]
-    assert np.all(np.abs(P[0]) <= B[0])
+    # NaN: a tracked line without an eigenvalue at that load (the double zeros come as a real
+    # pair +-a, one line, or a conjugate pair, as the LAPACK build rounds them)
+    found = np.isfinite(P[0])
+    assert np.count_nonzero(found) >= 2 and np.all(np.abs(P[0][found]) <= B[0][found])
     assert np.nanmax(P[1].real) == pytest.approx(np.sqrt(1.0 / 0.085), rel=1e-3)
 
 

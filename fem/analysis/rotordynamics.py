@@ -133,12 +133,15 @@ def whirl_parts(X: NDArray, M, axis: Axis) -> tuple[NDArray, NDArray, NDArray]:
 
 
 def distinct(values: NDArray) -> NDArray:
-    """``(m,)`` bool: the eigenvalues to keep, the ``-a`` of each real pair ``+-a`` dropped.
+    """``(m,)`` bool: the eigenvalues to keep, one of each pair that stands for one mode.
 
     The two roots of a diverged undamped mode agree to the eigen-solver's accuracy only
     (2.5e-6 relative for a column at twice its Euler load, where ``|K|`` is 1e8 times
     ``|p^2 M|``): a positive and a negative real eigenvalue whose sum is within
-    :data:`PAIRED` of them are one mode's, the nearest partners first.
+    :data:`PAIRED` of them are one mode's, the nearest partners first. A double zero (a free
+    rotation under spin) comes as such a real pair ``+-a`` or as a conjugate pair ``+-i a``
+    with ``a`` at round-off, as the LAPACK build rounds it; a conjugate pair within the real
+    band is one mode too, its ``Im p < 0`` member dropped.
     """
     scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
     real = np.abs(values.imag) <= 1e-8 * scale
@@ -149,6 +152,11 @@ def distinct(values: NDArray) -> NDArray:
                                  & (np.abs(values.real + a) <= PAIRED * a + 1e-9 * scale))
         if len(partner):
             keep[partner[np.argmin(np.abs(values.real[partner] + a))]] = False
+    for i in np.flatnonzero(real & keep & (values.imag < 0)):
+        conjugate = real & keep & (values.imag > 0) & (
+            np.abs(values - values[i].conjugate()) <= 1e-9 * scale)
+        if np.any(conjugate):
+            keep[i] = False
     return keep
 
 
