@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.dofs import DofMap
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 #: Sources with fewer element-matrix entries are summed by ``np.bincount`` (loading numba for
 #: them costs more than the compiled scatter saves); about 7000 3D beams.

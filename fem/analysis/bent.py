@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
 from fem import rotations as so3
-from fem.elements.jit import MIN_ELEMENTS, Kernel
+from fem.kernels import MIN_ELEMENTS, Kernel
 
 _compiled = Kernel("fem.analysis.bent_kernel", "chord_rhs")
 

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.analysis.bent import TRUST, held_nodes
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 from fem.solvers import newton
 from fem.solvers.banded import BandedLU
 

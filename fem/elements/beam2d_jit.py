@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
-from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispatch rule
+from fem.kernels import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispatch rule
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
@@ -32,7 +32,7 @@ from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the 
 #: even for one element
 MIN_CONSERVING = 1
 
-# MIN_ELEMENTS (fem.elements.jit): groups from this many elements evaluate the static force and
+# MIN_ELEMENTS (fem.kernels): groups from this many elements evaluate the static force and
 # tangent compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control
 # increments of planar beam models call the kernel whatever their size (analysis.planar_static)
 

@@ -25,14 +25,14 @@ is numpy's ~60 small array operations, not the flops of one element (about 1e4).
 The rotation helpers and Meijaard's strains are :mod:`fem.elements.beam3d_kernel`'s (``logm``,
 ``eta_mu``, ``hat_into``, ``H_TERMS``, ``_strain_into``) and :mod:`fem.elements.shell_ec_kernel`'s
 (``_kh_into``, ``_step_blocks_into``), inlined: the cache folder is keyed by every kernel's source
-(:func:`fem.elements.jit.cache_dir`), so a change to them recompiles this kernel too.
+(:func:`fem.kernels.cache_dir`), so a change to them recompiles this kernel too.
 """
 
 import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.elements.beam_basic import _hessians
-from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem.kernels import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
 #: Groups from this many elements take the compiled energy-conserving force
 #: (:func:`conserving`): a dynamic run evaluates it thousands of times, and numpy's cost there is

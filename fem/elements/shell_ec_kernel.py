@@ -21,7 +21,7 @@ those patterns (about 2.9e3 multiply-adds each instead of 4.9e3).
 
 The element frame, local rotations and spin map are :func:`fem.elements.shell_kernel.frame_into`,
 the rotation helpers :mod:`fem.elements.beam3d_kernel`'s, inlined (the cache folder is keyed by
-every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
+every kernel's source, :func:`fem.kernels.cache_dir`, so a change to them recompiles this
 kernel too).
 """
 
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem.kernels import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
 
 #: Groups from this many triangles take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times, and on a plate of 32 triangles a step took 5-9 ms with the

@@ -1,10 +1,10 @@
 """The numba kernel of :mod:`fem.elements.shell_jit` (imported only when it is used).
 
 Module-level functions, so that numba caches the machine code (in the folder keyed by every
-kernel's source, :func:`fem.elements.jit.cache_dir`) and later runs load it instead of compiling.
+kernel's source, :func:`fem.kernels.cache_dir`) and later runs load it instead of compiling.
 The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are the 3D beam kernel's
 (:mod:`fem.elements.beam3d_kernel`), inlined; numba checks a cached kernel against its own file
-only, so the cache folder is keyed by every kernel's source (:func:`fem.elements.jit.cache_dir`)
+only, so the cache folder is keyed by every kernel's source (:func:`fem.kernels.cache_dir`)
 and a change to them recompiles this kernel too.
 
 Symbols follow :class:`fem.elements.shell_corot.CorotShellFrame` line by line; two changes of
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 

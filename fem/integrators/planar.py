@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 _nodes = Kernel("fem.integrators.planar_kernel", "nodes")
 

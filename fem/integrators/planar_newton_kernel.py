@@ -20,7 +20,7 @@ checks that both paths take the same iterations to the same states.
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 #: the widest band (sub- or super-diagonals) factored this way; a wider one keeps the sparse LU
 MAX_BAND = 48

@@ -12,7 +12,7 @@ sizes) it swapped rows at will and doubled the upper band, and the work with it.
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 

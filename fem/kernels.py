@@ -21,8 +21,7 @@ import numpy as np
 MIN_ELEMENTS = 64
 
 #: Every kernel module of the package (elements, assembly, bent corrections).
-KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "**",
-                       "*_kernel.py")
+KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "**", "*_kernel.py")
 
 
 def cache_dir(sources: list[str] | None = None) -> str:
