@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks.small_models import cantilever_deck
+from fem import kernels
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
 from fem.elements import beam2d_jit
@@ -288,7 +289,7 @@ def test_large_planar_groups_evaluate_compiled_in_the_general_path(monkeypatch):
     """From MIN_ELEMENTS beams, Beam.evaluate itself runs the kernel (arc-length, line
     searches, joints: whatever the compiled increment does not take): the numpy beam's numbers."""
     deck = elastica()
-    deck["elements"][0]["divisions"] = beam2d_jit.MIN_ELEMENTS
+    deck["elements"][0]["divisions"] = kernels.MIN_ELEMENTS
     deck["elements"][0]["theory"] = "timoshenko"
     deck["sections"][0]["Ay"] = 0.8e5
     dk = from_dict(deck)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from helpers import stepped
 
+from fem import kernels
 from fem import rotations as so3
 from fem.elements import shell_jit
 from fem.elements.shell_corot import CorotShell
@@ -74,7 +75,7 @@ def test_kernel_gives_the_numpy_numbers(spread, monkeypatch):
 def test_small_groups_and_fem_jit_0_keep_the_numpy_path(monkeypatch):
     rng = np.random.default_rng(2)
     X, conn = random_mesh(5, rng)                              # 50 triangles
-    assert shell_jit.MIN_CONSERVING <= len(conn) < shell_jit.MIN_ELEMENTS
+    assert shell_jit.MIN_CONSERVING <= len(conn) < kernels.MIN_ELEMENTS
     small = CorotShell("a", conn, X, 3, E=1.0, nu=0.3, h=0.1)
     assert not small._compiled()
     assert small._compiled(conserving=True)        # a dynamic run calls it thousands of times

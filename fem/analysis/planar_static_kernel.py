@@ -83,7 +83,7 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
     """
     n = u.shape[0]
     rhs = np.zeros((n, 2))
-    for e in range(conn.shape[0]):          # ChordFit._rhs, 2D
+    for e in range(conn.shape[0]):          # ChordFit.rhs_numpy, 2D
         n0, n1 = conn[e, 0], conn[e, 1]
         dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
         dy = chord0[e, 1] + (u[n1, 1] - u[n0, 1])

@@ -161,19 +161,17 @@ class Beam(ElementGroup):
         """``B^T q`` and (if asked) the material + geometric tangent, from one kinematics.
 
         The frame and the basic response are computed once for both (they were about 40% of
-        the element time when force and tangent were separate calls).
+        the element time when force and tangent were separate calls). The compiled pair
+        ``beam2d.evaluate`` / ``beam3d.evaluate`` (:mod:`fem.kernels`): the kernel where
+        :meth:`_compiled` says so, else :meth:`evaluate_numpy`.
         """
-        if self._compiled():                       # nodal quaternions and u go in as they are
-            if self.dim == 2:                        # no offsets (_compiled)
-                f, K = beam2d_jit.evaluate(self._kernel_data(), state.rot, state.u)
-                return f, (K if tangent else None)
-            c = chord = None
-            if self.offsets is not None:             # the kernel sees the ends (module doc)
-                c = self.offsets.arms(state.rotation_matrices()[self.conn])
-                x = self.positions(state) + c
-                chord = x[:, 1] - x[:, 0]
-            f, K = beam3d_jit.evaluate(self._kernel_data(), state.rot, state.u, tangent, chord)
-            return self._to_nodes(c, f, K, f)
+        if self._compiled():
+            return (beam2d_jit if self.dim == 2 else beam3d_jit).evaluate_group(self, state,
+                                                                                  tangent)
+        return self.evaluate_numpy(state, tangent)
+
+    def evaluate_numpy(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """:meth:`evaluate` in numpy: the reference of the compiled pair, and its fallback."""
         kin, c = self._ends(state)
         sigma, D, q = self.basic.response(kin.v)
         f = np.einsum("ebd,eb->ed", kin.B, q)
@@ -189,20 +187,17 @@ class Beam(ElementGroup):
     def _compiled(self, conserving: bool = False) -> bool:
         """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        3D co-rotational groups of at least ``MIN_ELEMENTS`` (``conserving``: without offsets,
-        ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is not ``0``
-        (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets of as many
-        (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for ``conserving``). The
-        vectorized numpy code is the reference and the fallback.
+        3D co-rotational groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
+        without offsets, ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is
+        not ``0`` (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets of
+        as many (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for
+        ``conserving``). The vectorized numpy code is the reference and the fallback.
         """
         if self.frame.linear or (conserving and self.offsets is not None):
             return False
-        if self.dim == 2:
-            least = beam2d_jit.MIN_CONSERVING if conserving else beam2d_jit.MIN_ELEMENTS
-            return ((conserving or self.offsets is None) and len(self) >= least
-                    and beam2d_jit.enabled())
-        least = beam3d_jit.MIN_CONSERVING if conserving else beam3d_jit.MIN_ELEMENTS
-        return len(self) >= least and beam3d_jit.enabled(conserving)
+        if self.dim == 2 and not conserving and self.offsets is not None:
+            return False
+        return (beam2d_jit if self.dim == 2 else beam3d_jit).compiled(len(self), conserving)
 
     def _kernel_data(self) -> beam3d_jit.Prepared | beam2d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""
@@ -410,13 +405,12 @@ class Beam(ElementGroup):
         by ``Lambda_a (R_r^T psi - G_m inc) = 0``: ``x1 - x0 = psi x x_m`` for ``cay(psi)``.
         """
         if self._compiled(conserving=True):          # the same, element by element
-            if self.dim == 2:                        # additive rotations: no spins, no cayley
-                f, K, energy, v1 = beam2d_jit.conserving(self._kernel_data(), sm.u, s0.u, s1.u,
-                                                         hist["v"], inc)
-                return f, K, energy, {"v": v1}
-            f, K, energy, v1 = beam3d_jit.conserving(self._kernel_data(), sm.rot, sm.u, s0.u,
-                                                     s1.u, hist["v"], inc, spins, cayley)
-            return f, K, energy, {"v": v1}
+            return (beam2d_jit if self.dim == 2 else beam3d_jit).conserving_group(
+                self, s0, s1, sm, inc, hist, spins, cayley)
+        return self.conserving_numpy(s0, s1, sm, inc, hist, spins, cayley)
+
+    def conserving_numpy(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
+        """:meth:`conserving` in numpy: the reference of the compiled pair, and its fallback."""
         basic = self.basic
         kin = self._kinematics(sm)
         B = kin.B

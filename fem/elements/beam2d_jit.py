@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import kernels
 from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
-from fem.kernels import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispatch rule
+from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
@@ -32,9 +33,9 @@ from fem.kernels import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispa
 #: even for one element
 MIN_CONSERVING = 1
 
-# MIN_ELEMENTS (fem.kernels): groups from this many elements evaluate the static force and
-# tangent compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control
-# increments of planar beam models call the kernel whatever their size (analysis.planar_static)
+# fem.kernels.MIN_ELEMENTS: groups from this many elements evaluate the static force and tangent
+# compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control increments
+# of planar beam models call the kernel whatever their size (analysis.planar_static)
 
 _ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
 _kernel = Kernel("fem.elements.beam2d_kernel")
@@ -43,6 +44,14 @@ _kernel = Kernel("fem.elements.beam2d_kernel")
 def enabled() -> bool:
     """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
     return _ec_kernel.enabled()
+
+
+def compiled(n: int, conserving: bool = False) -> bool:
+    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
+
+    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
+    """
+    return kernels.compiled(_ec_kernel, n, MIN_CONSERVING if conserving else None)
 
 
 @dataclass(frozen=True)
@@ -133,3 +142,55 @@ def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray
     f, K = np.empty((E, 6)), np.empty((E, 6, 6))
     _kernel.function(u, rot, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, f, K)
     return f, K
+
+
+# --- the compiled pairs (fem.kernels.PAIRS): group methods, numpy and compiled -----------------
+def evaluate_group(g, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+    """:meth:`fem.elements.beam.Beam.evaluate` of 2D co-rotational beams ``g``, compiled.
+
+    No offsets; the kernel computes the tangent in any case.
+    """
+    f, K = evaluate(g._kernel_data(), state.rot, state.u)
+    return f, (K if tangent else None)
+
+
+def conserving_group(g, s0, s1, sm, inc, hist, spins=None, cayley=None):
+    """:meth:`fem.elements.beam.Beam.conserving` of 2D co-rotational beams ``g``, compiled.
+
+    Planar rotations are additive: ``spins`` and ``cayley`` change nothing.
+    """
+    f, K, energy, v1 = conserving(g._kernel_data(), sm.u, s0.u, s1.u, hist["v"], inc)
+    return f, K, energy, {"v": v1}
+
+
+def _evaluate_samples(rng) -> list[tuple]:
+    """Networks of planar beams, turned by several radians, strained, their nodes turned."""
+    from fem.elements import samples
+
+    out = []
+    for theory, tangent in (("euler-bernoulli", True), ("timoshenko", True),
+                            ("euler-bernoulli", False)):
+        g, X = samples.planar_beams(rng, theory)
+        out.append((g, samples.planar_state(X, rng), tangent))
+    return out
+
+
+def _conserving_samples(rng) -> list[tuple]:
+    """Steps of order 1 rad from a large planar state, drifted algorithmic deformations."""
+    from fem.elements import samples
+
+    out = []
+    for theory in ("euler-bernoulli", "timoshenko"):
+        g, X = samples.planar_beams(rng, theory)
+        s0, s1, sm, inc = samples.planar_step(X, rng)
+        v0 = g.conserving_start(s0)["v"]
+        hist = {"v": v0 + 0.01 * rng.normal(size=v0.shape)}
+        out.append((g, s0, s1, sm, g.element_vector(inc), hist))
+    return out
+
+
+kernels.register(kernels.Pair("beam2d.evaluate", _kernel, kernels.method("evaluate_numpy"),
+                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
+kernels.register(kernels.Pair("beam2d.conserving", _ec_kernel,
+                              kernels.method("conserving_numpy"), conserving_group,
+                              _conserving_samples, kernels.method("conserving")))

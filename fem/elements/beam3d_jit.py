@@ -45,8 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import kernels
 from fem.elements.beam_basic import _hessians
-from fem.kernels import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force
 #: (:func:`conserving`): a dynamic run evaluates it thousands of times, and numpy's cost there is
@@ -68,6 +69,15 @@ def enabled(conserving: bool = False) -> bool:
     ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
     """
     return (_ec_kernel if conserving else _kernel).enabled()
+
+
+def compiled(n: int, conserving: bool = False) -> bool:
+    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
+
+    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
+    """
+    return kernels.compiled(_ec_kernel if conserving else _kernel, n,
+                            MIN_CONSERVING if conserving else None)
 
 
 @dataclass(frozen=True)
@@ -172,3 +182,66 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     _ec_kernel.function(*arrays[:4], prep.conn, prep.chord0, prep.E0, prep.l0, prep.Sc,
                         prep.coef, prep.ij, *arrays[4:], flags[0], flags[1], f, K, energy, v1)
     return f, K, energy, v1
+
+
+# --- the compiled pairs (fem.kernels.PAIRS): group methods, numpy and compiled -----------------
+def evaluate_group(g, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+    """:meth:`fem.elements.beam.Beam.evaluate` of 3D co-rotational beam group ``g``, compiled.
+
+    Nodal quaternions and displacements go in as they are; with offsets the kernel sees the
+    ends (the chords between them) and the result is mapped to the nodes.
+    """
+    c = chord = None
+    if g.offsets is not None:
+        c = g.offsets.arms(state.rotation_matrices()[g.conn])
+        x = g.positions(state) + c
+        chord = x[:, 1] - x[:, 0]
+    f, K = evaluate(g._kernel_data(), state.rot, state.u, tangent, chord)
+    return g._to_nodes(c, f, K, f)
+
+
+def conserving_group(g, s0, s1, sm, inc, hist, spins=None, cayley=None):
+    """:meth:`fem.elements.beam.Beam.conserving` of 3D co-rotational beam group ``g``, compiled."""
+    f, K, energy, v1 = conserving(g._kernel_data(), sm.rot, sm.u, s0.u, s1.u, hist["v"], inc,
+                                  spins, cayley)
+    return f, K, energy, {"v": v1}
+
+
+def _evaluate_samples(rng) -> list[tuple]:
+    """Networks of 3D beams at large rotations; offset ends; local rotations near pi."""
+    from fem.elements import samples
+
+    out = []
+    for theory, tangent in (("euler-bernoulli", True), ("timoshenko", True),
+                            ("timoshenko", False)):
+        g, X = samples.spatial_beams(rng, theory)
+        out.append((g, samples.spatial_state(X, rng, spread=0.8), tangent))
+    g, X = samples.spatial_beams(rng, "timoshenko", offsets=0.1)
+    out.append((g, samples.spatial_state(X, rng, spread=0.8), True))
+    g, X = samples.spatial_beams(rng, "euler-bernoulli", shared=False)
+    out.append((g, samples.near_pi(g, X), True))
+    return out
+
+
+def _conserving_samples(rng) -> list[tuple]:
+    """Steps of order 1 rad from a large state; rotation vectors, Cayley parameters, no spins."""
+    from fem.elements import samples
+
+    out = []
+    for theory, cayley in (("euler-bernoulli", "mixed"), ("timoshenko", "all"),
+                           ("timoshenko", "none")):
+        g, X = samples.spatial_beams(rng, theory)
+        s0, s1, sm, inc, on = samples.spatial_step(X, rng, cayley)
+        v0 = g.conserving_start(s0)["v"]
+        hist = {"v": v0 + 0.01 * rng.normal(size=v0.shape)}        # drifted from the geometry
+        spins = (rng.random(len(X)) < 0.8)[g.conn]
+        out.append((g, s0, s1, sm, g.element_vector(inc), hist, spins,
+                    None if cayley == "none" else on[g.conn]))
+    return out
+
+
+kernels.register(kernels.Pair("beam3d.evaluate", _kernel, kernels.method("evaluate_numpy"),
+                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
+kernels.register(kernels.Pair("beam3d.conserving", _ec_kernel,
+                              kernels.method("conserving_numpy"), conserving_group,
+                              _conserving_samples, kernels.method("conserving")))

@@ -303,10 +303,17 @@ class CorotShell(Shell):
 
     # --- protocol -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
-        """``B^T q`` and (if asked) ``B^T K_l B`` plus the geometric stiffness of ``q``."""
+        """``B^T q`` and (if asked) ``B^T K_l B`` plus the geometric stiffness of ``q``.
+
+        The compiled pair ``shell.evaluate`` (:mod:`fem.kernels`): the kernel where
+        :meth:`_compiled` says so, else :meth:`evaluate_numpy`.
+        """
         if self._compiled():
-            return shell_jit.evaluate(self.positions(state), state.rotation_matrices()[self.conn],
-                                      self.frame.R0, self.frame.xl0, self.K_local, tangent)
+            return shell_jit.evaluate_group(self, state, tangent)
+        return self.evaluate_numpy(state, tangent)
+
+    def evaluate_numpy(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """:meth:`evaluate` in numpy: the reference of the compiled pair, and its fallback."""
         kin = self._kinematics(state)
         q = self._q(kin)
         f = np.einsum("eij,ei->ej", kin.B, q)
@@ -317,12 +324,12 @@ class CorotShell(Shell):
     def _compiled(self, conserving: bool = False) -> bool:
         """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        Groups of at least ``MIN_ELEMENTS`` (``conserving``: ``MIN_CONSERVING``) triangles,
-        where numba is there and ``FEM_JIT`` is not ``0`` (:mod:`fem.elements.shell_jit`); the
-        vectorized numpy code is the reference and the fallback.
+        Groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
+        ``MIN_CONSERVING``) triangles, where numba is there and ``FEM_JIT`` is not ``0``
+        (:mod:`fem.elements.shell_jit`); the vectorized numpy code is the reference and the
+        fallback.
         """
-        least = shell_jit.MIN_CONSERVING if conserving else shell_jit.MIN_ELEMENTS
-        return len(self) >= least and shell_jit.enabled(conserving)
+        return shell_jit.compiled(len(self), conserving)
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
@@ -396,10 +403,11 @@ class CorotShell(Shell):
         if spins is not None and not np.all(spins):
             raise ValueError("co-rotational shell nodes are corrected by spatial spins")
         if self._compiled(conserving=True):
-            f, K, energy, p1 = shell_jit.conserving(
-                self.positions(sm), sm.rotation_matrices()[self.conn], self.frame.R0,
-                self.frame.xl0, self.K_local, hist["p"], inc, cayley)
-            return f, K, energy, {"p": p1}
+            return shell_jit.conserving_group(self, s0, s1, sm, inc, hist, spins, cayley)
+        return self.conserving_numpy(s0, s1, sm, inc, hist, spins, cayley)
+
+    def conserving_numpy(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
+        """:meth:`conserving` in numpy: the reference of the compiled pair, and its fallback."""
         kin = self._kinematics(sm)
         B = kin.B
         p0 = hist["p"]
