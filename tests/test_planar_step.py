@@ -214,3 +214,31 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
     except Exception as err:        # a deck this test spells wrong is not the point
         pytest.fail(f"{change}: {err}")
     assert step.integrator._planar is None
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (None, None), ("joint", "joints or ties"), ("follower", "loads that turn with the structure"),
+    ("consistent", "element inertia groups"),
+    ("linear", "element group 'leg' (beam) has no compiled 2D beam energy-conserving kernel"),
+    ("fem_jit_0", "numba is not installed, or FEM_JIT = 0")])
+def test_eligible_says_why_a_model_keeps_the_general_path(change, reason, monkeypatch):
+    """From what the model and its groups declare (their compiled pairs): the L-frame is
+    taken; each change names what the compiled step does not take."""
+    deck = frame(steps=1)
+    if change == "linear":
+        deck["elements"][1]["formulation"] = "linear"
+    elif change == "joint":
+        deck["joints"] = [{"name": "hinge", "type": "revolute", "ground": [3]}]
+    elif change == "follower":
+        deck["loads"][0]["kind"] = "follower"
+    elif change == "consistent":
+        deck["elements"][0]["inertia"] = "consistent"
+    elif change == "fem_jit_0":
+        monkeypatch.setenv("FEM_JIT", "0")
+    reasons = []
+    eligible = planar.PlanarStep.eligible
+    monkeypatch.setattr(planar.PlanarStep, "eligible",
+                        staticmethod(lambda integ: reasons.append(eligible(integ)) or reasons[-1]))
+    _, step = run(deck)
+    assert reasons and reasons[0] == reason
+    assert (step.integrator._planar is None) == (reason is not None)

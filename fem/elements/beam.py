@@ -94,6 +94,10 @@ class Beam(ElementGroup):
             self.E0 = reference_triad(Xf, ref)
             self.frame = (LinearFrame3D if linear else CorotFrame3D)(Xf, self.E0)
         self.l0 = self.frame.l0
+        if not linear:                              # offset ends: the static 3D kernel only
+            self.compiled_pairs = (frozenset({f"beam{dim}d.evaluate", f"beam{dim}d.conserving"})
+                                   if offsets is None else frozenset({"beam3d.evaluate"})
+                                   if dim == 3 else frozenset())
         inf = np.full(n, np.inf)
         self.basic = BasicBeam(dim, self.l0, p["E"] * p["A"], p["G"] * p["J"], p["E"] * p["Iy"],
                                p["E"] * p["Iz"], p["G"] * p["Ay"] if shear else inf,
@@ -193,11 +197,9 @@ class Beam(ElementGroup):
         as many (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for
         ``conserving``). The vectorized numpy code is the reference and the fallback.
         """
-        if self.frame.linear or (conserving and self.offsets is not None):
-            return False
-        if self.dim == 2 and not conserving and self.offsets is not None:
-            return False
-        return (beam2d_jit if self.dim == 2 else beam3d_jit).compiled(len(self), conserving)
+        pair = f"beam{self.dim}d.{'conserving' if conserving else 'evaluate'}"
+        return pair in self.compiled_pairs and (beam2d_jit if self.dim == 2 else beam3d_jit
+                                                ).compiled(len(self), conserving)
 
     def _kernel_data(self) -> beam3d_jit.Prepared | beam2d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""

@@ -285,6 +285,7 @@ class CorotShell(Shell):
     capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving",
                               "nodal_outputs"})
     additive_rotations = False
+    compiled_pairs = frozenset({"shell.evaluate", "shell.conserving"})
 
     def __init__(self, name, conn, X, dim, **properties):
         super().__init__(name, conn, X, dim, **properties)
