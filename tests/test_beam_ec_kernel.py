@@ -14,10 +14,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from helpers import stepped
 
 from fem import rotations as so3
 from fem.elements import Beam, beam3d_jit
+from fem.elements.samples import stepped
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.state import State
 

@@ -196,9 +196,9 @@ def test_free_flight_conserves_energy_and_momenta_exactly():
     assert np.max(np.linalg.norm(L - L[0], axis=1)) <= 1e-10 * np.linalg.norm(L[0])
 
 
-@pytest.mark.parametrize("change", ["linear", "joint", "follower", "consistent", "fem_jit_0"])
-def test_other_models_keep_the_general_path(change, monkeypatch):
-    deck = frame(steps=2)
+def changed(change: str | None, monkeypatch, steps: int) -> dict:
+    """The L-frame with one thing the compiled step does not take."""
+    deck = frame(steps=steps)
     if change == "linear":
         deck["elements"][1]["formulation"] = "linear"
     elif change == "joint":
@@ -207,8 +207,14 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
         deck["loads"][0]["kind"] = "follower"
     elif change == "consistent":                  # element inertia groups
         deck["elements"][0]["inertia"] = "consistent"
-    else:
+    elif change == "fem_jit_0":
         monkeypatch.setenv("FEM_JIT", "0")
+    return deck
+
+
+@pytest.mark.parametrize("change", ["linear", "joint", "follower", "consistent", "fem_jit_0"])
+def test_other_models_keep_the_general_path(change, monkeypatch):
+    deck = changed(change, monkeypatch, steps=2)
     try:
         _, step = run(deck)
     except Exception as err:        # a deck this test spells wrong is not the point
@@ -224,17 +230,7 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
 def test_eligible_says_why_a_model_keeps_the_general_path(change, reason, monkeypatch):
     """From what the model and its groups declare (their compiled pairs): the L-frame is
     taken; each change names what the compiled step does not take."""
-    deck = frame(steps=1)
-    if change == "linear":
-        deck["elements"][1]["formulation"] = "linear"
-    elif change == "joint":
-        deck["joints"] = [{"name": "hinge", "type": "revolute", "ground": [3]}]
-    elif change == "follower":
-        deck["loads"][0]["kind"] = "follower"
-    elif change == "consistent":
-        deck["elements"][0]["inertia"] = "consistent"
-    elif change == "fem_jit_0":
-        monkeypatch.setenv("FEM_JIT", "0")
+    deck = changed(change, monkeypatch, steps=1)
     reasons = []
     eligible = planar.PlanarStep.eligible
     monkeypatch.setattr(planar.PlanarStep, "eligible",

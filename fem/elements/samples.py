@@ -76,7 +76,17 @@ def shells(rng, laminate: bool = False):
     """
     from fem.elements.shell_corot import CorotShell
 
-    n = 8                                              # 128 triangles
+    X, conn = triangle_mesh(8, rng)                    # 128 triangles
+    if laminate:
+        cfrp = OrthotropicMaterial("cfrp", E1=25e4, E2=1e4, G12=0.5e4, nu12=0.25, rho=1.5)
+        section = ShellSection("lam", tuple(Layer(cfrp, 0.01, a) for a in (0, 45, 90)))
+        return CorotShell("s", conn, X, 3, section=section), X
+    return CorotShell("s", conn, X, 3, E=rng.uniform(1e4, 3e4, len(conn)), nu=0.3,
+                      h=rng.uniform(0.02, 0.05, len(conn))), X
+
+
+def triangle_mesh(n: int, rng) -> tuple[NDArray, NDArray]:
+    """``(X, conn)``: ``2 n^2`` triangles of a jittered, warped unit square (shared nodes)."""
     x = np.linspace(0.0, 1.0, n + 1)
     XX, YY = np.meshgrid(x, x)
     X = np.column_stack([XX.ravel(), YY.ravel(), 0.3 * np.sin(3 * XX.ravel()) * YY.ravel()])
@@ -84,12 +94,7 @@ def shells(rng, laminate: bool = False):
     k = (np.arange(n)[None, :] + (n + 1) * np.arange(n)[:, None]).ravel()
     conn = np.concatenate([np.column_stack([k, k + 1, k + n + 2]),
                            np.column_stack([k, k + n + 2, k + n + 1])])
-    if laminate:
-        cfrp = OrthotropicMaterial("cfrp", E1=25e4, E2=1e4, G12=0.5e4, nu12=0.25, rho=1.5)
-        section = ShellSection("lam", tuple(Layer(cfrp, 0.01, a) for a in (0, 45, 90)))
-        return CorotShell("s", conn, X, 3, section=section), X
-    return CorotShell("s", conn, X, 3, E=rng.uniform(1e4, 3e4, len(conn)), nu=0.3,
-                      h=rng.uniform(0.02, 0.05, len(conn))), X
+    return X, conn
 
 
 def spatial_state(X: NDArray, rng, spread: float = 0.8, strain: float = 0.05) -> State:
@@ -120,14 +125,7 @@ def spatial_step(X: NDArray, rng, cayley: str, strain: float = 0.05):
     ``"none"``, ``"all"`` or ``"mixed"``: at random).
     """
     s0 = spatial_state(X, rng, strain=strain)
-    axis = np.array([0.3, 0.8, -0.5])
-    Q = so3.expm(axis / np.linalg.norm(axis))
-    x0 = X + s0.u
-    c = x0.mean(axis=0)
-    s1 = s0.copy()
-    s1.u[:] = (x0 - c + strain * rng.normal(size=X.shape)) @ Q.T + c - X
-    s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
-                                   @ so3.expm(0.5 * rng.normal(size=(len(X), 3))))
+    s1 = stepped(X, s0, rng, strain)
     turn = so3.quat_mul(s1.rot, so3.quat_conj(s0.rot))                # R1 R0^T
     theta = so3.rotvec_from_quat(turn)
     sm = s0.copy()
@@ -139,6 +137,23 @@ def spatial_step(X: NDArray, rng, cayley: str, strain: float = 0.05):
     inc = np.column_stack([s1.u - s0.u, theta])
     inc[on, 3:] = so3.cay_from_quat(turn)[on]
     return s0, s1, sm, inc, on
+
+
+def stepped(X: NDArray, s0: State, rng, strain: float = 0.02) -> State:
+    """``s0`` a step later, turned rigidly by 1 rad about its centre.
+
+    Strained by ``strain``, its nodes turned by a further 0.5 rad each (the compiled kernels'
+    step tests, ``tests/test_shell_kernel.py``, ``tests/test_beam_ec_kernel.py``).
+    """
+    axis = np.array([0.3, 0.8, -0.5])
+    Q = so3.expm(axis / np.linalg.norm(axis))
+    x0 = X + s0.u
+    c = x0.mean(axis=0)
+    s1 = s0.copy()
+    s1.u[:] = (x0 - c + strain * rng.normal(size=X.shape)) @ Q.T + c - X
+    s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
+                                   @ so3.expm(0.5 * rng.normal(size=(len(X), 3))))
+    return s1
 
 
 def planar_step(X: NDArray, rng, strain: float = 0.05):
