@@ -2,7 +2,8 @@
 
 A kernel module (``fem/**/<name>_kernel.py``: ``beam3d_kernel``, ``shell_kernel``, ...) holds
 ``njit`` functions compiled once and cached by numba in a folder keyed by every kernel's source
-(:func:`cache_dir`); its dispatch module (``beam3d_jit``, ``shell_jit``, ...) prepares the
+and the scalar rules they compile (``fem/**/<name>_scalar.py``, plain Python the numpy path
+calls too; :func:`cache_dir`); its dispatch module (``beam3d_jit``, ``shell_jit``, ...) prepares the
 arguments and loads it through a :class:`Kernel` at first use. Importing the kernel module is what
 imports numba (about 0.2-0.6 s with the cached machine code, 17-45 s to compile), so it happens
 only when a group large enough to gain from it is evaluated (``tests/test_startup.py``): from
@@ -37,19 +38,28 @@ MIN_ELEMENTS = 64
 
 #: Every kernel module of the package (elements, assembly, bent corrections, compiled steps).
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "**", "*_kernel.py")
+#: The scalar rules the Python path calls and the kernels compile as they stand
+#: (``fem/**/<name>_scalar.py``: Newton's test, floors and references); part of the cache key.
+SCALAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "**", "*_scalar.py")
 
 
-def cache_dir(sources: list[str] | None = None) -> str:
+def sources() -> list[str]:
+    """Every module numba compiles from: the kernel modules and the scalar rules they call."""
+    return glob.glob(KERNELS, recursive=True) + glob.glob(SCALAR, recursive=True)
+
+
+def cache_dir(files: list[str] | None = None) -> str:
     """The folder numba caches the kernels in: named by a hash of every kernel module's source.
 
     numba checks a cached function against its own file only, so a kernel that calls a helper of
     another kernel module kept loading stale machine code after the helper changed (the shell
     kernel after the beam kernel's ``eta_mu`` changed signature: a clean clone failed where the
-    developer's cache passed). Keyed by all the kernels' sources, any change compiles them all
-    afresh. Under ``$XDG_CACHE_HOME`` (default ``~/.cache``) ``/fem/numba/<hash>``.
+    developer's cache passed). Keyed by all the kernels' sources (:func:`sources`: the scalar
+    rules they compile too), any change compiles them all afresh. Under ``$XDG_CACHE_HOME``
+    (default ``~/.cache``) ``/fem/numba/<hash>``.
     """
     digest = hashlib.sha256()
-    for path in sorted(sources if sources is not None else glob.glob(KERNELS, recursive=True)):
+    for path in sorted(files if files is not None else sources()):
         with open(path, "rb") as fh:
             digest.update(os.path.basename(path).encode() + b"\0" + fh.read())
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

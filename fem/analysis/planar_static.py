@@ -36,7 +36,6 @@ from numpy.typing import NDArray
 from fem import linalg
 from fem.analysis.bent import TRUST, held_nodes
 from fem.kernels import Kernel
-from fem.solvers import newton
 from fem.solvers.banded import BandedLU
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
@@ -74,7 +73,7 @@ class PlanarIncrement:
             "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
             "settings": np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
-                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 TRUST])}
         self.n_active = dm.n_active

@@ -149,16 +149,16 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
               settings, r, norms, signs, counts):
     """Iterate ``u, rot`` to equilibrium with the external forces ``fe`` in place.
 
-    ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN, eps, NULL_PIVOT,
+    ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
     REFINE_ABOVE, MAX_REFINEMENTS, POOR_BACKWARD_ERROR, TRUST. Returns ``(status,
     iterations)``; ``r`` holds the last residual (every active row: the reactions), ``norms``
     the residual norm of each iteration, ``signs[k]`` the determinant's sign of the ``k``-th
     factorization (taken at iteration ``k``: every iteration factors), ``counts``: the
     factorizations and the bent corrections.
     """
-    max_it, eps, null = int(settings[2]), settings[5], settings[6]
-    refine_above, max_refine, poor = settings[7], int(settings[8]), settings[9]
-    trust = settings[10]
+    max_it, eps, null = int(settings[2]), settings[4], settings[5]
+    refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
+    trust = settings[9]
     n, n_act, E, nnz = u.shape[0], r.shape[0], l0.shape[0], indices.shape[0]
     f_e, K_e = np.empty((E, 6)), np.empty((E, 6, 6))
     fint, fint_t, r_t = np.empty(n_act), np.empty(n_act), np.empty(n_act)

@@ -204,7 +204,7 @@ class PlanarStep:
         if settings is None:                  # the step's test and solver constants
             settings = d["settings"] = np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
-                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
