@@ -54,7 +54,7 @@ def reduced_beam_chain(dim: int, modes: int = 2):
     and the modes ``Phi`` of the interior node, scaled to a largest entry of 1; the momentum
     rows are ``R^T M T`` of the six rigid motions ``R`` about the origin.
     """
-    from fem.elements.superelement import SuperelementData
+    from fem.elements.superelement.group import SuperelementData
 
     X = np.array([[0.3, -0.2, 0.1], [1.0, 0.3, -0.2], [1.6, 0.5, 0.2]])
     if dim == 2:
@@ -106,8 +106,8 @@ def family_catalogue():
     trusses and beams, shells, grounded springs, rigid bodies and superelements; ``compiled``
     where the group's evaluation has a compiled pair (:data:`fem.kernels.PAIRS`)."""
     from fem.elements import GroundSpring, RigidBody, Shell, Superelement
-    from fem.elements.shell_corot import CorotShell
-    from fem.elements.superelement_corot import CorotSuperelement
+    from fem.elements.shell.corot import CorotShell
+    from fem.elements.superelement.corot import CorotSuperelement
 
     out = [(i, f, "corotational" in i and i.startswith("beam")) for i, f in CATALOGUE]
     tri = np.array([[0, 1, 2]])

@@ -11,7 +11,8 @@ import pytest
 
 from fem import kernels
 from fem import rotations as so3
-from fem.elements import Beam, beam3d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam3d_jit
 from fem.state import State
 
 pytestmark = pytest.mark.skipif(not beam3d_jit.enabled(), reason="numba is not installed")

@@ -1,4 +1,4 @@
-"""Beam end offsets (:mod:`fem.elements.beam_offsets`): eccentric beams and shell stiffeners.
+"""Beam end offsets (:mod:`fem.elements.beam.offsets`): eccentric beams and shell stiffeners.
 
 The element checks (zero offset, rigid motions, finite differences, the compiled kernel, the
 mass) are invariants; the structures are checked against closed forms derived here:
@@ -19,7 +19,8 @@ from numpy.polynomial import legendre
 
 from fem import kernels
 from fem import rotations as so3
-from fem.elements import Beam, beam3d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam3d_jit
 from fem.errors import DeckError, ModelError
 from fem.state import State
 

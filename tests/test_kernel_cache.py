@@ -48,14 +48,13 @@ def test_every_kernel_module_is_in_the_key():
 def test_the_kernels_cache_in_the_keyed_folder():
     pytest.importorskip("numba")
     from fem.analysis import planar_static_kernel
-    from fem.elements import (
+    from fem.elements.beam import (
         beam2d_ec_kernel,
         beam2d_kernel,
         beam3d_ec_kernel,
         beam3d_kernel,
-        shell_ec_kernel,
-        shell_kernel,
     )
+    from fem.elements.shell import shell_ec_kernel, shell_kernel
     from fem.integrators import planar_kernel, planar_newton_kernel
     from fem.solvers import banded_kernel, newton_kernel
 

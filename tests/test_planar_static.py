@@ -15,7 +15,7 @@ from benchmarks.small_models import cantilever_deck
 from fem import kernels
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
-from fem.elements import beam2d_jit
+from fem.elements.beam import beam2d_jit
 from fem.errors import ModelError
 from fem.io.deck import from_dict
 from fem.run import make_step

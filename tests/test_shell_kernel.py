@@ -13,10 +13,10 @@ import pytest
 
 from fem import kernels
 from fem import rotations as so3
-from fem.elements import shell_jit
 from fem.elements.samples import stepped
 from fem.elements.samples import triangle_mesh as random_mesh
-from fem.elements.shell_corot import CorotShell
+from fem.elements.shell import shell_jit
+from fem.elements.shell.corot import CorotShell
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.state import State
 

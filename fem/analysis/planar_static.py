@@ -10,7 +10,7 @@ increment's Newton loop in :func:`fem.analysis.planar_static_kernel.increment`:
   (``newton = "full"``, ``line_search = "none"``, the defaults: the corrections are the bent
   ones of :mod:`fem.analysis.bent`);
 * every element group co-rotational 2D beams (no offsets, no interior modes) in the form the
-  compiled kernel knows (:func:`fem.elements.beam2d_jit.prepare`);
+  compiled kernel knows (:func:`fem.elements.beam.beam2d_jit.prepare`);
 * no joints or ties, loads that do not turn with the structure;
 * the tangent and the chords' Laplacian narrow enough for the banded LU
   (:mod:`fem.solvers.banded`), no PETSc options for the step's solver (deck or command line:

@@ -2,7 +2,7 @@
 
 What :meth:`fem.solvers.newton.Newton.iterate` does on :class:`fem.analysis.static.StaticStep`
 (load control, no line search) for a model of 2D co-rotational beams, written out in one loop:
-evaluate (:func:`fem.elements.beam2d_kernel.chunk`, scattered into the residual and the CSR
+evaluate (:func:`fem.elements.beam.beam2d_kernel.chunk`, scattered into the residual and the CSR
 values), the convergence test, factor (banded LU, the determinant's sign for the limit-point
 watch), solve, and correct as :meth:`~fem.analysis.static.StaticStep.correct` does: the straight
 correction when it lowers the residual, else the bent one (:class:`fem.analysis.bent.ChordFit`:
@@ -24,7 +24,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.elements.beam2d_kernel import chunk  # noqa: E402
+from fem.elements.beam.beam2d_kernel import chunk  # noqa: E402
 from fem.integrators.planar_kernel import scatter  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402

@@ -18,20 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fem.elements import (
-    beam_deck,
-    rigid_body_deck,
-    shell_deck,
-    spring_deck,
-    superelement_deck,
-    truss_deck,
-)
+from fem.elements import rigid_body_deck, spring_deck, truss_deck
 from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
+from fem.elements.beam import deck as beam_deck
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
+from fem.elements.shell import deck as shell_deck
 from fem.elements.spring import GroundSpring
 from fem.elements.superelement import Superelement
+from fem.elements.superelement import deck as superelement_deck
 from fem.elements.truss import Truss
 
 

@@ -74,7 +74,7 @@ def shells(rng, laminate: bool = False):
     Isotropic of random stiffness and thickness, or an unsymmetric [0/45/90] laminate (its
     membrane-bending coupling in the local stiffness).
     """
-    from fem.elements.shell_corot import CorotShell
+    from fem.elements.shell.corot import CorotShell
 
     X, conn = triangle_mesh(8, rng)                    # 128 triangles
     if laminate:

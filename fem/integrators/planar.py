@@ -9,7 +9,7 @@ kernels of :mod:`fem.integrators.planar_kernel`:
 
 * 2D, the energy-conserving integrator (:class:`fem.integrators.midpoint.EnergyConserving`);
 * every element group a co-rotational 2D beam group that takes the compiled energy-conserving
-  force (:mod:`fem.elements.beam2d_jit`: no offsets, no interior modes), inertia nodal only
+  force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes), inertia nodal only
   (lumped beams, point masses);
 * no joints or ties, and loads that do not turn with the structure (dead loads, gravity; any
   time function): their forces come from :meth:`~fem.integrators.base.Integrator.external`.
@@ -84,9 +84,9 @@ class PlanarStep:
         From what the model and its groups declare (the module docstring's list): every element
         group's energy-conserving force the compiled pair ``beam2d.conserving``
         (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`), taken at its size
-        (:func:`fem.elements.beam2d_jit.compiled`), whose kernel the step inlines.
+        (:func:`fem.elements.beam.beam2d_jit.compiled`), whose kernel the step inlines.
         """
-        from fem.elements import beam2d_jit
+        from fem.elements.beam import beam2d_jit
 
         system = integ.system
         model = system.model

@@ -1,7 +1,7 @@
 """Two-node beam elements, 2D and 3D, linear or co-rotational, Euler-Bernoulli or Timoshenko.
 
-A beam is a frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) composed with the
-frame-free basic beam (:mod:`fem.elements.beam_basic`), as in STYLE.md::
+A beam is a frame (:mod:`fem.elements.beam.frames2d`, :mod:`fem.elements.beam.frames3d`) composed
+with the frame-free basic beam (:mod:`fem.elements.beam.basic`), as in STYLE.md::
 
     kin = frame.kinematics(...)              # v (E, nb), B (E, nb, nd)
     sigma, D, q = basic.response(kin.v)      # stresses, strain Jacobian, basic forces
@@ -13,7 +13,7 @@ strains from the response (the classical small-displacement beam); its geometric
 linear buckling, keeps them (the consistent geometric stiffness).
 
 ``offsets`` put the elastic axis off the nodes, on rigid arms that turn with them
-(:mod:`fem.elements.beam_offsets`): the frame is set up between the offset ends and every result
+(:mod:`fem.elements.beam.offsets`): the frame is set up between the offset ends and every result
 of the ends (force, tangent, mass) is mapped to the nodes there, around the same code.
 """
 
@@ -23,11 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam2d_jit, beam3d_jit, beam_interior, beam_mass, beam_offsets
 from fem.elements.base import ElementGroup
-from fem.elements.beam_basic import BasicBeam
-from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
-from fem.elements.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
+from fem.elements.beam import beam2d_jit, beam3d_jit
+from fem.elements.beam import interior as beam_interior
+from fem.elements.beam import mass as beam_mass
+from fem.elements.beam import offsets as beam_offsets
+from fem.elements.beam.basic import BasicBeam
+from fem.elements.beam.frames2d import CorotFrame2D, LinearFrame2D
+from fem.elements.beam.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
 from fem.errors import DeckError, ModelError
 from fem.model import mass_per_length
 
@@ -193,8 +196,8 @@ class Beam(ElementGroup):
 
         3D co-rotational groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
         without offsets, ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is
-        not ``0`` (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets of
-        as many (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for
+        not ``0`` (:mod:`fem.elements.beam.beam3d_jit`); 2D co-rotational groups without offsets of
+        as many (:mod:`fem.elements.beam.beam2d_jit`, its own ``MIN_CONSERVING`` for
         ``conserving``). The vectorized numpy code is the reference and the fallback.
         """
         pair = f"beam{self.dim}d.{'conserving' if conserving else 'evaluate'}"
@@ -276,7 +279,7 @@ class Beam(ElementGroup):
         cross-section's rotary inertia ``rho I l0 / 2`` (and ``rho J l0 / 2``).
 
         Offset elements with mass have none: a nodal inertia cannot hold a mass off its node
-        (:mod:`fem.elements.beam_offsets`); a deck error names the key.
+        (:mod:`fem.elements.beam.offsets`); a deck error names the key.
         """
         self._refuse_offset_mass("a lumped nodal inertia (dynamic and linearize steps, gravity, "
                                  "modal steps with mass = \"lumped\")")
@@ -339,7 +342,7 @@ class Beam(ElementGroup):
     # --- interior modes (linear buckling) ----------------------------------------------------
     @property
     def n_internal(self) -> int:
-        """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`.
+        """Interior (bubble) modes per element, see :mod:`fem.elements.beam.interior`.
 
         They are internal unknowns of a buckling step that asks for them (the DOF map's
         ``internal`` block): they enlarge the Ritz space of the buckling mode only.

@@ -1,7 +1,7 @@
 """Compiled force and tangent of 3D co-rotational beams: one pass per element, numba.
 
-The same mathematics as the vectorized reference (:class:`fem.elements.frames3d.CorotFrame3D`
-with :class:`fem.elements.beam_basic.BasicBeam`; Battini & Pacoste 2002 around Meijaard's 1993
+The same mathematics as the vectorized reference (:class:`fem.elements.beam.frames3d.CorotFrame3D`
+with :class:`fem.elements.beam.basic.BasicBeam`; Battini & Pacoste 2002 around Meijaard's 1993
 second-order strains), written element by element so that the frame, the basic response, ``B^T q``
 and ``B^T kb B + K_geo`` stay in registers and cache instead of passing through a dozen ``(E, 12,
 12)`` temporaries: the numpy code is memory-bound at about 1e5 elements per second. The numpy
@@ -19,22 +19,23 @@ more than one), and each chunk allocates its scratch once. The kernel reads the 
 displacements and the connectivity itself (no ``(E, 2, 3, 3)`` rotation matrices or positions
 gathered in numpy), and what does not change between calls (the nonzeros of ``S``, the shear-arch
 terms, the reference chords) is prepared once per group (:func:`prepare`). Symbols follow
-:mod:`fem.elements.frames3d` (``G``, ``Bhat``, ``Lambda``, the four parts of the geometric
+:mod:`fem.elements.beam.frames3d` (``G``, ``Bhat``, ``Lambda``, the four parts of the geometric
 stiffness); past the basic response the kernel works in the co-rotated frame's components, where
 ``G`` and ``Bhat`` are sparse, so the 9 x 9 core of the tangent costs a few hundred flops instead
 of the thousand of the dense ``Bh^T kbh Bh`` (issue 14: ``Beam.evaluate`` on one core, 1e5
 elements, 5.7e5 elements per second before, 1.2e6 after, timed alternately in one run by
 ``benchmarks/beam_assembly.py``).
 
-The tangent is not symmetric away from equilibrium (spatial spins, :mod:`fem.elements.frames3d`),
+The tangent is not symmetric away from equilibrium (spatial spins,
+:mod:`fem.elements.beam.frames3d`),
 so the kernel computes all of it; only ``kb`` and ``L^T kb L`` are symmetric and are computed as
 triangles.
 
 The energy-conserving step's force and tangent (:meth:`fem.elements.beam.Beam.conserving`,
 about 60 small numpy calls a call: half the time of a free-flying beam of two elements over
 1e4 steps, ``tests/test_dynamics.py``) have their own kernel, :func:`conserving`
-(:mod:`fem.elements.beam3d_ec_kernel`), loaded separately, from ``MIN_CONSERVING`` elements, and
-tested against the numpy code the same way (issue 14).
+(:mod:`fem.elements.beam.beam3d_ec_kernel`), loaded separately, from ``MIN_CONSERVING`` elements,
+and tested against the numpy code the same way (issue 14).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import kernels
-from fem.elements.beam_basic import _hessians
+from fem.elements.beam.basic import _hessians
 from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force
@@ -56,8 +57,8 @@ from fem.kernels import Kernel, writable
 #: hundred calls (a hundred steps) even for one element
 MIN_CONSERVING = 1
 
-_kernel = Kernel("fem.elements.beam3d_kernel")
-_ec_kernel = Kernel("fem.elements.beam3d_ec_kernel")
+_kernel = Kernel("fem.elements.beam.beam3d_kernel")
+_ec_kernel = Kernel("fem.elements.beam.beam3d_ec_kernel")
 
 # the nonzeros of S the kernel reads, (row, column): axial, torsion, the two bending blocks
 _S_ENTRIES = ((0, 0), (1, 1), (2, 2), (2, 3), (3, 3), (4, 4), (4, 5), (5, 5))
@@ -98,7 +99,7 @@ def prepare(conn: NDArray, X: NDArray, E0: NDArray, l0: NDArray, basic) -> Prepa
     """The kernel's data of a group, computed once.
 
     ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``E0``, ``l0`` and the group's
-    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    :class:`~fem.elements.beam.basic.BasicBeam` ``basic``. The kernel has the linear strain map
     ``A``, the block structure of ``S`` and Meijaard's second-order strains (``H_TERMS``)
     written in; a basic beam of any other form is refused here, loudly, rather than evaluated
     wrongly.
@@ -118,9 +119,9 @@ def prepare(conn: NDArray, X: NDArray, E0: NDArray, l0: NDArray, basic) -> Prepa
             and not off.any() and np.array_equal(S[:, 3, 2], S[:, 2, 3])
             and np.array_equal(S[:, 5, 4], S[:, 4, 5])
             and np.array_equal(basic.H0, _hessians(H_TERMS, 6, 7))):
-        raise RuntimeError("fem.elements.beam3d_kernel assumes the co-rotational 3D BasicBeam's "
-                           "A, block-diagonal S and second-order strains (H_TERMS); this group's "
-                           "differ: update the kernel, or run with FEM_JIT=0")
+        raise RuntimeError("fem.elements.beam.beam3d_kernel assumes the co-rotational 3D "
+                           "BasicBeam's A, block-diagonal S and second-order strains (H_TERMS); "
+                           "this group's differ: update the kernel, or run with FEM_JIT=0")
     na = len(basic.shear_arch)
     coef = np.zeros((na, E))
     ij = np.zeros((na, 2), dtype=np.int64)
@@ -163,7 +164,7 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
 
     :meth:`fem.elements.beam.Beam.conserving` of 3D co-rotational beams without offsets,
-    element by element (:mod:`fem.elements.beam3d_ec_kernel`): ``quat (n, 4)`` and ``um (n,
+    element by element (:mod:`fem.elements.beam.beam3d_ec_kernel`): ``quat (n, 4)`` and ``um (n,
     3)`` the mid-point configuration's nodal quaternions and displacements, ``u0``, ``u1`` the
     displacements at the step's ends, ``v0 (E, 7)`` the algorithmic basic deformations at its
     start, ``inc (E, 12)`` the increments, ``spins (E, 2)`` (None: all) the nodes corrected by

@@ -4,14 +4,14 @@
 small array operations a call (``frames2d`` geometry, ``bw_derivative`` and ``geometric``,
 ``beam_basic`` strains and their Jacobians): 40% of a time step of the flexible pendulum of
 ``benchmarks/small_models.py`` (100 beams), whose cost is per call, not per element. The kernel
-(:mod:`fem.elements.beam2d_ec_kernel`) does the same element by element; the numpy code stays
+(:mod:`fem.elements.beam.beam2d_ec_kernel`) does the same element by element; the numpy code stays
 the reference the tests compare it with (to 1e-13 relative, ``tests/test_beam2d_ec_kernel.py``)
 and the fallback where numba is missing or ``FEM_JIT`` is ``0``. The organisation is the 3D
-beams' (:mod:`fem.elements.beam3d_jit`): what does not change between calls (connectivity,
+beams' (:mod:`fem.elements.beam.beam3d_jit`): what does not change between calls (connectivity,
 reference chords, ``l0``, the nonzeros of ``S`` and the second-order strains) is prepared once
 per group (:func:`prepare`), and the call only checks the state's size and allocates the
-outputs. The static force and tangent (:func:`evaluate`, :mod:`fem.elements.beam2d_kernel`) take
-the same prepared data; the static increment of small planar models
+outputs. The static force and tangent (:func:`evaluate`, :mod:`fem.elements.beam.beam2d_kernel`)
+take the same prepared data; the static increment of small planar models
 (:mod:`fem.analysis.planar_static`) calls them.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import kernels
-from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
+from fem.elements.beam.basic import _QUADRATIC_2D, _hessians
 from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
@@ -37,8 +37,8 @@ MIN_CONSERVING = 1
 # compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control increments
 # of planar beam models call the kernel whatever their size (analysis.planar_static)
 
-_ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
-_kernel = Kernel("fem.elements.beam2d_kernel")
+_ec_kernel = Kernel("fem.elements.beam.beam2d_ec_kernel")
+_kernel = Kernel("fem.elements.beam.beam2d_kernel")
 
 
 def enabled() -> bool:
@@ -70,7 +70,7 @@ def prepare(conn: NDArray, X: NDArray, l0: NDArray, basic) -> Prepared:
     """The kernel's data of a group, computed once.
 
     ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``l0`` and the group's
-    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    :class:`~fem.elements.beam.basic.BasicBeam` ``basic``. The kernel has the linear strain map
     ``A = diag(1, -l0, l0)``, the block structure of ``S`` and an axial strain with the only
     second-order terms written in; a basic beam of any other form is refused here, loudly,
     rather than evaluated wrongly.
@@ -84,7 +84,7 @@ def prepare(conn: NDArray, X: NDArray, l0: NDArray, basic) -> Prepared:
             and np.array_equal(S[:, 1, 2], S[:, 2, 1])
             and np.array_equal(basic.H0, _hessians(_QUADRATIC_2D, 3, 3))
             and all((i, j) == (1, 2) for _, i, j in basic.shear_arch)):
-        raise RuntimeError("fem.elements.beam2d_ec_kernel assumes the co-rotational 2D "
+        raise RuntimeError("fem.elements.beam.beam2d_ec_kernel assumes the co-rotational 2D "
                            "BasicBeam's A, block-diagonal S and second-order axial strain; this "
                            "group's differ: update the kernel, or run with FEM_JIT=0")
     # H = l0 H0[0] on (tp, tq), plus 2 l0 k on all four entries per shear-arch term (p + q)^2
@@ -107,7 +107,7 @@ def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArra
     """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
 
     :meth:`fem.elements.beam.Beam.conserving` of 2D co-rotational beams without offsets,
-    element by element (:mod:`fem.elements.beam2d_ec_kernel`): ``um (n, 3)`` the mid-point
+    element by element (:mod:`fem.elements.beam.beam2d_ec_kernel`): ``um (n, 3)`` the mid-point
     configuration's nodal displacements, ``u0``, ``u1`` those at the step's ends, ``v0 (E, 3)``
     the algorithmic basic deformations at its start and ``inc (E, 6)`` the increments (planar
     rotations are additive: the rotation slots may hold angles or Cayley parameters alike).
@@ -128,7 +128,8 @@ def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray
     """Internal force ``(E, 6)`` and tangent ``(E, 6, 6)`` of 2D co-rotational beams, compiled.
 
     :meth:`fem.elements.beam.Beam.evaluate` of a group without offsets at nodal rotations ``rot
-    (n,)`` and displacements ``u (n, >=2)``, element by element (:mod:`fem.elements.beam2d_kernel`:
+    (n,)`` and displacements ``u (n, >=2)``, element by element
+    (:mod:`fem.elements.beam.beam2d_kernel`:
     the static increment of planar models calls it, and ``Beam.evaluate`` from
     :data:`MIN_ELEMENTS` elements).
     """

@@ -2,7 +2,7 @@
 
 The framework is the consistent ("global") co-rotational formulation of Battini & Pacoste
 (J.-M. Battini, C. Pacoste, *On the equivalence of local and global formulations in co-rotational
-analyses*, 2006; the same steps as their beams, :mod:`fem.elements.frames3d`): the element's
+analyses*, 2006; the same steps as their beams, :mod:`fem.elements.beam.frames3d`): the element's
 local deformational displacements ``p`` are exact functions of the global nodal positions and
 orientations, the internal force is ``B^T q`` with ``B = dp/dd`` and ``q = K_l p``, and the
 tangent is its exact derivative, ``B^T K_l B`` plus the geometric stiffness ``d(B^T)/dd : q``
@@ -52,9 +52,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import shell_jit
 from fem.elements.base import outer
-from fem.elements.shell import Shell, element_frames
+from fem.elements.shell import shell_jit
+from fem.elements.shell.group import Shell, element_frames
 
 _T = [slice(6 * a, 6 * a + 3) for a in range(3)]          # translation DOFs of corner a
 _W = [slice(6 * a + 3, 6 * a + 6) for a in range(3)]      # rotation (spin) DOFs of corner a
@@ -178,7 +178,7 @@ class CorotShellFrame:
             hat(R_e^T (w_a - w_1)) G - hat(G w) B_a + hat(u~_a) dG[.] w
 
         (``B_a = du~_a/dd``), and the rotation rows ``Lambda_a y_a``, ``y_a = R_e^T w_a - G w``,
-        as the beams' (:meth:`fem.elements.frames3d.CorotFrame3D.bw_derivative`)::
+        as the beams' (:meth:`fem.elements.beam.frames3d.CorotFrame3D.bw_derivative`)::
 
             (K_h(theta_a, y_a) + hat(y_a)) B_a + Lambda_a (hat(R_e^T w_a) G - dG[.] w).
         """
@@ -327,7 +327,7 @@ class CorotShell(Shell):
 
         Groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
         ``MIN_CONSERVING``) triangles, where numba is there and ``FEM_JIT`` is not ``0``
-        (:mod:`fem.elements.shell_jit`); the vectorized numpy code is the reference and the
+        (:mod:`fem.elements.shell.shell_jit`); the vectorized numpy code is the reference and the
         fallback.
         """
         return shell_jit.compiled(len(self), conserving)
