@@ -113,7 +113,7 @@ def kernel_rates(sizes=(10_000, 100_000)) -> dict[int, tuple[float, float, float
     """Force + tangent per second: numpy reference, compiled kernel on 1 thread and on 2."""
     import numba
 
-    from fem.elements import beam3d_jit
+    from fem.elements.beam import beam3d_jit
 
     out = {}
     for E in sizes:
@@ -147,7 +147,7 @@ def _kernel_at(commit: str, tree: str):
     with open(os.path.join(tree, kernel + ".py"), "w") as out:
         out.write(src["beam3d_kernel"])
     with open(os.path.join(tree, jit + ".py"), "w") as out:
-        out.write(src["beam3d_jit"].replace('Kernel("fem.elements.beam3d_kernel")',
+        out.write(src["beam3d_jit"].replace('Kernel("fem.elements.beam.beam3d_kernel")',
                                             f'Kernel("{kernel}")'))
     sys.path.insert(0, tree)
     try:

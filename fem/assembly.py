@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import kernels
 from fem.dofs import DofMap
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 #: Sources with fewer element-matrix entries are summed by ``np.bincount`` (loading numba for
 #: them costs more than the compiled scatter saves); about 7000 3D beams.
@@ -118,10 +119,8 @@ class Assembler:
         for sc, fe in pairs:
             if fe is None:
                 continue
-            if self._gather(sc, out, fe, matrix=False):
-                continue
-            out += np.bincount(sc.edofs.reshape(-1), weights=fe.reshape(-1),
-                               minlength=self.n_active)[:self.n_active]
+            if not self._gather(sc, out, fe, matrix=False):
+                sum_by_target(out, sc.edofs.reshape(-1), fe.reshape(-1))
         if nodal is not None:
             out += self.dofmap.from_nodal(nodal)
         return out
@@ -145,8 +144,7 @@ class Assembler:
             if ke is None:
                 continue
             if not self._gather(sc, data, ke, matrix=True):
-                data += np.bincount(sc.slot, weights=ke.reshape(-1),
-                                    minlength=self.nnz + 1)[:self.nnz]
+                sum_by_target(data, sc.slot, ke.reshape(-1))
         return data
 
     def _gather(self, sc: Scatter, out: NDArray, values: NDArray, matrix: bool) -> bool:
@@ -209,3 +207,65 @@ class Assembler:
         import scipy.sparse as sp
 
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_free, self.n_free))
+
+
+# --- the compiled pairs (fem.kernels.PAIRS) ------------------------------------------------------
+def sum_by_target(out: NDArray, target: NDArray, values: NDArray) -> NDArray:
+    """``out[k] += sum(values[target == k])`` in place (a target ``len(out)`` is dropped): numpy.
+
+    One ``np.bincount`` (the extra bin takes the entries that couple no unknowns); the
+    reference of the compiled pair ``assembly.gather_add``.
+    """
+    n = len(out)
+    out += np.bincount(target, weights=values, minlength=n + 1)[:n]
+    return out
+
+
+def sum_by_target_compiled(out: NDArray, target: NDArray, values: NDArray) -> NDArray:
+    """:func:`sum_by_target` by the compiled gather (:func:`fem.assembly_kernel.gather_add`)."""
+    from fem import assembly_kernel as kern
+
+    ptr, perm = kern.order_by_target(target, len(out))
+    kern.gather_add(out, ptr, perm, np.ascontiguousarray(values, dtype=float))
+    return out
+
+
+def abs_times_numpy(values: NDArray, indptr: NDArray, indices: NDArray, q: NDArray) -> NDArray:
+    """``|A| q`` of the CSR values ``values`` (:meth:`Assembler.abs_times`), through scipy."""
+    import scipy.sparse as sp
+
+    n = len(indptr) - 1
+    return sp.csr_matrix((np.abs(values), indices, indptr), shape=(n, len(q))) @ q
+
+
+def abs_times_compiled(values: NDArray, indptr: NDArray, indices: NDArray,
+                       q: NDArray) -> NDArray:
+    """:func:`abs_times_numpy` by :func:`fem.assembly_kernel.abs_row_sums`."""
+    from fem import assembly_kernel as kern
+
+    out = np.empty(len(indptr) - 1)
+    kern.abs_row_sums(np.ascontiguousarray(values, dtype=float), indptr, indices,
+                      np.ascontiguousarray(q, dtype=float), out)
+    return out
+
+
+def _gather_samples(rng) -> list[tuple]:
+    """Entries summed into 5e4 targets, a fifth of them outside (the extra bin)."""
+    n, m = 50_000, 400_000
+    return [(rng.normal(size=n), rng.integers(0, n + 1 + n // 4, size=m).clip(max=n),
+             rng.normal(size=m))]
+
+
+def _abs_samples(rng) -> list[tuple]:
+    """A random CSR matrix of 5e4 rows and 10 entries a row, some rows empty."""
+    n = 50_000
+    counts = rng.integers(0, 20, size=n)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    indices = rng.integers(0, n, size=indptr[-1]).astype(np.int64)
+    return [(rng.normal(size=indptr[-1]), indptr, indices, rng.normal(size=n))]
+
+
+kernels.register(kernels.Pair("assembly.gather_add", _compiled, sum_by_target,
+                              sum_by_target_compiled, _gather_samples))
+kernels.register(kernels.Pair("assembly.abs_row_sums", _compiled, abs_times_numpy,
+                              abs_times_compiled, _abs_samples))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()
 

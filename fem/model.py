@@ -70,7 +70,7 @@ class ShellSection:
     """A layered (laminate) shell section, layers from the bottom (``-e3``) to the top.
 
     Classical lamination theory turns it into the facets' A, B, D matrices
-    (:mod:`fem.elements.laminate`).
+    (:mod:`fem.elements.shell.laminate`).
     """
 
     name: str

@@ -136,22 +136,6 @@ def square_plate_mesh(n: int, a: float = 1.0):
     return coords, tri, np.arange(1, len(coords) + 1)
 
 
-def stepped(X, s0, rng, strain: float = 0.02):
-    """``s0`` a step later: turned rigidly by 1 rad about its centre, strained by ``strain``, its
-    nodes turned by a further 0.5 rad each (the compiled kernels' step tests)."""
-    from fem import rotations as so3
-
-    axis = np.array([0.3, 0.8, -0.5])
-    Q = so3.expm(axis / np.linalg.norm(axis))
-    x0 = X + s0.u
-    c = x0.mean(axis=0)
-    s1 = s0.copy()
-    s1.u[:] = (x0 - c + strain * rng.normal(size=X.shape)) @ Q.T + c - X
-    s1.rot[:] = so3.matrix_to_quat(Q @ s0.rotation_matrices()
-                                   @ so3.expm(0.5 * rng.normal(size=(len(X), 3))))
-    return s1
-
-
 def run_pvpython(args: list, **kwargs) -> subprocess.CompletedProcess:
     """``pvpython *args`` under ``xvfb-run -a`` where it exists, one at a time.
 

@@ -1,6 +1,7 @@
 """The compiled energy-conserving step of 2D co-rotational beams against numpy (issue 14, item 1).
 
-:meth:`fem.elements.beam.Beam.conserving` through :mod:`fem.elements.beam2d_ec_kernel` gives the
+:meth:`fem.elements.beam.Beam.conserving` through :mod:`fem.elements.beam.beam2d_ec_kernel` gives
+the
 numpy reference's force, tangent, energy and algorithmic basic deformations to 1e-13 relative (of
 each array's largest entry), for Euler-Bernoulli and Timoshenko beams of mixed sections on shared
 nodes, at a deformed state carried through a large rigid turn and stepped by rotations of order
@@ -15,7 +16,8 @@ offset groups and ``FEM_JIT=0`` keep the numpy path.
 import numpy as np
 import pytest
 
-from fem.elements import Beam, beam2d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam2d_jit
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.state import State
 
@@ -99,7 +101,7 @@ def test_conserving_kernel_gives_the_numpy_numbers(theory, slots, monkeypatch):
 
 def test_a_group_of_several_chunks_gives_the_same_numbers(monkeypatch):
     """Past ``_CHUNK`` elements the kernel runs its chunks in ``prange``: the same numbers."""
-    from fem.elements import beam2d_ec_kernel
+    from fem.elements.beam import beam2d_ec_kernel
 
     rng = np.random.default_rng(8)
     E = 2 * beam2d_ec_kernel._CHUNK + 37

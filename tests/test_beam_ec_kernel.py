@@ -1,6 +1,7 @@
 """The compiled energy-conserving step of 3D co-rotational beams against numpy (issue 14, item 1).
 
-:meth:`fem.elements.beam.Beam.conserving` through :mod:`fem.elements.beam3d_ec_kernel` gives the
+:meth:`fem.elements.beam.Beam.conserving` through :mod:`fem.elements.beam.beam3d_ec_kernel` gives
+the
 numpy reference's force, tangent, energy and algorithmic basic deformations to 1e-13 relative (of
 each array's largest entry), for Euler-Bernoulli and Timoshenko beams of mixed sections on shared
 nodes, at a deformed state carried through a large rigid turn and stepped by rotations of order
@@ -14,10 +15,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-from helpers import stepped
 
 from fem import rotations as so3
-from fem.elements import Beam, beam3d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam3d_jit
+from fem.elements.samples import stepped
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.state import State
 

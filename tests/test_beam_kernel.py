@@ -9,8 +9,10 @@ the kernel only where it is meant to.
 import numpy as np
 import pytest
 
+from fem import kernels
 from fem import rotations as so3
-from fem.elements import Beam, beam3d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam3d_jit
 from fem.state import State
 
 pytestmark = pytest.mark.skipif(not beam3d_jit.enabled(), reason="numba is not installed")
@@ -78,12 +80,12 @@ def test_local_rotations_near_pi_take_the_quaternion_branch():
 def test_small_and_linear_groups_keep_the_numpy_path(monkeypatch):
     """(2D co-rotational groups from MIN_ELEMENTS take their own kernel: test_planar_static.)"""
     rng = np.random.default_rng(1)
-    assert not random_group("euler-bernoulli", beam3d_jit.MIN_ELEMENTS - 1, rng)._compiled()
+    assert not random_group("euler-bernoulli", kernels.MIN_ELEMENTS - 1, rng)._compiled()
     X = rng.normal(size=(200, 3))
     conn = np.arange(200).reshape(100, 2)
     assert not Beam("l", conn, X, 3, formulation="linear", E=1.0, G=1.0, A=1.0, Iy=1.0, Iz=1.0,
                     J=1.0, ref=[0.3, 0.1, 1.0])._compiled()
-    small = beam3d_jit.MIN_ELEMENTS - 1
+    small = kernels.MIN_ELEMENTS - 1
     assert not Beam("p", conn[:small], X, 2, E=1.0, G=1.0, A=1.0, Iz=1.0)._compiled()
     assert not Beam("p", conn, X, 2, formulation="linear", E=1.0, G=1.0, A=1.0,
                     Iz=1.0)._compiled()

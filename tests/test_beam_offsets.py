@@ -1,4 +1,4 @@
-"""Beam end offsets (:mod:`fem.elements.beam_offsets`): eccentric beams and shell stiffeners.
+"""Beam end offsets (:mod:`fem.elements.beam.offsets`): eccentric beams and shell stiffeners.
 
 The element checks (zero offset, rigid motions, finite differences, the compiled kernel, the
 mass) are invariants; the structures are checked against closed forms derived here:
@@ -17,8 +17,10 @@ from conftest import fd_tangent, perturbed, random_state, rigid_state
 from helpers import deck_error, line_beam, node, solve
 from numpy.polynomial import legendre
 
+from fem import kernels
 from fem import rotations as so3
-from fem.elements import Beam, beam3d_jit
+from fem.elements import Beam
+from fem.elements.beam import beam3d_jit
 from fem.errors import DeckError, ModelError
 from fem.state import State
 
@@ -159,7 +161,7 @@ def test_compiled_kernel_with_offsets_equals_numpy(monkeypatch):
     st.rot[:] = so3.quat_from_rotvec(rng.normal(size=(n + 1, 3)))
     assert not g._compiled()
     f, K = g.evaluate(st)
-    monkeypatch.setattr(beam3d_jit, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(kernels, "MIN_ELEMENTS", 1)
     assert g._compiled()
     fc, Kc = g.evaluate(st)
     np.testing.assert_allclose(fc, f, rtol=0, atol=1e-12 * np.abs(f).max())

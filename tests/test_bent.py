@@ -69,7 +69,7 @@ def test_compiled_chord_fit_equals_numpy():
     dn[model.fixed[:, 0]] = 0.0
     fit = bent.ChordFit(system)
     assert fit.chord0 is not None and bent._compiled.enabled()
-    numpy_rhs = fit._rhs(state, dn)
+    numpy_rhs = fit.rhs_numpy(state, dn)
     rhs = np.empty_like(numpy_rhs)
     bent._compiled.function(state.u, dn, fit.conn, fit.chord0, fit.w, rhs)
     assert np.allclose(rhs, numpy_rhs, rtol=0, atol=1e-13 * np.abs(numpy_rhs).max())

@@ -11,7 +11,7 @@ from conftest import fd_step_tangent
 from helpers import line_beam
 
 from fem import rotations as so3
-from fem.elements import beam_mass
+from fem.elements.beam import mass as beam_mass
 from fem.inertia import InertiaSum, inertia_groups
 from fem.inertia.nodal import NodalInertia
 from fem.integrators import make_integrator

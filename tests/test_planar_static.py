@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from benchmarks.small_models import cantilever_deck
+from fem import kernels
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
-from fem.elements import beam2d_jit
+from fem.elements.beam import beam2d_jit
 from fem.errors import ModelError
 from fem.io.deck import from_dict
 from fem.run import make_step
@@ -254,26 +255,36 @@ def test_a_mechanism_is_reported_by_the_general_check(monkeypatch):
         run(deck, monkeypatch)
 
 
-@pytest.mark.parametrize("change", ["follower", "line_search", "truss", "linear", "arclength",
-                                    "fem_jit_0"])
-def test_other_models_keep_the_general_path(change, monkeypatch):
+def changed(change: str | None, monkeypatch) -> dict:
+    """The elastica of two increments with one thing the compiled increment does not take."""
     deck = elastica(increments=2)
     step = deck["steps"][0]
     if change == "follower":
         deck["loads"][0]["kind"] = "follower"
     elif change == "line_search":
         step["line_search"] = "energy"
+    elif change == "modified":
+        step["newton"] = "modified"
     elif change == "truss":
         deck["elements"].append({"name": "rod", "type": "truss", "material": "unit",
                                  "section": "s", "connectivity": [[1, 2]]})
     elif change == "linear":
         deck["elements"][0]["formulation"] = "linear"
+    elif change == "offsets":
+        deck["elements"][0]["offsets"] = [0.0, 0.0]
     elif change == "arclength":
         step.update(control="arclength", arc_length=0.1, max_steps=3)
         for key in ("load_factor", "increments", "max_increment"):
             del step[key]
-    else:
+    elif change == "fem_jit_0":
         monkeypatch.setenv("FEM_JIT", "0")
+    return deck
+
+
+@pytest.mark.parametrize("change", ["follower", "line_search", "truss", "linear", "arclength",
+                                    "fem_jit_0"])
+def test_other_models_keep_the_general_path(change, monkeypatch):
+    deck = changed(change, monkeypatch)
     made = []
     make = planar_static.PlanarIncrement.make.__func__
     monkeypatch.setattr(planar_static.PlanarIncrement, "make",
@@ -284,11 +295,27 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
     assert made and made[0] is None
 
 
+@pytest.mark.parametrize(("change", "reason"), [
+    (None, None), ("follower", "loads that turn with the structure"),
+    ("line_search", "line_search = 'energy'"), ("modified", "newton = 'modified'"),
+    ("truss", "element group 'rod' (truss) has no compiled 2D beam kernel"),
+    ("linear", "element group 'beam' (beam) has no compiled 2D beam kernel"),
+    ("offsets", "element group 'beam' (beam) has no compiled 2D beam kernel"),
+    ("arclength", "control = 'arclength'"),
+    ("fem_jit_0", "numba is not installed, or FEM_JIT = 0")])
+def test_eligible_says_why_a_step_keeps_the_general_path(change, reason, monkeypatch):
+    """From the step's settings and what the groups declare (their compiled pairs): the
+    elastica is taken; each change names what the compiled increment does not take."""
+    dk = from_dict(changed(change, monkeypatch))
+    sysm = System(dk.model)
+    assert planar_static.PlanarIncrement.eligible(make_step(dk.steps[0], sysm, dk)) == reason
+
+
 def test_large_planar_groups_evaluate_compiled_in_the_general_path(monkeypatch):
     """From MIN_ELEMENTS beams, Beam.evaluate itself runs the kernel (arc-length, line
     searches, joints: whatever the compiled increment does not take): the numpy beam's numbers."""
     deck = elastica()
-    deck["elements"][0]["divisions"] = beam2d_jit.MIN_ELEMENTS
+    deck["elements"][0]["divisions"] = kernels.MIN_ELEMENTS
     deck["elements"][0]["theory"] = "timoshenko"
     deck["sections"][0]["Ay"] = 0.8e5
     dk = from_dict(deck)

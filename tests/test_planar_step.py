@@ -196,9 +196,9 @@ def test_free_flight_conserves_energy_and_momenta_exactly():
     assert np.max(np.linalg.norm(L - L[0], axis=1)) <= 1e-10 * np.linalg.norm(L[0])
 
 
-@pytest.mark.parametrize("change", ["linear", "joint", "follower", "consistent", "fem_jit_0"])
-def test_other_models_keep_the_general_path(change, monkeypatch):
-    deck = frame(steps=2)
+def changed(change: str | None, monkeypatch, steps: int) -> dict:
+    """The L-frame with one thing the compiled step does not take."""
+    deck = frame(steps=steps)
     if change == "linear":
         deck["elements"][1]["formulation"] = "linear"
     elif change == "joint":
@@ -207,10 +207,34 @@ def test_other_models_keep_the_general_path(change, monkeypatch):
         deck["loads"][0]["kind"] = "follower"
     elif change == "consistent":                  # element inertia groups
         deck["elements"][0]["inertia"] = "consistent"
-    else:
+    elif change == "fem_jit_0":
         monkeypatch.setenv("FEM_JIT", "0")
+    return deck
+
+
+@pytest.mark.parametrize("change", ["linear", "joint", "follower", "consistent", "fem_jit_0"])
+def test_other_models_keep_the_general_path(change, monkeypatch):
+    deck = changed(change, monkeypatch, steps=2)
     try:
         _, step = run(deck)
     except Exception as err:        # a deck this test spells wrong is not the point
         pytest.fail(f"{change}: {err}")
     assert step.integrator._planar is None
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (None, None), ("joint", "joints or ties"), ("follower", "loads that turn with the structure"),
+    ("consistent", "element inertia groups"),
+    ("linear", "element group 'leg' (beam) has no compiled 2D beam energy-conserving kernel"),
+    ("fem_jit_0", "numba is not installed, or FEM_JIT = 0")])
+def test_eligible_says_why_a_model_keeps_the_general_path(change, reason, monkeypatch):
+    """From what the model and its groups declare (their compiled pairs): the L-frame is
+    taken; each change names what the compiled step does not take."""
+    deck = changed(change, monkeypatch, steps=1)
+    reasons = []
+    eligible = planar.PlanarStep.eligible
+    monkeypatch.setattr(planar.PlanarStep, "eligible",
+                        staticmethod(lambda integ: reasons.append(eligible(integ)) or reasons[-1]))
+    _, step = run(deck)
+    assert reasons and reasons[0] == reason
+    assert (step.integrator._planar is None) == (reason is not None)

@@ -16,7 +16,7 @@ from helpers import deck_error, solve, square_plate_mesh
 from numpy.polynomial import Polynomial, legendre
 
 from fem import rotations as so3
-from fem.elements.shell import PLATE, Shell
+from fem.elements.shell.group import PLATE, Shell
 from fem.errors import DeckError
 from fem.state import State
 

@@ -19,7 +19,7 @@ from scipy.integrate import solve_bvp
 
 from fem import rotations as so3
 from fem.elements.shell import Shell
-from fem.elements.shell_corot import CorotShell
+from fem.elements.shell.corot import CorotShell
 from fem.state import State
 
 rng = np.random.default_rng(12)

@@ -1,6 +1,6 @@
 """Energy-conserving dynamics of co-rotational shells (issue 12, item 3).
 
-The shell's algorithmic force (:meth:`fem.elements.shell_corot.CorotShell.conserving`, Crisfield
+The shell's algorithmic force (:meth:`fem.elements.shell.corot.CorotShell.conserving`, Crisfield
 & Shi's construction as for the beams) does the exact work ``Phi(p1) - Phi(p0)`` over a step and
 has neither resultant force nor moment about the mid-point configuration; its tangent is the
 exact derivative along Newton's corrections. A free-flying plate then keeps its energy and both
@@ -13,7 +13,7 @@ from conftest import fd_step_tangent, moving_ec_start
 from helpers import square_plate_mesh
 
 from fem import rotations as so3
-from fem.elements.shell_corot import CorotShell
+from fem.elements.shell.corot import CorotShell
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.integrators.midpoint import chord_nodes
 from fem.io import deck as deck_io
@@ -217,7 +217,7 @@ def test_free_flying_plate_conserves_energy_and_momenta():
     """Issue 12: after the impulse, total energy, linear and angular momentum constant to 1e-8
     relative over 5000 steps of h = 0.005 (25 s, about 35 periods of the plate's lowest free
     modes, 50 rad of spin); the plate flexes (strain energy up to 3 % of the kinetic). Its 32
-    triangles take the compiled energy-conserving force (fem.elements.shell_jit
+    triangles take the compiled energy-conserving force (fem.elements.shell.shell_jit
     MIN_CONSERVING): a step costs 5-9 ms (13-21 ms with numpy)."""
     step, its, _, _ = free_plate("energy_conserving", 5000, 0.005)
     assert step.steps == 5000 and step.cuts == 0

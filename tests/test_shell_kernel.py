@@ -10,27 +10,17 @@ vectors, Cayley parameters or a mix of both; ``FEM_JIT=0`` and small groups take
 
 import numpy as np
 import pytest
-from helpers import stepped
 
+from fem import kernels
 from fem import rotations as so3
-from fem.elements import shell_jit
-from fem.elements.shell_corot import CorotShell
+from fem.elements.samples import stepped
+from fem.elements.samples import triangle_mesh as random_mesh
+from fem.elements.shell import shell_jit
+from fem.elements.shell.corot import CorotShell
 from fem.integrators.inertia import midpoint_state, step_kinematics
 from fem.state import State
 
 pytestmark = pytest.mark.skipif(not shell_jit.enabled(), reason="numba is not installed")
-
-
-def random_mesh(n: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """``2 n^2`` triangles of a jittered, warped unit square (nodes shared between triangles)."""
-    x = np.linspace(0.0, 1.0, n + 1)
-    XX, YY = np.meshgrid(x, x)
-    X = np.column_stack([XX.ravel(), YY.ravel(), 0.3 * np.sin(3 * XX.ravel()) * YY.ravel()])
-    X[:, :2] += rng.uniform(-0.2, 0.2, size=(len(X), 2)) / n
-    k = (np.arange(n)[None, :] + (n + 1) * np.arange(n)[:, None]).ravel()
-    conn = np.concatenate([np.column_stack([k, k + 1, k + n + 2]),
-                           np.column_stack([k, k + n + 2, k + n + 1])])
-    return X, conn
 
 
 def deformed(X: np.ndarray, rng, spread: float) -> State:
@@ -74,7 +64,7 @@ def test_kernel_gives_the_numpy_numbers(spread, monkeypatch):
 def test_small_groups_and_fem_jit_0_keep_the_numpy_path(monkeypatch):
     rng = np.random.default_rng(2)
     X, conn = random_mesh(5, rng)                              # 50 triangles
-    assert shell_jit.MIN_CONSERVING <= len(conn) < shell_jit.MIN_ELEMENTS
+    assert shell_jit.MIN_CONSERVING <= len(conn) < kernels.MIN_ELEMENTS
     small = CorotShell("a", conn, X, 3, E=1.0, nu=0.3, h=0.1)
     assert not small._compiled()
     assert small._compiled(conserving=True)        # a dynamic run calls it thousands of times

@@ -26,9 +26,8 @@ from scipy.sparse.linalg import spsolve
 from test_shell import patch, state_of
 
 from fem import rotations as so3
-from fem.elements import shell_jit
-from fem.elements.shell import Shell
-from fem.elements.shell_corot import CorotShell
+from fem.elements.shell import Shell, shell_jit
+from fem.elements.shell.corot import CorotShell
 from fem.model import Layer, Material, OrthotropicMaterial, ShellSection
 from fem.state import State
 
@@ -680,7 +679,7 @@ def test_quadrilateral_rows_errors_and_warped_cells(caplog):
     Xw = X.copy()
     Xw[rows[8][2] - 1, 2] = 0.2                     # the plate's corner: one quad
     deck["nodes"] = {"coordinates": Xw.tolist()}
-    with caplog.at_level(logging.WARNING, logger="fem.elements.shell_cells"):
+    with caplog.at_level(logging.WARNING, logger="fem.elements.shell.cells"):
         dk = from_dict({**deck, "elements": [{**deck["elements"][0], "connectivity": rows}]})
     assert len(dk.model.group("plate")) == 2 * len(rows)
     assert any("1 warped quadrilateral" in r.message and "connectivity[8]" in r.message

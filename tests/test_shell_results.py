@@ -28,7 +28,7 @@ from test_shell import oblique
 from test_shell_laminate import CFRP, assemble, laminate, q_material, qbar, solve_fixed
 
 from fem.elements.base import nodal_average
-from fem.elements.shell import DEFAULT_RESULTS, RESULTS, Shell
+from fem.elements.shell.group import DEFAULT_RESULTS, RESULTS, Shell
 
 E, NU, H = 2.0e5, 0.3, 0.01
 COMPS = ("xx", "yy", "zz", "xy", "yz", "xz")

@@ -16,7 +16,7 @@ import pytest
 import scipy.linalg as sla
 from helpers import solve
 
-from fem.elements.superelement_corot import CorotSuperelement, rotation
+from fem.elements.superelement.corot import CorotSuperelement, rotation
 from fem.errors import DeckError
 from fem.inertia import inertia_groups
 from fem.io.deck import from_dict

@@ -14,9 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import _petsc, linalg
-from fem.dofs import KINDS, block_norms
+from fem.dofs import KINDS
 from fem.errors import ModelError
 from fem.solvers import eigen
+from fem.solvers import newton_scalar as scalar
 from fem.solvers.newton import NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,8 @@ class StepBase:
         reference, at least. Constraint rows are scaled by the stiffness of the DOFs they hold
         (:meth:`fem.system.System._constraint_scales`): a row is the force (moment, for a group
         holding rotations only) that would close its violation, compared with that reference.
-        (Written out for small planar models in :mod:`fem.solvers.newton_kernel`, with
-        :meth:`floors`: change both.)
+        The combination is :func:`fem.solvers.newton_scalar.references`, which the compiled
+        steps of small planar models call too.
         """
         if self._kinds is None:           # (n_active, blocks): which block each row is in
             kind = self.system.dofmap.kind_index
@@ -101,11 +102,9 @@ class StepBase:
         # one product for all the vectors: small models ask this thousands of times a second
         V = np.stack(vectors) if len(vectors) > 1 else np.asarray(vectors[0])[None]
         own = np.sqrt(((V * V) @ self._kinds).max(axis=0))
-        F, M = own[0], own[1]
-        L = self._model_size()
-        if L > 0:
-            F, M = max(F, M / L), max(M, F * L)
-        return np.maximum([F, M, max(own[2], F), M if self._rotation_rows else F], 1e-300)
+        out = np.empty(len(KINDS))
+        scalar.references(own[0], own[1], own[2], self._model_size(), self._rotation_rows, out)
+        return out
 
     def _model_size(self) -> float:
         if self._lever is None:
@@ -124,12 +123,17 @@ class StepBase:
         Coordinates are known to ``eps q`` (:meth:`fem.system.System.positions`), so internal
         forces computed from them carry errors up to about ``eps |K| q`` in each row (``|K|``
         the entrywise absolute tangent, CSR values ``K``); no Newton iteration can bring a
-        block's residual below its part of that. One pass over the matrix entries.
+        block's residual below its part of that (0 where that is not finite). One pass over the
+        matrix entries; the rule is :func:`fem.solvers.newton_scalar.floors`, the compiled
+        steps' too.
         """
         asm = self.system.assembler
         absK_q = asm.abs_times(K, self.system.positions(trial))
-        return np.finfo(float).eps * block_norms(self.system.dofmap.kind_index[:asm.n_free],
-                                                 absK_q)
+        kind = self.system.dofmap.kind_index[:asm.n_free]
+        out = np.empty(len(KINDS))
+        scalar.floors(np.bincount(kind, weights=absK_q * absK_q, minlength=len(KINDS)),
+                      np.finfo(float).eps, out)
+        return out
 
     def warn(self, message: str) -> None:
         """Record a warning of this step (shown in the run summary) and log it."""

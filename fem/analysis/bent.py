@@ -28,8 +28,9 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 from scipy.sparse import csgraph
 
+from fem import kernels
 from fem import rotations as so3
-from fem.elements.jit import MIN_ELEMENTS, Kernel
+from fem.kernels import Kernel
 
 _compiled = Kernel("fem.analysis.bent_kernel", "chord_rhs")
 
@@ -62,7 +63,7 @@ class ChordFit:
         #: (E, 3) the reference chords, for the compiled right-hand side (3D, large models)
         self.chord0 = (np.ascontiguousarray(np.concatenate([g.X[:, 1] - g.X[:, 0]
                                                             for g in self.groups]))
-                       if d == 3 and E >= MIN_ELEMENTS else None)
+                       if d == 3 and E >= kernels.MIN_ELEMENTS else None)
         self.G = sp.csr_matrix((np.r_[-np.ones(E), np.ones(E)],
                                 (np.r_[np.arange(E), np.arange(E)],
                                  np.r_[conn[:, 0], conn[:, 1]])), shape=(E, n))
@@ -81,13 +82,7 @@ class ChordFit:
     def __call__(self, state, dn: NDArray) -> NDArray:
         """The nodal correction ``dn (n, nslots)`` of ``state`` with its translations bent."""
         d = self.dim
-        if self.chord0 is not None and _compiled.enabled():
-            rhs = np.empty((len(dn), 3))
-            _compiled.function(np.ascontiguousarray(state.u, dtype=float),
-                               np.ascontiguousarray(dn, dtype=float), self.conn, self.chord0,
-                               self.w, rhs)
-        else:
-            rhs = self._rhs(state, dn)
+        rhs = self.rhs(state, dn)
         D = dn[:, :d]
         Y = D.copy()
         for k, solver in enumerate(self.solvers):
@@ -101,7 +96,17 @@ class ChordFit:
         out[:, :d] = Y
         return out
 
-    def _rhs(self, state, dn: NDArray) -> NDArray:
+    def rhs(self, state, dn: NDArray) -> NDArray:
+        """``G^T (w (c - d))`` (n, dim): the compiled pair ``bent.chord_rhs`` (:mod:`fem.kernels`).
+
+        Compiled for 3D models of :data:`fem.kernels.MIN_ELEMENTS` beams (``chord0``), else
+        :meth:`rhs_numpy`.
+        """
+        if self.chord0 is not None and _compiled.enabled():
+            return rhs_compiled(self, state, dn)
+        return self.rhs_numpy(state, dn)
+
+    def rhs_numpy(self, state, dn: NDArray) -> NDArray:
         """``G^T (w (c - d))`` (n, dim): the weighted chord changes summed onto the nodes."""
         d = self.dim
         dvec = np.concatenate([(lambda p: p[:, 1, :d] - p[:, 0, :d])(g.positions(state))
@@ -148,3 +153,46 @@ def held_nodes(system, conn: NDArray, supported: bool = False) -> list[NDArray]:
                 held[members[0]] = True
         out.append(held)
     return out
+
+
+# --- the compiled pair (fem.kernels.PAIRS) -------------------------------------------------------
+def rhs_compiled(fit: ChordFit, state, dn: NDArray) -> NDArray:
+    """:meth:`ChordFit.rhs` of a 3D fit, compiled (:mod:`fem.analysis.bent_kernel`)."""
+    rhs = np.empty((len(dn), 3))
+    _compiled.function(np.ascontiguousarray(state.u, dtype=float),
+                       np.ascontiguousarray(dn, dtype=float), fit.conn, fit.chord0, fit.w, rhs)
+    return rhs
+
+
+def _samples(rng) -> list[tuple]:
+    """A deformed 3D lattice of beams clamped at a corner, a random correction of the rest.
+
+    Not a tree: the chord fit is a least-squares one.
+    """
+    from fem.elements.beam import Beam
+    from fem.model import Model
+    from fem.system import System
+
+    n = 5                                      # 3 n^2 (n + 1) > MIN_ELEMENTS beams
+    g = np.arange(n + 1)
+    X = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3) * 1.0
+    index = np.arange(len(X)).reshape(n + 1, n + 1, n + 1)
+    conn = np.concatenate([np.c_[np.delete(index, n, axis=k).ravel(),
+                                 np.delete(index, 0, axis=k).ravel()] for k in range(3)])
+    ref = np.where(np.abs(X[conn[:, 1], 2] - X[conn[:, 0], 2])[:, None] > 0.5,
+                   [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]])
+    beams = Beam("b", conn, X, 3, E=2.1e5, G=8.1e4, A=1e-2, Iy=1e-5, Iz=2e-5, J=1.5e-5,
+                 formulation="corotational", ref=ref)
+    fixed = np.zeros((len(X), 6), dtype=bool)
+    fixed[0] = True
+    system = System(Model(dim=3, X=X, node_ids=np.arange(1, len(X) + 1), groups=(beams,),
+                          fixed=fixed))
+    state = system.reference_state()
+    state.u[1:, :3] = 0.05 * rng.normal(size=(len(X) - 1, 3))
+    dn = 0.1 * rng.normal(size=(len(X), 6))
+    dn[0] = 0.0
+    return [(ChordFit(system), state, dn)]
+
+
+kernels.register(kernels.Pair("bent.chord_rhs", _compiled, kernels.method("rhs_numpy"),
+                              rhs_compiled, _samples, kernels.method("rhs")))

@@ -6,7 +6,7 @@ temporaries, 0.2 s a Newton iteration on the 3.9e5 beams of the 1e6-unknown towe
 (``python -m benchmarks.newton_share --tower``), as much as the residual evaluation. Here it is
 one pass per beam with the same formulas (the rotation of :func:`fem.rotations.rotate`, its
 series below :data:`fem.rotations._SMALL`); the numpy code is the reference
-(``tests/test_bent.py``) and the path of small models (:data:`fem.elements.jit.MIN_ELEMENTS`)
+(``tests/test_bent.py``) and the path of small models (:data:`fem.kernels.MIN_ELEMENTS`)
 and of 2D ones.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()
 

@@ -8,7 +8,7 @@ geometric stiffness of ``ds`` at the reference geometry plus the load stiffness 
 classical eigenvalue buckling of, e.g., Meijaard 1993, section 3, and of Abaqus ``*BUCKLE``).
 
 By default the eigenproblem is bordered by the interior (bubble) modes of the beams
-(:mod:`fem.elements.beam_interior`, numbered as element-internal unknowns by :mod:`fem.dofs`): a
+(:mod:`fem.elements.beam.interior`, numbered as element-internal unknowns by :mod:`fem.dofs`): a
 larger Ritz space for the buckling mode only, on the same pre-buckling stresses, so that buckling
 loads converge faster with the mesh.
 ``interior_modes = False`` gives the eigenvalues of the nodal discretization itself, the

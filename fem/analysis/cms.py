@@ -65,7 +65,7 @@ from fem.cms.component import node_dofs
 from fem.cms.coupling import reduced_modes
 from fem.cms.craig_bampton import craig_bampton
 from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
-from fem.elements import superelement
+from fem.elements.superelement import group as superelement
 from fem.errors import DeckError, ModelError, OutputError
 from fem.solvers import eigen
 
@@ -154,7 +154,7 @@ def chord_stiffening(system, state, T: NDArray, K: NDArray, boundary_node: NDArr
     ``G = T^T K_G1 T``. For a straight rod ``q^T G q = int w'^2 dx``: the second-order
     elongation of the chord fibre, with which a co-rotational superelement turns its chord
     elongation ``e`` into the mean-strain elongation ``e + q^T G q / 2``
-    (:mod:`fem.elements.superelement_corot`: geometric stiffening by the axial force).
+    (:mod:`fem.elements.superelement.corot`: geometric stiffening by the axial force).
 
     None when it does not apply: another interface, a group without a geometric stiffness, a
     supported interface slot the load case needs, or a component that the pinned ends do not

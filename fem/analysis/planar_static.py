@@ -10,19 +10,21 @@ increment's Newton loop in :func:`fem.analysis.planar_static_kernel.increment`:
   (``newton = "full"``, ``line_search = "none"``, the defaults: the corrections are the bent
   ones of :mod:`fem.analysis.bent`);
 * every element group co-rotational 2D beams (no offsets, no interior modes) in the form the
-  compiled kernel knows (:func:`fem.elements.beam2d_jit.prepare`);
+  compiled kernel knows (:func:`fem.elements.beam.beam2d_jit.prepare`);
 * no joints or ties, loads that do not turn with the structure;
 * the tangent and the chords' Laplacian narrow enough for the banded LU
   (:mod:`fem.solvers.banded`), no PETSc options for the step's solver (deck or command line:
   they ask for PETSc's solves), and numba there with ``FEM_JIT`` not ``0`` (importing it costs
   0.3-0.6 s once per process; the dynamic steps of planar beams take it in any case).
 
-The increment takes the iterations the general path takes, to the same states
-(``tests/test_planar_static.py``); anything but a plain convergence (a failure to report, a cut
-back) runs the increment again through the general path from its predictor, so the messages and
-the step control have one implementation. The limit-point watch gets the determinant's sign of
-every factorization, from the band LU's pivots (PETSc's own LU, the general path's, takes it
-from its pivots the same way).
+:meth:`PlanarIncrement.eligible` says which of these a step misses, from its settings and what
+the model declares (the groups' compiled pairs,
+:attr:`~fem.elements.base.ElementGroup.compiled_pairs`). The increment takes the iterations the
+general path takes, to the same states (``tests/test_planar_static.py``); anything but a plain
+convergence (a failure to report, a cut back) runs the increment again through the general path
+from its predictor, so the messages and the step control have one implementation. The
+limit-point watch gets the determinant's sign of every factorization, from the band LU's pivots
+(PETSc's own LU, the general path's, takes it from its pivots the same way).
 """
 
 from __future__ import annotations
@@ -33,8 +35,7 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.analysis.bent import TRUST, held_nodes
-from fem.elements.jit import Kernel
-from fem.solvers import newton
+from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
@@ -72,7 +73,7 @@ class PlanarIncrement:
             "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
             "settings": np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
-                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 TRUST])}
         self.n_active = dm.n_active
@@ -80,25 +81,50 @@ class PlanarIncrement:
         self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
         self._counts = np.zeros(2, dtype=np.int64)
 
-    @classmethod
-    def make(cls, step) -> PlanarIncrement | None:
-        """The compiled increment of ``step``'s model, or None where the general path is needed."""
-        from fem.elements.beam import Beam
+    @staticmethod
+    def eligible(step) -> str | None:
+        """Why the compiled increment cannot take ``step`` (its settings, its model), or None.
 
+        From what the step and the groups declare (the module docstring's list): every
+        element group's evaluation the compiled pair ``beam2d.evaluate``
+        (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`), whose kernel the increment
+        inlines; numba is imported last, for a model it takes.
+        """
         system, s = step.system, step.settings
         model, dm = system.model, system.dofmap
-        if (model.dim != 2 or not s.nonlinear or s.control != "load" or s.line_search != "none"
-                or s.newton != "full" or step.petsc_options_given
-                or getattr(model, "constraints", ()) or step.loads.state_dependent
-                or dm.n_free == 0 or dm.n_free != dm.n_nodal or not model.groups):
+        for why, when in (
+                ("not a planar model", model.dim != 2), ("a linear step", not s.nonlinear),
+                (f"control = {s.control!r}", s.control != "load"),
+                (f"line_search = {s.line_search!r}", s.line_search != "none"),
+                (f"newton = {s.newton!r}", s.newton != "full"),
+                ("PETSc options for the step's solver", step.petsc_options_given),
+                ("joints or ties", bool(getattr(model, "constraints", ()))),
+                ("loads that turn with the structure", step.loads.state_dependent),
+                ("no free unknowns", dm.n_free == 0),
+                ("unknowns besides the nodes'", dm.n_free != dm.n_nodal),
+                ("no element groups", not model.groups)):
+            if when:
+                return why
+        for i, g in enumerate(model.groups):
+            if "beam2d.evaluate" not in g.compiled_pairs:
+                return f"element group '{g.name}' ({g.type_name}) has no compiled 2D beam kernel"
+            if dm.internal and dm.internal[i].shape[1]:
+                return f"element group '{g.name}' has element-internal unknowns"
+        if not _kernel.enabled():
+            return "numba is not installed, or FEM_JIT = 0"
+        return None
+
+    @classmethod
+    def make(cls, step) -> PlanarIncrement | None:
+        """The compiled increment of ``step``'s model, or None where the general path is needed.
+
+        None where :meth:`eligible` gives a reason, where the kernel does not know a group's
+        basic beam, or where the tangent or the chords' Laplacian is too wide for the band.
+        """
+        if cls.eligible(step) is not None:
             return None
-        if not all(isinstance(g, Beam) and type(g).evaluate is Beam.evaluate and g.dim == 2
-                   and not g.frame.linear and g.offsets is None
-                   and (not dm.internal or dm.internal[i].shape[1] == 0)
-                   for i, g in enumerate(model.groups)):
-            return None
-        if not _kernel.enabled():               # numba is imported here, for a model it takes
-            return None
+        system = step.system
+        model = system.model
         preps = []
         for i, g in enumerate(model.groups):
             try:

@@ -2,7 +2,7 @@
 
 What :meth:`fem.solvers.newton.Newton.iterate` does on :class:`fem.analysis.static.StaticStep`
 (load control, no line search) for a model of 2D co-rotational beams, written out in one loop:
-evaluate (:func:`fem.elements.beam2d_kernel.chunk`, scattered into the residual and the CSR
+evaluate (:func:`fem.elements.beam.beam2d_kernel.chunk`, scattered into the residual and the CSR
 values), the convergence test, factor (banded LU, the determinant's sign for the limit-point
 watch), solve, and correct as :meth:`~fem.analysis.static.StaticStep.correct` does: the straight
 correction when it lowers the residual, else the bent one (:class:`fem.analysis.bent.ChordFit`:
@@ -18,13 +18,13 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit  # noqa: E402
 
-from fem.elements.beam2d_kernel import chunk  # noqa: E402
+from fem.elements.beam.beam2d_kernel import chunk  # noqa: E402
 from fem.integrators.planar_kernel import scatter  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
@@ -83,7 +83,7 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
     """
     n = u.shape[0]
     rhs = np.zeros((n, 2))
-    for e in range(conn.shape[0]):          # ChordFit._rhs, 2D
+    for e in range(conn.shape[0]):          # ChordFit.rhs_numpy, 2D
         n0, n1 = conn[e, 0], conn[e, 1]
         dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
         dy = chord0[e, 1] + (u[n1, 1] - u[n0, 1])
@@ -149,16 +149,16 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
               settings, r, norms, signs, counts):
     """Iterate ``u, rot`` to equilibrium with the external forces ``fe`` in place.
 
-    ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN, eps, NULL_PIVOT,
+    ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
     REFINE_ABOVE, MAX_REFINEMENTS, POOR_BACKWARD_ERROR, TRUST. Returns ``(status,
     iterations)``; ``r`` holds the last residual (every active row: the reactions), ``norms``
     the residual norm of each iteration, ``signs[k]`` the determinant's sign of the ``k``-th
     factorization (taken at iteration ``k``: every iteration factors), ``counts``: the
     factorizations and the bent corrections.
     """
-    max_it, eps, null = int(settings[2]), settings[5], settings[6]
-    refine_above, max_refine, poor = settings[7], int(settings[8]), settings[9]
-    trust = settings[10]
+    max_it, eps, null = int(settings[2]), settings[4], settings[5]
+    refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
+    trust = settings[9]
     n, n_act, E, nnz = u.shape[0], r.shape[0], l0.shape[0], indices.shape[0]
     f_e, K_e = np.empty((E, 6)), np.empty((E, 6, 6))
     fint, fint_t, r_t = np.empty(n_act), np.empty(n_act), np.empty(n_act)

@@ -1,10 +1,12 @@
 """Element families and their registry; every group follows :mod:`fem.elements.base`.
 
-A family is its group class (``fem/elements/<family>.py``: the element, its cell type and its
-capabilities) and its deck module (``fem/elements/<family>_deck.py``: the deck table its entries
-are in, its keys and its construction from deck values), joined by one :func:`register` line
-below. The deck schema, the deck reference, the builders and the results writers find families
-here only, so a new family (a shell) needs no edit anywhere else.
+A family is its group class (the element, its cell type and its capabilities) and its deck
+module (the deck table its entries are in, its keys and its construction from deck values),
+joined by one :func:`register` line below: one folder for a family of several modules
+(``fem/elements/beam/``, ``shell/``, ``superelement/``: ``group.py``, ``deck.py``, its frames,
+mass and compiled pairs), or ``fem/elements/<family>.py`` with ``<family>_deck.py`` for a small
+one (truss, spring, rigid body). The deck schema, the deck reference, the builders and the
+results writers find families here only, so a new family (a shell) needs no edit anywhere else.
 
 A deck module provides ``TABLE`` (``"elements"``, or a table of its own such as ``"springs"`` or
 ``"bodies"``, declared in :data:`fem.io.keys.FAMILY_TABLES`), ``PLURAL`` (for messages:
@@ -18,20 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fem.elements import (
-    beam_deck,
-    rigid_body_deck,
-    shell_deck,
-    spring_deck,
-    superelement_deck,
-    truss_deck,
-)
+from fem.elements import rigid_body_deck, spring_deck, truss_deck
 from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
+from fem.elements.beam import deck as beam_deck
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
+from fem.elements.shell import deck as shell_deck
 from fem.elements.spring import GroundSpring
 from fem.elements.superelement import Superelement
+from fem.elements.superelement import deck as superelement_deck
 from fem.elements.truss import Truss
 
 

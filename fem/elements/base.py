@@ -34,7 +34,9 @@ ParaView draw it), ``capabilities`` (a subset of :data:`CAPABILITIES`; :func:`re
 missing one into a deck error naming the group and what it can do), ``additive_rotations``
 (small-displacement groups whose rotation DOFs are rotation vectors, added, not composed) and
 ``n_internal`` (element-internal unknowns per element, with ``"internal_unknowns"``: the beams'
-interior modes of linear buckling, ``interior_stiffness(state, s, material)``).
+interior modes of linear buckling, ``interior_stiffness(state, s, material)``) and
+``compiled_pairs`` (the methods that run compiled kernels for large groups,
+:data:`fem.kernels.PAIRS`: the compiled steps take the groups that declare theirs).
 """
 
 from __future__ import annotations
@@ -125,6 +127,9 @@ class ElementGroup:
     inertia: str = "lumped"
     dof_names: tuple[str, ...] = ()
     stress_names: tuple[str, ...] = ()
+    #: the compiled pairs (:data:`fem.kernels.PAIRS`, ``"<family>.<method>"``) the group's
+    #: methods take from their threshold; none: numpy only
+    compiled_pairs: frozenset[str] = frozenset()
 
     def __init__(self, name: str, conn: NDArray, X: NDArray, dim: int):
         self.name = name

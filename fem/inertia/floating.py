@@ -1,8 +1,8 @@
 """The inertia of a co-rotational superelement: its component's lumped mass on the recovered nodes.
 
-A :class:`~fem.elements.superelement_corot.CorotSuperelement` recovers its component's nodes
+A :class:`~fem.elements.superelement.corot.CorotSuperelement` recovers its component's nodes
 ``y(q)`` (positions ``y_j = x_a + R(alpha) c_j`` and rotations ``psi_j``,
-:meth:`~fem.elements.superelement_corot.CorotSuperelement.recovered`). With the component's
+:meth:`~fem.elements.superelement.corot.CorotSuperelement.recovered`). With the component's
 lumped diagonal mass ``M_d`` (the file's ``/component/mass``: translational ``m_j``, isotropic, and
 rotary ``J_j``, both unchanged by planar rotations) the kinetic energy is exactly
 
@@ -14,7 +14,7 @@ reduction's recovery, with every centrifugal and Coriolis term of the floating f
 Mid-point family (:meth:`FloatingInertia.midpoint_force`): the recovered velocities are updated as
 nodal ones are, ``y_dot_1 = 2 dy/h - y_dot_0`` with ``dy = G_y (q_1 - q_0)`` and ``G_y`` the
 discrete gradient of ``y(q)``
-(:meth:`~fem.elements.superelement_corot.CorotSuperelement.recovery_gradient`:
+(:meth:`~fem.elements.superelement.corot.CorotSuperelement.recovery_gradient`:
 ``G_y (q_1 - q_0) = y(q_1) - y(q_0)`` exactly). The inertial force
 
     f = G_y^T M_d (y_dot_1 - y_dot_0) / h

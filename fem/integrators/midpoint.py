@@ -47,7 +47,7 @@ energy balance becomes a work balance (notes/crisfield_shi.md section 2.1).
     ``psi`` is an eigenvector of ``cay(psi)``, so ``R1^T psi = R0^T psi`` and Simo & Wong's
     ``(Pi1 - Pi0)/h`` does the work ``psi . (Pi1 - Pi0)/h = T1 - T0``; the beams take ``psi``
     as their nodal increment. So do co-rotational shells
-    (:meth:`fem.elements.shell_corot.CorotShell.conserving`): a shell's frame spin ``G_m inc``
+    (:meth:`fem.elements.shell.corot.CorotShell.conserving`): a shell's frame spin ``G_m inc``
     is ``R_e^T psi`` on a rigid step as a beam's chord is. Forces paired with the rotation
     vector ``theta = log(R1 R0^T)`` (joints, springs, linear beams, rigid bodies) are carried
     over by the scalar secant ``s = |theta| / |psi|`` (``theta = s psi``), the same work. The
@@ -135,7 +135,7 @@ def chord_nodes(model) -> NDArray:
     """(n,) the nodes of co-rotational beams and shells, whose rotations follow mid-point chords.
 
     Every group with a co-rotational (non-``linear``) ``frame`` and an ``rz`` DOF: the 2D and 3D
-    beams and the shell triangles (:class:`fem.elements.shell_corot.CorotShellFrame`).
+    beams and the shell triangles (:class:`fem.elements.shell.corot.CorotShellFrame`).
 
     In 3D also the nodes welded to those by fixed joints (through chains of welds: a rigid
     body welded to a shell node), which turn by the same rotation as the node they are welded

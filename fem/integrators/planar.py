@@ -9,12 +9,14 @@ kernels of :mod:`fem.integrators.planar_kernel`:
 
 * 2D, the energy-conserving integrator (:class:`fem.integrators.midpoint.EnergyConserving`);
 * every element group a co-rotational 2D beam group that takes the compiled energy-conserving
-  force (:mod:`fem.elements.beam2d_jit`: no offsets, no interior modes), inertia nodal only
+  force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes), inertia nodal only
   (lumped beams, point masses);
 * no joints or ties, and loads that do not turn with the structure (dead loads, gravity; any
   time function): their forces come from :meth:`~fem.integrators.base.Integrator.external`.
 
-Anything else keeps the general path, which stays the reference: ``tests/test_planar_step.py``
+:meth:`PlanarStep.eligible` says which of these a model misses, from what it declares (the
+groups' compiled pairs, :attr:`fem.elements.base.ElementGroup.compiled_pairs`). Anything else
+keeps the general path, which stays the reference: ``tests/test_planar_step.py``
 compares residuals, references and tangents of the two at random states, and whole runs. The
 step's results are those of the general path to round-off (sums in another order).
 """
@@ -27,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 _nodes = Kernel("fem.integrators.planar_kernel", "nodes")
 
@@ -75,23 +77,42 @@ class PlanarStep:
         self._step = None             # the compiled time step's data (iterate), made at first use
         self._iterated = None         # the state iterate() converged last, until evaluate()
 
-    @classmethod
-    def make(cls, integ) -> PlanarStep | None:
-        """The compiled step of ``integ``'s model, or None where the general path is needed."""
-        from fem.elements.beam import Beam
+    @staticmethod
+    def eligible(integ) -> str | None:
+        """Why the compiled step cannot take ``integ``'s time steps, or None.
+
+        From what the model and its groups declare (the module docstring's list): every element
+        group's energy-conserving force the compiled pair ``beam2d.conserving``
+        (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`), taken at its size
+        (:func:`fem.elements.beam.beam2d_jit.compiled`), whose kernel the step inlines.
+        """
+        from fem.elements.beam import beam2d_jit
 
         system = integ.system
         model = system.model
-        if (model.dim != 2 or integ.extras or getattr(model, "constraints", ())
-                or integ.loads.state_dependent or not _nodes.enabled()):
+        for why, when in (("not a planar model", model.dim != 2),
+                          ("element inertia groups", bool(integ.extras)),
+                          ("joints or ties", bool(getattr(model, "constraints", ()))),
+                          ("loads that turn with the structure", integ.loads.state_dependent)):
+            if when:
+                return why
+        if not _nodes.enabled():               # numba is imported here, for a model it may take
+            return "numba is not installed, or FEM_JIT = 0"
+        for i, g in enumerate(model.groups):
+            if not ("beam2d.conserving" in g.compiled_pairs
+                    and beam2d_jit.compiled(len(g), conserving=True)):
+                return (f"element group '{g.name}' ({g.type_name}) has no compiled 2D beam "
+                        "energy-conserving kernel")
+            if system.dofmap.internal and system.dofmap.internal[i].shape[1]:
+                return f"element group '{g.name}' has element-internal unknowns"
+        return None
+
+    @classmethod
+    def make(cls, integ) -> PlanarStep | None:
+        """The compiled step of ``integ``'s model, or None where :meth:`eligible` says why not."""
+        if cls.eligible(integ) is not None:
             return None
-        groups = list(enumerate(model.groups))
-        for i, g in groups:
-            if not (isinstance(g, Beam) and type(g).conserving is Beam.conserving
-                    and g.dim == 2 and g._compiled(conserving=True)
-                    and (not system.dofmap.internal or system.dofmap.internal[i].shape[1] == 0)):
-                return None
-        return cls(integ, groups)
+        return cls(integ, list(enumerate(integ.system.model.groups)))
 
     # --- the integrator's protocol --------------------------------------------------------------
     def evaluate(self, integ, s0, s1, tangent: bool):
@@ -183,7 +204,7 @@ class PlanarStep:
         if settings is None:                  # the step's test and solver constants
             settings = d["settings"] = np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
-                newton.ROUND_OFF_MARGIN, np.finfo(float).eps, linalg.NULL_PIVOT,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))

@@ -5,7 +5,7 @@ nodal inertia, as :class:`fem.integrators.midpoint.EnergyConserving` computes it
 ``kinematics``, ``midpoint_velocities``, ``NodalInertia.midpoint_force``, ``Beam.conserving``
 and the assembler, in two calls: :func:`nodes` (the step's kinematics, velocities and inertial
 forces, node by node) and :func:`beams` (one group's element forces and tangents, by
-:func:`fem.elements.beam2d_ec_kernel.chunk`, their Cayley columns, and their scatter into the
+:func:`fem.elements.beam.beam2d_ec_kernel.chunk`, their Cayley columns, and their scatter into the
 full vector and the CSR values). Nothing here is new arithmetic: the tests compare every output
 with the general path.
 """
@@ -14,13 +14,13 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit  # noqa: E402
 
-from fem.elements.beam2d_ec_kernel import chunk  # noqa: E402
+from fem.elements.beam.beam2d_ec_kernel import chunk  # noqa: E402
 
 
 @njit(cache=True, nogil=True)
@@ -72,7 +72,7 @@ def beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tan
     """One group of 2D co-rotational beams: forces into ``f_el``, tangents into ``K``.
 
     ``einc (E, 6)`` receives the elements' increments, ``f_e``, ``K_e``, ``energy``, ``vh1``
-    what :func:`fem.elements.beam2d_ec_kernel.chunk` computes; the tangent's rotation columns
+    what :func:`fem.elements.beam.beam2d_ec_kernel.chunk` computes; the tangent's rotation columns
     are multiplied by ``dpsi`` in ``K_e`` (the force is a function of ``psi``), then everything
     is added at ``edofs (E, 6)`` (full vector) and ``slot (E * 36,)`` (CSR values) by
     :func:`scatter`. ``tangent`` false: ``K`` is not touched.

@@ -20,7 +20,7 @@ checks that both paths take the same iterations to the same states.
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
@@ -39,7 +39,7 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
          pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out):
     """Iterate ``u1, rot1`` (and ``v1``) to the time step's equilibrium in place.
 
-    ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN, eps, NULL_PIVOT,
+    ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
     REFINE_ABOVE, MAX_REFINEMENTS, POOR_BACKWARD_ERROR, modified (1: modified Newton, as
     :class:`fem.solvers.newton.Newton` with ``modified``), MODIFIED_CONTRACTION. Returns
     ``(status, iterations)``; ``r`` holds the last residual (every active row: the reactions),
@@ -49,9 +49,9 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
     the factorization (modified Newton), computes no tangent unless the test then asks for one.
     """
-    max_it, eps, null = int(settings[2]), settings[5], settings[6]
-    refine_above, max_refine, poor = settings[7], int(settings[8]), settings[9]
-    modified, contraction = settings[10] != 0.0, settings[11]
+    max_it, eps, null = int(settings[2]), settings[4], settings[5]
+    refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
+    modified, contraction = settings[9] != 0.0, settings[10]
     n_act = r.shape[0]
     fin = np.empty(n_act)
     fel = np.empty(n_act)

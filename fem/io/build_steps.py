@@ -219,7 +219,7 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
 
 def _cms_reduce(e: Entry, inputs: StepInputs, s) -> None:
     """Check a cms_reduce step's component, interface, mode selection and file; resolve them."""
-    from fem.elements.superelement import is_superelement_file
+    from fem.elements.superelement.group import is_superelement_file
 
     model, where = inputs.model, e.where
     by_name = {g.name: g for g in model.groups}

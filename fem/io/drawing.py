@@ -355,7 +355,7 @@ def drawing(model) -> Drawing:
     from fem.constraints.joint import Joint
     from fem.elements.rigid_body import RigidBody
     from fem.elements.superelement import Superelement
-    from fem.elements.superelement_corot import CorotSuperelement
+    from fem.elements.superelement.corot import CorotSuperelement
 
     dim = model.dim
     b = _Builder(model.X)

@@ -13,7 +13,7 @@ Every group is a node set (the nodes of its cells, or its points). Cells are kep
 type (``vertex``, ``line``, ``triangle``, ``quad``, ...), so a group's cells of one type can be an
 element group (``[[elements]] mesh_group``) of a family whose ``cell_type`` it is (lines for trusses
 and beams, triangles for a shell, which also takes a group's quads and splits each into two
-triangles: :mod:`fem.elements.shell_cells`). Node ids are ``1..n`` in meshio's point order, which is
+triangles: :mod:`fem.elements.shell.cells`). Node ids are ``1..n`` in meshio's point order, which is
 the order of the file's node section (meshio renumbers points; for Abaqus files the ids written in
 the file are not kept). Refer to mesh nodes through named groups where possible.
 """

@@ -13,7 +13,7 @@ import datetime
 import h5py
 
 from fem import __version__
-from fem.elements.superelement import FORMAT, VERSION, SuperelementData
+from fem.elements.superelement.group import FORMAT, VERSION, SuperelementData
 from fem.io import files
 
 

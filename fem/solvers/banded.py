@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.elements.jit import Kernel
+from fem.kernels import Kernel
 
 #: the widest band (sub- or super-diagonals) factored this way; a wider one keeps the sparse LU
 MAX_BAND = 48
@@ -99,16 +99,6 @@ class BandedLU:
             raise linalg.SingularMatrixError(null)
         self.factored = True
 
-    def _apply(self, b: NDArray) -> tuple[NDArray, bool]:
-        """``A^-1 b``, and whether it is finite."""
-        x = np.empty_like(b)
-        return x, self.kern.apply(self.ab, self.kl, self.order, b, x, np.empty_like(b))
-
-    def _residual(self, x: NDArray, b: NDArray) -> tuple[NDArray, float]:
-        """``b - A x`` and the backward error of ``x``."""
-        r = np.empty_like(b)
-        return r, self.kern.residual(self.indptr, self.indices, self.data, x, b, r, self.norm)
-
     def solve(self, b: NDArray) -> tuple[NDArray, linalg.SolveReport]:
         """``A^-1 b`` and its accuracy, as :func:`fem.linalg.solve_checked` gives them."""
         b = np.ascontiguousarray(b, dtype=float)
@@ -119,13 +109,11 @@ class BandedLU:
                                         "overflowed)")
         if not self.factored:
             self._factor()
-        x, finite = self._apply(b)
+        x, r = np.empty_like(b), np.empty_like(b)
+        finite, berr, first, k = self.kern.refined(
+            self.ab, self.kl, self.order, self.indptr, self.indices, self.data, self.norm, b, x,
+            np.empty_like(b), r, linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS)
         if not finite:
             raise linalg.NonFiniteError(f"the solution overflowed (the right-hand side reaches "
                                         f"{np.abs(b).max():.3g}; the solution is not finite)")
-
-        def correction(r: NDArray) -> NDArray:
-            dx, finite = self._apply(r)
-            return dx if finite else np.full_like(dx, np.nan)      # refine() stops there
-
-        return linalg.refine(x, correction, lambda x: self._residual(x, b))
+        return x, linalg.SolveReport(berr, first, k)

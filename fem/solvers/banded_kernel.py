@@ -12,7 +12,7 @@ sizes) it swapped rows at will and doubled the upper band, and the work with it.
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
@@ -125,3 +125,40 @@ def residual(indptr, indices, data, x, b, r, norm):
         bmax = max(bmax, abs(b[i]))
     den = norm * xmax + bmax
     return rmax / den if den > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def refined(ab, k, order, indptr, indices, data, norm, b, x, y, r, refine_above, max_refine):
+    """``x = A^-1 b`` refined while its backward error is above ``refine_above``.
+
+    :func:`fem.linalg.refine` on the band: at most ``max_refine`` steps, each kept only if it
+    lowers the backward error, and no more once one no longer halves it (or its correction is
+    not finite). ``r`` receives ``b - A x``; ``data``: ``A``'s CSR values, ``norm`` its
+    infinity norm. Returns ``(finite, backward error, first backward error, refinements)``;
+    ``finite`` false (and nothing refined) where the first solution is not. The banded LU's
+    solve (:meth:`fem.solvers.banded.BandedLU.solve`) and the compiled steps' call it.
+    """
+    n = b.shape[0]
+    if not apply(ab, k, order, b, x, y):
+        return False, np.inf, np.inf, 0
+    berr = residual(indptr, indices, data, x, b, r, norm)
+    first, refinements = berr, 0
+    dx, x_new, r_new = np.empty(n), np.empty(n), np.empty(n)
+    while berr > refine_above and refinements < max_refine:
+        finite = apply(ab, k, order, r, dx, y)
+        for i in range(n):
+            x_new[i] = x[i] + dx[i]
+            finite = finite and abs(x_new[i]) < np.inf
+        if not finite:
+            break
+        berr_new = residual(indptr, indices, data, x_new, b, r_new, norm)
+        refinements += 1
+        if not berr_new < berr:
+            break                      # no better: keep what we have
+        falling = berr_new < 0.5 * berr
+        x[:] = x_new
+        r[:] = r_new
+        berr = berr_new
+        if not falling:
+            break
+    return True, berr, first, refinements

@@ -3,37 +3,43 @@
 The compiled loops of small planar models (a time step,
 :mod:`fem.integrators.planar_newton_kernel`; a static increment,
 :mod:`fem.analysis.planar_static_kernel`) do what :class:`fem.solvers.newton.Newton` does with
-a step's problem, written out. What they share lives here, once:
+a step's problem, in one loop. The rules they share with the general path are
+:mod:`fem.solvers.newton_scalar`'s, compiled here as they stand (the Python path calls the same
+functions); what is left here reduces the planar vectors to the block norms those rules take:
 
-* :func:`references`: the block references of :meth:`fem.analysis.base.StepBase.block_scale`;
-* :func:`test`: :meth:`fem.solvers.newton.NormTest.converged` (the tolerance per block, the
-  round-off floor, the stagnation and divergence guards);
+* :func:`references`: :meth:`fem.analysis.base.StepBase.block_scale` of the force vectors;
+* :func:`test`: :meth:`fem.solvers.newton.NormTest.converged` on the free rows;
 * :func:`floors`: :meth:`fem.analysis.base.StepBase.floors` at a tangent;
-* :func:`solve`: the banded LU's solve with the backward error and the refinement of
-  :meth:`fem.solvers.banded.BandedLU.solve`;
+* :func:`solve`: :meth:`fem.solvers.banded.BandedLU.solve`, by the same compiled
+  :func:`fem.solvers.banded_kernel.refined`;
 * :func:`correct` and :func:`correction_ratio`: a correction applied to a planar state and its
   size against the positions (:meth:`fem.solvers.newton.NormTest.correction`).
 
-Each says which Python code it writes out: change both (the tests of the compiled steps compare
-iterations, residual norms and states with the general path). A compiled loop returns
-:data:`FALLBACK` for anything but a plain convergence; its caller then runs the general path,
-which reports or cuts back.
+A compiled loop returns :data:`FALLBACK` for anything but a plain convergence; its caller then
+runs the general path, which reports or cuts back.
 """
 
 import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit  # noqa: E402
 
-from fem.solvers.banded_kernel import apply, residual  # noqa: E402
+from fem.solvers import newton_scalar as scalar  # noqa: E402
+from fem.solvers.banded_kernel import refined  # noqa: E402
 
 CONVERGED, FALLBACK, GOING = 0, 1, 2
 NBLOCKS = 4                        # fem.dofs.KINDS
+
+#: the scalar rules of fem.solvers.newton_scalar, compiled
+verdict = njit(cache=True, nogil=True)(scalar.verdict)
+block_references = njit(cache=True, nogil=True)(scalar.references)
+block_floors = njit(cache=True, nogil=True)(scalar.floors)
+ratio = njit(cache=True, nogil=True)(scalar.correction_ratio)
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +69,7 @@ def correction_ratio(X, u, rot, x, free_node, free_slot, q):
     for i in range(x.shape[0]):
         x2 += x[i] * x[i]
         q2 += q[i] * q[i]
-    return math.sqrt(x2) / math.sqrt(q2) if q2 > 0 else np.inf
+    return ratio(math.sqrt(x2), math.sqrt(q2))
 
 
 @njit(cache=True, nogil=True)
@@ -78,29 +84,22 @@ def references(a, b, c, kind, lever, out):
         own[0, k] += a[i] * a[i]
         own[1, k] += b[i] * b[i]
         own[2, k] += c[i] * c[i]
-    F = math.sqrt(max(own[0, 0], own[1, 0], own[2, 0]))
-    M = math.sqrt(max(own[0, 1], own[1, 1], own[2, 1]))
-    internal = math.sqrt(max(own[0, 2], own[1, 2], own[2, 2]))
-    if lever > 0:
-        F, M = max(F, M / lever), max(M, F * lever)
-    out[0], out[1], out[2], out[3] = F, M, max(internal, F), F
-    for k in range(NBLOCKS):
-        out[k] = max(out[k], 1e-300)
+    block_references(math.sqrt(max(own[0, 0], own[1, 0], own[2, 0])),
+                     math.sqrt(max(own[0, 1], own[1, 1], own[2, 1])),
+                     math.sqrt(max(own[0, 2], own[1, 2], own[2, 2])), lever, False, out)
 
 
 @njit(cache=True, nogil=True)
 def test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev, floor):
     """NormTest.converged on the free rows of ``r`` at iteration ``it``: a status.
 
-    ``settings``: rtol, atol, max_iterations, round_off, ROUND_OFF_MARGIN (the first five of
-    the compiled steps' settings). ``norms[it]`` receives the residual norm, ``b`` the block
+    ``settings``: rtol, atol, max_iterations, round_off (the first four of the compiled steps'
+    settings). ``norms[it]`` receives the residual norm, ``b`` the block
     norms; ``prev`` holds the previous iteration's block norms and becomes this one's when the
     iteration goes on (:data:`GOING`); ``floor`` the round-off floor of the last tangent.
     :data:`CONVERGED`; :data:`FALLBACK` where NormTest raises (not finite, stagnation above
-    the margin, the iteration limit, divergence).
+    the margin, the iteration limit, divergence): :func:`fem.solvers.newton_scalar.verdict`.
     """
-    rtol, atol, max_it = settings[0], settings[1], int(settings[2])
-    round_off, margin = settings[3], settings[4]
     b[:] = 0.0
     for i in range(n_free):
         b[kind[i]] += r[i] * r[i]
@@ -110,37 +109,15 @@ def test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev, flo
         b[k] = math.sqrt(b[k])
     rnorm = math.sqrt(total)
     norms[it] = rnorm
-    if not rnorm < np.inf:
-        return FALLBACK
-    tol = np.empty(NBLOCKS)
-    ok_all = True
-    for k in range(NBLOCKS):
-        tol[k] = max(rtol * reference[k], atol)
-        ok_all = ok_all and b[k] <= tol[k]
-    if ok_all:
+    v = verdict(b, reference, settings[0], settings[1], prev, floor, rnorm,
+                norms[it - 1] if it >= 1 else 0.0, norms[0], du_ratio, it, settings[3],
+                int(settings[2]))
+    if v == scalar.GOING:
+        prev[:] = b
+        return GOING
+    if v == scalar.CONVERGED or v == scalar.AT_FLOOR or v == scalar.ROUND_OFF:
         return CONVERGED
-    if it >= 1:
-        done = True
-        for k in range(NBLOCKS):
-            stalled = b[k] > 0.5 * prev[k] or prev[k] <= floor[k]
-            done = done and (b[k] <= tol[k] or (b[k] <= floor[k] and stalled))
-        if done:
-            return CONVERGED
-    if du_ratio <= round_off and it >= 1 and rnorm > 0.5 * norms[it - 1]:
-        near = True
-        for k in range(NBLOCKS):
-            near = near and b[k] <= max(1e3 * tol[k], margin * floor[k])
-        return CONVERGED if near else FALLBACK
-    if it >= max_it:
-        return FALLBACK
-    if it >= 3:
-        tnorm = 0.0
-        for k in range(NBLOCKS):
-            tnorm += tol[k] * tol[k]
-        if rnorm > 1e6 * max(norms[0], math.sqrt(tnorm)):
-            return FALLBACK
-    prev[:] = b
-    return GOING
+    return FALLBACK
 
 
 @njit(cache=True, nogil=True)
@@ -152,12 +129,10 @@ def floors(indptr, indices, K, q, kind, eps, absKq, floor):
         for p in range(indptr[i], indptr[i + 1]):
             s += abs(K[p]) * q[indices[p]]
         absKq[i] = s
-    floor[:] = 0.0
+    squares = np.zeros(NBLOCKS)
     for i in range(n):
-        floor[kind[i]] += absKq[i] * absKq[i]
-    for k in range(NBLOCKS):
-        f = eps * math.sqrt(floor[k])
-        floor[k] = f if f < np.inf else 0.0
+        squares[kind[i]] += absKq[i] * absKq[i]
+    block_floors(squares, eps, floor)
 
 
 @njit(cache=True, nogil=True)
@@ -173,24 +148,6 @@ def solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above, 
     rhs = np.empty(n)
     for i in range(n):
         rhs[i] = -r[i]
-    if not apply(ab, kl, order, rhs, x, y):
-        return False
-    berr = residual(indptr, indices, Kf, x, rhs, res, norm)
-    refinements = 0
-    while berr > refine_above and refinements < max_refine:
-        dx = np.empty(n)
-        if not apply(ab, kl, order, res, dx, y):
-            break
-        x_new = x + dx
-        res_new = np.empty(n)
-        berr_new = residual(indptr, indices, Kf, x_new, rhs, res_new, norm)
-        refinements += 1
-        if not berr_new < berr:
-            break
-        falling = berr_new < 0.5 * berr
-        x[:] = x_new
-        res[:] = res_new
-        berr = berr_new
-        if not falling:
-            break
-    return berr <= poor
+    finite, berr, _, _ = refined(ab, kl, order, indptr, indices, Kf, norm, rhs, x, y, res,
+                                 refine_above, max_refine)
+    return finite and berr <= poor

@@ -1,17 +1,17 @@
-"""The numba kernel of :func:`fem.elements.beam2d_jit.evaluate` (imported only when it is used).
+"""The numba kernel of :func:`fem.elements.beam.beam2d_jit.evaluate`; imported when it is used.
 
 Internal force and tangent of 2D co-rotational beams at one state, as
 :meth:`fem.elements.beam.Beam.evaluate` computes them in numpy (Crisfield, vol. 1, section 7.3;
-:class:`fem.elements.frames2d.CorotFrame2D` and :class:`fem.elements.beam_basic.BasicBeam`), one
-pass per element::
+:class:`fem.elements.beam.frames2d.CorotFrame2D` and :class:`fem.elements.beam.basic.BasicBeam`),
+one pass per element::
 
     v = (l - l0, wrap(theta_a - psi), wrap(theta_b - psi)),   q = D(v)^T S eps(v),   f = B^T q,
     K = B^T (D^T S D + sigma_0 H) B + geometric(q),
 
 ``psi`` the chord's turn from its reference direction, ``B`` the frame's matrix, ``geometric``
-:meth:`~fem.elements.frames2d.CorotFrame2D.geometric`, and Meijaard's strains ``eps = (u + (h11
+:meth:`~fem.elements.beam.frames2d.CorotFrame2D.geometric`, and Meijaard's strains ``eps = (u + (h11
 p^2 + 2 h12 p q + h22 q^2)/2, -l0 p, l0 q)`` with ``H = [[h11, h12], [h12, h22]]`` (Euler-Bernoulli
-and Timoshenko alike, :func:`fem.elements.beam2d_jit.prepare`). The static increment of small
+and Timoshenko alike, :func:`fem.elements.beam.beam2d_jit.prepare`). The static increment of small
 planar models (:mod:`fem.analysis.planar_static_kernel`) calls :func:`chunk` in its Newton
 loop; ``tests/test_planar_static.py`` compares it with the numpy code to 1e-13.
 """
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
@@ -38,7 +38,7 @@ def chunk(lo, hi, u, rot, conn, chord0, l0, Sc, Hc, tangent, f, K):
     """Elements ``lo`` to ``hi``: force ``f (E, 6)`` and, if ``tangent``, ``K (E, 6, 6)``.
 
     ``u (n, >=2)`` nodal displacements, ``rot (n,)`` nodal rotations, and the group's prepared
-    data (:class:`fem.elements.beam2d_jit.Prepared`).
+    data (:class:`fem.elements.beam.beam2d_jit.Prepared`).
     """
     B = np.zeros((3, 6))
     W = np.empty((3, 6))

@@ -1,13 +1,13 @@
-"""The numba kernel of :mod:`fem.elements.shell_jit` (imported only when it is used).
+"""The numba kernel of :mod:`fem.elements.shell.shell_jit` (imported only when it is used).
 
 Module-level functions, so that numba caches the machine code (in the folder keyed by every
-kernel's source, :func:`fem.elements.jit.cache_dir`) and later runs load it instead of compiling.
+kernel's source, :func:`fem.kernels.cache_dir`) and later runs load it instead of compiling.
 The rotation helpers (``logm``, ``eta_mu``, ``hat_into``) are the 3D beam kernel's
-(:mod:`fem.elements.beam3d_kernel`), inlined; numba checks a cached kernel against its own file
-only, so the cache folder is keyed by every kernel's source (:func:`fem.elements.jit.cache_dir`)
+(:mod:`fem.elements.beam.beam3d_kernel`), inlined; numba checks a cached kernel against its own file
+only, so the cache folder is keyed by every kernel's source (:func:`fem.kernels.cache_dir`)
 and a change to them recompiles this kernel too.
 
-Symbols follow :class:`fem.elements.shell_corot.CorotShellFrame` line by line; two changes of
+Symbols follow :class:`fem.elements.shell.corot.CorotShellFrame` line by line; two changes of
 basis keep the work per element small:
 
 * ``B = L Bh`` with ``L = diag(I, Lambda_1, I, Lambda_2, I, Lambda_3)``: ``Bh`` holds the
@@ -26,13 +26,13 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
+from fem.elements.beam.beam3d_kernel import eta_mu, hat_into, logm  # noqa: E402
 
 _CHUNK = 128           # elements per chunk: prange runs over chunks, each allocates its scratch
 
@@ -41,10 +41,10 @@ _CHUNK = 128           # elements per chunk: prange runs over chunks, each alloc
 def frame_into(x, R, R0, e, Re, xl, RR, M, theta, emu, hv, Lam, G, RG):
     """Element ``e``'s frame and local rotations (also the energy-conserving kernel's).
 
-    Fills the frame ``Re`` (columns e1 e2 e3, :func:`fem.elements.shell.element_frames`), the
+    Fills the frame ``Re`` (columns e1 e2 e3, :func:`fem.elements.shell.group.element_frames`), the
     local corners ``xl``, the local rotations ``theta_a = log(R_e^T R_a R_0)`` with ``eta``,
     ``mu``, ``|theta_a|^2`` in ``emu[a]`` and ``Lambda_a = jl_inv(theta_a)`` in ``Lam[a]``, the
-    spin map ``G`` (:meth:`fem.elements.shell_corot.CorotShellFrame.spin_map`, translation
+    spin map ``G`` (:meth:`fem.elements.shell.corot.CorotShellFrame.spin_map`, translation
     columns) and ``R_e G``; ``RR``, ``M``, ``hv`` are scratch.
     """
     a0, a1, a2 = x[e, 1, 0] - x[e, 0, 0], x[e, 1, 1] - x[e, 0, 1], x[e, 1, 2] - x[e, 0, 2]
@@ -100,7 +100,7 @@ def kernel(x, R, R0, xl0, Kl, tangent, f, K):
 
     ``x (E, 3, 3)`` corners relative to corner 1, ``R (E, 3, 3, 3)`` their rotation matrices,
     ``R0 (E, 3, 3)`` reference frames, ``xl0 (E, 3, 3)`` reference local corners, ``Kl (E, 18,
-    18)`` local stiffness (:func:`fem.elements.shell_jit.evaluate`).
+    18)`` local stiffness (:func:`fem.elements.shell.shell_jit.evaluate`).
     """
     E = x.shape[0]
     nchunks = (E + _CHUNK - 1) // _CHUNK

@@ -1,17 +1,17 @@
-"""The numba kernel of :func:`fem.elements.shell_jit.conserving` (imported only when it is used).
+"""The numba kernel of :func:`fem.elements.shell.shell_jit.conserving`; imported when it is used.
 
 The energy-conserving step of co-rotational shell triangles,
-:meth:`fem.elements.shell_corot.CorotShell.conserving` (Crisfield & Shi's algorithmic
+:meth:`fem.elements.shell.corot.CorotShell.conserving` (Crisfield & Shi's algorithmic
 deformations, notes/crisfield_shi.md sections 4-5), one pass per element::
 
     p1 = p0 + B_m inc,   q = K_l (p0 + p1)/2,   f = B_m^T q,   energy = p1.K_l p1/2,
     K = B_m^T K_l (B_m Q + d(B_m inc)/dd_m P)/2 + geometric(q) P,
 
 ``B_m`` the frame's ``B`` at the mid-point configuration, ``Q``, ``P`` the block-diagonal step
-maps (:func:`fem.elements.shell_corot.step_maps`), ``d(B_m inc)/dd_m``
-:meth:`~fem.elements.shell_corot.CorotShellFrame.bw_derivative` (with
-:meth:`~fem.elements.shell_corot.CorotShellFrame.gw_derivative`) and ``geometric``
-:meth:`~fem.elements.shell_corot.CorotShellFrame.geometric` (with ``g_contract``). Symbols follow
+maps (:func:`fem.elements.shell.corot.step_maps`), ``d(B_m inc)/dd_m``
+:meth:`~fem.elements.shell.corot.CorotShellFrame.bw_derivative` (with
+:meth:`~fem.elements.shell.corot.CorotShellFrame.gw_derivative`) and ``geometric``
+:meth:`~fem.elements.shell.corot.CorotShellFrame.geometric` (with ``g_contract``). Symbols follow
 those methods line by line, in dense ``18 x 18`` scratch per chunk; the work is kept small by
 the sparsity they share: the first three rows of ``B``, ``d(B inc)`` and ``dp1`` vanish
 (``u_1 = 0``), their translation rows have only translation columns and their rotation rows
@@ -19,9 +19,10 @@ only translation columns and their own corner's rotation columns (``G``, ``R_e G
 ``d(G inc)`` touch translation columns only), so ``K_l dp1`` and ``B^T (K_l dp1)`` run over
 those patterns (about 2.9e3 multiply-adds each instead of 4.9e3).
 
-The element frame, local rotations and spin map are :func:`fem.elements.shell_kernel.frame_into`,
-the rotation helpers :mod:`fem.elements.beam3d_kernel`'s, inlined (the cache folder is keyed by
-every kernel's source, :func:`fem.elements.jit.cache_dir`, so a change to them recompiles this
+The element frame, local rotations and spin map are
+:func:`fem.elements.shell.shell_kernel.frame_into`,
+the rotation helpers :mod:`fem.elements.beam.beam3d_kernel`'s, inlined (the cache folder is keyed by
+every kernel's source, :func:`fem.kernels.cache_dir`, so a change to them recompiles this
 kernel too).
 """
 
@@ -29,14 +30,14 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.beam3d_kernel import eta_mu, hat_into  # noqa: E402
-from fem.elements.shell_kernel import frame_into  # noqa: E402
+from fem.elements.beam.beam3d_kernel import eta_mu, hat_into  # noqa: E402
+from fem.elements.shell.shell_kernel import frame_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 
@@ -92,7 +93,7 @@ def _step_blocks_into(th, cayley, hv, v, Q, P):
 
     A Cayley node (``th`` holds ``psi``): ``cay_inv_spin(psi)`` and ``half_spin(log_cay(psi))``;
     else ``jl_inv(theta)`` and ``half_spin(theta)`` (fem.rotations; the step maps of
-    :func:`fem.elements.shell_corot.step_maps` and :func:`fem.elements.beam._correction_map`).
+    :func:`fem.elements.shell.corot.step_maps` and :func:`fem.elements.beam.group._correction_map`).
     ``hv``, ``v`` are scratch.
     """
     hat_into(th, hv)
@@ -118,7 +119,7 @@ def _step_blocks_into(th, cayley, hv, v, Q, P):
 def kernel(x, R, R0, xl0, Kl, p0, inc, cay, f, K, energy, p1):
     """Fill ``f (E, 18)``, ``K (E, 18, 18)``, ``energy (E,)`` and ``p1 (E, 18)``.
 
-    Arguments as :func:`fem.elements.shell_jit.conserving`: the mid-point corners ``x (E, 3,
+    Arguments as :func:`fem.elements.shell.shell_jit.conserving`: the mid-point corners ``x (E, 3,
     3)`` (relative to corner 1) and rotations ``R (E, 3, 3, 3)``, ``R0``, ``xl0``, ``Kl`` as the
     static kernel's, the algorithmic deformations ``p0 (E, 18)`` at the step's start, the
     increments ``inc (E, 18)`` and the Cayley flags ``cay (E, 3)`` of the corners.

@@ -32,7 +32,7 @@ inertia ``sum rho_k (z_k^3 - z_{k-1}^3) / 3``, all about the mid-surface.
 
 **Layer stresses** (outputs): at the bottom and top of each layer, ``Qbar_k (eps + z kappa)`` in
 the element axes, from the element's mean strains and curvatures (as its mean ``N`` and ``M``);
-:mod:`fem.elements.shell_results` turns them to the global, chosen and material axes (the latter
+:mod:`fem.elements.shell.results` turns them to the global, chosen and material axes (the latter
 ``Q_k T_k (eps + z kappa)``).
 """
 
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.shell_membrane import plane_stress
+from fem.elements.shell.membrane import plane_stress
 from fem.model import OrthotropicMaterial, ShellSection
 
 #: a direction within this fraction of its length of a facet's normal has no usable projection

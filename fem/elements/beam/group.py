@@ -1,7 +1,7 @@
 """Two-node beam elements, 2D and 3D, linear or co-rotational, Euler-Bernoulli or Timoshenko.
 
-A beam is a frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) composed with the
-frame-free basic beam (:mod:`fem.elements.beam_basic`), as in STYLE.md::
+A beam is a frame (:mod:`fem.elements.beam.frames2d`, :mod:`fem.elements.beam.frames3d`) composed
+with the frame-free basic beam (:mod:`fem.elements.beam.basic`), as in STYLE.md::
 
     kin = frame.kinematics(...)              # v (E, nb), B (E, nb, nd)
     sigma, D, q = basic.response(kin.v)      # stresses, strain Jacobian, basic forces
@@ -13,7 +13,7 @@ strains from the response (the classical small-displacement beam); its geometric
 linear buckling, keeps them (the consistent geometric stiffness).
 
 ``offsets`` put the elastic axis off the nodes, on rigid arms that turn with them
-(:mod:`fem.elements.beam_offsets`): the frame is set up between the offset ends and every result
+(:mod:`fem.elements.beam.offsets`): the frame is set up between the offset ends and every result
 of the ends (force, tangent, mass) is mapped to the nodes there, around the same code.
 """
 
@@ -23,11 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import beam2d_jit, beam3d_jit, beam_interior, beam_mass, beam_offsets
 from fem.elements.base import ElementGroup
-from fem.elements.beam_basic import BasicBeam
-from fem.elements.frames2d import CorotFrame2D, LinearFrame2D
-from fem.elements.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
+from fem.elements.beam import beam2d_jit, beam3d_jit
+from fem.elements.beam import interior as beam_interior
+from fem.elements.beam import mass as beam_mass
+from fem.elements.beam import offsets as beam_offsets
+from fem.elements.beam.basic import BasicBeam
+from fem.elements.beam.frames2d import CorotFrame2D, LinearFrame2D
+from fem.elements.beam.frames3d import CorotFrame3D, LinearFrame3D, reference_triad
 from fem.errors import DeckError, ModelError
 from fem.model import mass_per_length
 
@@ -94,6 +97,10 @@ class Beam(ElementGroup):
             self.E0 = reference_triad(Xf, ref)
             self.frame = (LinearFrame3D if linear else CorotFrame3D)(Xf, self.E0)
         self.l0 = self.frame.l0
+        if not linear:                              # offset ends: the static 3D kernel only
+            self.compiled_pairs = (frozenset({f"beam{dim}d.evaluate", f"beam{dim}d.conserving"})
+                                   if offsets is None else frozenset({"beam3d.evaluate"})
+                                   if dim == 3 else frozenset())
         inf = np.full(n, np.inf)
         self.basic = BasicBeam(dim, self.l0, p["E"] * p["A"], p["G"] * p["J"], p["E"] * p["Iy"],
                                p["E"] * p["Iz"], p["G"] * p["Ay"] if shear else inf,
@@ -161,19 +168,17 @@ class Beam(ElementGroup):
         """``B^T q`` and (if asked) the material + geometric tangent, from one kinematics.
 
         The frame and the basic response are computed once for both (they were about 40% of
-        the element time when force and tangent were separate calls).
+        the element time when force and tangent were separate calls). The compiled pair
+        ``beam2d.evaluate`` / ``beam3d.evaluate`` (:mod:`fem.kernels`): the kernel where
+        :meth:`_compiled` says so, else :meth:`evaluate_numpy`.
         """
-        if self._compiled():                       # nodal quaternions and u go in as they are
-            if self.dim == 2:                        # no offsets (_compiled)
-                f, K = beam2d_jit.evaluate(self._kernel_data(), state.rot, state.u)
-                return f, (K if tangent else None)
-            c = chord = None
-            if self.offsets is not None:             # the kernel sees the ends (module doc)
-                c = self.offsets.arms(state.rotation_matrices()[self.conn])
-                x = self.positions(state) + c
-                chord = x[:, 1] - x[:, 0]
-            f, K = beam3d_jit.evaluate(self._kernel_data(), state.rot, state.u, tangent, chord)
-            return self._to_nodes(c, f, K, f)
+        if self._compiled():
+            return (beam2d_jit if self.dim == 2 else beam3d_jit).evaluate_group(self, state,
+                                                                                  tangent)
+        return self.evaluate_numpy(state, tangent)
+
+    def evaluate_numpy(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """:meth:`evaluate` in numpy: the reference of the compiled pair, and its fallback."""
         kin, c = self._ends(state)
         sigma, D, q = self.basic.response(kin.v)
         f = np.einsum("ebd,eb->ed", kin.B, q)
@@ -189,20 +194,15 @@ class Beam(ElementGroup):
     def _compiled(self, conserving: bool = False) -> bool:
         """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        3D co-rotational groups of at least ``MIN_ELEMENTS`` (``conserving``: without offsets,
-        ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is not ``0``
-        (:mod:`fem.elements.beam3d_jit`); 2D co-rotational groups without offsets of as many
-        (:mod:`fem.elements.beam2d_jit`, its own ``MIN_CONSERVING`` for ``conserving``). The
-        vectorized numpy code is the reference and the fallback.
+        3D co-rotational groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
+        without offsets, ``MIN_CONSERVING``) elements, where numba is there and ``FEM_JIT`` is
+        not ``0`` (:mod:`fem.elements.beam.beam3d_jit`); 2D co-rotational groups without offsets of
+        as many (:mod:`fem.elements.beam.beam2d_jit`, its own ``MIN_CONSERVING`` for
+        ``conserving``). The vectorized numpy code is the reference and the fallback.
         """
-        if self.frame.linear or (conserving and self.offsets is not None):
-            return False
-        if self.dim == 2:
-            least = beam2d_jit.MIN_CONSERVING if conserving else beam2d_jit.MIN_ELEMENTS
-            return ((conserving or self.offsets is None) and len(self) >= least
-                    and beam2d_jit.enabled())
-        least = beam3d_jit.MIN_CONSERVING if conserving else beam3d_jit.MIN_ELEMENTS
-        return len(self) >= least and beam3d_jit.enabled(conserving)
+        pair = f"beam{self.dim}d.{'conserving' if conserving else 'evaluate'}"
+        return pair in self.compiled_pairs and (beam2d_jit if self.dim == 2 else beam3d_jit
+                                                ).compiled(len(self), conserving)
 
     def _kernel_data(self) -> beam3d_jit.Prepared | beam2d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""
@@ -279,7 +279,7 @@ class Beam(ElementGroup):
         cross-section's rotary inertia ``rho I l0 / 2`` (and ``rho J l0 / 2``).
 
         Offset elements with mass have none: a nodal inertia cannot hold a mass off its node
-        (:mod:`fem.elements.beam_offsets`); a deck error names the key.
+        (:mod:`fem.elements.beam.offsets`); a deck error names the key.
         """
         self._refuse_offset_mass("a lumped nodal inertia (dynamic and linearize steps, gravity, "
                                  "modal steps with mass = \"lumped\")")
@@ -342,7 +342,7 @@ class Beam(ElementGroup):
     # --- interior modes (linear buckling) ----------------------------------------------------
     @property
     def n_internal(self) -> int:
-        """Interior (bubble) modes per element, see :mod:`fem.elements.beam_interior`.
+        """Interior (bubble) modes per element, see :mod:`fem.elements.beam.interior`.
 
         They are internal unknowns of a buckling step that asks for them (the DOF map's
         ``internal`` block): they enlarge the Ritz space of the buckling mode only.
@@ -410,13 +410,12 @@ class Beam(ElementGroup):
         by ``Lambda_a (R_r^T psi - G_m inc) = 0``: ``x1 - x0 = psi x x_m`` for ``cay(psi)``.
         """
         if self._compiled(conserving=True):          # the same, element by element
-            if self.dim == 2:                        # additive rotations: no spins, no cayley
-                f, K, energy, v1 = beam2d_jit.conserving(self._kernel_data(), sm.u, s0.u, s1.u,
-                                                         hist["v"], inc)
-                return f, K, energy, {"v": v1}
-            f, K, energy, v1 = beam3d_jit.conserving(self._kernel_data(), sm.rot, sm.u, s0.u,
-                                                     s1.u, hist["v"], inc, spins, cayley)
-            return f, K, energy, {"v": v1}
+            return (beam2d_jit if self.dim == 2 else beam3d_jit).conserving_group(
+                self, s0, s1, sm, inc, hist, spins, cayley)
+        return self.conserving_numpy(s0, s1, sm, inc, hist, spins, cayley)
+
+    def conserving_numpy(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
+        """:meth:`conserving` in numpy: the reference of the compiled pair, and its fallback."""
         basic = self.basic
         kin = self._kinematics(sm)
         B = kin.B

@@ -1,4 +1,4 @@
-"""The numba kernel of :func:`fem.elements.beam3d_jit.conserving` (imported only when it is used).
+"""The numba kernel of :func:`fem.elements.beam.beam3d_jit.conserving`; imported when it is used.
 
 The energy-conserving step of 3D co-rotational beams, :meth:`fem.elements.beam.Beam.conserving`
 (Crisfield & Shi's algorithmic basic deformations, section 5, eqs. 35(b), 38-43, extended to 3D;
@@ -8,37 +8,38 @@ notes/crisfield_shi.md sections 1.4 and 4.2), one pass per element::
     K  = B'^T kb dv1 + geometric(q') P + B_0^T N dbeta,   energy = eps(v1).S eps(v1)/2,
     kb = (D_m^T S D_1 + sum_k sigma_av,k H_k)/2,   dv1 = [b1; B Q + d(B inc)/dd P],
 
-``B`` the frame's at the mid-point configuration (:class:`fem.elements.frames3d.CorotFrame3D`),
+``B`` the frame's at the mid-point configuration (:class:`fem.elements.beam.frames3d.CorotFrame3D`),
 ``B'`` it with the elongation row scaled by ``beta = 2 l_m/(l_n + l_n+1)``, ``q' = (beta N, m)``,
-``Q``, ``P`` the block-diagonal correction maps (:func:`fem.elements.beam._correction_map`:
+``Q``, ``P`` the block-diagonal correction maps (:func:`fem.elements.beam.group._correction_map`:
 ``jl_inv``, ``half_spin``, ``cay_inv_spin``, ``half_spin(log_cay)`` where ``spins`` and
-``cayley`` say so), ``d(B inc)/dd`` :meth:`~fem.elements.frames3d.CorotFrame3D.bw_derivative`
-and ``geometric`` :meth:`~fem.elements.frames3d.CorotFrame3D.geometric`, both from the frame's
+``cayley`` say so), ``d(B inc)/dd`` :meth:`~fem.elements.beam.frames3d.CorotFrame3D.bw_derivative`
+and ``geometric`` :meth:`~fem.elements.beam.frames3d.CorotFrame3D.geometric`, both from the frame's
 ``dG/dd`` (``_g_parts`` there, formed here as its five ``3 x 12`` blocks). The strains are
 Meijaard's second-order ones with the Timoshenko shear-arch terms
-(:class:`fem.elements.beam_basic.BasicBeam`).
+(:class:`fem.elements.beam.basic.BasicBeam`).
 
 Symbols follow those methods line by line, in global components and dense ``12 x 12`` scratch
 per chunk: the target is the dynamic runs of a few elements and 1e4 steps, where the call's cost
 is numpy's ~60 small array operations, not the flops of one element (about 1e4).
 
-The rotation helpers and Meijaard's strains are :mod:`fem.elements.beam3d_kernel`'s (``logm``,
-``eta_mu``, ``hat_into``, ``H_TERMS``, ``_strain_into``) and :mod:`fem.elements.shell_ec_kernel`'s
+The rotation helpers and Meijaard's strains are :mod:`fem.elements.beam.beam3d_kernel`'s (``logm``,
+``eta_mu``, ``hat_into``, ``H_TERMS``, ``_strain_into``) and
+:mod:`fem.elements.shell.shell_ec_kernel`'s
 (``_kh_into``, ``_step_blocks_into``), inlined: the cache folder is keyed by every kernel's source
-(:func:`fem.elements.jit.cache_dir`), so a change to them recompiles this kernel too.
+(:func:`fem.kernels.cache_dir`), so a change to them recompiles this kernel too.
 """
 
 import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
 from numba import njit, prange  # noqa: E402
 
-from fem.elements.beam3d_kernel import (  # noqa: E402
+from fem.elements.beam.beam3d_kernel import (  # noqa: E402
     H_TERMS,
     _strain_into,
     eta_mu,
@@ -46,7 +47,7 @@ from fem.elements.beam3d_kernel import (  # noqa: E402
     logm,
     quat_matrix_into,
 )
-from fem.elements.shell_ec_kernel import _kh_into, _step_blocks_into  # noqa: E402
+from fem.elements.shell.shell_ec_kernel import _kh_into, _step_blocks_into  # noqa: E402
 
 _CHUNK = 64            # elements per chunk: prange runs over chunks, each allocates its scratch
 _inline = njit(cache=True, nogil=True, inline="always")
@@ -68,9 +69,9 @@ def kernel(quat, um, u0, u1, conn, chord0, E0, l0, Sc, coef, ij, v0, inc, spins,
            f, K, energy, v1):
     """Fill ``f (E, 12)``, ``K (E, 12, 12)``, ``energy (E,)`` and ``v1 (E, 7)``.
 
-    Arguments as :func:`fem.elements.beam3d_jit.conserving`: the mid-point quaternions ``quat
+    Arguments as :func:`fem.elements.beam.beam3d_jit.conserving`: the mid-point quaternions ``quat
     (n, 4)`` and displacements ``um (n, 3)``, the displacements ``u0``, ``u1`` at the step's
-    ends, the group's prepared data (``conn`` to ``ij``, :class:`fem.elements.beam3d_jit.
+    ends, the group's prepared data (``conn`` to ``ij``, :class:`fem.elements.beam.beam3d_jit.
     Prepared`), the algorithmic deformations ``v0 (E, 7)`` at the step's start, the increments
     ``inc (E, 12)`` and the flags ``spins``, ``cay (E, 2)`` of the nodes.
 

@@ -7,9 +7,9 @@ membrane-bending coupling):
 
 * membrane, DOFs ``(u, v, theta_z)`` per node: Felippa's optimal ANDES triangle (OPT) with
   corner drilling rotations (C. A. Felippa, CMAME 192 (2003) 2125-2168;
-  :mod:`fem.elements.shell_membrane`);
+  :mod:`fem.elements.shell.membrane`);
 * bending, DOFs ``(w, theta_x, theta_y)``: the discrete Kirchhoff triangle, DKT (Batoz, Bathe &
-  Ho, IJNME 15 (1980) 1771-1812; :mod:`fem.elements.shell_plate`).
+  Ho, IJNME 15 (1980) 1771-1812; :mod:`fem.elements.shell.plate`).
 
 Both pass their patch tests exactly, and together they have exactly the six rigid-body zero
 energy modes (the drilling rotation is stiff through the OPT higher-order stiffness, no
@@ -17,9 +17,9 @@ artificial drilling spring is added). ``K_global = Lambda^T K_local Lambda`` wit
 element frame repeated on each node's translations and rotations. This is the small-displacement
 (linear) element: rotations are rotation vectors added (``additive_rotations``), force ``K u``,
 energy ``u.K u / 2``; ``formulation = "corotational"`` puts it in a co-rotational frame with
-its geometric stiffness (:class:`fem.elements.shell_corot.CorotShell`).
+its geometric stiffness (:class:`fem.elements.shell.corot.CorotShell`).
 
-**Layered (laminate) sections** (``section``, :mod:`fem.elements.laminate`): classical
+**Layered (laminate) sections** (``section``, :mod:`fem.elements.shell.laminate`): classical
 lamination theory gives per facet ``N = A eps + B kappa``, ``M = B eps + D kappa``. The OPT
 takes ``A`` for ``h D`` (its basic part ``K_b = area B0^T A B0``, ``B0`` the mean-strain map; its
 higher-order part ``A`` in ``E_nat``, with ``beta_0`` of the effective Poisson ratio ``A12 /
@@ -40,7 +40,7 @@ blocks are isotropic, leaves it out). Outputs: ``N``, ``M`` and the stresses at 
 top of every layer (also in its material axes), instead of the homogeneous top, middle and bottom.
 
 **Mass**: consistent: the in-plane translations interpolated linearly (``rho h A / 12 (1 +
-delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell_plate.deflection_mass`;
+delta_ab)``), the deflection by the BCIZ cubic (:func:`~fem.elements.shell.plate.deflection_mass`;
 with the linear one the plate frequencies of a 16 x 16 mesh were 0.5-2.8 % high), the rotary
 inertia ``rho h^3 / 12`` per area linearly on all three rotations (the drilling one as the
 bending ones, so that a node's rotary inertia is isotropic). Lumped: a third of the mass and of
@@ -51,7 +51,7 @@ strain is its constant basic strain), the mean moments ``M`` (``M = int z sigma 
 along ``e3``) and the stresses ``N/h + 6 M / h^2``, ``N/h`` and ``N/h - 6 M / h^2`` on the top
 (``+e3``), middle and bottom faces (laminates: at the bottom and top of every layer), in global
 axes, in the axes of the group's ``direction``, with von Mises and principal stresses, per cell
-and averaged to the nodes (:mod:`fem.elements.shell_results`); the element-frame components
+and averaged to the nodes (:mod:`fem.elements.shell.results`); the element-frame components
 stay as ``Nxx_element, ..., sxx_top_element, ...``.
 """
 
@@ -62,11 +62,11 @@ import re
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements import shell_results
 from fem.elements.base import ElementGroup, NodalParts
-from fem.elements.laminate import Stack, facet_angles
-from fem.elements.shell_membrane import OPTMembrane, beta0, plane_stress
-from fem.elements.shell_plate import DKTPlate, deflection_mass
+from fem.elements.shell import results as shell_results
+from fem.elements.shell.laminate import Stack, facet_angles
+from fem.elements.shell.membrane import OPTMembrane, beta0, plane_stress
+from fem.elements.shell.plate import DKTPlate, deflection_mass
 
 #: local DOFs (of u, v, w, rx, ry, rz per node) of the membrane and of the plate
 MEMBRANE = np.array([[6 * n, 6 * n + 1, 6 * n + 5] for n in range(3)]).ravel()
@@ -113,7 +113,7 @@ class Shell(ElementGroup):
     section : a layered :class:`~fem.model.ShellSection` instead of ``E, nu, h, rho``
     direction : (3,) the vector whose projection on each facet is the axis 1 of the outputs and
         the axis the layer angles start from; None: global x (homogeneous shells: global z on
-        facets to which x is normal, :func:`fem.elements.shell_results.default_axis`)
+        facets to which x is normal, :func:`fem.elements.shell.results.default_axis`)
     source : (E,) the deck row or mesh cell of each triangle (written with the properties)
     results : which of :data:`RESULTS` the outputs hold: the nodal fields, the cell fields in
         global and chosen axes, the element-frame components (with laminates, the layers'
@@ -285,7 +285,7 @@ class Shell(ElementGroup):
 
     def results(self, state, nodal: bool = True
                 ) -> tuple[dict[str, NDArray], NodalParts | None]:
-        """Cell outputs and what the nodal fields average (:mod:`fem.elements.shell_results`).
+        """Cell outputs and what the nodal fields average (:mod:`fem.elements.shell.results`).
 
         The element-frame ``N``, ``M`` (and homogeneous shells' surface stresses) as
         ``Nxx_element, ...``; ``N``, ``M``, the face stresses (``s_top``, ``s_mid``,
@@ -331,7 +331,7 @@ class Shell(ElementGroup):
         """Material, thickness and area per element (laminates: layer axis angle, degrees).
 
         ``source_cell``: the connectivity row or mesh cell each triangle comes from (a
-        quadrilateral gives two triangles, :mod:`fem.elements.shell_cells`).
+        quadrilateral gives two triangles, :mod:`fem.elements.shell.cells`).
         """
         out = {**self.props, "area": self.area}
         if self.laminate is not None:

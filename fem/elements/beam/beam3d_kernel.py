@@ -1,4 +1,4 @@
-"""The numba kernel of :mod:`fem.elements.beam3d_jit` (imported only when it is used).
+"""The numba kernel of :mod:`fem.elements.beam.beam3d_jit` (imported only when it is used).
 
 Module-level functions, so that numba caches the machine code beside this file and later runs
 load it instead of compiling (about 17 s).
@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
@@ -19,7 +19,7 @@ _CHUNK = 256           # elements per chunk: prange runs over chunks, each alloc
 _inline = njit(cache=True, nogil=True, inline="always")
 
 #: Meijaard's second-order strains ``eps_k += l0 c v_i v_j`` as ``(k, i, j, c)``: a copy of
-#: :data:`fem.elements.beam_basic._QUADRATIC_3D` (v = u, px, py, pz, qx, qy, qz), compiled into
+#: :data:`fem.elements.beam.basic._QUADRATIC_3D` (v = u, px, py, pz, qx, qy, qz), compiled into
 #: the kernel as constants; the wrapper checks that a group's ``H0`` is this table's.
 H_TERMS = (
     (0, 2, 2, 2 / 30), (0, 2, 5, -1 / 30), (0, 5, 5, 2 / 30),
@@ -166,8 +166,8 @@ def quat_matrix_into(quat, n, out):
 def _strain_into(v, le, e, coef, ij, eps, D):
     """Meijaard's strains ``eps (6)`` of ``v (7)`` and their Jacobian ``D (6, 7)``.
 
-    :meth:`~fem.elements.beam_basic.BasicBeam.strain` and ``strain_jacobian`` of the
-    co-rotational 3D beam: ``A`` (checked by :func:`fem.elements.beam3d_jit.prepare`), the
+    :meth:`~fem.elements.beam.basic.BasicBeam.strain` and ``strain_jacobian`` of the
+    co-rotational 3D beam: ``A`` (checked by :func:`fem.elements.beam.beam3d_jit.prepare`), the
     second-order strains ``le c v_i v_j`` of ``H_TERMS`` and the shear-arch terms ``coef``.
     """
     for k in range(6):
@@ -200,7 +200,7 @@ def _strain_into(v, le, e, coef, ij, eps, D):
 def kernel(quat, u, conn, chord0, moving, E0, l0, Sc, coef, ij, tangent, f, K):
     """Fill ``f (E, 12)`` and (``tangent``) ``K (E, 12, 12)`` of a batch of 3D beams.
 
-    Arguments as prepared by :func:`fem.elements.beam3d_jit.evaluate`: nodal quaternions ``quat
+    Arguments as prepared by :func:`fem.elements.beam.beam3d_jit.evaluate`: nodal quaternions ``quat
     (n, 4)`` and displacements ``u (n, 3)``, ``conn (E, 2)``, the chord ``chord0 (E, 3)``
     (reference; the current one if not ``moving``), ``E0 (E, 3, 3)``, ``l0 (E,)``, the nonzeros
     ``Sc (E, 8)`` of ``S``, the shear-arch terms ``coef (na, E)``, ``ij (na, 2)``; ``H0`` is

@@ -1,7 +1,7 @@
 """Compiled force and tangent of 3D co-rotational beams: one pass per element, numba.
 
-The same mathematics as the vectorized reference (:class:`fem.elements.frames3d.CorotFrame3D`
-with :class:`fem.elements.beam_basic.BasicBeam`; Battini & Pacoste 2002 around Meijaard's 1993
+The same mathematics as the vectorized reference (:class:`fem.elements.beam.frames3d.CorotFrame3D`
+with :class:`fem.elements.beam.basic.BasicBeam`; Battini & Pacoste 2002 around Meijaard's 1993
 second-order strains), written element by element so that the frame, the basic response, ``B^T q``
 and ``B^T kb B + K_geo`` stay in registers and cache instead of passing through a dozen ``(E, 12,
 12)`` temporaries: the numpy code is memory-bound at about 1e5 elements per second. The numpy
@@ -19,22 +19,23 @@ more than one), and each chunk allocates its scratch once. The kernel reads the 
 displacements and the connectivity itself (no ``(E, 2, 3, 3)`` rotation matrices or positions
 gathered in numpy), and what does not change between calls (the nonzeros of ``S``, the shear-arch
 terms, the reference chords) is prepared once per group (:func:`prepare`). Symbols follow
-:mod:`fem.elements.frames3d` (``G``, ``Bhat``, ``Lambda``, the four parts of the geometric
+:mod:`fem.elements.beam.frames3d` (``G``, ``Bhat``, ``Lambda``, the four parts of the geometric
 stiffness); past the basic response the kernel works in the co-rotated frame's components, where
 ``G`` and ``Bhat`` are sparse, so the 9 x 9 core of the tangent costs a few hundred flops instead
 of the thousand of the dense ``Bh^T kbh Bh`` (issue 14: ``Beam.evaluate`` on one core, 1e5
 elements, 5.7e5 elements per second before, 1.2e6 after, timed alternately in one run by
 ``benchmarks/beam_assembly.py``).
 
-The tangent is not symmetric away from equilibrium (spatial spins, :mod:`fem.elements.frames3d`),
+The tangent is not symmetric away from equilibrium (spatial spins,
+:mod:`fem.elements.beam.frames3d`),
 so the kernel computes all of it; only ``kb`` and ``L^T kb L`` are symmetric and are computed as
 triangles.
 
 The energy-conserving step's force and tangent (:meth:`fem.elements.beam.Beam.conserving`,
 about 60 small numpy calls a call: half the time of a free-flying beam of two elements over
 1e4 steps, ``tests/test_dynamics.py``) have their own kernel, :func:`conserving`
-(:mod:`fem.elements.beam3d_ec_kernel`), loaded separately, from ``MIN_CONSERVING`` elements, and
-tested against the numpy code the same way (issue 14).
+(:mod:`fem.elements.beam.beam3d_ec_kernel`), loaded separately, from ``MIN_CONSERVING`` elements,
+and tested against the numpy code the same way (issue 14).
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.beam_basic import _hessians
-from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem import kernels
+from fem.elements.beam.basic import _hessians
+from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force
 #: (:func:`conserving`): a dynamic run evaluates it thousands of times, and numpy's cost there is
@@ -55,8 +57,8 @@ from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - MIN_
 #: hundred calls (a hundred steps) even for one element
 MIN_CONSERVING = 1
 
-_kernel = Kernel("fem.elements.beam3d_kernel")
-_ec_kernel = Kernel("fem.elements.beam3d_ec_kernel")
+_kernel = Kernel("fem.elements.beam.beam3d_kernel")
+_ec_kernel = Kernel("fem.elements.beam.beam3d_ec_kernel")
 
 # the nonzeros of S the kernel reads, (row, column): axial, torsion, the two bending blocks
 _S_ENTRIES = ((0, 0), (1, 1), (2, 2), (2, 3), (3, 3), (4, 4), (4, 5), (5, 5))
@@ -68,6 +70,15 @@ def enabled(conserving: bool = False) -> bool:
     ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
     """
     return (_ec_kernel if conserving else _kernel).enabled()
+
+
+def compiled(n: int, conserving: bool = False) -> bool:
+    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
+
+    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
+    """
+    return kernels.compiled(_ec_kernel if conserving else _kernel, n,
+                            MIN_CONSERVING if conserving else None)
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ def prepare(conn: NDArray, X: NDArray, E0: NDArray, l0: NDArray, basic) -> Prepa
     """The kernel's data of a group, computed once.
 
     ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``E0``, ``l0`` and the group's
-    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    :class:`~fem.elements.beam.basic.BasicBeam` ``basic``. The kernel has the linear strain map
     ``A``, the block structure of ``S`` and Meijaard's second-order strains (``H_TERMS``)
     written in; a basic beam of any other form is refused here, loudly, rather than evaluated
     wrongly.
@@ -108,9 +119,9 @@ def prepare(conn: NDArray, X: NDArray, E0: NDArray, l0: NDArray, basic) -> Prepa
             and not off.any() and np.array_equal(S[:, 3, 2], S[:, 2, 3])
             and np.array_equal(S[:, 5, 4], S[:, 4, 5])
             and np.array_equal(basic.H0, _hessians(H_TERMS, 6, 7))):
-        raise RuntimeError("fem.elements.beam3d_kernel assumes the co-rotational 3D BasicBeam's "
-                           "A, block-diagonal S and second-order strains (H_TERMS); this group's "
-                           "differ: update the kernel, or run with FEM_JIT=0")
+        raise RuntimeError("fem.elements.beam.beam3d_kernel assumes the co-rotational 3D "
+                           "BasicBeam's A, block-diagonal S and second-order strains (H_TERMS); "
+                           "this group's differ: update the kernel, or run with FEM_JIT=0")
     na = len(basic.shear_arch)
     coef = np.zeros((na, E))
     ij = np.zeros((na, 2), dtype=np.int64)
@@ -153,7 +164,7 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
 
     :meth:`fem.elements.beam.Beam.conserving` of 3D co-rotational beams without offsets,
-    element by element (:mod:`fem.elements.beam3d_ec_kernel`): ``quat (n, 4)`` and ``um (n,
+    element by element (:mod:`fem.elements.beam.beam3d_ec_kernel`): ``quat (n, 4)`` and ``um (n,
     3)`` the mid-point configuration's nodal quaternions and displacements, ``u0``, ``u1`` the
     displacements at the step's ends, ``v0 (E, 7)`` the algorithmic basic deformations at its
     start, ``inc (E, 12)`` the increments, ``spins (E, 2)`` (None: all) the nodes corrected by
@@ -172,3 +183,66 @@ def conserving(prep: Prepared, quat: NDArray, um: NDArray, u0: NDArray, u1: NDAr
     _ec_kernel.function(*arrays[:4], prep.conn, prep.chord0, prep.E0, prep.l0, prep.Sc,
                         prep.coef, prep.ij, *arrays[4:], flags[0], flags[1], f, K, energy, v1)
     return f, K, energy, v1
+
+
+# --- the compiled pairs (fem.kernels.PAIRS): group methods, numpy and compiled -----------------
+def evaluate_group(g, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+    """:meth:`fem.elements.beam.Beam.evaluate` of 3D co-rotational beam group ``g``, compiled.
+
+    Nodal quaternions and displacements go in as they are; with offsets the kernel sees the
+    ends (the chords between them) and the result is mapped to the nodes.
+    """
+    c = chord = None
+    if g.offsets is not None:
+        c = g.offsets.arms(state.rotation_matrices()[g.conn])
+        x = g.positions(state) + c
+        chord = x[:, 1] - x[:, 0]
+    f, K = evaluate(g._kernel_data(), state.rot, state.u, tangent, chord)
+    return g._to_nodes(c, f, K, f)
+
+
+def conserving_group(g, s0, s1, sm, inc, hist, spins=None, cayley=None):
+    """:meth:`fem.elements.beam.Beam.conserving` of 3D co-rotational beam group ``g``, compiled."""
+    f, K, energy, v1 = conserving(g._kernel_data(), sm.rot, sm.u, s0.u, s1.u, hist["v"], inc,
+                                  spins, cayley)
+    return f, K, energy, {"v": v1}
+
+
+def _evaluate_samples(rng) -> list[tuple]:
+    """Networks of 3D beams at large rotations; offset ends; local rotations near pi."""
+    from fem.elements import samples
+
+    out = []
+    for theory, tangent in (("euler-bernoulli", True), ("timoshenko", True),
+                            ("timoshenko", False)):
+        g, X = samples.spatial_beams(rng, theory)
+        out.append((g, samples.spatial_state(X, rng, spread=0.8), tangent))
+    g, X = samples.spatial_beams(rng, "timoshenko", offsets=0.1)
+    out.append((g, samples.spatial_state(X, rng, spread=0.8), True))
+    g, X = samples.spatial_beams(rng, "euler-bernoulli", shared=False)
+    out.append((g, samples.near_pi(g, X), True))
+    return out
+
+
+def _conserving_samples(rng) -> list[tuple]:
+    """Steps of order 1 rad from a large state; rotation vectors, Cayley parameters, no spins."""
+    from fem.elements import samples
+
+    out = []
+    for theory, cayley in (("euler-bernoulli", "mixed"), ("timoshenko", "all"),
+                           ("timoshenko", "none")):
+        g, X = samples.spatial_beams(rng, theory)
+        s0, s1, sm, inc, on = samples.spatial_step(X, rng, cayley)
+        v0 = g.conserving_start(s0)["v"]
+        hist = {"v": v0 + 0.01 * rng.normal(size=v0.shape)}        # drifted from the geometry
+        spins = (rng.random(len(X)) < 0.8)[g.conn]
+        out.append((g, s0, s1, sm, g.element_vector(inc), hist, spins,
+                    None if cayley == "none" else on[g.conn]))
+    return out
+
+
+kernels.register(kernels.Pair("beam3d.evaluate", _kernel, kernels.method("evaluate_numpy"),
+                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
+kernels.register(kernels.Pair("beam3d.conserving", _ec_kernel,
+                              kernels.method("conserving_numpy"), conserving_group,
+                              _conserving_samples, kernels.method("conserving")))

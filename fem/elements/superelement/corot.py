@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.superelement import Superelement, SuperelementData
+from fem.elements.superelement.group import Superelement, SuperelementData
 
 E2 = np.array([[0.0, -1.0], [1.0, 0.0]])      # a quarter turn: E v is v turned by +90 degrees
 RIGID = 1e-8                                  # |K r| below this share of |K| |r|: r is rigid

@@ -1,7 +1,7 @@
 """The frame-free part of a beam: basic deformations -> generalized strains, stresses, stiffness.
 
-A frame (:mod:`fem.elements.frames2d`, :mod:`fem.elements.frames3d`) reduces the nodal motion of a
-2-node beam to *basic deformations* ``v`` that are invariant under rigid motion:
+A frame (:mod:`fem.elements.beam.frames2d`, :mod:`fem.elements.beam.frames3d`) reduces the nodal
+motion of a 2-node beam to *basic deformations* ``v`` that are invariant under rigid motion:
 
 * 2D: ``v = (u, tp, tq)``: elongation of the chord and the rotations of the two nodes relative to
 it;

@@ -29,7 +29,7 @@ generalized stresses (``M_y = l0 sigma3 .. l0 sigma4``, ``M_z = l0 sigma5 .. l0 
 ``T = l0 sigma2``; notes/meijaard.md section 1.3). The rotations ``phi_y``, ``phi_z`` are
 ``-u_z'``, ``u_y'`` for the nodal and bending modes; a shear bubble moves ``u`` without turning the
 section, so it enters the ``N`` term only. The nodal fields are the shear-free cubic ones
-of :mod:`fem.elements.beam_basic` in the chord frame, written with the basic deformations; their
+of :mod:`fem.elements.beam.basic` in the chord frame, written with the basic deformations; their
 difference from other local frames is a rigid rotation, i.e. constant slopes and twist, and the
 shear term of a Timoshenko element's slope is ``g = h1 + h2`` times a constant: both drop out of
 every coupling with a bubble. Four Gauss points integrate every product exactly (degree 6 at most).
@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.beam_basic import PX, PY, PZ, QX, QY, QZ
+from fem.elements.beam.basic import PX, PY, PZ, QX, QY, QZ
 
 _G, _W = np.polynomial.legendre.leggauss(4)
 XI, WEIGHT = (_G + 1) / 2, _W / 2

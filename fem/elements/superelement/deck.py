@@ -6,7 +6,7 @@ read from ``file`` (relative to the deck; a ``cms_reduce`` step writes it), its 
 mapped in order onto the model's ``nodes`` (default: the nodes of the same ids). ``formulation``:
 ``"linear"`` (small displacements, :class:`~fem.elements.superelement.Superelement`) or
 ``"corotational"`` (planar large motion on a floating frame,
-:class:`~fem.elements.superelement_corot.CorotSuperelement`: 2D models, files reduced with
+:class:`~fem.elements.superelement.corot.CorotSuperelement`: 2D models, files reduced with
 ``mass = "lumped"``, components without supports).
 """
 
@@ -16,8 +16,8 @@ import os
 
 import numpy as np
 
-from fem.elements.superelement import Superelement, read
-from fem.elements.superelement_corot import RIGID, CorotSuperelement
+from fem.elements.superelement.corot import RIGID, CorotSuperelement
+from fem.elements.superelement.group import Superelement, read
 from fem.errors import DeckError
 from fem.io.keys import REQUIRED, Key
 from fem.io.keys.entries import Entry

@@ -4,14 +4,14 @@
 small array operations a call (``frames2d`` geometry, ``bw_derivative`` and ``geometric``,
 ``beam_basic`` strains and their Jacobians): 40% of a time step of the flexible pendulum of
 ``benchmarks/small_models.py`` (100 beams), whose cost is per call, not per element. The kernel
-(:mod:`fem.elements.beam2d_ec_kernel`) does the same element by element; the numpy code stays
+(:mod:`fem.elements.beam.beam2d_ec_kernel`) does the same element by element; the numpy code stays
 the reference the tests compare it with (to 1e-13 relative, ``tests/test_beam2d_ec_kernel.py``)
 and the fallback where numba is missing or ``FEM_JIT`` is ``0``. The organisation is the 3D
-beams' (:mod:`fem.elements.beam3d_jit`): what does not change between calls (connectivity,
+beams' (:mod:`fem.elements.beam.beam3d_jit`): what does not change between calls (connectivity,
 reference chords, ``l0``, the nonzeros of ``S`` and the second-order strains) is prepared once
 per group (:func:`prepare`), and the call only checks the state's size and allocates the
-outputs. The static force and tangent (:func:`evaluate`, :mod:`fem.elements.beam2d_kernel`) take
-the same prepared data; the static increment of small planar models
+outputs. The static force and tangent (:func:`evaluate`, :mod:`fem.elements.beam.beam2d_kernel`)
+take the same prepared data; the static increment of small planar models
 (:mod:`fem.analysis.planar_static`) calls them.
 """
 
@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.beam_basic import _QUADRATIC_2D, _hessians
-from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the dispatch rule
+from fem import kernels
+from fem.elements.beam.basic import _QUADRATIC_2D, _hessians
+from fem.kernels import Kernel, writable
 
 #: Groups from this many elements take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times and numpy's cost is per call (0.25-0.34 ms a call for one
@@ -32,17 +33,25 @@ from fem.elements.jit import MIN_ELEMENTS, Kernel, writable  # noqa: F401 - the 
 #: even for one element
 MIN_CONSERVING = 1
 
-# MIN_ELEMENTS (fem.elements.jit): groups from this many elements evaluate the static force and
-# tangent compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control
-# increments of planar beam models call the kernel whatever their size (analysis.planar_static)
+# fem.kernels.MIN_ELEMENTS: groups from this many elements evaluate the static force and tangent
+# compiled in the general path (Beam.evaluate), as the 3D beams do; the load-control increments
+# of planar beam models call the kernel whatever their size (analysis.planar_static)
 
-_ec_kernel = Kernel("fem.elements.beam2d_ec_kernel")
-_kernel = Kernel("fem.elements.beam2d_kernel")
+_ec_kernel = Kernel("fem.elements.beam.beam2d_ec_kernel")
+_kernel = Kernel("fem.elements.beam.beam2d_kernel")
 
 
 def enabled() -> bool:
     """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
     return _ec_kernel.enabled()
+
+
+def compiled(n: int, conserving: bool = False) -> bool:
+    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
+
+    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
+    """
+    return kernels.compiled(_ec_kernel, n, MIN_CONSERVING if conserving else None)
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,7 @@ def prepare(conn: NDArray, X: NDArray, l0: NDArray, basic) -> Prepared:
     """The kernel's data of a group, computed once.
 
     ``conn (E, 2)``, nodal coordinates ``X (E, 2, 3)``, ``l0`` and the group's
-    :class:`~fem.elements.beam_basic.BasicBeam` ``basic``. The kernel has the linear strain map
+    :class:`~fem.elements.beam.basic.BasicBeam` ``basic``. The kernel has the linear strain map
     ``A = diag(1, -l0, l0)``, the block structure of ``S`` and an axial strain with the only
     second-order terms written in; a basic beam of any other form is refused here, loudly,
     rather than evaluated wrongly.
@@ -75,7 +84,7 @@ def prepare(conn: NDArray, X: NDArray, l0: NDArray, basic) -> Prepared:
             and np.array_equal(S[:, 1, 2], S[:, 2, 1])
             and np.array_equal(basic.H0, _hessians(_QUADRATIC_2D, 3, 3))
             and all((i, j) == (1, 2) for _, i, j in basic.shear_arch)):
-        raise RuntimeError("fem.elements.beam2d_ec_kernel assumes the co-rotational 2D "
+        raise RuntimeError("fem.elements.beam.beam2d_ec_kernel assumes the co-rotational 2D "
                            "BasicBeam's A, block-diagonal S and second-order axial strain; this "
                            "group's differ: update the kernel, or run with FEM_JIT=0")
     # H = l0 H0[0] on (tp, tq), plus 2 l0 k on all four entries per shear-arch term (p + q)^2
@@ -98,7 +107,7 @@ def conserving(prep: Prepared, um: NDArray, u0: NDArray, u1: NDArray, v0: NDArra
     """Algorithmic force, tangent, energy and basic deformations of the energy-conserving step.
 
     :meth:`fem.elements.beam.Beam.conserving` of 2D co-rotational beams without offsets,
-    element by element (:mod:`fem.elements.beam2d_ec_kernel`): ``um (n, 3)`` the mid-point
+    element by element (:mod:`fem.elements.beam.beam2d_ec_kernel`): ``um (n, 3)`` the mid-point
     configuration's nodal displacements, ``u0``, ``u1`` those at the step's ends, ``v0 (E, 3)``
     the algorithmic basic deformations at its start and ``inc (E, 6)`` the increments (planar
     rotations are additive: the rotation slots may hold angles or Cayley parameters alike).
@@ -119,7 +128,8 @@ def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray
     """Internal force ``(E, 6)`` and tangent ``(E, 6, 6)`` of 2D co-rotational beams, compiled.
 
     :meth:`fem.elements.beam.Beam.evaluate` of a group without offsets at nodal rotations ``rot
-    (n,)`` and displacements ``u (n, >=2)``, element by element (:mod:`fem.elements.beam2d_kernel`:
+    (n,)`` and displacements ``u (n, >=2)``, element by element
+    (:mod:`fem.elements.beam.beam2d_kernel`:
     the static increment of planar models calls it, and ``Beam.evaluate`` from
     :data:`MIN_ELEMENTS` elements).
     """
@@ -133,3 +143,55 @@ def evaluate(prep: Prepared, rot: NDArray, u: NDArray) -> tuple[NDArray, NDArray
     f, K = np.empty((E, 6)), np.empty((E, 6, 6))
     _kernel.function(u, rot, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc, f, K)
     return f, K
+
+
+# --- the compiled pairs (fem.kernels.PAIRS): group methods, numpy and compiled -----------------
+def evaluate_group(g, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+    """:meth:`fem.elements.beam.Beam.evaluate` of 2D co-rotational beams ``g``, compiled.
+
+    No offsets; the kernel computes the tangent in any case.
+    """
+    f, K = evaluate(g._kernel_data(), state.rot, state.u)
+    return f, (K if tangent else None)
+
+
+def conserving_group(g, s0, s1, sm, inc, hist, spins=None, cayley=None):
+    """:meth:`fem.elements.beam.Beam.conserving` of 2D co-rotational beams ``g``, compiled.
+
+    Planar rotations are additive: ``spins`` and ``cayley`` change nothing.
+    """
+    f, K, energy, v1 = conserving(g._kernel_data(), sm.u, s0.u, s1.u, hist["v"], inc)
+    return f, K, energy, {"v": v1}
+
+
+def _evaluate_samples(rng) -> list[tuple]:
+    """Networks of planar beams, turned by several radians, strained, their nodes turned."""
+    from fem.elements import samples
+
+    out = []
+    for theory, tangent in (("euler-bernoulli", True), ("timoshenko", True),
+                            ("euler-bernoulli", False)):
+        g, X = samples.planar_beams(rng, theory)
+        out.append((g, samples.planar_state(X, rng), tangent))
+    return out
+
+
+def _conserving_samples(rng) -> list[tuple]:
+    """Steps of order 1 rad from a large planar state, drifted algorithmic deformations."""
+    from fem.elements import samples
+
+    out = []
+    for theory in ("euler-bernoulli", "timoshenko"):
+        g, X = samples.planar_beams(rng, theory)
+        s0, s1, sm, inc = samples.planar_step(X, rng)
+        v0 = g.conserving_start(s0)["v"]
+        hist = {"v": v0 + 0.01 * rng.normal(size=v0.shape)}
+        out.append((g, s0, s1, sm, g.element_vector(inc), hist))
+    return out
+
+
+kernels.register(kernels.Pair("beam2d.evaluate", _kernel, kernels.method("evaluate_numpy"),
+                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
+kernels.register(kernels.Pair("beam2d.conserving", _ec_kernel,
+                              kernels.method("conserving_numpy"), conserving_group,
+                              _conserving_samples, kernels.method("conserving")))

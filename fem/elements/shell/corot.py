@@ -2,7 +2,7 @@
 
 The framework is the consistent ("global") co-rotational formulation of Battini & Pacoste
 (J.-M. Battini, C. Pacoste, *On the equivalence of local and global formulations in co-rotational
-analyses*, 2006; the same steps as their beams, :mod:`fem.elements.frames3d`): the element's
+analyses*, 2006; the same steps as their beams, :mod:`fem.elements.beam.frames3d`): the element's
 local deformational displacements ``p`` are exact functions of the global nodal positions and
 orientations, the internal force is ``B^T q`` with ``B = dp/dd`` and ``q = K_l p``, and the
 tangent is its exact derivative, ``B^T K_l B`` plus the geometric stiffness ``d(B^T)/dd : q``
@@ -52,9 +52,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.elements import shell_jit
 from fem.elements.base import outer
-from fem.elements.shell import Shell, element_frames
+from fem.elements.shell import shell_jit
+from fem.elements.shell.group import Shell, element_frames
 
 _T = [slice(6 * a, 6 * a + 3) for a in range(3)]          # translation DOFs of corner a
 _W = [slice(6 * a + 3, 6 * a + 6) for a in range(3)]      # rotation (spin) DOFs of corner a
@@ -178,7 +178,7 @@ class CorotShellFrame:
             hat(R_e^T (w_a - w_1)) G - hat(G w) B_a + hat(u~_a) dG[.] w
 
         (``B_a = du~_a/dd``), and the rotation rows ``Lambda_a y_a``, ``y_a = R_e^T w_a - G w``,
-        as the beams' (:meth:`fem.elements.frames3d.CorotFrame3D.bw_derivative`)::
+        as the beams' (:meth:`fem.elements.beam.frames3d.CorotFrame3D.bw_derivative`)::
 
             (K_h(theta_a, y_a) + hat(y_a)) B_a + Lambda_a (hat(R_e^T w_a) G - dG[.] w).
         """
@@ -285,6 +285,7 @@ class CorotShell(Shell):
     capabilities = frozenset({"stiffness", "geometric_stiffness", "mass", "energy_conserving",
                               "nodal_outputs"})
     additive_rotations = False
+    compiled_pairs = frozenset({"shell.evaluate", "shell.conserving"})
 
     def __init__(self, name, conn, X, dim, **properties):
         super().__init__(name, conn, X, dim, **properties)
@@ -303,10 +304,17 @@ class CorotShell(Shell):
 
     # --- protocol -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
-        """``B^T q`` and (if asked) ``B^T K_l B`` plus the geometric stiffness of ``q``."""
+        """``B^T q`` and (if asked) ``B^T K_l B`` plus the geometric stiffness of ``q``.
+
+        The compiled pair ``shell.evaluate`` (:mod:`fem.kernels`): the kernel where
+        :meth:`_compiled` says so, else :meth:`evaluate_numpy`.
+        """
         if self._compiled():
-            return shell_jit.evaluate(self.positions(state), state.rotation_matrices()[self.conn],
-                                      self.frame.R0, self.frame.xl0, self.K_local, tangent)
+            return shell_jit.evaluate_group(self, state, tangent)
+        return self.evaluate_numpy(state, tangent)
+
+    def evaluate_numpy(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+        """:meth:`evaluate` in numpy: the reference of the compiled pair, and its fallback."""
         kin = self._kinematics(state)
         q = self._q(kin)
         f = np.einsum("eij,ei->ej", kin.B, q)
@@ -317,12 +325,12 @@ class CorotShell(Shell):
     def _compiled(self, conserving: bool = False) -> bool:
         """Whether :meth:`evaluate` (``conserving``: :meth:`conserving`) runs compiled code.
 
-        Groups of at least ``MIN_ELEMENTS`` (``conserving``: ``MIN_CONSERVING``) triangles,
-        where numba is there and ``FEM_JIT`` is not ``0`` (:mod:`fem.elements.shell_jit`); the
-        vectorized numpy code is the reference and the fallback.
+        Groups of at least :data:`fem.kernels.MIN_ELEMENTS` (``conserving``:
+        ``MIN_CONSERVING``) triangles, where numba is there and ``FEM_JIT`` is not ``0``
+        (:mod:`fem.elements.shell.shell_jit`); the vectorized numpy code is the reference and the
+        fallback.
         """
-        least = shell_jit.MIN_CONSERVING if conserving else shell_jit.MIN_ELEMENTS
-        return len(self) >= least and shell_jit.enabled(conserving)
+        return shell_jit.compiled(len(self), conserving)
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
@@ -396,10 +404,11 @@ class CorotShell(Shell):
         if spins is not None and not np.all(spins):
             raise ValueError("co-rotational shell nodes are corrected by spatial spins")
         if self._compiled(conserving=True):
-            f, K, energy, p1 = shell_jit.conserving(
-                self.positions(sm), sm.rotation_matrices()[self.conn], self.frame.R0,
-                self.frame.xl0, self.K_local, hist["p"], inc, cayley)
-            return f, K, energy, {"p": p1}
+            return shell_jit.conserving_group(self, s0, s1, sm, inc, hist, spins, cayley)
+        return self.conserving_numpy(s0, s1, sm, inc, hist, spins, cayley)
+
+    def conserving_numpy(self, s0, s1, sm, inc, hist, spins=None, cayley=None):
+        """:meth:`conserving` in numpy: the reference of the compiled pair, and its fallback."""
         kin = self._kinematics(sm)
         B = kin.B
         p0 = hist["p"]

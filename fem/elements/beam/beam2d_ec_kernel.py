@@ -1,4 +1,4 @@
-"""The numba kernel of :func:`fem.elements.beam2d_jit.conserving` (imported only when it is used).
+"""The numba kernel of :func:`fem.elements.beam.beam2d_jit.conserving`; imported when it is used.
 
 The energy-conserving step of 2D co-rotational beams, :meth:`fem.elements.beam.Beam.conserving`
 (Crisfield & Shi 1994, section 5, eqs. 20, 35(b), 38-43; notes/crisfield_shi.md sections 1.4
@@ -8,19 +8,19 @@ and 4.2), one pass per element::
     K  = B'^T kb dv1 + geometric(q')/2 + B_0^T N dbeta,   energy = eps(v1).S eps(v1)/2,
     kb = (D_m^T S D_1 + sigma_av,0 H)/2,   dv1 = [b1; B + d(B inc)/dd / 2],
 
-``B`` the frame's at the mid-point chord (:class:`fem.elements.frames2d.CorotFrame2D`: it
+``B`` the frame's at the mid-point chord (:class:`fem.elements.beam.frames2d.CorotFrame2D`: it
 depends on the chord only, so the mid-point rotations are not read), ``B'`` it with the
 elongation row scaled by ``beta = 2 l_m/(l_n + l_n+1)``, ``q' = (beta N, Mp, Mq)``, ``b1 =
 {-e1; e1}`` the end chord's direction, ``d(B inc)/dd``
-:meth:`~fem.elements.frames2d.CorotFrame2D.bw_derivative` and ``geometric``
-:meth:`~fem.elements.frames2d.CorotFrame2D.geometric`. Planar rotations are additive, so the
-correction maps of :func:`fem.elements.beam._correction_map` are ``Q = 1`` and ``P = 1/2``
+:meth:`~fem.elements.beam.frames2d.CorotFrame2D.bw_derivative` and ``geometric``
+:meth:`~fem.elements.beam.frames2d.CorotFrame2D.geometric`. Planar rotations are additive, so the
+correction maps of :func:`fem.elements.beam.group._correction_map` are ``Q = 1`` and ``P = 1/2``
 whatever the integrator puts in the rotation slots (angles or Cayley parameters): ``B``'s
 rotation columns are constant and neither ``d(B inc)/dd`` nor the geometric stiffness has any.
 
-The strains are Meijaard's second-order ones (:class:`fem.elements.beam_basic.BasicBeam`):
+The strains are Meijaard's second-order ones (:class:`fem.elements.beam.basic.BasicBeam`):
 ``eps = (u + (h11 p^2 + 2 h12 p q + h22 q^2)/2, -l0 p, l0 q)`` with ``H = [[h11, h12], [h12,
-h22]] = l0 H0 + `` the Timoshenko shear-arch terms (:func:`fem.elements.beam2d_jit.prepare`
+h22]] = l0 H0 + `` the Timoshenko shear-arch terms (:func:`fem.elements.beam.beam2d_jit.prepare`
 folds both into ``Hc``), the only second-order strain in the plane.
 
 Scalars and ``3 x 6`` scratch per chunk: the target is the small dynamic models (the flexible
@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from fem.elements.jit import configure_cache
+from fem.kernels import configure_cache
 
 configure_cache()                  # before the njit decorators: the source-keyed cache folder
 
@@ -49,9 +49,9 @@ _CHUNK = 16384
 def kernel(um, u0, u1, conn, chord0, l0, Sc, Hc, v0, inc, f, K, energy, v1):
     """Fill ``f (E, 6)``, ``K (E, 6, 6)``, ``energy (E,)`` and ``v1 (E, 3)``.
 
-    Arguments as :func:`fem.elements.beam2d_jit.conserving`: the mid-point displacements ``um
+    Arguments as :func:`fem.elements.beam.beam2d_jit.conserving`: the mid-point displacements ``um
     (n, 3)``, the displacements ``u0``, ``u1`` at the step's ends, the group's prepared data
-    (``conn`` to ``Hc``, :class:`fem.elements.beam2d_jit.Prepared`), the algorithmic
+    (``conn`` to ``Hc``, :class:`fem.elements.beam.beam2d_jit.Prepared`), the algorithmic
     deformations ``v0 (E, 3)`` at the step's start and the increments ``inc (E, 6)``.
 
     ``prange`` runs over chunks of ``_CHUNK`` elements (:func:`chunk`); a group of one chunk

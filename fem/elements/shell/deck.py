@@ -5,27 +5,27 @@ Its keys (:data:`KEYS`) and its construction (:func:`build`), registered with th
 cross-sections (A, I, J, shapes) and none of their keys means anything to a shell, while a
 homogeneous shell needs exactly one number. Layered (laminate) sections are a table of their own,
 ``[[shell_sections]]`` (layers of isotropic or orthotropic materials; classical lamination
-theory, :mod:`fem.elements.laminate`), named by ``section``; ``material`` and ``thickness`` stay
-the homogeneous shorthand, and an entry gives exactly one of the two. ``direction`` is the
+theory, :mod:`fem.elements.shell.laminate`), named by ``section``; ``material`` and ``thickness``
+stay the homogeneous shorthand, and an entry gives exactly one of the two. ``direction`` is the
 vector whose projection on each facet is the axis 1 of the results' chosen axes (``s_top_11``,
-..., :mod:`fem.elements.shell_results`) and, with a section, the axis the layer angles start
+..., :mod:`fem.elements.shell.results`) and, with a section, the axis the layer angles start
 from; without it, global x (a homogeneous shell takes global z on facets to which x is
 normal). ``results`` picks what each results frame holds of the group (nodal fields, cell
 fields, element-frame components; :data:`~fem.elements.shell.RESULTS`).
 ``formulation`` picks the small-displacement :class:`~fem.elements.shell.Shell` (``"linear"``)
-or the co-rotational :class:`~fem.elements.shell_corot.CorotShell` (``"corotational"``). Rows
+or the co-rotational :class:`~fem.elements.shell.corot.CorotShell` (``"corotational"``). Rows
 and mesh cells may be triangles or quadrilaterals, which are split into two triangles each
-(:mod:`fem.elements.shell_cells`).
+(:mod:`fem.elements.shell.cells`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from fem.elements.laminate import facet_angles
-from fem.elements.shell import DEFAULT_RESULTS, RESULTS, Shell, element_frames
-from fem.elements.shell_cells import shell_rows
-from fem.elements.shell_corot import CorotShell
+from fem.elements.shell.cells import shell_rows
+from fem.elements.shell.corot import CorotShell
+from fem.elements.shell.group import DEFAULT_RESULTS, RESULTS, Shell, element_frames
+from fem.elements.shell.laminate import facet_angles
 from fem.errors import DeckError, did_you_mean
 from fem.io.keys import MAX_DERIVED, Key, sci, shown
 from fem.io.keys.entries import Entry, lookup

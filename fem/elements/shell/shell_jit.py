@@ -1,6 +1,6 @@
 """Compiled force and tangent of co-rotational shell triangles: one pass per element, numba.
 
-The same mathematics as the vectorized reference (:class:`fem.elements.shell_corot.
+The same mathematics as the vectorized reference (:class:`fem.elements.shell.corot.
 CorotShellFrame` with the linear element's ``K_local``, of any section: a laminate's
 membrane-bending coupling is in it), written element by element so that the
 frame, the local deformations, ``B^T K_l p`` and ``B^T K_l B`` plus the geometric stiffness stay
@@ -10,12 +10,12 @@ elements (issue 12 asks for at most a fifth). The numpy code stays the reference
 compare this kernel with (to 1e-13 relative) and the fallback where numba is missing, ``FEM_JIT``
 is ``0`` or a group is small (compiling or loading the kernel costs more than it saves there).
 Why numba, and the layout (``prange`` over chunks, per-chunk scratch): as the 3D beams',
-:mod:`fem.elements.beam3d_jit`.
+:mod:`fem.elements.beam.beam3d_jit`.
 
-The energy-conserving step's force and tangent (:meth:`~fem.elements.shell_corot.CorotShell.
+The energy-conserving step's force and tangent (:meth:`~fem.elements.shell.corot.CorotShell.
 conserving`, about 60 einsum calls a call in numpy: 61% of a step of the 32-triangle free
 plate of ``tests/test_shell_dynamics.py``) have their own kernel, :func:`conserving`
-(:mod:`fem.elements.shell_ec_kernel`), loaded separately under the same dispatch rule and
+(:mod:`fem.elements.shell.shell_ec_kernel`), loaded separately under the same dispatch rule and
 tested against the numpy code the same way (issue 14).
 """
 
@@ -24,15 +24,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.jit import MIN_ELEMENTS, Kernel  # noqa: F401 - MIN_ELEMENTS: the dispatch rule
+from fem import kernels
+from fem.kernels import Kernel
 
 #: Groups from this many triangles take the compiled energy-conserving force: a dynamic run
 #: evaluates it thousands of times, and on a plate of 32 triangles a step took 5-9 ms with the
 #: kernel against 13-21 ms with numpy, so loading numba (0.6-0.8 s) pays back within 100 steps
 MIN_CONSERVING = 16
 
-_kernel = Kernel("fem.elements.shell_kernel")
-_ec_kernel = Kernel("fem.elements.shell_ec_kernel")
+_kernel = Kernel("fem.elements.shell.shell_kernel")
+_ec_kernel = Kernel("fem.elements.shell.shell_ec_kernel")
 
 
 def enabled(conserving: bool = False) -> bool:
@@ -41,6 +42,15 @@ def enabled(conserving: bool = False) -> bool:
     ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
     """
     return (_ec_kernel if conserving else _kernel).enabled()
+
+
+def compiled(n: int, conserving: bool = False) -> bool:
+    """Whether a group of ``n`` triangles takes the kernel (:func:`fem.kernels.compiled`).
+
+    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) triangles.
+    """
+    return kernels.compiled(_ec_kernel if conserving else _kernel, n,
+                            MIN_CONSERVING if conserving else None)
 
 
 def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
@@ -65,8 +75,8 @@ def conserving(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray, p
                ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
     """Algorithmic force, tangent, energy and deformations of the energy-conserving step.
 
-    :meth:`fem.elements.shell_corot.CorotShell.conserving` element by element
-    (:mod:`fem.elements.shell_ec_kernel`): ``x (E, 3, 3)`` the mid-point corners relative to
+    :meth:`fem.elements.shell.corot.CorotShell.conserving` element by element
+    (:mod:`fem.elements.shell.shell_ec_kernel`): ``x (E, 3, 3)`` the mid-point corners relative to
     corner 1, ``R (E, 3, 3, 3)`` their rotation matrices, ``R0``, ``xl0``, ``Kl`` as in
     :func:`evaluate`, ``p0 (E, 18)`` the algorithmic deformations at the step's start, ``inc
     (E, 18)`` the increments, ``cayley (E, 3)`` (or None: none) the corners whose rotation slots
@@ -80,3 +90,56 @@ def conserving(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray, p
                           for a in (x, R, R0, xl0, Kl, p0, inc)),
                         np.ascontiguousarray(cay), f, K, energy, p1)
     return f, K, energy, p1
+
+
+# --- the compiled pairs (fem.kernels.PAIRS): group methods, numpy and compiled -----------------
+def evaluate_group(g, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:
+    """:meth:`fem.elements.shell.corot.CorotShell.evaluate` of group ``g``, compiled."""
+    return evaluate(g.positions(state), state.rotation_matrices()[g.conn], g.frame.R0,
+                    g.frame.xl0, g.K_local, tangent)
+
+
+def conserving_group(g, s0, s1, sm, inc, hist, spins=None, cayley=None):
+    """:meth:`fem.elements.shell.corot.CorotShell.conserving` of group ``g``, compiled.
+
+    The caller checked ``spins`` (all).
+    """
+    f, K, energy, p1 = conserving(g.positions(sm), sm.rotation_matrices()[g.conn], g.frame.R0,
+                                  g.frame.xl0, g.K_local, hist["p"], inc, cayley)
+    return f, K, energy, {"p": p1}
+
+
+def _evaluate_samples(rng) -> list[tuple]:
+    """A warped mesh, strained, turned rigidly, its nodes turned by up to about 2 rad.
+
+    And a laminate's (membrane-bending coupling).
+    """
+    from fem.elements import samples
+
+    out = []
+    for spread, tangent, laminate in ((1.0, True, False), (0.05, True, False),
+                                      (1.0, False, False), (1.0, True, True)):
+        g, X = samples.shells(rng, laminate=laminate)
+        out.append((g, samples.spatial_state(X, rng, spread=spread, strain=0.02), tangent))
+    return out
+
+
+def _conserving_samples(rng) -> list[tuple]:
+    """Steps of order 1 rad from a large state; rotation vectors, Cayley parameters or both."""
+    from fem.elements import samples
+
+    out = []
+    for cayley in ("none", "all", "mixed"):
+        g, X = samples.shells(rng)
+        s0, s1, sm, inc, on = samples.spatial_step(X, rng, cayley, strain=0.02)
+        p0 = g.conserving_start(s0)["p"]
+        hist = {"p": p0 + 0.01 * rng.normal(size=p0.shape)}
+        out.append((g, s0, s1, sm, g.element_vector(inc), hist, None, on[g.conn]))
+    return out
+
+
+kernels.register(kernels.Pair("shell.evaluate", _kernel, kernels.method("evaluate_numpy"),
+                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
+kernels.register(kernels.Pair("shell.conserving", _ec_kernel,
+                              kernels.method("conserving_numpy"), conserving_group,
+                              _conserving_samples, kernels.method("conserving")))
