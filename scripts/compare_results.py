@@ -59,8 +59,17 @@ def run(out: Path, names: list[str]) -> int:
     return failed
 
 
-def _attrs(obj) -> dict:
-    return {k: v for k, v in obj.attrs.items()
+def _attrs(obj, root: str = "") -> dict:
+    """The attributes that say what; a path under the run folder ``root`` reads ``<run>``.
+
+    (A superelement's ``file``, its ``source``: the same file, run in another folder.)
+    """
+    def local(v):
+        if root and isinstance(v, (str, bytes)):
+            text = v.decode() if isinstance(v, bytes) else v
+            return text.replace(root, "<run>")
+        return v
+    return {k: local(v) for k, v in obj.attrs.items()
             if k not in VOLATILE and not k.startswith("version_")}
 
 
@@ -73,8 +82,11 @@ def _same(a, b) -> bool:
     return a.tobytes() == b.tobytes()
 
 
-def compare_files(a: Path, b: Path) -> list[str]:
-    """What differs between two results files (empty when they are equal)."""
+def compare_files(a: Path, b: Path, roots: tuple[str, str] = ("", "")) -> list[str]:
+    """What differs between two results files (empty when they are equal).
+
+    ``roots``: the two run folders, which paths in attributes are taken relative to.
+    """
     out = []
     with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
         items = {}
@@ -95,11 +107,11 @@ def compare_files(a: Path, b: Path) -> list[str]:
                 continue
             if isinstance(x, h5py.Dataset) and not _same(x[()], y[()]):
                 out.append(f"{name}: values differ")
-            ax, ay = _attrs(x), _attrs(y)
+            ax, ay = _attrs(x, roots[0]), _attrs(y, roots[1])
             for k in sorted(set(ax) | set(ay)):
                 if k not in ax or k not in ay or not _same(ax[k], ay[k]):
                     out.append(f"{name}: attribute {k} differs")
-        ra, rb = _attrs(fa), _attrs(fb)
+        ra, rb = _attrs(fa, roots[0]), _attrs(fb, roots[1])
         for k in sorted(set(ra) | set(rb)):
             if k not in ra or k not in rb or not _same(ra[k], rb[k]):
                 out.append(f"/: attribute {k} differs")
@@ -119,7 +131,8 @@ def compare(before: Path, after: Path) -> int:
             print(f"{rel}: only in {before}")
             bad = 1
             continue
-        diffs = compare_files(before / rel, after / rel)
+        diffs = compare_files(before / rel, after / rel,
+                              (str(before.resolve()), str(after.resolve())))
         for d in diffs:
             print(f"{rel}: {d}")
         bad |= bool(diffs)
