@@ -59,7 +59,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import interrupt
-from fem.analysis.base import StepBase, options_prefix
+from fem.analysis import cms_deck
+from fem.analysis.base import StepBase, options_prefix, step_loads
 from fem.analysis.settings import MAX_MODES, REQUIRED, setting
 from fem.cms.component import node_dofs
 from fem.cms.coupling import reduced_modes
@@ -97,7 +98,7 @@ class CmsReduceSettings:
     file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
                                "(HDF5, relative to the deck, inside its folder), for "
                                "[[elements]] type = \"superelement\"")
-    # resolved by the deck builder (fem.io.build_steps)
+    # resolved by the deck's check (fem.analysis.cms_deck)
     nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
     path: str | None = setting("str", None, deck=False)      # file, absolute
     where: str = setting("str", "steps", deck=False)         # the step entry, for messages
@@ -218,6 +219,20 @@ class CmsReduceStep(StepBase):
 
     step_type = "cms_reduce"
     Settings = CmsReduceSettings
+    NO_LOADS = "it reduces the component about its reference configuration"
+    WRITES = ("modes", "vibration")
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> CmsReduceSettings:
+        """The settings of a cms_reduce step: component, interface (:func:`cms_deck.check`)."""
+        return cms_deck.check(cls.Settings, entry, inputs, spec)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> CmsReduceStep:
+        """A reduction that records the deck's path in the superelement file."""
+        return cls(spec["name"], system, step_loads(spec, system), spec["settings"],
+                   solver_options=deck.solver_options,
+                   source=os.path.abspath(deck.path) if deck.path else "")
 
     def __init__(self, name, system, loads, settings: CmsReduceSettings,
                  solver_options=None, source: str = ""):

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fem import interrupt, linalg
-from fem.analysis.base import StepBase
+from fem.analysis import dynamic_deck
+from fem.analysis.base import StepBase, step_loads
 from fem.analysis.settings import (
     MAX_CUTS,
     MAX_FRAMES,
@@ -65,8 +66,6 @@ log = logging.getLogger(__name__)
 INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
 #: how the joints enter the equations of motion (:mod:`fem.analysis.eliminated`)
 FORMULATIONS = ("multipliers", "partitioning", "nullspace")
-#: the keys only the multiplier formulation uses
-MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
 
 
 @dataclass
@@ -150,6 +149,7 @@ class DynamicStep(StepBase):
 
     step_type = "dynamic"
     Settings = DynamicSettings
+    LOADS_STAY = True
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -159,6 +159,22 @@ class DynamicStep(StepBase):
                 and values.get("formulation", "multipliers") == "multipliers":
             out.append(("energy_conserving", "integrator", 'integrator = "energy_conserving"'))
         return out
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> DynamicSettings:
+        """The settings of a dynamic step: counts, formulation (:func:`dynamic_deck.check`)."""
+        return dynamic_deck.check(cls.Settings, entry, inputs, spec)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> DynamicStep:
+        """A step of the multiplier formulation, or of an eliminating one (its ``formulation``)."""
+        step = cls
+        if spec["settings"].formulation != "multipliers":
+            # an EliminatedStep is a DynamicStep: its module imports this one
+            from fem.analysis.eliminated import EliminatedStep
+            step = EliminatedStep
+        return step(spec["name"], system, step_loads(spec, system), spec["settings"],
+                    solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: DynamicSettings, solver_options=None,
                  output_every: int = 1, on_step=None):

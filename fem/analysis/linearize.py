@@ -62,6 +62,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
+from fem.analysis import linearize_deck
 from fem.analysis.base import StepBase
 from fem.analysis.linear_model import LinearModel, linear_model
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
@@ -155,6 +156,9 @@ class LinearizeStep(StepBase):
 
     step_type = "linearize"
     Settings = LinearizeSettings
+    NO_SUPERELEMENTS = ("is not linearized yet (its modal coordinates have no rates in the "
+                        "linearized model); static, modal and dynamic steps take superelements")
+    WRITES = ("matlab",)
     #: an eigenvalue exactly at the shift: step off it (sweeps) or say so (a linearize step)
     nudge_singular_shift = False
 
@@ -162,6 +166,11 @@ class LinearizeStep(StepBase):
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "linearize"')]
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> LinearizeSettings:
+        """The settings of a linearize step: spin, inputs, outputs (:mod:`linearize_deck`)."""
+        return linearize_deck.check(cls.Settings, entry, inputs, spec)
 
     def __init__(self, name, system, loads, settings: LinearizeSettings | None = None,
                  solver_options=None):
@@ -525,6 +534,23 @@ class LinearizeStep(StepBase):
                  "spin": list(self.settings.spin or [])}
         results.write_linear(self.name, data, matrices, attrs,
                              matlab=self.state_space is not None)
+
+    def written_beside(self) -> tuple[str, ...]:
+        """The MATLAB file, when the step named inputs or outputs (a state-space model)."""
+        return self.WRITES if self.state_space is not None else ()
+
+    def summary(self) -> list[str]:
+        """Each eigenvalue (its frequency, damping ratio and error bound), then the verdict."""
+        e = self.eigen
+        scale = float(np.abs(e.values).max(initial=0.0))
+        lines = []
+        for i, p in enumerate(e.values):
+            # round-off below 1e-12 of the largest |p| shows as 0
+            re = p.real if abs(p.real) > 1e-12 * scale else 0.0
+            zeta = e.damping_ratios[i] if re else 0.0
+            lines.append(f"p {i + 1}: {re:.6g} {p.imag:+.6g}i ({e.frequencies[i]:.6g} "
+                         f"rad/s, damping ratio {zeta:.3g}, error bound {e.bounds[i]:.2g})")
+        return [*lines, e.verdict().describe()]
 
     def unknown_names(self) -> NDArray:
         """``(n, 2)`` strings: node id and DOF name of each unknown (multipliers by joint)."""

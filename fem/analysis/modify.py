@@ -68,7 +68,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
+from fem.analysis import modify_deck
 from fem.analysis.base import StepBase, options_prefix
+from fem.analysis.modify_deck import Part
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
 from fem.cms.component import node_dofs
 from fem.cms.coupling import couple
@@ -136,7 +138,7 @@ class ModifySettings:
     output_modes: int = setting("int", 10, "modify: how many (modified) modes, the lowest, are "
                                 "written to the results' modes and ParaView", positive=True,
                                 maximum=MAX_MODES)
-    # resolved by the deck builder (fem.io.build_steps)
+    # resolved by the deck's check (fem.analysis.modify_deck)
     parts: tuple = setting("tables", (), deck=False)          # Part per component
     interface: tuple = setting("nodes", (), deck=False)       # interface node indices
     design: tuple = setting("tables", (), deck=False)         # (component index, kind) pairs
@@ -151,25 +153,6 @@ class ModifySettings:
         return ""
 
 
-@dataclass(frozen=True)
-class Part:
-    """A component as the deck builder resolved it.
-
-    Attributes
-    ----------
-    name : the component's name
-    groups : its element groups' names
-    modes, cutoff : its mode selection (exactly one given)
-    masses : indices into the model's point masses and, per one, the node indices it keeps
-    """
-
-    name: str
-    groups: tuple[str, ...]
-    modes: int | None
-    cutoff: float | None
-    masses: tuple = ()
-
-
 def frequencies(omega2: NDArray) -> NDArray:
     """Circular frequencies ``sign(omega^2) sqrt(|omega^2|)`` (rigid-body round-off: near 0)."""
     return np.sign(omega2) * np.sqrt(np.abs(omega2))
@@ -180,11 +163,18 @@ class ModifyStep(StepBase):
 
     step_type = "modify"
     Settings = ModifySettings
+    NO_LOADS = "it analyses the model about its reference configuration"
+    WRITES = ("modes", "vibration")
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "modify"')]
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> ModifySettings:
+        """The settings of a modify step: components, design (:func:`modify_deck.check`)."""
+        return modify_deck.check(cls.Settings, entry, inputs, spec)
 
     def __init__(self, name, system, loads, settings: ModifySettings, solver_options=None):
         super().__init__(name, system, loads, solver_options)

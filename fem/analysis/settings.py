@@ -71,3 +71,8 @@ def uses(f: dataclasses.Field, variant: str) -> bool:
     """Whether the deck key of field ``f`` is used by ``variant``."""
     used_by = f.metadata["setting"]["used_by"]
     return used_by is None or variant in used_by
+
+
+def from_values(cls, values: dict):
+    """An instance of settings class ``cls`` from deck values ``values`` (its defaults filled)."""
+    return cls(**{f.name: values[f.name] for f in deck_fields(cls)})

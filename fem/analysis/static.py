@@ -44,7 +44,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
-from fem.analysis.base import StepBase
+from fem.analysis import static_deck
+from fem.analysis.base import StepBase, step_loads
 from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.planar_static import PlanarIncrement
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
@@ -161,7 +162,24 @@ class StaticStep(StepBase):
 
     step_type = "static"
     Settings = StaticSettings
+    LOADS_STAY = True
     fused = False          # internal force and tangent are evaluated separately
+
+    @classmethod
+    def describe(cls, variant: str) -> str:
+        """A linear static step, or one with its control (:func:`static_deck.describe`)."""
+        return static_deck.describe(variant)
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> StaticSettings:
+        """The settings of a static step: its control checked (:func:`static_deck.check`)."""
+        return static_deck.check(cls.Settings, entry, inputs, spec)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> StaticStep:
+        """A static step writing every ``output_every``-th increment."""
+        return cls(spec["name"], system, step_loads(spec, system), spec["settings"],
+                   solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,
                  output_every: int = 1):
@@ -180,6 +198,7 @@ class StaticStep(StepBase):
         self._reactions = None                  # of the last converged increment (work)
         self._loads_end = None                  # (load factor, external forces) of that one
         self._compiled = None                   # the compiled increment (planar_static), if any
+        self.state = None                       # the state the step advances (run)
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
@@ -315,6 +334,7 @@ class StaticStep(StepBase):
     def run(self, state, recorder):
         """Advance ``state`` (committed in place) through the step, recording frames."""
         s = self.settings
+        self.state = state
         self.check_drives(state)
         self._watch = s.nonlinear and s.control == "load"
         # MUMPS computes the determinant of every factorization for the limit-point watch
@@ -558,3 +578,12 @@ class StaticStep(StepBase):
                   "branches), so the path beyond it is not reliable under load control; use "
                   'control = "arclength" to follow it')
         return True
+
+    def summary(self) -> list[str]:
+        """The load factor reached, the largest displacement and the strain energy."""
+        state, system = self.state, self.system
+        u = state.u
+        k = int(np.argmax(np.linalg.norm(u, axis=1)))
+        return [f"load factor {state.t:.6g}; largest displacement {np.linalg.norm(u[k]):.6g} "
+                f"at node {system.model.node_ids[k]}",
+                f"strain energy {system.strain_energy(state):.6g}"]

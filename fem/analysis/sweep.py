@@ -58,17 +58,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
-from fem.analysis import rotordynamics
+from fem.analysis import rotordynamics, sweep_deck
 from fem.analysis.linear_model import linear_model
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
+from fem.analysis.sweep_deck import MAX_ORDERS, MAX_VALUES
 from fem.errors import ConvergenceError, ModelError
 
 log = logging.getLogger(__name__)
-
-MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
-MAX_ORDERS = 100          # engine orders: each is crossed with every line
 
 
 @dataclass
@@ -170,7 +168,17 @@ class SweepStep(LinearizeStep):
 
     step_type = "stability_sweep"
     Settings = SweepSettings
+    WRITES = ("plots",)
     nudge_singular_shift = True
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> SweepSettings:
+        """The settings of a sweep: values, spin axis and center (:func:`sweep_deck.check`)."""
+        return sweep_deck.check(cls.Settings, entry, inputs, spec)
+
+    def written_beside(self) -> tuple[str, ...]:
+        """The Campbell diagram and the stability plot."""
+        return self.WRITES
 
     def __init__(self, name, system, loads, settings: SweepSettings | None = None,
                  solver_options=None):
@@ -481,18 +489,3 @@ class SweepStep(LinearizeStep):
                 if len(k):
                     B[i, j] = pt.eigen.bounds[k[0]]
         return B
-
-
-def check_values(values, where: str) -> None:
-    """A sweep's values: at least one, at most :data:`MAX_VALUES`, increasing."""
-    from fem.errors import DeckError
-
-    if not values:
-        raise DeckError(where, "expected at least one value")
-    if len(values) > MAX_VALUES:
-        raise DeckError(where, f"at most {MAX_VALUES} values (each is a Newton solve and an "
-                        f"eigen-solve), got {len(values)}")
-    if np.any(np.diff(values) <= 0):
-        raise DeckError(where, "expected increasing values")
-
-

@@ -1,0 +1,111 @@
+"""The deck of a dynamic step: time step, frames, formulation, integrator and velocity fields.
+
+:meth:`fem.analysis.dynamic.DynamicStep.check` calls :func:`check` once the deck builder
+(:mod:`fem.io.build_steps`) has checked what every step shares; the keys themselves are the fields
+of :class:`fem.analysis.dynamic.DynamicSettings`. :func:`unsupported` is the scope of the
+eliminating formulations (:mod:`fem.analysis.eliminated`).
+"""
+
+from __future__ import annotations
+
+from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, from_values
+from fem.constraints.joint import Joint
+from fem.errors import DeckError
+from fem.io.build import lookup
+from fem.io.keys import sci
+
+#: the keys only the multiplier formulation uses
+MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
+
+
+def check(cls, e, inputs, spec: dict):
+    """The settings (class ``cls``) of dynamic step ``e``, its velocity fields resolved."""
+    v = e.values
+    _counts(e, inputs, v)
+    refused = unsupported(inputs.model, v, e.given, spec["loads"], spec["prescribed"])
+    if refused is not None:
+        raise DeckError(f"{e.where}.{refused[0]}", refused[1])
+    supers = [g.name for g in inputs.model.groups if getattr(g, "internal_always", False)]
+    if supers and v["integrator"] in ("trapezoidal", "generalized_alpha"):
+        raise DeckError(f"{e.where}.integrator", f"superelement '{supers[0]}': its modal "
+                        "coordinates are integrated by the mid-point family only; use "
+                        "integrator = \"energy_conserving\" or \"midpoint\"")
+    if v["rho_inf"] > 1:
+        raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
+    if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":
+        raise DeckError(f"{e.where}.rho_inf", "used by integrator = \"generalized_alpha\" only")
+    fields = []
+    for name in v["velocities"] or []:
+        fields.append(lookup(inputs.velocity_fields, name, "velocity field",
+                             f"{e.where}.velocities"))
+    return from_values(cls, {**v, "velocities": tuple(fields)})
+
+
+def _counts(e, inputs, v: dict) -> None:
+    """Time step and duration given, at most ``MAX_TIME_STEPS`` steps and ``MAX_FRAMES`` frames."""
+    for key in ("time_step", "duration"):
+        if v[key] is None:
+            raise DeckError(f"{e.where}.{key}", "missing; a dynamic step needs time_step and "
+                            "duration")
+    if v["time_step"] > v["duration"]:
+        raise DeckError(f"{e.where}.time_step", f"{v['time_step']} exceeds the duration "
+                        f"{v['duration']}")
+    steps = v["duration"] / v["time_step"]
+    if steps > MAX_TIME_STEPS:
+        raise DeckError(f"{e.where}.time_step", f"expected at most {sci(MAX_TIME_STEPS)} time "
+                        f"steps, got duration / time_step = {steps:.3g} (time_step = "
+                        f"{v['time_step']!r}, duration = {v['duration']!r})")
+    if v["output_interval"] is not None:
+        frames = v["duration"] / max(v["output_interval"], v["time_step"])
+        key, what = "output_interval", "duration / output_interval"
+    else:
+        frames = steps / inputs.every
+        key, what = "time_step", "duration / time_step / [output] every"
+    if frames > MAX_FRAMES:
+        raise DeckError(f"{e.where}.{key}", f"expected at most {sci(MAX_FRAMES)} output frames, "
+                        f"got {what} = {frames:.3g}; write fewer frames (a longer "
+                        "output_interval, or [output] every)")
+
+
+def unsupported(model, values: dict, given: set, loads: tuple, prescribed: tuple
+                ) -> tuple[str, str] | None:
+    """``(key, message)`` of the first thing a step of ``values`` cannot do, or None.
+
+    ``values`` are the dynamic step's deck values with defaults, ``given`` the keys the deck
+    gave, ``loads`` and ``prescribed`` the step's resolved loads and prescribed values.
+    """
+    form = values["formulation"]
+    if form == "multipliers":
+        return None
+    asked = f'formulation = "{form}"'
+    for key in MULTIPLIER_KEYS:
+        if key in given:
+            return key, (f'used by formulation = "multipliers" only; {asked} integrates with '
+                         "fixed-step RK4 (time_step) and solves the joints exactly")
+    if model.dim != 2:
+        return "formulation", (f"{asked} integrates 2D mechanisms (it adds rotation angles), "
+                               'got a 3D model; use formulation = "multipliers"')
+    for g in model.groups:
+        if g.type_name != "rigid":
+            return "formulation", (f"{asked} handles small mechanisms of rigid bodies and "
+                                   f"joints, got the {g.type_name} group '{g.name}'; use "
+                                   'formulation = "multipliers" for flexible members')
+    for c in model.constraints:
+        if not isinstance(c, Joint):
+            return "formulation", (f"{asked} handles joints, got the {c.type_name} group "
+                                   f"'{c.name}'; use formulation = \"multipliers\"")
+        if c.drive is not None:
+            return "formulation", (f"{asked} does not take drivers (their work is not in its "
+                                   f"energy balance), got the driven joints '{c.name}'; use "
+                                   'formulation = "multipliers"')
+    if prescribed:
+        names = ", ".join(f"'{p.name}'" for p in prescribed)
+        return "prescribed", (f"expected no prescribed values with {asked} (it holds supported "
+                              f"DOFs fixed), got {names}; set prescribed = [] or use a "
+                              "multiplier step")
+    for ld in loads:
+        if ld.function is not None or ld.kind == "follower":
+            what = "a time function" if ld.function is not None else "a follower load"
+            return "loads", (f"{asked} takes constant dead loads (its external work is "
+                             f"f . (q - q0)), got {what}: load '{ld.name}'")
+    return None
