@@ -1,26 +1,66 @@
-"""The deck of a ``cms_reduce`` step: its component, interface, mode selection and file.
+"""The deck of a ``cms_reduce`` step: its keys (:class:`CmsReduceSettings`) and their checks.
 
-:meth:`fem.analysis.cms.CmsReduceStep.check` calls :func:`check` once the deck builder
-(:mod:`fem.io.build_steps`) has checked what every step shares; the keys themselves are the fields
-of :class:`fem.analysis.cms.CmsReduceSettings`.
+:class:`fem.analysis.cms.CmsReduceStep` declares them: :func:`check` runs once the deck builder
+(:mod:`fem.io.build_steps`) has checked what every step shares, and checks the component, its
+interface, the mode selection and the superelement file.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.settings import from_values
+from fem.analysis.settings import MAX_MODES, REQUIRED, from_values, setting
 from fem.elements.base import require
 from fem.elements.superelement import is_superelement_file
 from fem.errors import DeckError
 from fem.io.build import lookup
 
+METHODS = ("craig_bampton", "free_interface")
 
-def check(cls, e, inputs, spec: dict):
-    """The settings (class ``cls``) of ``cms_reduce`` step ``e``, nodes and file resolved."""
-    s = from_values(cls, e.values)
+
+@dataclass
+class CmsReduceSettings:
+    """Settings of a ``cms_reduce`` step: the deck keys of ``[[steps]]`` with that type."""
+
+    interface: object = setting("nodes", REQUIRED, "cms_reduce: the component's interface "
+                                "nodes (node id, list of ids or node-set name); every free DOF "
+                                "of them is a boundary unknown of the superelement")
+    method: str = setting("str", "craig_bampton", "cms_reduce: craig_bampton (fixed-interface "
+                          "modes and static constraint modes) or free_interface (free-free "
+                          "modes and residual attachment modes, boundary form)",
+                          choices=METHODS)
+    groups: tuple | None = setting("names", None, "cms_reduce: the element groups of the "
+                                   "component (default: all)")
+    modes: int | None = setting("int", None, "cms_reduce: number of component modes kept "
+                                "(give modes or cutoff)", positive=True, maximum=MAX_MODES)
+    cutoff: float | None = setting("float", None, "cms_reduce: keep every component mode up to "
+                                   "this frequency, rad/s (give modes or cutoff)", positive=True)
+    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
+                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
+                        "or the consistent element masses", choices=("lumped", "consistent"))
+    file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
+                               "(HDF5, relative to the deck, inside its folder), for "
+                               "[[elements]] type = \"superelement\"")
+    # resolved by the deck's check (fem.analysis.cms_deck)
+    nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
+    path: str | None = setting("str", None, deck=False)      # file, absolute
+    where: str = setting("str", "steps", deck=False)         # the step entry, for messages
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """``cms_reduce`` steps have one variant."""
+        return ""
+
+
+def check(e, inputs, spec: dict) -> CmsReduceSettings:
+    """The settings of ``cms_reduce`` step ``e``, its nodes and file resolved."""
+    s = from_values(CmsReduceSettings, e.values)
     model, where = inputs.model, e.where
     by_name = {g.name: g for g in model.groups}
     if s.groups is not None:

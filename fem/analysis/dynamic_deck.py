@@ -1,14 +1,24 @@
-"""The deck of a dynamic step: time step, frames, formulation, integrator and velocity fields.
+"""The deck of a dynamic step: its keys (:class:`DynamicSettings`) and their checks.
 
-:meth:`fem.analysis.dynamic.DynamicStep.check` calls :func:`check` once the deck builder
-(:mod:`fem.io.build_steps`) has checked what every step shares; the keys themselves are the fields
-of :class:`fem.analysis.dynamic.DynamicSettings`. :func:`unsupported` is the scope of the
-eliminating formulations (:mod:`fem.analysis.eliminated`).
+:class:`fem.analysis.dynamic.DynamicStep` declares them: :func:`check` runs once the deck builder
+(:mod:`fem.io.build_steps`) has checked what every step shares, and checks the time step, the
+frames, the formulation, the integrator and the velocity fields. :func:`unsupported` is the scope
+of the eliminating formulations (:mod:`fem.analysis.eliminated`).
 """
 
 from __future__ import annotations
 
-from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, from_values
+from dataclasses import dataclass
+
+from fem.analysis.settings import (
+    MAX_CUTS,
+    MAX_FRAMES,
+    MAX_ITERATIONS,
+    MAX_TIME_STEPS,
+    REQUIRED,
+    from_values,
+    setting,
+)
 from fem.constraints.joint import Joint
 from fem.errors import DeckError
 from fem.io.build import lookup
@@ -16,10 +26,60 @@ from fem.io.keys import sci
 
 #: the keys only the multiplier formulation uses
 MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
+INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
+#: how the joints enter the equations of motion (:mod:`fem.analysis.eliminated`)
+FORMULATIONS = ("multipliers", "partitioning", "nullspace")
 
 
-def check(cls, e, inputs, spec: dict):
-    """The settings (class ``cls``) of dynamic step ``e``, its velocity fields resolved."""
+@dataclass
+class DynamicSettings:
+    """Settings of a dynamic step: the deck keys of ``[[steps]]`` with ``type = "dynamic"``.
+
+    ``velocities`` holds :class:`fem.model.VelocityField` objects (the deck names them).
+    """
+
+    formulation: str = setting("str", "multipliers", "how joints are handled: multipliers "
+                               "(Lagrange multipliers, any model), or for small 2D mechanisms "
+                               "of rigid bodies and joints partitioning (Blajer's coordinate "
+                               "partitioning) or nullspace (null-space projection), both "
+                               "integrated by fixed-step RK4; see Elimination formulations",
+                               choices=FORMULATIONS)
+    integrator: str = setting("str", "energy_conserving", "energy_conserving, midpoint, "
+                              "trapezoidal or generalized_alpha (multipliers)",
+                              choices=INTEGRATORS)
+    rho_inf: float = setting("float", 0.8, "generalized_alpha: spectral radius at infinite "
+                             "frequency, 0 to 1", nonnegative=True)
+    time_step: float = setting("float", REQUIRED, "time step (duration / time_step at most "
+                               f"{MAX_TIME_STEPS:.0e})".replace("e+0", "e"), positive=True)
+    duration: float = setting("float", REQUIRED, "length of the step in time", positive=True)
+    output_interval: float | None = setting("float", None, "time between output frames "
+                                            "(default: every [output] every-th step; at most "
+                                            f"{MAX_FRAMES:.0e} frames)".replace("e+0", "e"),
+                                            positive=True)
+    velocities: tuple = setting("names", (), "velocity fields set at the start")
+    max_iterations: int = setting("int", 25, "Newton iterations per time step (partitioning, "
+                                  "nullspace: per solve for the positions)", positive=True,
+                                  maximum=MAX_ITERATIONS)
+    tolerance: float = setting("float", 1e-9, "relative residual tolerance (multipliers)",
+                               positive=True)
+    max_cuts: int = setting("int", 8, "halvings of the time step allowed in a row when Newton "
+                            "fails (multipliers)", nonnegative=True, maximum=MAX_CUTS)
+    newton: str = setting("str", "full", "full (a new tangent every iteration) or modified "
+                          "(the time step's first tangent reused while each iteration reduces "
+                          "the residual at least 4-fold; multipliers)",
+                          choices=("full", "modified"))
+
+    VARIANTS = ("",)
+    REMOVES = ("",)
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """Dynamic steps have one variant."""
+        return ""
+
+
+def check(e, inputs, spec: dict) -> DynamicSettings:
+    """The settings of dynamic step ``e``, its velocity fields resolved."""
     v = e.values
     _counts(e, inputs, v)
     refused = unsupported(inputs.model, v, e.given, spec["loads"], spec["prescribed"])
@@ -38,7 +98,7 @@ def check(cls, e, inputs, spec: dict):
     for name in v["velocities"] or []:
         fields.append(lookup(inputs.velocity_fields, name, "velocity field",
                              f"{e.where}.velocities"))
-    return from_values(cls, {**v, "velocities": tuple(fields)})
+    return from_values(DynamicSettings, {**v, "velocities": tuple(fields)})
 
 
 def _counts(e, inputs, v: dict) -> None:

@@ -65,7 +65,7 @@ from fem import interrupt, linalg
 from fem.analysis import linearize_deck
 from fem.analysis.base import StepBase
 from fem.analysis.linear_model import LinearModel, linear_model
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
+from fem.analysis.linearize_deck import LinearizeSettings
 from fem.errors import ConvergenceError, ModelError
 from fem.solvers import eigen
 from fem.solvers.eigen import Verdict, error_bounds, verdict
@@ -74,43 +74,6 @@ log = logging.getLogger(__name__)
 
 DENSE_LIMIT = 3000        # unknowns of method = "dense" and of the state-space model (dense)
 INACCURATE = 1e-3         # an error bound above this times |p|: the step warns
-
-
-@dataclass
-class LinearizeSettings:
-    """Settings of a linearize step: the deck keys of ``[[steps]]`` with ``type = "linearize"``."""
-
-    modes: int = setting("int", 6, "eigenvalue pairs wanted (the nearest the shift; a complex "
-                         "pair counts once)", positive=True, maximum=MAX_MODES)
-    method: str = setting("str", "lanczos", "eigen-solver: the two-sided Krylov solver on "
-                          "Doan, Geradin & Kill's first-order form, or all eigenvalues by "
-                          "LAPACK (small models)",
-                          choices=("lanczos", "dense"))
-    shift: float = setting("float", 0.0, "shift p_s (rad/s, real): the eigenvalues nearest it; "
-                           "give a small positive one when the model has free rigid motions")
-    spin: list = setting("vector", None, "steady angular velocity [wx, wy, wz] (3D; 2D: [wz]) "
-                         "in rad/s: linearize in the frame turning with it, about the relative "
-                         "equilibrium it makes")
-    center: list = setting("vector", None, "a point of the spin axis (default: origin)")
-    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness; false "
-                              "shows what a linearization without it predicts")
-    inputs: list = setting("names", None, "force inputs of the state-space model: \"<node> "
-                           "<dof>\", e.g. \"11 uy\"")
-    outputs: list = setting("names", None, "outputs of the state-space model: \"<node> <dof>\" "
-                            "(displacement) or \"<node> <dof> velocity\"")
-    max_iterations: int = setting("int", 50, "Newton iterations for the relative equilibrium "
-                                  "under spin", positive=True, maximum=MAX_ITERATIONS)
-    equilibrium: bool = setting("bool", True, "under spin: find the relative equilibrium by "
-                                "Newton first; false linearizes about the state as given (the "
-                                "joints' reactions balanced as well as they can be)")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Linearize steps have one variant."""
-        return ""
 
 
 @dataclass
@@ -167,10 +130,7 @@ class LinearizeStep(StepBase):
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "linearize"')]
 
-    @classmethod
-    def check(cls, entry, inputs, spec: dict) -> LinearizeSettings:
-        """The settings of a linearize step: spin, inputs, outputs (:mod:`linearize_deck`)."""
-        return linearize_deck.check(cls.Settings, entry, inputs, spec)
+    check = staticmethod(linearize_deck.check)
 
     def __init__(self, name, system, loads, settings: LinearizeSettings | None = None,
                  solver_options=None):

@@ -1,9 +1,10 @@
-"""The deck of a ``modify`` step: its components, design parameters, alpha and targets.
+"""The deck of a ``modify`` step: its keys (:class:`ModifySettings`) and their checks.
 
-:meth:`fem.analysis.modify.ModifyStep.check` calls :func:`check` once the deck builder
-(:mod:`fem.io.build_steps`) has checked what every step shares; the keys themselves are the fields
-of :class:`fem.analysis.modify.ModifySettings` and, for the tables in them, :data:`COMPONENT`,
-:data:`PARAMETER` and :data:`TARGET`.
+:class:`fem.analysis.modify.ModifyStep` declares them: :func:`check` runs once the deck builder
+(:mod:`fem.io.build_steps`) has checked what every step shares, and checks the components, the
+design parameters, alpha and the targets, resolving them (:class:`Part`). The keys of the tables
+in ``components``, ``parameters`` and ``targets`` are :data:`COMPONENT`, :data:`PARAMETER` and
+:data:`TARGET`.
 """
 
 from __future__ import annotations
@@ -12,25 +13,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.settings import MAX_MODES, from_values
+from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, from_values, setting
 from fem.cms.modification import KINDS
 from fem.errors import DeckError
+from fem.io import keys
 from fem.io.build import lookup
-from fem.io.keys import REQUIRED, Key, take
+from fem.io.keys import Key, take
 
 COMPONENT = [
-    Key("name", "name", REQUIRED, "the component's name"),
-    Key("groups", "groups", REQUIRED, "its element groups"),
+    Key("name", "name", keys.REQUIRED, "the component's name"),
+    Key("groups", "groups", keys.REQUIRED, "its element groups"),
     Key("modes", "int", None, "free-free modes kept, rigid-body modes included", positive=True,
         maximum=MAX_MODES),
     Key("cutoff", "float", None, "keep every free-free mode up to this frequency, rad/s",
         positive=True)]
 PARAMETER = [
-    Key("component", "str", REQUIRED, "a component's name"),
-    Key("kind", "str", REQUIRED, "density or modulus", choices=KINDS)]
+    Key("component", "str", keys.REQUIRED, "a component's name"),
+    Key("kind", "str", keys.REQUIRED, "density or modulus", choices=KINDS)]
 TARGET = [
-    Key("mode", "int", REQUIRED, "1-based mode number, rigid-body modes included", positive=True),
-    Key("frequency", "float", REQUIRED, "the target frequency, rad/s", positive=True)]
+    Key("mode", "int", keys.REQUIRED, "1-based mode number, rigid-body modes included",
+        positive=True),
+    Key("frequency", "float", keys.REQUIRED, "the target frequency, rad/s", positive=True)]
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,70 @@ class Part:
     masses: tuple = ()
 
 
-def check(cls, e, inputs, spec: dict):
-    """The settings (class ``cls``) of ``modify`` step ``e``: parts, interface, design resolved."""
-    s = from_values(cls, e.values)
+@dataclass
+class ModifySettings:
+    """Settings of a ``modify`` step: the deck keys of ``[[steps]]`` with that type."""
+
+    components: list = setting("tables", REQUIRED, "modify: the components, `[{name = \"c\", "
+                               "groups = [\"g\", ...], modes = n or cutoff = w}, ...]`: every "
+                               "element group in exactly one; the interface (the nodes of two "
+                               "or more components) is found; a component's modes or cutoff "
+                               "replaces the step's")
+    method: str = setting("str", "free_interface", "modify: how the components are reduced: "
+                          "free_interface (Hutton & Smith: free-free modes and residual "
+                          "attachment modes; modulus changes approximate) or craig_bampton "
+                          "(fixed-interface and constraint modes; density and modulus changes "
+                          "exact)", choices=("free_interface", "craig_bampton"))
+    modes: int | None = setting("int", None, "modify: component modes kept per component "
+                                "(free-free ones, rigid-body modes included; fixed-interface "
+                                "ones with craig_bampton) (give modes or cutoff)",
+                                positive=True, maximum=MAX_MODES)
+    cutoff: float | None = setting("float", None, "modify: keep every component mode (free-"
+                                   "free, or fixed-interface with craig_bampton) up to this "
+                                   "frequency, rad/s (give modes or cutoff)", positive=True)
+    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
+                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
+                        "or the consistent element masses", choices=("lumped", "consistent"))
+    sensitivity_modes: list | None = setting("vector", None, "modify: the modes whose "
+                                             "sensitivities to each component's density and "
+                                             "modulus are tabulated (mode numbers: 1-based, "
+                                             "rigid-body modes included; default: the first "
+                                             "6 elastic modes)")
+    parameters: list | None = setting("tables", None, "modify: design parameters, "
+                                      "`[{component = \"c\", kind = \"density\" or "
+                                      "\"modulus\"}, ...]`, each the component's whole mass "
+                                      "or stiffness times 1 + alpha")
+    alpha: list | None = setting("vector", None, "modify: forward modification: the "
+                                 "parameters' fractional changes, one each, > -1")
+    targets: list | None = setting("tables", None, "modify: inverse modification: "
+                                   "`[{mode = k, frequency = w}, ...]`, mode k (1-based, "
+                                   "rigid-body modes included) to w rad/s; alpha is found")
+    max_iterations: int = setting("int", 20, "modify: Newton iterations of the inverse "
+                                  "modification", positive=True, maximum=MAX_ITERATIONS)
+    tolerance: float = setting("float", 1e-12, "modify: the inverse modification stops when "
+                               "every omega^2 is within tolerance x target^2 of its target^2",
+                               positive=True)
+    output_modes: int = setting("int", 10, "modify: how many (modified) modes, the lowest, are "
+                                "written to the results' modes and ParaView", positive=True,
+                                maximum=MAX_MODES)
+    # resolved by the deck's check (fem.analysis.modify_deck)
+    parts: tuple = setting("tables", (), deck=False)          # Part per component
+    interface: tuple = setting("nodes", (), deck=False)       # interface node indices
+    design: tuple = setting("tables", (), deck=False)         # (component index, kind) pairs
+    where: str = setting("str", "steps", deck=False)          # the step entry, for messages
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """``modify`` steps have one variant."""
+        return ""
+
+
+def check(e, inputs, spec: dict) -> ModifySettings:
+    """The settings of ``modify`` step ``e``: its parts, interface and design resolved."""
+    s = from_values(ModifySettings, e.values)
     model, where = inputs.model, e.where
     tables, names = _components(s, where, model)
     if model.constraints:

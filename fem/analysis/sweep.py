@@ -62,60 +62,10 @@ from fem.analysis import rotordynamics, sweep_deck
 from fem.analysis.linear_model import linear_model
 from fem.analysis.linearize import Eigenvalues, LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
-from fem.analysis.sweep_deck import MAX_ORDERS, MAX_VALUES
+from fem.analysis.sweep_deck import SweepSettings
 from fem.errors import ConvergenceError, ModelError
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SweepSettings:
-    """Settings of a stability sweep: the deck keys of ``type = "stability_sweep"``."""
-
-    parameter: str = setting("str", REQUIRED, "what is swept: the spin (rad/s) or the load "
-                             "factor of the step's loads", choices=("spin", "load"))
-    values: list = setting("vector", REQUIRED, "the parameter's values, increasing (at most "
-                           f"{MAX_VALUES})")
-    axis: list = setting("vector", None, "spin: the axis [ax, ay, az] (3D; default z; 2D: "
-                         "always z)")
-    center: list = setting("vector", None, "spin: a point of the axis (default: origin)")
-    modes: int = setting("int", 6, "eigenvalue pairs tracked (nearest the shift)",
-                         positive=True, maximum=MAX_MODES)
-    method: str = setting("str", "lanczos", "eigen-solver, as for a linearize step",
-                          choices=("lanczos", "dense"))
-    shift: float = setting("float", 0.0, "shift p_s (rad/s, real), as for a linearize step")
-    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness")
-    refine: bool = setting("bool", True, "locate the first stability boundary by bisection "
-                           "(and a spin's engine-order crossings by regula falsi)")
-    tolerance: float = setting("float", 1e-6, "relative accuracy of the boundary (and of the "
-                               "crossings)", positive=True)
-    max_iterations: int = setting("int", 50, "Newton iterations per equilibrium",
-                                  positive=True, maximum=MAX_ITERATIONS)
-    frame: str = setting("str", None, "spin: the frame of the frequencies, whirl and Campbell "
-                         "diagram: rotating (the linearization's, exact for any rotor; the "
-                         "default) or fixed (converted, for a rotor symmetric about the axis on "
-                         "isotropic supports)", choices=("rotating", "fixed"))
-    orders: list = setting("vector", None, "spin: engine orders k (positive): the lines "
-                           "k * spin drawn and crossed by the frequencies (critical speeds; "
-                           f"default [1], at most {MAX_ORDERS})")
-    plot_units: str = setting("str", "rad/s", "units of the plots' spin and frequency axes "
-                              "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
-    equilibrium: bool = setting("bool", True, "find each value's equilibrium by Newton; false "
-                                "linearizes about the state the sweep starts from, as given")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Sweeps have one variant."""
-        return ""
-
-    # what LinearizeStep reads of its settings
-    spin = None
-    inputs = None
-    outputs = None
 
 
 class ScaledLoads:
@@ -171,10 +121,7 @@ class SweepStep(LinearizeStep):
     WRITES = ("plots",)
     nudge_singular_shift = True
 
-    @classmethod
-    def check(cls, entry, inputs, spec: dict) -> SweepSettings:
-        """The settings of a sweep: values, spin axis and center (:func:`sweep_deck.check`)."""
-        return sweep_deck.check(cls.Settings, entry, inputs, spec)
+    check = staticmethod(sweep_deck.check)
 
     def written_beside(self) -> tuple[str, ...]:
         """The Campbell diagram and the stability plot."""

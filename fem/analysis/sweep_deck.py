@@ -1,24 +1,76 @@
-"""The deck of a stability sweep: its values, and the spin's axis, center, frame and orders.
+"""The deck of a stability sweep: its keys (:class:`SweepSettings`) and their checks.
 
-:meth:`fem.analysis.sweep.SweepStep.check` calls :func:`check` once the deck builder
-(:mod:`fem.io.build_steps`) has checked what every step shares; the keys themselves are the fields
-of :class:`fem.analysis.sweep.SweepSettings`.
+:class:`fem.analysis.sweep.SweepStep` declares them: :func:`check` runs once the deck builder
+(:mod:`fem.io.build_steps`) has checked what every step shares, and checks the values, the loads
+of a load sweep and the spin's axis, center, frame and orders.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from fem.analysis.settings import from_values
+from fem.analysis.rotordynamics import FREQUENCY_UNITS
+from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, from_values, setting
 from fem.errors import DeckError
 
 MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
 MAX_ORDERS = 100          # engine orders: each is crossed with every line
 
 
-def check(cls, e, inputs, spec: dict):
-    """The settings (class ``cls``) of sweep ``e``; a load sweep needs loads."""
-    s = from_values(cls, e.values)
+@dataclass
+class SweepSettings:
+    """Settings of a stability sweep: the deck keys of ``type = "stability_sweep"``."""
+
+    parameter: str = setting("str", REQUIRED, "what is swept: the spin (rad/s) or the load "
+                             "factor of the step's loads", choices=("spin", "load"))
+    values: list = setting("vector", REQUIRED, "the parameter's values, increasing (at most "
+                           f"{MAX_VALUES})")
+    axis: list = setting("vector", None, "spin: the axis [ax, ay, az] (3D; default z; 2D: "
+                         "always z)")
+    center: list = setting("vector", None, "spin: a point of the axis (default: origin)")
+    modes: int = setting("int", 6, "eigenvalue pairs tracked (nearest the shift)",
+                         positive=True, maximum=MAX_MODES)
+    method: str = setting("str", "lanczos", "eigen-solver, as for a linearize step",
+                          choices=("lanczos", "dense"))
+    shift: float = setting("float", 0.0, "shift p_s (rad/s, real), as for a linearize step")
+    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness")
+    refine: bool = setting("bool", True, "locate the first stability boundary by bisection "
+                           "(and a spin's engine-order crossings by regula falsi)")
+    tolerance: float = setting("float", 1e-6, "relative accuracy of the boundary (and of the "
+                               "crossings)", positive=True)
+    max_iterations: int = setting("int", 50, "Newton iterations per equilibrium",
+                                  positive=True, maximum=MAX_ITERATIONS)
+    frame: str = setting("str", None, "spin: the frame of the frequencies, whirl and Campbell "
+                         "diagram: rotating (the linearization's, exact for any rotor; the "
+                         "default) or fixed (converted, for a rotor symmetric about the axis on "
+                         "isotropic supports)", choices=("rotating", "fixed"))
+    orders: list = setting("vector", None, "spin: engine orders k (positive): the lines "
+                           "k * spin drawn and crossed by the frequencies (critical speeds; "
+                           f"default [1], at most {MAX_ORDERS})")
+    plot_units: str = setting("str", "rad/s", "units of the plots' spin and frequency axes "
+                              "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
+    equilibrium: bool = setting("bool", True, "find each value's equilibrium by Newton; false "
+                                "linearizes about the state the sweep starts from, as given")
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """Sweeps have one variant."""
+        return ""
+
+    # what LinearizeStep reads of its settings
+    spin = None
+    inputs = None
+    outputs = None
+
+
+def check(e, inputs, spec: dict) -> SweepSettings:
+    """The settings of sweep ``e``; a load sweep needs loads."""
+    s = from_values(SweepSettings, e.values)
     check_values(s.values, f"{e.where}.values")
     dim = inputs.model.dim
     if s.parameter == "load":
