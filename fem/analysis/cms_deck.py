@@ -16,7 +16,7 @@ from fem.analysis.settings import MAX_MODES, REQUIRED, from_values, setting
 from fem.elements.base import require
 from fem.elements.superelement import is_superelement_file
 from fem.errors import DeckError
-from fem.io.build import lookup
+from fem.io.keys.entries import lookup
 
 METHODS = ("craig_bampton", "free_interface")
 

@@ -21,8 +21,8 @@ from fem.analysis.settings import (
 )
 from fem.constraints.joint import Joint
 from fem.errors import DeckError
-from fem.io.build import lookup
 from fem.io.keys import sci
+from fem.io.keys.entries import lookup
 
 #: the keys only the multiplier formulation uses
 MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")

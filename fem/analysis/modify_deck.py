@@ -17,8 +17,8 @@ from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, from_valu
 from fem.cms.modification import KINDS
 from fem.errors import DeckError
 from fem.io import keys
-from fem.io.build import lookup
 from fem.io.keys import Key, take
+from fem.io.keys.entries import lookup
 
 COMPONENT = [
     Key("name", "name", keys.REQUIRED, "the component's name"),

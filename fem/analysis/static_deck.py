@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, from_values, setting
 from fem.dofs import DofMap
 from fem.errors import DeckError
-from fem.io.build import slot
+from fem.io.keys.entries import slot
 from fem.solvers.newton import LINE_SEARCHES
 
 PATHS = ("displacement", "arclength")
