@@ -59,8 +59,8 @@ from numpy.typing import NDArray
 
 from fem import interrupt
 from fem.analysis import rotordynamics, sweep_deck
-from fem.analysis.linear_model import linear_model
-from fem.analysis.linearize import Eigenvalues, LinearizeStep
+from fem.analysis.linear_model import Eigenvalues, linear_model
+from fem.analysis.linearize import LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.sweep_deck import SweepSettings
 from fem.errors import ConvergenceError, ModelError
