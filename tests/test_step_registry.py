@@ -1,9 +1,10 @@
-"""The step registry owns its decks (issue 28, item 4): the runner and the deck builder ask the
-type registered in ``fem.analysis.STEP_TYPES``, never a type's name.
+"""The step registry owns its decks (issue 28, item 4): the runner, the deck builder and the
+step's loads ask the type registered in ``fem.analysis.STEP_TYPES``, never a type's name.
 
 A branch on a type name (``if spec["type"] == "dynamic"``, ``kind[0] in ("modal", ...)``,
-``isinstance(step, BucklingStep)``) in :mod:`fem.run` or :mod:`fem.io.build_steps` means a new
-step type needs edits there; the AST walk below finds any string equal to a registered type name,
+``isinstance(step, BucklingStep)``) in :mod:`fem.run`, :mod:`fem.io.build_steps` or
+:mod:`fem.loads` (whose loads ramp: the type's ``LOADS_RAMP``) means a new step type needs edits
+there; the AST walk below finds any string equal to a registered type name,
 any registered step class named, and any import of a step module.
 """
 
@@ -17,7 +18,7 @@ from fem.analysis.base import StepBase
 from fem.run import BESIDE
 
 ROOT = Path(__file__).resolve().parents[1]
-USERS = ("fem/run.py", "fem/io/build_steps.py")
+USERS = ("fem/run.py", "fem/io/build_steps.py", "fem/loads.py")
 
 
 def _type_names_used(path: Path) -> list[str]:
@@ -59,3 +60,4 @@ def test_every_type_declares_the_step_protocol(kind):
     assert step.Settings.VARIANTS and set(step.Settings.REMOVES) <= set(step.Settings.VARIANTS)
     assert set(step.WRITES) <= set(BESIDE), step.WRITES
     assert step.NO_LOADS is None or not step.LOADS_STAY
+    assert isinstance(step.LOADS_RAMP, bool)

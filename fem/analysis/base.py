@@ -29,14 +29,6 @@ def options_prefix(step_name: str) -> str:
     return re.sub(r"\W", "_", step_name) + "_"
 
 
-def step_loads(spec: dict, system) -> StepLoads:
-    """The loads and prescribed values of deck step ``spec`` (its settings made) on ``system``."""
-    settings = spec.get("settings")
-    t_end = getattr(settings, "load_factor", None) or getattr(settings, "duration", 1.0)
-    return StepLoads(system.model, spec["loads"], spec["type"], spec["prescribed"],
-                     spec.get("remove", ()), t_end=t_end)
-
-
 class StepBase:
     """Base class of analysis steps.
 
@@ -64,6 +56,9 @@ class StepBase:
     NO_SUPERELEMENTS: str | None = None
     #: whether the loads of a step of this type stay applied after it (the deck's load history)
     LOADS_STAY = False
+    #: whether its loads without a time function ramp with the step's pseudo-time (``g(t) = t``,
+    #: removed loads ramp down); False: they apply at once, ``g = 1`` (:class:`fem.loads.StepLoads`)
+    LOADS_RAMP = True
     #: the files a step of this type may write beside the results file: ``"modes"`` (the modes'
     #: XDMF), ``"vibration"`` (the modes vibrating), ``"matlab"`` (a state-space model),
     #: ``"plots"`` (PNG)
@@ -117,12 +112,20 @@ class StepBase:
         return from_values(cls.Settings, entry.values)
 
     @classmethod
+    def step_loads(cls, spec: dict, system) -> StepLoads:
+        """The loads and prescribed values of deck step ``spec`` (settings made) on ``system``."""
+        settings = spec.get("settings")
+        t_end = getattr(settings, "load_factor", None) or getattr(settings, "duration", 1.0)
+        return StepLoads(system.model, spec["loads"], cls.LOADS_RAMP, spec["prescribed"],
+                         spec.get("remove", ()), t_end=t_end)
+
+    @classmethod
     def make(cls, spec: dict, system, deck, output_every: int = 1):
         """The step of deck description ``spec`` (with :meth:`check`'s settings) on ``system``.
 
         ``deck`` gives the PETSc options (and its path); ``output_every`` is ``[output] every``.
         """
-        return cls(spec["name"], system, step_loads(spec, system), spec["settings"],
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
                    solver_options=deck.solver_options)
 
     def written_beside(self) -> tuple[str, ...]:

@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 
 from fem import interrupt
 from fem.analysis import cms_deck
-from fem.analysis.base import StepBase, options_prefix, step_loads
+from fem.analysis.base import StepBase, options_prefix
 from fem.analysis.cms_deck import CmsReduceSettings
 from fem.cms.component import node_dofs
 from fem.cms.coupling import reduced_modes
@@ -186,7 +186,7 @@ class CmsReduceStep(StepBase):
     @classmethod
     def make(cls, spec: dict, system, deck, output_every: int = 1) -> CmsReduceStep:
         """A reduction that records the deck's path in the superelement file."""
-        return cls(spec["name"], system, step_loads(spec, system), spec["settings"],
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
                    solver_options=deck.solver_options,
                    source=os.path.abspath(deck.path) if deck.path else "")
 

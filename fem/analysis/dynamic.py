@@ -41,7 +41,7 @@ import numpy as np
 
 from fem import interrupt, linalg
 from fem.analysis import dynamic_deck
-from fem.analysis.base import StepBase, step_loads
+from fem.analysis.base import StepBase
 from fem.analysis.dynamic_deck import DynamicSettings
 from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
@@ -90,6 +90,7 @@ class DynamicStep(StepBase):
     step_type = "dynamic"
     Settings = DynamicSettings
     LOADS_STAY = True
+    LOADS_RAMP = False           # a load without a time function is on from the start
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -110,7 +111,7 @@ class DynamicStep(StepBase):
             # an EliminatedStep is a DynamicStep: its module imports this one
             from fem.analysis.eliminated import EliminatedStep
             step = EliminatedStep
-        return step(spec["name"], system, step_loads(spec, system), spec["settings"],
+        return step(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
                     solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: DynamicSettings, solver_options=None,

@@ -86,6 +86,7 @@ class LinearizeStep(StepBase):
     """The linearized model about the current state; see the module docstring."""
 
     step_type = "linearize"
+    LOADS_RAMP = False           # its loads at g(0), 1 without a function, as a dynamic step
     Settings = LinearizeSettings
     NO_SUPERELEMENTS = ("is not linearized yet (its modal coordinates have no rates in the "
                         "linearized model); static, modal and dynamic steps take superelements")

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from fem import interrupt, linalg
 from fem.analysis import static_deck
-from fem.analysis.base import StepBase, step_loads
+from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.planar_static import PlanarIncrement
 from fem.analysis.static_deck import StaticSettings
@@ -73,7 +73,7 @@ class StaticStep(StepBase):
     @classmethod
     def make(cls, spec: dict, system, deck, output_every: int = 1) -> StaticStep:
         """A static step writing every ``output_every``-th increment."""
-        return cls(spec["name"], system, step_loads(spec, system), spec["settings"],
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
                    solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,

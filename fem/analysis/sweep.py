@@ -117,6 +117,9 @@ class SweepStep(LinearizeStep):
     """A stability sweep; see the module docstring."""
 
     step_type = "stability_sweep"
+    #: its loads are a static step's (a linearize step's are not): the pattern it scales
+    #: (:class:`ScaledLoads`) is the same, and a removed load ramps down with the pseudo-time
+    LOADS_RAMP = True
     Settings = SweepSettings
     WRITES = ("plots",)
     nudge_singular_shift = True
