@@ -378,8 +378,8 @@ class LinearizeStep(StepBase):
     def _selection(self, entries) -> list[tuple[int, str]]:
         """``[(unknown index, quantity)]`` of ``(node index, slot, quantity)`` entries.
 
-        The deck gives them as ``"<node> <dof> [velocity]"`` (:mod:`fem.io.build_steps` checks
-        each names a free DOF).
+        The deck gives them as ``"<node> <dof> [velocity]"`` (:func:`linearize_deck.check`
+        checks each names a free DOF).
         """
         dm = self.system.dofmap
         return [(int(dm.index[node, slot]), quantity) for node, slot, quantity in entries]
