@@ -31,7 +31,7 @@ def main():
         steps = 5 if n < 15 else 3
         settings = DynamicSettings(time_step=0.01, duration=steps * 0.01, velocities=(fld,),
                                    tolerance=1e-9, output_interval=1.0)
-        step = DynamicStep("dyn", sysm, StepLoads(model, (), "dynamic"), settings)
+        step = DynamicStep("dyn", sysm, StepLoads(model, (), ramp=False), settings)
         t = time.perf_counter()
         step.run(state, None)
         per_step = (time.perf_counter() - t) / steps

@@ -46,7 +46,7 @@ COUNT = 20
 
 def step(model, method):
     sysm = System(model)
-    loads = StepLoads(model, (), "modal", (), (), t_end=1.0)
+    loads = StepLoads(model, (), ramp=True, t_end=1.0)
     return sysm, ModalStep("bench", sysm, loads, ModalSettings(modes=COUNT, method=method,
                                                                mass="consistent", shift=0.0))
 

@@ -49,7 +49,7 @@ def main(argv=()):
         #                                     assembly's gather orders prepared
         with timed_solves() as spent:
             settings = StaticSettings(nonlinear=True, increments=1, tolerance=1e-9)
-            step = StaticStep("bench", sysm, StepLoads(model, (load,), "static"), settings)
+            step = StaticStep("bench", sysm, StepLoads(model, (load,), ramp=True), settings)
             t = time.perf_counter()
             step.run(state, None)
             total = time.perf_counter() - t

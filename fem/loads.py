@@ -272,14 +272,16 @@ class StepLoads:
     ----------
     model : the model (for its dimension and node count)
     loads : the loads the step applies
-    step_type : ``"static"``, ``"buckling"``, ``"dynamic"`` or ``"linearize"`` (default
-        functions, removal)
+    ramp : whether the loads without a time function ramp with the step's pseudo-time, ``g(t) =
+        t``, and removed loads ramp down over it (a static step); False: they apply at once,
+        ``g = 1``, and removed loads leave at once (a dynamic or linearize step). The step type
+        declares it (:data:`fem.analysis.base.StepBase.LOADS_RAMP`).
     prescribed : the step's prescribed values
     removed : loads the step takes off
     t_end : the step's final pseudo-time (static: its load factor), for ramps
     """
 
-    def __init__(self, model, loads: tuple, step_type: str,
+    def __init__(self, model, loads: tuple, ramp: bool,
                  prescribed: tuple[Prescribed, ...] = (), removed: tuple = (),
                  t_end: float = 1.0):
         self.model = model
@@ -289,8 +291,7 @@ class StepLoads:
         self.loads = tuple(loads)
         self.prescribed = tuple(prescribed)
         self.removed = tuple(removed)
-        # a linearize step applies its loads as a dynamic one does: at g(0), 1 by default
-        self.static = step_type not in ("dynamic", "linearize")
+        self.static = bool(ramp)
         self.default = Linear() if self.static else Constant()
         self.t_end = t_end
         self.held: list[tuple[NodalLoad, float]] = []      # or distributed loads, gravity

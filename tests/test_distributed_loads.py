@@ -78,7 +78,7 @@ def test_follower_load_stiffness_is_minus_its_derivative(dim):
              steps=[{"name": "s", "type": "static"}])
     dk = from_dict(d)
     sysm = System(dk.model)
-    loads = StepLoads(dk.model, dk.steps[0]["loads"], "static")
+    loads = StepLoads(dk.model, dk.steps[0]["loads"], ramp=True)
     st = sysm.reference_state()
     n, ns = st.n_nodes, dk.model.nslots
     if dim == 2:

@@ -196,7 +196,7 @@ def test_an_eigenvalue_known_to_fewer_than_three_digits_is_a_warning():
     """A bound above 1e-3 |p| (Lanczos on repro D07's 1200 beams accepts p = 576.6 rad/s,
     23 rad/s from the nearest eigenvalue, with a bound of 48) makes the step warn, once; a
     neutral eigenvalue (|p| within its bound) does not count."""
-    from fem.analysis.linearize import Eigenvalues
+    from fem.analysis.linear_model import Eigenvalues
 
     step = solve(kane(20, "dense"))[3][0]
     assert not step.warnings

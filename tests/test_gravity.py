@@ -43,7 +43,7 @@ def test_gravity_is_the_lumped_masses_times_g(dim):
     assert f[:, dim - 1].sum() == pytest.approx(-G * (0.5 * 2.0 + 3.0), rel=1e-14)
     # the step's loads see the same (gravity is a load named "gravity")
     grav = next(ld for ld in dk.model.loads if ld.name == "gravity")
-    loads = StepLoads(dk.model, (grav,), "dynamic")
+    loads = StepLoads(dk.model, (grav,), ramp=False)
     assert np.allclose(loads.force(sysm.reference_state(), 0.0), f)
 
 

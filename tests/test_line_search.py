@@ -1,6 +1,6 @@
 """The line search of load-control corrections (``line_search``), and why it is not the default.
 
-Measured in fem/analysis/static.py (LINE_SEARCH_DEFAULT): on trusses the energy search saves
+Measured in fem/analysis/static_deck.py (LINE_SEARCH_DEFAULT): on trusses the energy search saves
 iterations (a sagging string loaded at its middle: 13 iterations without, 5 with), on slender
 co-rotational beams both searches fail where the bent corrections converge, and on a truss taken
 past its limit point under load control the damped steps hide the limit point from the step's

@@ -34,7 +34,7 @@ def test_load_stiffness_is_minus_the_derivative_of_the_load(dim, kind):
         f0[2] = 0.0
         m0[:2] = 0.0
     ld = NodalLoad("L", np.array([1]), f0, m0, kind)
-    loads = StepLoads(model(dim), (ld,), "static")
+    loads = StepLoads(model(dim), (ld,), ramp=True)
     st = state(dim, rng)
     K = loads.stiffness(st, 0.7)
     ns = 3 if dim == 2 else 6
@@ -60,7 +60,7 @@ def test_follower_moment_turns_with_the_node_and_semitangential_follows_jl_inv()
     for kind, expected in (("dead", m0), ("follower", R @ m0),
                            ("semitangential", so3.jl_inv(psi).T @ m0)):
         loads = StepLoads(model(3), (NodalLoad("L", np.array([1]), np.zeros(3), m0, kind),),
-                          "static")
+                          ramp=True)
         assert np.allclose(loads.force(st, 1.0)[1, 3:], expected, atol=1e-14)
 
 
@@ -68,11 +68,11 @@ def test_semitangential_moment_is_conservative():
     """Its work along a closed path of nodal rotations is zero (potential -m0 . psi)."""
     m0 = np.array([0.4, -1.0, 0.7])
     loads = StepLoads(model(3), (NodalLoad("L", np.array([1]), np.zeros(3), m0,
-                                           "semitangential"),), "static")
+                                           "semitangential"),), ramp=True)
     for kind_check in ("semitangential", "follower"):
         if kind_check == "follower":
             loads = StepLoads(model(3), (NodalLoad("L", np.array([1]), np.zeros(3), m0,
-                                                   "follower"),), "static")
+                                                   "follower"),), ramp=True)
         st = State.reference(3, 2)
         work = 0.0
         n = 1000

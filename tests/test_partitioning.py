@@ -31,7 +31,7 @@ def mechanism(d):
     state = sysm.reference_state()
     spec = dk.steps[0]
     apply_velocities(spec["settings"].velocities, state, dk.model.X)
-    loads = StepLoads(dk.model, spec["loads"], "dynamic", spec["prescribed"])
+    loads = StepLoads(dk.model, spec["loads"], ramp=False, prescribed=spec["prescribed"])
     loads.begin(state)
     return ns.Mechanism(sysm, loads.force), state
 

@@ -257,7 +257,7 @@ def test_d04_an_unknown_value_between_stable_and_unstable_ones_is_not_bisected_a
     boundary is not bisected from the stable value across it; it is reported at the first
     unstable value."""
     from fem.analysis import sweep
-    from fem.analysis.linearize import Eigenvalues
+    from fem.analysis.linear_model import Eigenvalues
 
     checked = sweep.SweepStep.checked
     values = {}

@@ -169,8 +169,7 @@ def test_fixed_frame_equals_the_linearization_in_the_inertial_frame():
     the eigenvalues of the model linearized in the inertial frame about the rotor spinning at
     Omega (every node's angular velocity Omega e_z, no turning frame; fem.analysis.linear_model's
     gyroscopic terms), and the whirl the decomposition finds in those eigenvectors (1e-7)."""
-    from fem.analysis.linear_model import linear_model
-    from fem.analysis.linearize import _dense
+    from fem.analysis.linear_model import dense_eigenvalues, linear_model
 
     d = jeffcott(values=[0.0, 150.0, 400.0], modes=8)
     d["materials"][0]["density"] = 7800.0
@@ -184,7 +183,7 @@ def test_fixed_frame_equals_the_linearization_in_the_inertial_frame():
         s.v[:, 3:6] = [0.0, 0.0, p.value]
         lm, r = linear_model(sysm, s, step.loads, spin=None)
         assert np.abs(r).max() == 0.0              # a steady motion: no residual
-        e = _dense(lm, 8, 0.0)
+        e = dense_eigenvalues(lm, 8, 0.0)
         F, B, T = rd.whirl_parts(e.vectors, lm.M, axis)
         sense = np.where(F + B > rd.NO_WHIRL * T, np.where(F >= B, 1, -1), 0)
         order = np.argsort(W[i])

@@ -22,6 +22,12 @@
 
 Every step shares :class:`fem.analysis.base.StepBase` (its PETSc objects, loads, warnings). Steps
 see the model through :class:`fem.system.System` and solve with :mod:`fem.solvers`.
+
+A registered type owns its deck: its ``Settings`` dataclass is the schema (:mod:`fem.io.schema`
+renders it), its ``check`` the checks against the model (both in ``<type>_deck.py`` beside the
+step, where they are long), its ``make`` the constructor, its ``summary`` and ``WRITES`` what the
+run reports and writes beside the results (:class:`~fem.analysis.base.StepBase`).
+:mod:`fem.io.build_steps` and :mod:`fem.run` use this registry only, never a type's name.
 """
 
 from fem.analysis.buckling import BucklingStep

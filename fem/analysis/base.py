@@ -14,8 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import _petsc, linalg
+from fem.analysis.settings import from_values
 from fem.dofs import KINDS
 from fem.errors import ModelError
+from fem.loads import StepLoads
 from fem.solvers import eigen
 from fem.solvers import newton_scalar as scalar
 from fem.solvers.newton import NewtonFailure, NormTest
@@ -31,6 +33,13 @@ def options_prefix(step_name: str) -> str:
 class StepBase:
     """Base class of analysis steps.
 
+    A step type registered in :data:`fem.analysis.STEP_TYPES` declares its deck schema
+    (``Settings``), what the deck builder asks of it (:meth:`requires`, :meth:`describe`,
+    :meth:`check`, :data:`NO_LOADS`, :data:`NO_SUPERELEMENTS`, :data:`LOADS_STAY`), its
+    constructor from a deck (:meth:`make`), the files it writes (:data:`WRITES`,
+    :meth:`written_beside`) and its lines of the run summary (:meth:`summary`):
+    :mod:`fem.io.build_steps` and :mod:`fem.run` ask only these, never a type's name.
+
     Parameters
     ----------
     name : step name (also the PETSc options prefix)
@@ -40,6 +49,21 @@ class StepBase:
     """
 
     step_type = ""
+    #: why a step of this type applies no loads (the message when its deck names some); None:
+    #: it applies the loads it names, or those no earlier step applied
+    NO_LOADS: str | None = None
+    #: why a step of this type takes no superelement (the message after "superelement '<name>'");
+    #: None: it takes them
+    NO_SUPERELEMENTS: str | None = None
+    #: whether the loads of a step of this type stay applied after it (the deck's load history)
+    LOADS_STAY = False
+    #: whether its loads without a time function ramp with the step's pseudo-time (``g(t) = t``,
+    #: removed loads ramp down); False: they apply at once, ``g = 1`` (:class:`fem.loads.StepLoads`)
+    LOADS_RAMP = True
+    #: the files a step of this type may write beside the results file: ``"modes"`` (the modes'
+    #: XDMF), ``"vibration"`` (the modes vibrating), ``"matlab"`` (a state-space model),
+    #: ``"plots"`` (PNG)
+    WRITES: tuple[str, ...] = ()
 
     def __init__(self, name: str, system, loads, solver_options: dict | None = None):
         self.name = name
@@ -59,6 +83,7 @@ class StepBase:
         self._kinds = None           # block_scale's (n_active, blocks) indicator of the rows
         self._banded = None          # Newton's banded LU (open_solver), else the KSP solves
         self.petsc_options_given = False     # options for the step's solver (open_solver)
+        self.xdmf = None             # the modes' XDMF file, of steps that write one
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -68,6 +93,49 @@ class StepBase:
         the deck builder turns a group lacking one into an error naming the group.
         """
         return [("stiffness", "type", f'type = "{cls.step_type}"')]
+
+    @classmethod
+    def describe(cls, variant: str) -> str:
+        """How deck messages name a step of this type and ``variant``: ``a <type> step``."""
+        return f"a {cls.step_type} step"
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict):
+        """The settings of deck step ``entry``, checked against the model.
+
+        ``entry`` holds the step's deck key (``where``), its values with this type's defaults
+        and the keys given; ``inputs`` is the deck builder's
+        :class:`fem.io.build_steps.StepInputs` (model, node table, ...); ``spec`` the step's
+        description so far (its resolved ``loads``, ``prescribed`` and ``remove``). The deck
+        builder has checked what every step shares (names, loads, the keys of the variant and
+        their choices). A mistake raises :class:`~fem.errors.DeckError` naming the key.
+        """
+        return from_values(cls.Settings, entry.values)
+
+    @classmethod
+    def step_loads(cls, spec: dict, system) -> StepLoads:
+        """The loads and prescribed values of deck step ``spec`` (settings made) on ``system``."""
+        settings = spec.get("settings")
+        t_end = getattr(settings, "load_factor", None) or getattr(settings, "duration", 1.0)
+        return StepLoads(system.model, spec["loads"], cls.LOADS_RAMP, spec["prescribed"],
+                         spec.get("remove", ()), t_end=t_end)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1):
+        """The step of deck description ``spec`` (with :meth:`check`'s settings) on ``system``.
+
+        ``deck`` gives the PETSc options (and its path); ``output_every`` is ``[output] every``.
+        """
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
+                   solver_options=deck.solver_options)
+
+    def written_beside(self) -> tuple[str, ...]:
+        """What of :data:`WRITES` this run of the step wrote (the modes' files: if it found any)."""
+        return self.WRITES if self.xdmf else ()
+
+    def summary(self) -> list[str]:
+        """The step's lines of the run summary (its warnings follow them)."""
+        return []
 
     def norm_test(self, tolerance: float, max_iterations: int) -> NormTest:
         """The step's convergence test: a norm per block of the DOF map (:data:`fem.dofs.KINDS`)."""

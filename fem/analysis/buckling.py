@@ -37,7 +37,7 @@ import numpy as np
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, setting
-from fem.errors import ConvergenceError, ModelError
+from fem.errors import ConvergenceError, DeckError, ModelError
 from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
@@ -71,12 +71,20 @@ class BucklingStep(StepBase):
 
     step_type = "buckling"
     Settings = BucklingSettings
+    WRITES = ("modes",)
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness split into its material and geometric parts."""
         return [*super().requires(values),
                 ("geometric_stiffness", "type", 'type = "buckling"')]
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> BucklingSettings:
+        """The settings of a buckling step, which needs a reference load."""
+        if not spec["loads"]:
+            raise DeckError(f"{entry.where}.loads", "a buckling step needs a reference load")
+        return super().check(entry, inputs, spec)
 
     def __init__(self, name, system, loads, settings: BucklingSettings | None = None,
                  solver_options=None):
@@ -183,6 +191,16 @@ class BucklingStep(StepBase):
                                             attrs={"quantity": "load factor",
                                                    "interior_modes": int(self.interior_modes)})
         return state
+
+    def summary(self) -> list[str]:
+        """The load factors found (or that none was), and the interior unknowns added."""
+        lines = [f"mode {i + 1}: load factor {lam:.6g}" for i, lam in enumerate(self.factors)]
+        if len(self.factors) == 0 and not self.warnings:
+            lines.append("no real positive buckling factor")
+        if self.interior_modes:
+            lines.append(f"with the beams' interior modes: {self.n_interior} "
+                         f"unknowns besides the {self.system.n_free} nodal ones")
+        return lines
 
     def _solve(self, K0, KD):
         """Lowest positive factors of ``(K0 + lam KD) phi = 0`` (scipy CSR matrices).

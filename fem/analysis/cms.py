@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
@@ -59,8 +58,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import interrupt
+from fem.analysis import cms_deck
 from fem.analysis.base import StepBase, options_prefix
-from fem.analysis.settings import MAX_MODES, REQUIRED, setting
+from fem.analysis.cms_deck import CmsReduceSettings
 from fem.cms.component import node_dofs
 from fem.cms.coupling import reduced_modes
 from fem.cms.craig_bampton import craig_bampton
@@ -70,46 +70,6 @@ from fem.errors import DeckError, ModelError, OutputError
 from fem.solvers import eigen
 
 log = logging.getLogger(__name__)
-
-METHODS = ("craig_bampton", "free_interface")
-
-
-@dataclass
-class CmsReduceSettings:
-    """Settings of a ``cms_reduce`` step: the deck keys of ``[[steps]]`` with that type."""
-
-    interface: object = setting("nodes", REQUIRED, "cms_reduce: the component's interface "
-                                "nodes (node id, list of ids or node-set name); every free DOF "
-                                "of them is a boundary unknown of the superelement")
-    method: str = setting("str", "craig_bampton", "cms_reduce: craig_bampton (fixed-interface "
-                          "modes and static constraint modes) or free_interface (free-free "
-                          "modes and residual attachment modes, boundary form)",
-                          choices=METHODS)
-    groups: tuple | None = setting("names", None, "cms_reduce: the element groups of the "
-                                   "component (default: all)")
-    modes: int | None = setting("int", None, "cms_reduce: number of component modes kept "
-                                "(give modes or cutoff)", positive=True, maximum=MAX_MODES)
-    cutoff: float | None = setting("float", None, "cms_reduce: keep every component mode up to "
-                                   "this frequency, rad/s (give modes or cutoff)", positive=True)
-    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
-                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
-                        "or the consistent element masses", choices=("lumped", "consistent"))
-    file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
-                               "(HDF5, relative to the deck, inside its folder), for "
-                               "[[elements]] type = \"superelement\"")
-    # resolved by the deck builder (fem.io.build_steps)
-    nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
-    path: str | None = setting("str", None, deck=False)      # file, absolute
-    where: str = setting("str", "steps", deck=False)         # the step entry, for messages
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """``cms_reduce`` steps have one variant."""
-        return ""
-
 
 def boundary_form(c: FreeInterface) -> NDArray:
     """``T = [Psi Psi_B^{-1}, Phi - Psi Psi_B^{-1} Phi_B]`` (module docstring); ``(n, nb + m)``.
@@ -218,6 +178,17 @@ class CmsReduceStep(StepBase):
 
     step_type = "cms_reduce"
     Settings = CmsReduceSettings
+    NO_LOADS = "it reduces the component about its reference configuration"
+    WRITES = ("modes", "vibration")
+
+    check = staticmethod(cms_deck.check)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> CmsReduceStep:
+        """A reduction that records the deck's path in the superelement file."""
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
+                   solver_options=deck.solver_options,
+                   source=os.path.abspath(deck.path) if deck.path else "")
 
     def __init__(self, name, system, loads, settings: CmsReduceSettings,
                  solver_options=None, source: str = ""):

@@ -36,20 +36,13 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 
 from fem import interrupt, linalg
+from fem.analysis import dynamic_deck
 from fem.analysis.base import StepBase
-from fem.analysis.settings import (
-    MAX_CUTS,
-    MAX_FRAMES,
-    MAX_ITERATIONS,
-    MAX_TIME_STEPS,
-    REQUIRED,
-    setting,
-)
+from fem.analysis.dynamic_deck import DynamicSettings
 from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
@@ -60,60 +53,6 @@ from fem.solvers.controls import CutBack, DynamicProgress
 from fem.solvers.newton import Evaluation, Newton, NewtonFailure
 
 log = logging.getLogger(__name__)
-
-
-INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
-#: how the joints enter the equations of motion (:mod:`fem.analysis.eliminated`)
-FORMULATIONS = ("multipliers", "partitioning", "nullspace")
-#: the keys only the multiplier formulation uses
-MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
-
-
-@dataclass
-class DynamicSettings:
-    """Settings of a dynamic step: the deck keys of ``[[steps]]`` with ``type = "dynamic"``.
-
-    ``velocities`` holds :class:`fem.model.VelocityField` objects (the deck names them).
-    """
-
-    formulation: str = setting("str", "multipliers", "how joints are handled: multipliers "
-                               "(Lagrange multipliers, any model), or for small 2D mechanisms "
-                               "of rigid bodies and joints partitioning (Blajer's coordinate "
-                               "partitioning) or nullspace (null-space projection), both "
-                               "integrated by fixed-step RK4; see Elimination formulations",
-                               choices=FORMULATIONS)
-    integrator: str = setting("str", "energy_conserving", "energy_conserving, midpoint, "
-                              "trapezoidal or generalized_alpha (multipliers)",
-                              choices=INTEGRATORS)
-    rho_inf: float = setting("float", 0.8, "generalized_alpha: spectral radius at infinite "
-                             "frequency, 0 to 1", nonnegative=True)
-    time_step: float = setting("float", REQUIRED, "time step (duration / time_step at most "
-                               f"{MAX_TIME_STEPS:.0e})".replace("e+0", "e"), positive=True)
-    duration: float = setting("float", REQUIRED, "length of the step in time", positive=True)
-    output_interval: float | None = setting("float", None, "time between output frames "
-                                            "(default: every [output] every-th step; at most "
-                                            f"{MAX_FRAMES:.0e} frames)".replace("e+0", "e"),
-                                            positive=True)
-    velocities: tuple = setting("names", (), "velocity fields set at the start")
-    max_iterations: int = setting("int", 25, "Newton iterations per time step (partitioning, "
-                                  "nullspace: per solve for the positions)", positive=True,
-                                  maximum=MAX_ITERATIONS)
-    tolerance: float = setting("float", 1e-9, "relative residual tolerance (multipliers)",
-                               positive=True)
-    max_cuts: int = setting("int", 8, "halvings of the time step allowed in a row when Newton "
-                            "fails (multipliers)", nonnegative=True, maximum=MAX_CUTS)
-    newton: str = setting("str", "full", "full (a new tangent every iteration) or modified "
-                          "(the time step's first tangent reused while each iteration reduces "
-                          "the residual at least 4-fold; multipliers)",
-                          choices=("full", "modified"))
-
-    VARIANTS = ("",)
-    REMOVES = ("",)
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Dynamic steps have one variant."""
-        return ""
 
 
 class TimeStep:
@@ -150,6 +89,8 @@ class DynamicStep(StepBase):
 
     step_type = "dynamic"
     Settings = DynamicSettings
+    LOADS_STAY = True
+    LOADS_RAMP = False           # a load without a time function is on from the start
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -159,6 +100,19 @@ class DynamicStep(StepBase):
                 and values.get("formulation", "multipliers") == "multipliers":
             out.append(("energy_conserving", "integrator", 'integrator = "energy_conserving"'))
         return out
+
+    check = staticmethod(dynamic_deck.check)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> DynamicStep:
+        """A step of the multiplier formulation, or of an eliminating one (its ``formulation``)."""
+        step = cls
+        if spec["settings"].formulation != "multipliers":
+            # an EliminatedStep is a DynamicStep: its module imports this one
+            from fem.analysis.eliminated import EliminatedStep
+            step = EliminatedStep
+        return step(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
+                    solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: DynamicSettings, solver_options=None,
                  output_every: int = 1, on_step=None):

@@ -30,7 +30,8 @@ no prescribed motion). The statistics per frame are ``time_step``, ``residual`` 
 joint gap ``max |g|`` of the positions), ``cuts`` (0: fixed step) and ``iterations`` (``NaN``:
 the handlers do not count their Newton iterations).
 
-**Scope** (checked when the deck is built, :func:`unsupported`, each a
+**Scope** (checked when the deck is built,
+:func:`fem.analysis.dynamic_deck.unsupported`, each a
 :class:`~fem.errors.DeckError` naming the key): a 2D model whose element groups are all rigid
 bodies (point masses allowed), whose constraint groups are joints without drivers, at most
 :data:`fem.constraints.handlers.nullspace.MAX_DOFS` free DOFs (the handlers are dense), no
@@ -43,56 +44,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fem.analysis.dynamic import MULTIPLIER_KEYS, DynamicStep
+from fem.analysis.dynamic import DynamicStep
 from fem.constraints.handlers import nullspace as ns
 from fem.constraints.handlers import partitioning as pt
-from fem.constraints.joint import Joint
 from fem.errors import ModelError
 from fem.model import apply_velocities
-
-
-def unsupported(model, values: dict, given: set, loads: tuple, prescribed: tuple
-                ) -> tuple[str, str] | None:
-    """``(key, message)`` of the first thing a step of ``values`` cannot do, or None.
-
-    ``values`` are the dynamic step's deck values with defaults, ``given`` the keys the deck
-    gave, ``loads`` and ``prescribed`` the step's resolved loads and prescribed values.
-    """
-    form = values["formulation"]
-    if form == "multipliers":
-        return None
-    asked = f'formulation = "{form}"'
-    for key in MULTIPLIER_KEYS:
-        if key in given:
-            return key, (f'used by formulation = "multipliers" only; {asked} integrates with '
-                         "fixed-step RK4 (time_step) and solves the joints exactly")
-    if model.dim != 2:
-        return "formulation", (f"{asked} integrates 2D mechanisms (it adds rotation angles), "
-                               'got a 3D model; use formulation = "multipliers"')
-    for g in model.groups:
-        if g.type_name != "rigid":
-            return "formulation", (f"{asked} handles small mechanisms of rigid bodies and "
-                                   f"joints, got the {g.type_name} group '{g.name}'; use "
-                                   'formulation = "multipliers" for flexible members')
-    for c in model.constraints:
-        if not isinstance(c, Joint):
-            return "formulation", (f"{asked} handles joints, got the {c.type_name} group "
-                                   f"'{c.name}'; use formulation = \"multipliers\"")
-        if c.drive is not None:
-            return "formulation", (f"{asked} does not take drivers (their work is not in its "
-                                   f"energy balance), got the driven joints '{c.name}'; use "
-                                   'formulation = "multipliers"')
-    if prescribed:
-        names = ", ".join(f"'{p.name}'" for p in prescribed)
-        return "prescribed", (f"expected no prescribed values with {asked} (it holds supported "
-                              f"DOFs fixed), got {names}; set prescribed = [] or use a "
-                              "multiplier step")
-    for ld in loads:
-        if ld.function is not None or ld.kind == "follower":
-            what = "a time function" if ld.function is not None else "a follower load"
-            return "loads", (f"{asked} takes constant dead loads (its external work is "
-                             f"f . (q - q0)), got {what}: load '{ld.name}'")
-    return None
 
 
 class EliminatedStep(DynamicStep):

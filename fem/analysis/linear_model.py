@@ -35,6 +35,11 @@ softening). 2D: the spin is about ``z``, and the rotations carry ``I_z`` alone.
 
 Element-level inertia (beams with ``inertia = "consistent"``) is not linearized yet: a step
 refuses it by name.
+
+What the linearize and sweep steps take from such a model is here too: its eigenvalues
+(:class:`Eigenvalues`, the pairs nearest a shift, :func:`nearest`; all of them by LAPACK,
+:func:`dense_eigenvalues`) and the first-order state-space model on the independent coordinates
+(:func:`state_space`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.errors import ModelError
+from fem.solvers import eigen
+from fem.solvers.eigen import Verdict, verdict
 
 
 @dataclass
@@ -163,3 +171,108 @@ def system_inertia(system, state):
         raise ModelError(f"element group(s) {names}: inertia = \"consistent\" is not linearized "
                          "yet; use the lumped inertia (the default) for a linearize step")
     return inertia
+
+
+# --- eigenvalues and the state-space model of a linear model -----------------------------------
+
+@dataclass
+class Eigenvalues:
+    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns).
+
+    ``bounds (m,)``: absolute error bound of each eigenvalue (so of its real part) and
+    ``condition (m,)`` its condition number (:func:`fem.solvers.eigen.bounds.error_bounds`;
+    None until :meth:`fem.analysis.linearize.LinearizeStep.checked` sets them); ``left (n,
+    m)``: the left vectors, ``y^T (p^2 M + p D + K) = 0``; ``conservative``: the model is
+    conservative gyroscopic.
+    """
+
+    values: NDArray
+    vectors: NDArray
+    backward_errors: NDArray
+    bounds: NDArray | None = None
+    condition: NDArray | None = None
+    left: NDArray | None = None
+    conservative: bool = False
+
+    @property
+    def frequencies(self) -> NDArray:
+        """``|Im p|`` (rad/s)."""
+        return np.abs(self.values.imag)
+
+    @property
+    def damping_ratios(self) -> NDArray:
+        """``-Re p / |p|``."""
+        return -self.values.real / np.maximum(np.abs(self.values), 1e-300)
+
+    def verdict(self) -> Verdict:
+        """Stable, unstable or unknown against the error bounds (zero bounds if none are set)."""
+        bounds = self.bounds if self.bounds is not None else np.zeros(len(self.values))
+        return verdict(self.values, bounds, self.conservative)
+
+    def stable(self) -> bool:
+        """No eigenvalue whose real part exceeds its error bound, and at least one eigenvalue."""
+        return self.verdict().state == "stable"
+
+
+def nearest(values, vectors, errors, count: int, shift: float, left=None) -> Eigenvalues:
+    """One of each conjugate pair (``Im p >= 0``), the ``count`` pairs nearest ``shift``.
+
+    A complex ``p`` stands for its conjugate pair; real eigenvalues count half a pair each (an
+    undamped model has them as ``+-a``: a rigid-body mode's double zero, a divergence), so that
+    ``count`` pairs never end at the rigid-body modes when an unstable pair is next.
+    """
+    scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
+    keep = values.imag >= -1e-9 * scale
+    values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
+    left = left[:, keep] if left is not None else None
+    order = np.argsort(np.abs(values - shift), kind="stable")
+    units = np.where(np.abs(values.imag[order]) <= 1e-9 * scale, 0.5, 1.0)
+    order = order[:int(np.searchsorted(np.cumsum(units), count - 0.25)) + 1]
+    order = order[np.argsort(np.abs(values[order]), kind="stable")]
+    return Eigenvalues(values[order], vectors[:, order], errors[order],
+                       left=left[:, order] if left is not None else None)
+
+
+def nearest_pairs(pairs, count: int, shift: float) -> Eigenvalues:
+    """:func:`nearest` of the front-end's pairs (:class:`fem.solvers.eigen.Eigenpairs`)."""
+    return nearest(pairs.values, pairs.vectors, pairs.residuals, count, shift, pairs.left)
+
+
+def dense_eigenvalues(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
+    """The ``count`` finite eigenvalues nearest ``shift`` (one of each conjugate pair), by LAPACK.
+
+    All of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (:func:`fem.solvers.eigen.quadratic`).
+    """
+    pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="dense")
+    return nearest_pairs(pairs, count, shift)
+
+
+def state_space(lm: LinearModel, dofs: int, n: int, ins: list, outs: list, what: str) -> dict:
+    """``A, B, C, D`` on ``x = [z; z']``, ``q = N z``, ``N`` the null space of the joints.
+
+    ``dofs``: the unknowns before the multipliers, ``n`` the free unknowns; ``ins``, ``outs``:
+    ``[(unknown index, quantity)]`` of the forces in and of the displacements or velocities
+    out; ``what`` names the step in the message of a model without mass on an independent
+    coordinate.
+    """
+    import scipy.linalg as la
+
+    K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
+    G = K[dofs:n, :dofs]
+    N = la.null_space(G) if G.shape[0] else np.eye(dofs)
+    Mz, Dz, Kz = (N.T @ X[:dofs, :dofs] @ N for X in (M, D, K))
+    if np.linalg.matrix_rank(Mz) < len(Mz):
+        raise ModelError(f"{what}: the state-space model needs mass on every "
+                         "independent coordinate (a massless rotation: give the sections "
+                         "rotary inertia)")
+    P = np.zeros((dofs, len(ins)))
+    for j, (k, _) in enumerate(ins):
+        P[k, j] = 1.0
+    Minv = np.linalg.inv(Mz)
+    m = len(Mz)
+    A = np.block([[np.zeros((m, m)), np.eye(m)], [-Minv @ Kz, -Minv @ Dz]])
+    B = np.vstack([np.zeros((m, len(ins))), Minv @ N.T @ P])
+    C = np.zeros((len(outs), 2 * m))
+    for i, (k, quantity) in enumerate(outs):
+        C[i, (m if quantity == "velocity" else 0) + np.arange(m)] = N[k]
+    return {"A": A, "B": B, "C": C, "D": np.zeros((len(outs), len(ins))), "N": N}

@@ -56,18 +56,25 @@ with ``Mass``, ``Damping``, ``Stiffness``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
+from fem.analysis import linearize_deck
 from fem.analysis.base import StepBase
-from fem.analysis.linear_model import LinearModel, linear_model
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, setting
+from fem.analysis.linear_model import (
+    Eigenvalues,
+    LinearModel,
+    dense_eigenvalues,
+    linear_model,
+    nearest_pairs,
+    state_space,
+)
+from fem.analysis.linearize_deck import LinearizeSettings
 from fem.errors import ConvergenceError, ModelError
 from fem.solvers import eigen
-from fem.solvers.eigen import Verdict, error_bounds, verdict
+from fem.solvers.eigen import error_bounds
 
 log = logging.getLogger(__name__)
 
@@ -75,86 +82,15 @@ DENSE_LIMIT = 3000        # unknowns of method = "dense" and of the state-space 
 INACCURATE = 1e-3         # an error bound above this times |p|: the step warns
 
 
-@dataclass
-class LinearizeSettings:
-    """Settings of a linearize step: the deck keys of ``[[steps]]`` with ``type = "linearize"``."""
-
-    modes: int = setting("int", 6, "eigenvalue pairs wanted (the nearest the shift; a complex "
-                         "pair counts once)", positive=True, maximum=MAX_MODES)
-    method: str = setting("str", "lanczos", "eigen-solver: the two-sided Krylov solver on "
-                          "Doan, Geradin & Kill's first-order form, or all eigenvalues by "
-                          "LAPACK (small models)",
-                          choices=("lanczos", "dense"))
-    shift: float = setting("float", 0.0, "shift p_s (rad/s, real): the eigenvalues nearest it; "
-                           "give a small positive one when the model has free rigid motions")
-    spin: list = setting("vector", None, "steady angular velocity [wx, wy, wz] (3D; 2D: [wz]) "
-                         "in rad/s: linearize in the frame turning with it, about the relative "
-                         "equilibrium it makes")
-    center: list = setting("vector", None, "a point of the spin axis (default: origin)")
-    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness; false "
-                              "shows what a linearization without it predicts")
-    inputs: list = setting("names", None, "force inputs of the state-space model: \"<node> "
-                           "<dof>\", e.g. \"11 uy\"")
-    outputs: list = setting("names", None, "outputs of the state-space model: \"<node> <dof>\" "
-                            "(displacement) or \"<node> <dof> velocity\"")
-    max_iterations: int = setting("int", 50, "Newton iterations for the relative equilibrium "
-                                  "under spin", positive=True, maximum=MAX_ITERATIONS)
-    equilibrium: bool = setting("bool", True, "under spin: find the relative equilibrium by "
-                                "Newton first; false linearizes about the state as given (the "
-                                "joints' reactions balanced as well as they can be)")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Linearize steps have one variant."""
-        return ""
-
-
-@dataclass
-class Eigenvalues:
-    """Eigenvalues ``p`` of the linearized model, with their right vectors (columns).
-
-    ``bounds (m,)``: absolute error bound of each eigenvalue (so of its real part) and
-    ``condition (m,)`` its condition number (:func:`fem.solvers.eigen.bounds.error_bounds`;
-    None until :meth:`LinearizeStep.checked` sets them); ``left (n, m)``: the left vectors,
-    ``y^T (p^2 M + p D + K) = 0``; ``conservative``: the model is conservative gyroscopic.
-    """
-
-    values: NDArray
-    vectors: NDArray
-    backward_errors: NDArray
-    bounds: NDArray | None = None
-    condition: NDArray | None = None
-    left: NDArray | None = None
-    conservative: bool = False
-
-    @property
-    def frequencies(self) -> NDArray:
-        """``|Im p|`` (rad/s)."""
-        return np.abs(self.values.imag)
-
-    @property
-    def damping_ratios(self) -> NDArray:
-        """``-Re p / |p|``."""
-        return -self.values.real / np.maximum(np.abs(self.values), 1e-300)
-
-    def verdict(self) -> Verdict:
-        """Stable, unstable or unknown against the error bounds (zero bounds if none are set)."""
-        bounds = self.bounds if self.bounds is not None else np.zeros(len(self.values))
-        return verdict(self.values, bounds, self.conservative)
-
-    def stable(self) -> bool:
-        """No eigenvalue whose real part exceeds its error bound, and at least one eigenvalue."""
-        return self.verdict().state == "stable"
-
-
 class LinearizeStep(StepBase):
     """The linearized model about the current state; see the module docstring."""
 
     step_type = "linearize"
+    LOADS_RAMP = False           # its loads at g(0), 1 without a function, as a dynamic step
     Settings = LinearizeSettings
+    NO_SUPERELEMENTS = ("is not linearized yet (its modal coordinates have no rates in the "
+                        "linearized model); static, modal and dynamic steps take superelements")
+    WRITES = ("matlab",)
     #: an eigenvalue exactly at the shift: step off it (sweeps) or say so (a linearize step)
     nudge_singular_shift = False
 
@@ -162,6 +98,8 @@ class LinearizeStep(StepBase):
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "linearize"')]
+
+    check = staticmethod(linearize_deck.check)
 
     def __init__(self, name, system, loads, settings: LinearizeSettings | None = None,
                  solver_options=None):
@@ -384,7 +322,7 @@ class LinearizeStep(StepBase):
             if n > DENSE_LIMIT:
                 raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at "
                                  f"most {DENSE_LIMIT} unknowns ({n} here); use \"lanczos\"")
-            return _dense(lm, count, self.settings.shift)
+            return dense_eigenvalues(lm, count, self.settings.shift)
         shift = self.settings.shift
         try:
             pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="lanczos2",
@@ -400,11 +338,11 @@ class LinearizeStep(StepBase):
                 shift = shift + 1e-6 * scale
                 pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift,
                                         method="lanczos2", what=what)
-                return _selected(pairs, count, shift)
+                return nearest_pairs(pairs, count, shift)
             raise ModelError(f"step '{self.name}': K + p_s D + p_s^2 M is singular at shift = "
                              f"{self.settings.shift:g}: the model has a free rigid motion or "
                              "an eigenvalue at the shift; give a small positive shift") from None
-        return _selected(pairs, count, self.settings.shift)
+        return nearest_pairs(pairs, count, self.settings.shift)
 
     def checked(self, lm: LinearModel) -> Eigenvalues:
         """:meth:`eigenvalues` with their error bounds (:mod:`fem.solvers.eigen.bounds`)."""
@@ -440,8 +378,8 @@ class LinearizeStep(StepBase):
     def _selection(self, entries) -> list[tuple[int, str]]:
         """``[(unknown index, quantity)]`` of ``(node index, slot, quantity)`` entries.
 
-        The deck gives them as ``"<node> <dof> [velocity]"`` (:mod:`fem.io.build_steps` checks
-        each names a free DOF).
+        The deck gives them as ``"<node> <dof> [velocity]"`` (:func:`linearize_deck.check`
+        checks each names a free DOF).
         """
         dm = self.system.dofmap
         return [(int(dm.index[node, slot]), quantity) for node, slot, quantity in entries]
@@ -456,27 +394,7 @@ class LinearizeStep(StepBase):
         if n > DENSE_LIMIT:
             raise ModelError(f"step '{self.name}': the state-space model is dense: at most "
                              f"{DENSE_LIMIT} unknowns ({n} here)")
-        import scipy.linalg as la
-
-        K, D, M = (X.toarray() for X in (lm.K, lm.D, lm.M))
-        G = K[dofs:n, :dofs]
-        N = la.null_space(G) if G.shape[0] else np.eye(dofs)
-        Mz, Dz, Kz = (N.T @ X[:dofs, :dofs] @ N for X in (M, D, K))
-        if np.linalg.matrix_rank(Mz) < len(Mz):
-            raise ModelError(f"step '{self.name}': the state-space model needs mass on every "
-                             "independent coordinate (a massless rotation: give the sections "
-                             "rotary inertia)")
-        P = np.zeros((dofs, len(ins)))
-        for j, (k, _) in enumerate(ins):
-            P[k, j] = 1.0
-        Minv = np.linalg.inv(Mz)
-        m = len(Mz)
-        A = np.block([[np.zeros((m, m)), np.eye(m)], [-Minv @ Kz, -Minv @ Dz]])
-        B = np.vstack([np.zeros((m, len(ins))), Minv @ N.T @ P])
-        C = np.zeros((len(outs), 2 * m))
-        for i, (k, quantity) in enumerate(outs):
-            C[i, (m if quantity == "velocity" else 0) + np.arange(m)] = N[k]
-        return {"A": A, "B": B, "C": C, "D": np.zeros((len(outs), len(ins))), "N": N}
+        return state_space(lm, dofs, n, ins, outs, f"step '{self.name}'")
 
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):
@@ -526,6 +444,23 @@ class LinearizeStep(StepBase):
         results.write_linear(self.name, data, matrices, attrs,
                              matlab=self.state_space is not None)
 
+    def written_beside(self) -> tuple[str, ...]:
+        """The MATLAB file, when the step named inputs or outputs (a state-space model)."""
+        return self.WRITES if self.state_space is not None else ()
+
+    def summary(self) -> list[str]:
+        """Each eigenvalue (its frequency, damping ratio and error bound), then the verdict."""
+        e = self.eigen
+        scale = float(np.abs(e.values).max(initial=0.0))
+        lines = []
+        for i, p in enumerate(e.values):
+            # round-off below 1e-12 of the largest |p| shows as 0
+            re = p.real if abs(p.real) > 1e-12 * scale else 0.0
+            zeta = e.damping_ratios[i] if re else 0.0
+            lines.append(f"p {i + 1}: {re:.6g} {p.imag:+.6g}i ({e.frequencies[i]:.6g} "
+                         f"rad/s, damping ratio {zeta:.3g}, error bound {e.bounds[i]:.2g})")
+        return [*lines, e.verdict().describe()]
+
     def unknown_names(self) -> NDArray:
         """``(n, 2)`` strings: node id and DOF name of each unknown (multipliers by joint)."""
         sysm, model = self.system, self.system.model
@@ -537,36 +472,3 @@ class LinearizeStep(StepBase):
         for c, pos in zip(model.constraints, dm.multipliers, strict=True):
             names[np.asarray(pos).ravel(), 0] = f"lambda {c.name}"
         return names.astype(str)
-
-
-def _select(values, vectors, errors, count: int, shift: float, left=None) -> Eigenvalues:
-    """One of each conjugate pair (``Im p >= 0``), the ``count`` pairs nearest ``shift``.
-
-    A complex ``p`` stands for its conjugate pair; real eigenvalues count half a pair each (an
-    undamped model has them as ``+-a``: a rigid-body mode's double zero, a divergence), so that
-    ``count`` pairs never end at the rigid-body modes when an unstable pair is next.
-    """
-    scale = max(float(np.abs(values).max(initial=0.0)), 1e-300)
-    keep = values.imag >= -1e-9 * scale
-    values, vectors, errors = values[keep], vectors[:, keep], errors[keep]
-    left = left[:, keep] if left is not None else None
-    order = np.argsort(np.abs(values - shift), kind="stable")
-    units = np.where(np.abs(values.imag[order]) <= 1e-9 * scale, 0.5, 1.0)
-    order = order[:int(np.searchsorted(np.cumsum(units), count - 0.25)) + 1]
-    order = order[np.argsort(np.abs(values[order]), kind="stable")]
-    return Eigenvalues(values[order], vectors[:, order], errors[order],
-                       left=left[:, order] if left is not None else None)
-
-
-def _selected(pairs, count: int, shift: float) -> Eigenvalues:
-    """:func:`_select` of the front-end's pairs (:class:`fem.solvers.eigen.Eigenpairs`)."""
-    return _select(pairs.values, pairs.vectors, pairs.residuals, count, shift, pairs.left)
-
-
-def _dense(lm: LinearModel, count: int, shift: float) -> Eigenvalues:
-    """The ``count`` finite eigenvalues nearest ``shift`` (one of each conjugate pair), by LAPACK.
-
-    All of ``[[0, I], [-K, -D]] - p [[I, 0], [0, M]]`` (:func:`fem.solvers.eigen.quadratic`).
-    """
-    pairs = eigen.quadratic(lm.M, lm.D, lm.K, 2 * count + 2, shift, method="dense")
-    return _selected(pairs, count, shift)

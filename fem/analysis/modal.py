@@ -99,11 +99,20 @@ class ModalStep(StepBase):
 
     step_type = "modal"
     Settings = ModalSettings
+    NO_LOADS = "it linearizes about the state the steps before it left, with their loads on"
+    WRITES = ("modes", "vibration")
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "modal"')]
+
+    @classmethod
+    def check(cls, entry, inputs, spec: dict) -> ModalSettings:
+        """The settings of a modal step, which name it in their messages."""
+        s = super().check(entry, inputs, spec)
+        s.where = entry.where
+        return s
 
     def __init__(self, name, system, loads, settings: ModalSettings | None = None,
                  solver_options=None):
@@ -189,6 +198,12 @@ class ModalStep(StepBase):
         """
         w2 = self.pairs.values if self.pairs is not None else np.zeros(0)
         return np.sign(w2) * np.sqrt(np.abs(w2))
+
+    def summary(self) -> list[str]:
+        """The frequencies of the modes, rad/s and Hz."""
+        w = self.frequencies()
+        return [f"mode {i + 1}: {wi:.6g} rad/s ({hz:.6g} Hz)"
+                for i, (wi, hz) in enumerate(zip(w, w / (2 * np.pi), strict=True))]
 
     def rigid_motions(self) -> NDArray:
         """``(n_nodal, 6)`` unit rigid translations and rotations about the origin.

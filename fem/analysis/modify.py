@@ -62,14 +62,14 @@ c``, the lowest ``output_modes`` of them, go to ``/modes/<step>/`` and ParaView
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
+from fem.analysis import modify_deck
 from fem.analysis.base import StepBase, options_prefix
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
+from fem.analysis.modify_deck import ModifySettings, Part
 from fem.cms.component import node_dofs
 from fem.cms.coupling import couple
 from fem.cms.craig_bampton import craig_bampton
@@ -90,86 +90,6 @@ SENSITIVITY_MODES = 6      # the elastic modes tabulated by default
 SUMMARY_MODES = 10         # frequencies listed in the summary (at least)
 
 
-@dataclass
-class ModifySettings:
-    """Settings of a ``modify`` step: the deck keys of ``[[steps]]`` with that type."""
-
-    components: list = setting("tables", REQUIRED, "modify: the components, `[{name = \"c\", "
-                               "groups = [\"g\", ...], modes = n or cutoff = w}, ...]`: every "
-                               "element group in exactly one; the interface (the nodes of two "
-                               "or more components) is found; a component's modes or cutoff "
-                               "replaces the step's")
-    method: str = setting("str", "free_interface", "modify: how the components are reduced: "
-                          "free_interface (Hutton & Smith: free-free modes and residual "
-                          "attachment modes; modulus changes approximate) or craig_bampton "
-                          "(fixed-interface and constraint modes; density and modulus changes "
-                          "exact)", choices=("free_interface", "craig_bampton"))
-    modes: int | None = setting("int", None, "modify: component modes kept per component "
-                                "(free-free ones, rigid-body modes included; fixed-interface "
-                                "ones with craig_bampton) (give modes or cutoff)",
-                                positive=True, maximum=MAX_MODES)
-    cutoff: float | None = setting("float", None, "modify: keep every component mode (free-"
-                                   "free, or fixed-interface with craig_bampton) up to this "
-                                   "frequency, rad/s (give modes or cutoff)", positive=True)
-    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
-                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
-                        "or the consistent element masses", choices=("lumped", "consistent"))
-    sensitivity_modes: list | None = setting("vector", None, "modify: the modes whose "
-                                             "sensitivities to each component's density and "
-                                             "modulus are tabulated (mode numbers: 1-based, "
-                                             "rigid-body modes included; default: the first "
-                                             "6 elastic modes)")
-    parameters: list | None = setting("tables", None, "modify: design parameters, "
-                                      "`[{component = \"c\", kind = \"density\" or "
-                                      "\"modulus\"}, ...]`, each the component's whole mass "
-                                      "or stiffness times 1 + alpha")
-    alpha: list | None = setting("vector", None, "modify: forward modification: the "
-                                 "parameters' fractional changes, one each, > -1")
-    targets: list | None = setting("tables", None, "modify: inverse modification: "
-                                   "`[{mode = k, frequency = w}, ...]`, mode k (1-based, "
-                                   "rigid-body modes included) to w rad/s; alpha is found")
-    max_iterations: int = setting("int", 20, "modify: Newton iterations of the inverse "
-                                  "modification", positive=True, maximum=MAX_ITERATIONS)
-    tolerance: float = setting("float", 1e-12, "modify: the inverse modification stops when "
-                               "every omega^2 is within tolerance x target^2 of its target^2",
-                               positive=True)
-    output_modes: int = setting("int", 10, "modify: how many (modified) modes, the lowest, are "
-                                "written to the results' modes and ParaView", positive=True,
-                                maximum=MAX_MODES)
-    # resolved by the deck builder (fem.io.build_steps)
-    parts: tuple = setting("tables", (), deck=False)          # Part per component
-    interface: tuple = setting("nodes", (), deck=False)       # interface node indices
-    design: tuple = setting("tables", (), deck=False)         # (component index, kind) pairs
-    where: str = setting("str", "steps", deck=False)          # the step entry, for messages
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """``modify`` steps have one variant."""
-        return ""
-
-
-@dataclass(frozen=True)
-class Part:
-    """A component as the deck builder resolved it.
-
-    Attributes
-    ----------
-    name : the component's name
-    groups : its element groups' names
-    modes, cutoff : its mode selection (exactly one given)
-    masses : indices into the model's point masses and, per one, the node indices it keeps
-    """
-
-    name: str
-    groups: tuple[str, ...]
-    modes: int | None
-    cutoff: float | None
-    masses: tuple = ()
-
-
 def frequencies(omega2: NDArray) -> NDArray:
     """Circular frequencies ``sign(omega^2) sqrt(|omega^2|)`` (rigid-body round-off: near 0)."""
     return np.sign(omega2) * np.sqrt(np.abs(omega2))
@@ -180,11 +100,15 @@ class ModifyStep(StepBase):
 
     step_type = "modify"
     Settings = ModifySettings
+    NO_LOADS = "it analyses the model about its reference configuration"
+    WRITES = ("modes", "vibration")
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
         """A stiffness and a mass from every group."""
         return [*super().requires(values), ("mass", "type", 'type = "modify"')]
+
+    check = staticmethod(modify_deck.check)
 
     def __init__(self, name, system, loads, settings: ModifySettings, solver_options=None):
         super().__init__(name, system, loads, solver_options)

@@ -1,7 +1,7 @@
 """Settings of analysis steps: dataclasses whose fields are the deck keys of their step type.
 
-Each step type declares one settings dataclass (:class:`fem.analysis.static.StaticSettings`,
-...) whose fields are made by :func:`setting`: the deck kind of the key (as in
+Each step type declares one settings dataclass (:class:`fem.analysis.static_deck.StaticSettings`,
+in its deck module, ...) whose fields are made by :func:`setting`: the deck kind of the key (as in
 :mod:`fem.io.schema`), its default, what it means, its bounds, and the *variants* of the step that
 use it (a static step's variant is ``"linear"`` or its control; other types have one variant,
 ``""``). The deck schema of ``[[steps]]``, the keys each variant accepts, the defaults and the
@@ -71,3 +71,8 @@ def uses(f: dataclasses.Field, variant: str) -> bool:
     """Whether the deck key of field ``f`` is used by ``variant``."""
     used_by = f.metadata["setting"]["used_by"]
     return used_by is None or variant in used_by
+
+
+def from_values(cls, values: dict):
+    """An instance of settings class ``cls`` from deck values ``values`` (its defaults filled)."""
+    return cls(**{f.name: values[f.name] for f in deck_fields(cls)})

@@ -38,20 +38,20 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt, linalg
+from fem.analysis import static_deck
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.planar_static import PlanarIncrement
-from fem.analysis.settings import MAX_INCREMENTS, MAX_ITERATIONS, setting
+from fem.analysis.static_deck import StaticSettings
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators.inertia import nodal_increment
 from fem.solvers.controls import ArcLength, DisplacementControl, LoadControl, StaticProgress
-from fem.solvers.newton import LINE_SEARCHES, Evaluation, LineSearch, Newton, NewtonFailure
+from fem.solvers.newton import Evaluation, LineSearch, Newton, NewtonFailure
 
 log = logging.getLogger(__name__)
 
@@ -59,109 +59,22 @@ ACCURACY_LIMIT = 1e-2    # linear steps: above this estimated relative error the
 ACCURACY_WARN = 1e-4     # ... and above this it comes with a warning
 
 
-PATHS = ("displacement", "arclength")
-
-# LINE_SEARCH_DEFAULT: ``line_search = "none"``: full Newton corrections, applied along turned
-# chords on co-rotational beams when the straight one raised the residual (fem.analysis.bent).
-# The line searches of fem.solvers.newton.LineSearch are offered, not the default: on
-# co-rotational beams both hurt, on trusses the energy search saves iterations but hides limit
-# points from the load-control watch. Measured (load control, tolerance of the deck; Newton
-# iterations over the step, increments in brackets when cut back):
-#   two-bar string sagging by 1e-3, P = 1e-2, 1 increment:  none 9,  residual 6,  energy 4
-#                                  P = 1e-4, 1 increment:  none 13, residual 4,  energy 5
-#                                  P = 1e-2, 10 increments: none 41, residual 37, energy 33
-#   shallow von Mises truss past its limit, 1 / 4 / 10 increments: none 5 / 17 / 37,
-#       residual 7 / 16 / 35-40, energy 4 / 15 / 34
-#   slender arch (tests/test_slender_arch.py, 1000 elements, 10 equal increments): none (bent)
-#       41; energy and residual fail in the first increment (no cut-back allowed); with
-#       cut-back energy needs 40 increments and 486 iterations
-#   elastica cantilever (cases/), 20 / 5 / 1 increments: none (bent) 88 / 27 / 8; energy
-#       201 / 251 [20] / 273 [16]; residual 33820 [2623] / 33870 / fails
-#   rolled-up cantilevers 2D / 3D, 2 increments: none 16 / 17; energy 44 / 120 [4];
-#       residual 2879 [128] / 16031 [759]
-# Along the straight correction of a co-rotational beam the potential is least at a few percent
-# of it (fem.analysis.bent), so both searches crawl; on trusses the energy search saves up to
-# two thirds of the iterations and never cost any in these runs (the residual one sometimes
-# does), but on the von Mises truss loaded to 2.6 times its limit load in 10 increments
-# (tests/test_nonlinear_static.py) its damped step (s = 0.3) carries the apex across the
-# unstable branch without one factored tangent of the other sign there, so the step's warning
-# that it passed a limit point under load control is lost: a silent wrong path. Where the model
-# has no co-rotational beam, the energy search is one key away (tests/test_line_search.py).
-
-
-@dataclass
-class StaticSettings:
-    """Settings of a static step: the deck keys of ``[[steps]]`` with ``type = "static"``.
-
-    The variant of a static step is ``"linear"``, or its control when ``nonlinear = true``.
-    ``node`` and ``dof`` hold a node index and a DOF slot (the deck gives an id and a name).
-    """
-
-    nonlinear: bool = setting("bool", False, "geometrically nonlinear path following")
-    control: str = setting("str", "load", "nonlinear: load, displacement or arclength",
-                           used_by=("load", *PATHS),
-                           choices=("load", "displacement", "arclength"))
-    load_factor: float = setting("float", 1.0, "load control: final load factor (nonzero; "
-                                 "negative reverses the loads)", used_by=("load",))
-    increments: int = setting("int", 10, "load/displacement control: initial number of "
-                              "increments", used_by=("load", "displacement"), positive=True,
-                              maximum=MAX_INCREMENTS)
-    min_increment: float | None = setting("float", None, "load control: smallest increment "
-                                          "before giving up", used_by=("load",), positive=True)
-    max_increment: float | None = setting("float", None, "load control: largest increment",
-                                          used_by=("load",), positive=True)
-    max_iterations: int = setting("int", 25, "Newton iterations per increment",
-                                  used_by=("load", *PATHS), positive=True,
-                                  maximum=MAX_ITERATIONS)
-    tolerance: float = setting("float", 1e-9, "relative residual tolerance",
-                               used_by=("load", *PATHS), positive=True)
-    node: int | None = setting("int", None, "displacement control: the controlled node; "
-                               "arclength: the node watched by target", used_by=PATHS)
-    dof: int | None = setting("str", None, "displacement control / arclength: DOF name of node",
-                              used_by=PATHS)
-    target: float | None = setting("float", None, "displacement control: final value of the "
-                                   "DOF; arclength: stop once the DOF passes it", used_by=PATHS)
-    arc_length: float | None = setting("float", None, "arclength: initial arc length",
-                                       used_by=("arclength",), positive=True)
-    max_arc_length: float | None = setting("float", None, "arclength: largest arc length "
-                                           "(default 10 x the initial)", used_by=("arclength",),
-                                           positive=True)
-    max_steps: int = setting("int", 100, "arclength: number of increments",
-                             used_by=("arclength",), positive=True, maximum=MAX_INCREMENTS)
-    psi: float = setting("float", 0.0, "arclength: load weight, 0 cylindrical, 1 spherical",
-                         used_by=("arclength",), nonnegative=True)
-    target_iterations: int = setting("int", 5, "arclength: iterations the arc length adapts "
-                                     "to", used_by=("arclength",), positive=True,
-                                     maximum=MAX_ITERATIONS)
-    stop_load_factor: float | None = setting("float", None, "arclength: stop when |load "
-                                             "factor| reaches it", used_by=("arclength",))
-    line_search: str = setting("str", "none", "load control: how much of each Newton correction "
-                               "to apply: none (all; co-rotational beams bend it), residual "
-                               "(backtracking on the residual norms) or energy (on the "
-                               "potential's slope); see Newton's convergence test and line "
-                               "search", used_by=("load",),
-                               choices=LINE_SEARCHES)
-    newton: str = setting("str", "full", "load control: full (a new tangent every iteration) "
-                          "or modified (the increment's first tangent reused while each "
-                          "iteration reduces the residual at least 4-fold)", used_by=("load",),
-                          choices=("full", "modified"))
-    fast_iterations: int = setting("int", 4, deck=False)
-
-    VARIANTS = ("linear", "load", "displacement", "arclength")
-    REMOVES = ("linear", "load")           # the variants that may take loads off
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """``"linear"`` or the control of a nonlinear step, from its deck values."""
-        return values["control"] if values["nonlinear"] else "linear"
-
-
 class StaticStep(StepBase):
     """A static step (see the module docstring), and the Newton problem of its increments."""
 
     step_type = "static"
     Settings = StaticSettings
+    LOADS_STAY = True
     fused = False          # internal force and tangent are evaluated separately
+
+    describe = staticmethod(static_deck.describe)
+    check = staticmethod(static_deck.check)
+
+    @classmethod
+    def make(cls, spec: dict, system, deck, output_every: int = 1) -> StaticStep:
+        """A static step writing every ``output_every``-th increment."""
+        return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
+                   solver_options=deck.solver_options, output_every=output_every)
 
     def __init__(self, name, system, loads, settings: StaticSettings, solver_options=None,
                  output_every: int = 1):
@@ -180,6 +93,7 @@ class StaticStep(StepBase):
         self._reactions = None                  # of the last converged increment (work)
         self._loads_end = None                  # (load factor, external forces) of that one
         self._compiled = None                   # the compiled increment (planar_static), if any
+        self.state = None                       # the state the step advances (run)
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
     def evaluate(self, trial, lam: float, tangent: bool) -> Evaluation:
@@ -315,6 +229,7 @@ class StaticStep(StepBase):
     def run(self, state, recorder):
         """Advance ``state`` (committed in place) through the step, recording frames."""
         s = self.settings
+        self.state = state
         self.check_drives(state)
         self._watch = s.nonlinear and s.control == "load"
         # MUMPS computes the determinant of every factorization for the limit-point watch
@@ -558,3 +473,12 @@ class StaticStep(StepBase):
                   "branches), so the path beyond it is not reliable under load control; use "
                   'control = "arclength" to follow it')
         return True
+
+    def summary(self) -> list[str]:
+        """The load factor reached, the largest displacement and the strain energy."""
+        state, system = self.state, self.system
+        u = state.u
+        k = int(np.argmax(np.linalg.norm(u, axis=1)))
+        return [f"load factor {state.t:.6g}; largest displacement {np.linalg.norm(u[k]):.6g} "
+                f"at node {system.model.node_ids[k]}",
+                f"strain energy {system.strain_energy(state):.6g}"]

@@ -58,66 +58,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import interrupt
-from fem.analysis import rotordynamics
-from fem.analysis.linear_model import linear_model
-from fem.analysis.linearize import Eigenvalues, LinearizeStep
+from fem.analysis import rotordynamics, sweep_deck
+from fem.analysis.linear_model import Eigenvalues, linear_model
+from fem.analysis.linearize import LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, setting
+from fem.analysis.sweep_deck import SweepSettings
 from fem.errors import ConvergenceError, ModelError
 
 log = logging.getLogger(__name__)
-
-MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
-MAX_ORDERS = 100          # engine orders: each is crossed with every line
-
-
-@dataclass
-class SweepSettings:
-    """Settings of a stability sweep: the deck keys of ``type = "stability_sweep"``."""
-
-    parameter: str = setting("str", REQUIRED, "what is swept: the spin (rad/s) or the load "
-                             "factor of the step's loads", choices=("spin", "load"))
-    values: list = setting("vector", REQUIRED, "the parameter's values, increasing (at most "
-                           f"{MAX_VALUES})")
-    axis: list = setting("vector", None, "spin: the axis [ax, ay, az] (3D; default z; 2D: "
-                         "always z)")
-    center: list = setting("vector", None, "spin: a point of the axis (default: origin)")
-    modes: int = setting("int", 6, "eigenvalue pairs tracked (nearest the shift)",
-                         positive=True, maximum=MAX_MODES)
-    method: str = setting("str", "lanczos", "eigen-solver, as for a linearize step",
-                          choices=("lanczos", "dense"))
-    shift: float = setting("float", 0.0, "shift p_s (rad/s, real), as for a linearize step")
-    geometric: bool = setting("bool", True, "include the stress (geometric) stiffness")
-    refine: bool = setting("bool", True, "locate the first stability boundary by bisection "
-                           "(and a spin's engine-order crossings by regula falsi)")
-    tolerance: float = setting("float", 1e-6, "relative accuracy of the boundary (and of the "
-                               "crossings)", positive=True)
-    max_iterations: int = setting("int", 50, "Newton iterations per equilibrium",
-                                  positive=True, maximum=MAX_ITERATIONS)
-    frame: str = setting("str", None, "spin: the frame of the frequencies, whirl and Campbell "
-                         "diagram: rotating (the linearization's, exact for any rotor; the "
-                         "default) or fixed (converted, for a rotor symmetric about the axis on "
-                         "isotropic supports)", choices=("rotating", "fixed"))
-    orders: list = setting("vector", None, "spin: engine orders k (positive): the lines "
-                           "k * spin drawn and crossed by the frequencies (critical speeds; "
-                           f"default [1], at most {MAX_ORDERS})")
-    plot_units: str = setting("str", "rad/s", "units of the plots' spin and frequency axes "
-                              "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
-    equilibrium: bool = setting("bool", True, "find each value's equilibrium by Newton; false "
-                                "linearizes about the state the sweep starts from, as given")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Sweeps have one variant."""
-        return ""
-
-    # what LinearizeStep reads of its settings
-    spin = None
-    inputs = None
-    outputs = None
 
 
 class ScaledLoads:
@@ -169,8 +117,18 @@ class SweepStep(LinearizeStep):
     """A stability sweep; see the module docstring."""
 
     step_type = "stability_sweep"
+    #: its loads are a static step's (a linearize step's are not): the pattern it scales
+    #: (:class:`ScaledLoads`) is the same, and a removed load ramps down with the pseudo-time
+    LOADS_RAMP = True
     Settings = SweepSettings
+    WRITES = ("plots",)
     nudge_singular_shift = True
+
+    check = staticmethod(sweep_deck.check)
+
+    def written_beside(self) -> tuple[str, ...]:
+        """The Campbell diagram and the stability plot."""
+        return self.WRITES
 
     def __init__(self, name, system, loads, settings: SweepSettings | None = None,
                  solver_options=None):
@@ -481,18 +439,3 @@ class SweepStep(LinearizeStep):
                 if len(k):
                     B[i, j] = pt.eigen.bounds[k[0]]
         return B
-
-
-def check_values(values, where: str) -> None:
-    """A sweep's values: at least one, at most :data:`MAX_VALUES`, increasing."""
-    from fem.errors import DeckError
-
-    if not values:
-        raise DeckError(where, "expected at least one value")
-    if len(values) > MAX_VALUES:
-        raise DeckError(where, f"at most {MAX_VALUES} values (each is a Newton solve and an "
-                        f"eigen-solve), got {len(values)}")
-    if np.any(np.diff(values) <= 0):
-        raise DeckError(where, "expected increasing values")
-
-

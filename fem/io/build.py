@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.errors import DeckError, did_you_mean
+from fem.errors import DeckError
 from fem.io import mesh as meshio_reader
 from fem.io.keys import (
     LAYER_KEYS,
@@ -39,18 +39,8 @@ from fem.io.keys import (
 )
 from fem.io.keys.entries import Entry, axial, lookup, unique, vector
 from fem.io.keys.nodes import Nodes
-from fem.model import DOF_SLOTS, Layer, Material, OrthotropicMaterial, Section, ShellSection
+from fem.model import Layer, Material, OrthotropicMaterial, Section, ShellSection
 from fem.time_functions import Constant, Ramp, SpinUp, Steady, Table
-
-
-def slot(dim: int, name: str, where: str) -> int:
-    """Position of DOF ``name`` among the node's slots (``DOF_SLOTS[dim]``)."""
-    slots = DOF_SLOTS[dim]
-    if name not in slots:
-        raise DeckError(where, f"expected one of {', '.join(slots)} (model.dim = {dim}), got "
-                        f"'{name}'" + did_you_mean(name, slots))
-    return slots.index(name)
-
 
 # --- the node table -----------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 
 from fem.dofs import DofMap
 from fem.errors import DeckError, did_you_mean
-from fem.io.build import function, slot
-from fem.io.keys.entries import Entry, axial, unique, vector
+from fem.io.build import function
+from fem.io.keys.entries import Entry, axial, slot, unique, vector
 from fem.io.keys.nodes import Nodes
 from fem.loads import PressureLoad, gravity_force
 from fem.model import DOF_SLOTS, DistributedLoad, Gravity, Model, NodalLoad, Prescribed

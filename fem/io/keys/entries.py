@@ -2,10 +2,12 @@
 
 An :class:`Entry` is one table of an array of tables (its deck key, its validated values and the
 keys written); :func:`unique` and :func:`lookup` find entries by name, :func:`vector`,
-:func:`axial` and :func:`inertia_tensor` read the deck's vectors, moments and rotary inertias.
+:func:`axial` and :func:`inertia_tensor` read the deck's vectors, moments and rotary inertias,
+:func:`slot` a DOF's name.
 The builders of :mod:`fem.io` and the element families' deck modules (``fem/elements/*_deck.py``)
-share them; like the rest of :mod:`fem.io.keys` this module imports nothing of fem but its errors
-and the keys (a deck leaf, in the data layer).
+and the step types' deck modules (``fem/analysis/*_deck.py``) share them; like the rest of
+:mod:`fem.io.keys` this module imports nothing of fem but its errors, the model and the keys (a
+deck leaf, in the data layer).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from numpy.typing import NDArray
 
 from fem.errors import DeckError, did_you_mean
 from fem.io.keys import shown, type_name
+from fem.model import DOF_SLOTS
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,15 @@ def unique(entries: list[Entry], what: str) -> dict[str, Entry]:
                             f"at {out[name].where})")
         out[name] = e
     return out
+
+
+def slot(dim: int, name: str, where: str) -> int:
+    """Position of DOF ``name`` among the node's slots (``DOF_SLOTS[dim]``)."""
+    slots = DOF_SLOTS[dim]
+    if name not in slots:
+        raise DeckError(where, f"expected one of {', '.join(slots)} (model.dim = {dim}), got "
+                        f"'{name}'" + did_you_mean(name, slots))
+    return slots.index(name)
 
 
 def lookup(table: Mapping, name: str, what: str, where: str, hint: str = ""):
