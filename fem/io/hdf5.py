@@ -77,7 +77,15 @@ from numpy.typing import NDArray
 
 from fem import _petsc, interrupt
 from fem.errors import OutputError
-from fem.io import drawing, files, paraview, plots, superelement_file
+from fem.io import (
+    drawing,
+    files,
+    paraview,
+    paraview_modes,
+    paraview_views,
+    plots,
+    superelement_file,
+)
 from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
 
 log = logging.getLogger(__name__)
@@ -158,8 +166,8 @@ class ResultsFile:
         files.remove_stale_xdmf(self.path)
         self.time_offset = 0.0
         self.step_index = 0
-        self.frames: list[paraview.Frame] = []          # committed frames
-        self.pending: list[tuple[StepWriter, paraview.Frame]] = []
+        self.frames: list[paraview_views.Frame] = []          # committed frames
+        self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views
         self._committed_at = -np.inf
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
@@ -173,7 +181,7 @@ class ResultsFile:
             return
         with interrupt.critical():
             try:
-                views = [(w, f, paraview.frame_views(self.h5, self.drawing, self.model, f,
+                views = [(w, f, paraview_views.frame_views(self.h5, self.drawing, self.model, f,
                                                      w.datasets, w.attrs, self._groups))
                          for w, f in self.pending]
                 self.h5.flush()
@@ -249,7 +257,7 @@ class ResultsFile:
             cg = constraints.create_group(c.name)
             cg.attrs["type"] = c.type_name
             cg.create_dataset("connectivity", data=c.conn)
-        paraview.write_drawing(self.h5, self.drawing)
+        paraview_views.write_drawing(self.h5, self.drawing)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
                    span: float | None = None) -> StepWriter:
@@ -269,9 +277,9 @@ class ResultsFile:
         ParaView's time slider shows for them (default ``1, 2, ...``: mode numbers; a modal
         step gives its frequencies in Hz, which increase with the mode). ``vibration`` adds
         ``<out>_<step>_vibration.xdmf``, every mode vibrating through one period
-        (:func:`fem.io.paraview.write_vibration`).
+        (:func:`fem.io.paraview_modes.write_vibration`).
         """
-        frames = paraview.VIBRATION_FRAMES if vibration else 0
+        frames = paraview_modes.VIBRATION_FRAMES if vibration else 0
         files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes)
                           + 12 * frames * shapes.shape[0] * self.model.n_nodes + FRAME_OVERHEAD,
                           f"the modes of step '{name}'")
@@ -295,11 +303,11 @@ class ResultsFile:
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
-            paraview.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
+            paraview_modes.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
                                  labels=labels)
             if vibration:
-                paraview.write_vibration(files.vibration_xdmf_path(self.path, name), self, name,
-                                         step_type, len(eigenvalues), labels=labels)
+                paraview_modes.write_vibration(files.vibration_xdmf_path(self.path, name), self,
+                                               name, step_type, len(eigenvalues), labels=labels)
         return path
 
     def write_linear(self, name: str, data: dict, matrices: dict, attrs: dict,
@@ -546,8 +554,8 @@ class StepWriter:
             values[f"increments/{k}"] = v
         for k, v in (energy or {}).items():
             values[f"energy/{k}"] = v
-        values.update(paraview.frame_arrays(self.results.drawing, sysm.model, self.name,
-                                            values))
+        values.update(paraview_views.frame_arrays(self.results.drawing, sysm.model, self.name,
+                                                  values))
         clock = self._clock(time)
         at = self.time_offset + clock
         need = sum(np.asarray(v).nbytes for v in values.values())
@@ -556,8 +564,8 @@ class StepWriter:
                           f"frame {self.count} of step '{self.name}'")
         with interrupt.critical():
             self._write(values)
-            self.results.pending.append((self, paraview.Frame(self.name, self.count - 1, at,
-                                                              frozenset(values))))
+            self.results.pending.append((self, paraview_views.Frame(self.name, self.count - 1,
+                                                                    at, frozenset(values))))
             self.last_time = time
             self.series_time = at
         self.results.commit()
