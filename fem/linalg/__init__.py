@@ -9,7 +9,6 @@ Both are used through this package (``from fem import linalg; linalg.solve(ksp, 
 """
 
 from fem.linalg.checked import (
-    EPS,
     MAX_REFINEMENTS,
     MUMPS_MAX_RELAXATION,
     MUMPS_WORKSPACE,
@@ -46,7 +45,7 @@ from fem.linalg.objects import (
 )
 
 __all__ = [
-    "CHAIN_ENTRIES", "EIGEN_FAMILIES", "EPS", "LU_PACKAGES", "MAX_REFINEMENTS",
+    "CHAIN_ENTRIES", "EIGEN_FAMILIES", "LU_PACKAGES", "MAX_REFINEMENTS",
     "MUMPS_MAX_RELAXATION", "MUMPS_WORKSPACE", "NULL_PIVOT", "POOR_BACKWARD_ERROR",
     "REFINE_ABOVE", "SMALL_CHAIN_LU", "SMALL_LU", "SMALL_LU_ORDERING", "NonFiniteError",
     "SingularMatrixError", "SolveReport", "accuracy", "best_lu_package", "create_matrix",
