@@ -187,12 +187,7 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
             if restarts_done == restarts:
                 break
             restarts_done += 1
-            # keep the wanted pairs and a block more (their buffer), or half the basis, and leave
-            # room for two blocks a cycle (max_dim is at least count + 3 b): with one block a
-            # cycle the iteration stalls (12 pairs, blocks of 2, 17 vectors: residuals stuck at
-            # 1e-6 for 60 restarts), and so it does without the buffer (27 pairs, blocks of 7)
-            k, H = _thick_restart(Vbuf, MVbuf, k, H, max(count, min(max(count + b, k // 2),
-                                                                    max_dim - 2 * b)))
+            k, H = _thick_restart(Vbuf, MVbuf, k, H, _kept(count, b, k, max_dim))
             lo = 0                         # every kept Ritz vector couples to the next block
         new = W.shape[1]
         Vbuf[:, k:k + new], MVbuf[:, k:k + new] = W, MW
@@ -205,9 +200,7 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
                 continue
             # the whole range of OP, fewer directions than pairs wanted: its every pair is exact
             count, exhausted = k, True
-        theta, Y = np.linalg.eigh(H)
-        near = np.argsort(-np.abs(theta), kind="stable")[:count]
-        theta, Y = theta[near], Y[:, near]
+        theta, Y = _nearest_ritz(H, count)
         res = np.linalg.norm(coupling @ Y[-new:], axis=0)
         if np.all(res <= tol * np.abs(theta)):
             omega2, X, berr, worst = _verified(K, M, solve, V, W, coupling, theta, Y, sigma,
@@ -223,6 +216,24 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     raise ConvergenceError(f"the Lanczos eigen-solve did not converge {count} pairs within "
                            f"{restarts} restarts of {max_dim} vectors (worst relative residual "
                            f"{worst:.2g}, tolerance {tol:g})")
+
+
+def _kept(count: int, b: int, k: int, max_dim: int) -> int:
+    """How many Ritz vectors a thick restart of the basis of ``k`` vectors keeps.
+
+    The wanted pairs and a block more (their buffer), or half the basis, leaving room for two
+    blocks a cycle (``max_dim`` is at least ``count + 3 b``): with one block a cycle the
+    iteration stalls (12 pairs, blocks of 2, 17 vectors: residuals stuck at 1e-6 for 60
+    restarts), and so it does without the buffer (27 pairs, blocks of 7).
+    """
+    return max(count, min(max(count + b, k // 2), max_dim - 2 * b))
+
+
+def _nearest_ritz(H: NDArray, count: int) -> tuple[NDArray, NDArray]:
+    """The ``count`` Ritz pairs ``(theta, Y)`` of ``H`` of largest ``|theta|`` (nearest sigma)."""
+    theta, Y = np.linalg.eigh(H)
+    near = np.argsort(-np.abs(theta), kind="stable")[:count]
+    return theta[near], Y[:, near]
 
 
 def _recurrence(M, B, solve, inner, rng, b: int, V: NDArray, MV: NDArray, W: NDArray,
