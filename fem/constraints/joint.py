@@ -61,7 +61,7 @@ and linear momentum too (the forces are equal and opposite). In 2D ``j = jl(thet
 which ``R_1 v - R_0 v = psi x mean(v)`` exactly, so ``theta x j`` is that change. The
 energy-conserving scheme pairs the rows of nodes that turn by ``cay(psi)`` (those of
 co-rotational beams and shells, and nodes welded to them:
-:func:`fem.integrators.midpoint.chord_nodes`) with ``psi``, multiplying them by ``s = 1/c``:
+:func:`fem.integrators.cayley.chord_nodes`) with ``psi``, multiplying them by ``s = 1/c``:
 there the moments become ``mean(a) x lambda`` and ``mean(d) x mean(c)``, those of equal and
 opposite forces at the mid-point joint point (``x_a + mean(a_a) = x_b + mean(a_b)`` when both
 ends satisfy the joint) and of opposite couples: **angular momentum is exact** for joints between
