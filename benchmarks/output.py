@@ -13,7 +13,7 @@ as large as it gets:
     load, 100 steps.
 
 For each, the table gives the run's frames per second, the writer's milliseconds per frame (the
-time inside :meth:`fem.io.hdf5.StepWriter.frame`, with the commits it makes, and the step's
+time inside :meth:`fem.io.step_writer.StepWriter.frame`, with the commits it makes, and the step's
 closing commit, divided by the frames), its share of the run, and the results file's size per
 frame (bytes, the whole file over the frames). The writer's time includes the HDF5 writes, the
 per-frame views ParaView and meshio read and the XDMF rewrites.
@@ -25,7 +25,7 @@ import time
 
 from benchmarks.multibody import chain_deck
 from fem import _petsc
-from fem.io import hdf5
+from fem.io import step_writer
 from fem.io.deck import from_dict
 from fem.run import run
 
@@ -75,7 +75,7 @@ def plate_deck(n: int = 6, steps: int = STEPS // 3) -> dict:
 def measure(deck: dict) -> dict:
     """Run ``deck`` writing a frame per time step; frames, times and file size."""
     spent = [0.0]
-    frame, close = hdf5.StepWriter.frame, hdf5.StepWriter.close
+    frame, close = step_writer.StepWriter.frame, step_writer.StepWriter.close
 
     def timed(fn):
         def wrapper(*args, **kw):
@@ -86,7 +86,7 @@ def measure(deck: dict) -> dict:
                 spent[0] += time.perf_counter() - t
         return wrapper
 
-    hdf5.StepWriter.frame, hdf5.StepWriter.close = timed(frame), timed(close)
+    step_writer.StepWriter.frame, step_writer.StepWriter.close = timed(frame), timed(close)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out.h5")
@@ -99,7 +99,7 @@ def measure(deck: dict) -> dict:
                 frames = sum(s["time"].shape[0] for s in h5["steps"].values())
             size = os.path.getsize(out) + sum(os.path.getsize(x) for x in result.xdmf)
     finally:
-        hdf5.StepWriter.frame, hdf5.StepWriter.close = frame, close
+        step_writer.StepWriter.frame, step_writer.StepWriter.close = frame, close
     return {"frames": frames, "total": total, "writer": spent[0], "size": size}
 
 

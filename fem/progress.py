@@ -6,7 +6,7 @@ class does nothing, which is what a run from Python gets by default.
 
 A step's *clock* is what its progress is measured in: the time of a dynamic step, the magnitude of
 the load factor under load control, the increment count of arc-length and displacement control
-(see :class:`fem.io.hdf5.StepWriter`); ``span`` is where that clock ends, when it is known.
+(see :class:`fem.io.step_writer.StepWriter`); ``span`` is where that clock ends, when it is known.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from helpers import line_beam
 from fem import rotations as so3
 from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
-from fem.integrators.midpoint import cayley_secant
+from fem.integrators.cayley import cayley_secant
 from fem.io import deck as deck_io
 from fem.run import make_step
 from fem.system import System

@@ -18,7 +18,7 @@ from helpers import line_beam, solve, square_plate_mesh
 from test_solver_options import run_cli
 
 from fem.solvers import eigen
-from fem.solvers.eigen import front
+from fem.solvers.eigen import common
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ("dense", "lanczos", "slepc")
@@ -157,7 +157,7 @@ def test_a_free_structure_has_its_six_rigid_modes_and_the_same_pairs_from_every_
     steps = {m: solve(model(mass, method=m)) for m in METHODS}
     _, sysm, state, (ref,) = steps["dense"]
     K, M = ref.matrices(state)
-    level = front.ROUND_OFF * eigen.spectrum_scale(K, M)
+    level = common.ROUND_OFF * eigen.spectrum_scale(K, M)
     R = ref.rigid_motions()
     nodal = sysm.dofmap.blocks["nodal"]
     MR = (M @ np.vstack([R, np.zeros((K.shape[0] - R.shape[0], 6))]))

@@ -341,7 +341,7 @@ def test_vibration_xdmf_animates_every_mode_through_one_period(tmp_path):
     frequency, each frame's displacement (single precision) sin(2 pi j / 20) times the shape
     scaled to a unit peak translation; read with meshio."""
     from fem.io import files
-    from fem.io.paraview import VIBRATION_FRAMES as F
+    from fem.io.paraview_modes import VIBRATION_FRAMES as F
 
     h5 = str(tmp_path / "cantilever.h5")
     solve(beam(2, 10, modes=3), h5)

@@ -11,6 +11,7 @@ from helpers import lift_to_3d
 from scipy.optimize import brentq
 
 from fem.constraints.handlers import consistent
+from fem.constraints.handlers import coordinates as co
 from fem.constraints.handlers import nullspace as ns
 from fem.constraints.handlers import partitioning as pt
 from fem.errors import ModelError
@@ -40,10 +41,10 @@ def angles(mech, state):
     """FB-S1's (alpha1, alpha2, alpha3) from the joints' relative angles at O1, O2, O3 (O4 cut,
     notes B8): the signs turn the joints' convention into the notes' clockwise one, read off the
     notes' rates at t = 0 (whose magnitudes the joint rates must match first)."""
-    raw = pt.joint_angles(mech, ["O1", "O2", "O3"], closure=["O4"])
+    raw = co.joint_angles(mech, ["O1", "O2", "O3"], closure=["O4"])
     rates = raw.S @ mech.velocities(state)
     np.testing.assert_allclose(np.abs(rates), np.abs(QDOT0), rtol=1e-9)
-    return pt.joint_angles(mech, ["O1", "O2", "O3"], closure=["O4"], signs=np.sign(rates / QDOT0),
+    return co.joint_angles(mech, ["O1", "O2", "O3"], closure=["O4"], signs=np.sign(rates / QDOT0),
                            names=["alpha1", "alpha2", "alpha3"], offset=Q0)
 
 
@@ -83,7 +84,7 @@ def test_fbs1_mass_matrix_in_the_angles_is_the_notes():
     J^T M J on the open chain cut at O4."""
     mech, state = mechanism(deck("four_bar_fbs1"))
     alpha = angles(mech, state)
-    M_s, C, J = pt.generalized(alpha, mech.mass(state), mech.jacobian(state))
+    M_s, C, J = co.generalized(alpha, mech.mass(state), mech.jacobian(state))
     np.testing.assert_allclose(M_s, [[1.4474260903, 1.1802130452, -0.0340946867],
                                      [1.1802130452, 1.084, 0.0606666667],
                                      [-0.0340946867, 0.0606666667, 0.1706666667]], atol=1e-9)
@@ -116,7 +117,7 @@ def test_fbs1_tangent_basis_at_0_7(fbs1, table_states):
     """notes D1: at alpha1 = 0.7, D = [1, -1.233153, 0.353747] (Blajer's [I, A^T], q_I = alpha1)."""
     mech, _, alpha = fbs1
     s = table_states[0.7]
-    _, C, _ = pt.generalized(alpha, mech.mass(s), mech.jacobian(s))
+    _, C, _ = co.generalized(alpha, mech.mass(s), mech.jacobian(s))
     np.testing.assert_allclose(pt.tangent_basis(C, [0]), [[1.0, -1.233153, 0.353747]], atol=1e-6)
 
 
@@ -128,10 +129,10 @@ def test_criterion_invariants(fbs1, table_states, which, alpha1):
     metric (the bodies' DOFs: M = diag(m, m, J)) they sum to k = 1."""
     mech, _, alpha = fbs1
     s = table_states[alpha1]
-    coords = pt.model_coordinates(mech) if which == "dofs" else alpha
+    coords = co.model_coordinates(mech) if which == "dofs" else alpha
     crit = pt.criterion(mech, s, coords)
     np.testing.assert_allclose(crit.cos2_alpha + crit.cos2_beta, 1.0, atol=1e-12)
-    M_s, C, _ = pt.generalized(coords, mech.mass(s), mech.jacobian(s))
+    M_s, C, _ = co.generalized(coords, mech.mass(s), mech.jacobian(s))
     tried = 0
     for i in range(len(M_s)):
         if crit.cos2_alpha[i] < 1e-6:                         # C_D singular: not a partition
@@ -180,7 +181,7 @@ def test_physical_pendulum_criterion(gamma, values):
     np.testing.assert_allclose(crit.cos2_alpha, closed / (m * rho**2 + J), atol=1e-12)
     np.testing.assert_allclose(crit.cos2_alpha, values, atol=1e-6)
     for i in range(3):
-        _, C, _ = pt.generalized(pt.model_coordinates(mech), mech.mass(s), mech.jacobian(s))
+        _, C, _ = co.generalized(co.model_coordinates(mech), mech.mass(s), mech.jacobian(s))
         ca, _, _ = pt.projective_criterion(mech.mass(s), C, pt.tangent_basis(C, [i]))
         np.testing.assert_allclose(ca, crit.cos2_alpha, atol=1e-12)
 
@@ -213,7 +214,7 @@ def test_forcing_alpha3_at_its_singular_point_is_an_error(fbs1, table_states):
     naming it; the greedy choice never takes it there."""
     mech, _, alpha = fbs1
     s = table_states[np.pi / 2]
-    _, C, _ = pt.generalized(alpha, mech.mass(s), mech.jacobian(s))
+    _, C, _ = co.generalized(alpha, mech.mass(s), mech.jacobian(s))
     with pytest.raises(pt.SingularChoice) as err:
         pt.tangent_basis(C, [2], alpha.names)
     assert isinstance(err.value, ModelError) and err.value.coordinates == ("alpha3",)
@@ -246,7 +247,7 @@ def test_best_coordinate_switch_angles_move_with_the_masses(case, switch):
     alpha = angles(mech, state)
 
     def diff(s):
-        M_s, C, _ = pt.generalized(alpha, mech.mass(s), mech.jacobian(s))
+        M_s, C, _ = co.generalized(alpha, mech.mass(s), mech.jacobian(s))
         ca = pt.projective_criterion(np.eye(3) if case == "identity metric" else M_s, C)[0]
         assert ca[2] < max(ca[0], ca[1])                     # alpha3 is never the best
         return ca[0] - ca[1]
@@ -422,11 +423,11 @@ def test_a_large_model_is_refused():
 
 def test_coordinates_that_do_not_parametrize_are_refused(fbs1):
     mech, state, _ = fbs1
-    bad = pt.joint_angles(mech, ["O1", "O2", "O3"], closure=["O3", "O4"])
+    bad = co.joint_angles(mech, ["O1", "O2", "O3"], closure=["O3", "O4"])
     with pytest.raises(ModelError, match="do not parametrize"):
         pt.criterion(mech, state, bad)
     with pytest.raises(ModelError, match="no joint or constraint group 'O9'"):
-        pt.joint_angles(mech, ["O9"], closure=["O4"])
+        co.joint_angles(mech, ["O9"], closure=["O4"])
     with pytest.raises(ModelError, match="degrees of freedom"):
         pt.CoordinatePartitioning(mech, time_step=1e-3, independent=["node 1 ux", "node 1 uy"])
 

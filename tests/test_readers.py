@@ -19,7 +19,7 @@ import pytest
 from results_checks import assert_consistent, check_with_meshio, read_xdmf
 
 from fem.io import deck as deck_io
-from fem.io.paraview import has_rotations
+from fem.io.paraview_views import has_rotations
 from fem.run import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -233,9 +233,9 @@ def with_nodal_fields(monkeypatch):
     """Make every frame also write two nodal fields, as the shell stresses will be written:
     ``/steps/<s>/nodal/s_top`` ``(T, n)`` (NaN at the nodes it does not cover: every third) and
     ``/steps/<s>/nodal/direction`` ``(T, n, 3)``, both functions of the displacement."""
-    from fem.io import paraview
+    from fem.io import paraview_views
 
-    frame_arrays = paraview.frame_arrays
+    frame_arrays = paraview_views.frame_arrays
 
     def more(drawing, model, step, values):
         u = np.asarray(values["displacement"])
@@ -244,7 +244,7 @@ def with_nodal_fields(monkeypatch):
         return {**frame_arrays(drawing, model, step, values), "nodal/s_top": s_top,
                 "nodal/direction": u[:, ::-1] + 1.0}
 
-    monkeypatch.setattr(paraview, "frame_arrays", more)
+    monkeypatch.setattr(paraview_views, "frame_arrays", more)
 
 
 def test_meshio_reads_the_nodal_fields(tmp_path, monkeypatch):

@@ -14,8 +14,8 @@ from helpers import square_plate_mesh
 
 from fem import rotations as so3
 from fem.elements.shell.corot import CorotShell
+from fem.integrators.cayley import chord_nodes
 from fem.integrators.inertia import midpoint_state, step_kinematics
-from fem.integrators.midpoint import chord_nodes
 from fem.io import deck as deck_io
 from fem.run import make_step
 from fem.state import State

@@ -27,7 +27,7 @@ from helpers import solve, square_plate_mesh
 from test_shell import DB, clamped_centre, navier_centre, plate_deck
 
 from fem.inertia.nodal import NodalInertia
-from fem.integrators.midpoint import chord_nodes
+from fem.integrators.cayley import chord_nodes
 from fem.io import deck as deck_io
 from fem.run import make_step
 from fem.system import System
@@ -329,7 +329,7 @@ def kicked(sysm, n_plate: int, centre: int):
 
 def test_a_body_welded_to_a_shell_node_flies_with_exact_energy_and_momenta():
     """200 steps of h = 0.005 of the plate and its welded body in free flight: the body turns
-    by ``cay(psi)`` like the shell nodes (:func:`fem.integrators.midpoint.chord_nodes`), so the
+    by ``cay(psi)`` like the shell nodes (:func:`fem.integrators.cayley.chord_nodes`), so the
     weld's moments are those of the mid-point arm and energy, linear and angular momentum stay
     constant to 1e-8 relative (observed about 1e-13; with the body turned by ``exp`` angular
     momentum drifted by 7e-8, with the joint's former ``jl(theta) v_0`` form by 4e-7); the

@@ -219,7 +219,7 @@ def test_check_leaves_the_options_database_as_it_was():
     with pytest.raises(DeckError, match="did you mean 'ksp_gmres_restart'"):
         solver_options.check({"ksp_type": "gmres", "ksp_gmres_restrat": 20})
     assert db.getAll() == before
-    assert not any(p.startswith("fem_dry") for p in linalg._PUSHED)
+    assert not any(p.startswith("fem_dry") for p in linalg.objects._PUSHED)
 
 
 def test_eigen_solver_names_are_checked_by_slepc():

@@ -20,7 +20,7 @@ equations of :mod:`fem.analysis.dynamic`:
 Both keep positions on the joints to Newton's tolerance (no drift) and give the reactions by
 Blajer's B(37) with ``B = C = G``: the joints' multipliers, which are the physical pin forces.
 
-**Results** go to the same layout as a multiplier step's (:class:`fem.io.hdf5.StepWriter`):
+**Results** go to the same layout as a multiplier step's (:class:`fem.io.step_writer.StepWriter`):
 positions, rotations, velocities, accelerations, the joints' outputs (reactions in the joint
 frame and the global ``force``/``moment``, relative coordinates) at the consistent reactions of
 each frame's state, the support reactions (the residual at the supported DOFs with those

@@ -42,7 +42,7 @@ translations ``x, y, z`` and rotations about the global axes through the origin)
 moves) and ``backward_error`` (of the original problem, per pair). ParaView: the shapes in
 ``<out>_<step>_modes.xdmf`` (each mode named ``mode i: f Hz``, its frequency in Hz as "time"),
 and ``<out>_<step>_vibration.xdmf``, every mode vibrating through one period in 20 frames
-(:func:`fem.io.paraview.write_vibration`).
+(:func:`fem.io.paraview_modes.write_vibration`).
 """
 
 from __future__ import annotations

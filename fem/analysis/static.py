@@ -237,7 +237,7 @@ class StaticStep(StepBase):
         self.loads.begin(state)
         writer = None
         if recorder:
-            # the ParaView clock must only grow (fem.io.hdf5.StepWriter): the load factor's
+            # the ParaView clock must only grow (fem.io.step_writer.StepWriter): the load factor's
             # magnitude under load control, the increment count where the load factor can fall
             path = s.nonlinear and s.control != "load"
             span = (s.increments if s.control == "displacement" else s.max_steps) if path \

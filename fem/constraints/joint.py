@@ -61,7 +61,7 @@ and linear momentum too (the forces are equal and opposite). In 2D ``j = jl(thet
 which ``R_1 v - R_0 v = psi x mean(v)`` exactly, so ``theta x j`` is that change. The
 energy-conserving scheme pairs the rows of nodes that turn by ``cay(psi)`` (those of
 co-rotational beams and shells, and nodes welded to them:
-:func:`fem.integrators.midpoint.chord_nodes`) with ``psi``, multiplying them by ``s = 1/c``:
+:func:`fem.integrators.cayley.chord_nodes`) with ``psi``, multiplying them by ``s = 1/c``:
 there the moments become ``mean(a) x lambda`` and ``mean(d) x mean(c)``, those of equal and
 opposite forces at the mid-point joint point (``x_a + mean(a_a) = x_b + mean(a_b)`` when both
 ends satisfy the joint) and of opposite couples: **angular momentum is exact** for joints between
@@ -84,7 +84,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.constraints import joint_rows
 from fem.constraints.base import PairGroup
+from fem.constraints.joint_rows import UA, WA, dot, rotz, turned
 
 #: each joint's rows, per model dimension (see the module docstring)
 ROWS: dict[int, dict[str, tuple]] = {
@@ -115,67 +117,6 @@ DRIVEN: dict[int, dict[str, tuple]] = {
 
 #: the 2D DOFs ``ux, uy, rz`` among the 3D ones of a pair
 _PLANE = np.array([0, 1, 5, 6, 7, 11])
-_UA, _WA, _UB, _WB = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12)
-
-
-def _dot(a: NDArray, b: NDArray) -> NDArray:
-    return np.einsum("...i,...i->...", a, b)
-
-
-def _rotz(angle: NDArray) -> NDArray:
-    """(..., 3, 3) rotations by ``angle`` about z."""
-    c, s = np.cos(angle), np.sin(angle)
-    R = np.zeros(np.shape(angle) + (3, 3))
-    R[..., 0, 0], R[..., 0, 1], R[..., 1, 0], R[..., 1, 1] = c, -s, s, c
-    R[..., 2, 2] = 1.0
-    return R
-
-
-def _jl_derivative_z(t: NDArray, v: NDArray) -> NDArray:
-    """(E, 3, 3) ``d(jl(t e_z) v)/dt`` in column z, for in-plane ``v`` (2D joints).
-
-    ``jl(t e_z) v = (sin t / t) v + ((1 - cos t) / t) e_z x v``; a spin about z moves ``t`` by
-    itself (``jl_inv(t e_z) e_z = e_z``). Series below 1e-3 (relative error below 1e-18).
-    """
-    small = np.abs(t) < 1e-3
-    ts = np.where(small, 1.0, t)
-    t2 = t * t
-    ds = np.where(small, -t / 3 + t * t2 / 30, (ts * np.cos(ts) - np.sin(ts)) / ts**2)
-    dc = np.where(small, 0.5 - t2 / 8 + t2 * t2 / 144,
-                  (ts * np.sin(ts) - (1 - np.cos(ts))) / ts**2)
-    out = np.zeros(t.shape + (3, 3))
-    out[..., 0, 2] = ds * v[..., 0] - dc * v[..., 1]
-    out[..., 1, 2] = ds * v[..., 1] + dc * v[..., 0]
-    return out
-
-
-def _cayley_ratio(t: NDArray) -> tuple[NDArray, NDArray]:
-    """``c = tan(t/2) / (t/2)`` and ``dc/dt`` for rotation angles ``0 <= t < pi`` (any shape).
-
-    ``c theta`` is the Cayley parameter ``psi`` of the rotation ``exp(theta)``, ``|theta| = t``
-    (``exp(theta) = cay(c theta)``). Series of ``tan u / u`` below ``u = t/2 = 0.1`` (next term
-    below 4e-15).
-    """
-    u = 0.5 * np.asarray(t, dtype=float)
-    u2 = u * u
-    small = u < 0.1
-    us = np.where(small, 1.0, u)
-    c = np.where(small, 1 + u2 * (1 / 3 + u2 * (2 / 15 + u2 * (17 / 315 + u2 * (
-        62 / 2835 + u2 * 1382 / 155925)))), np.tan(us) / us)
-    dc = np.where(small, 0.5 * u * (2 / 3 + u2 * (8 / 15 + u2 * (102 / 315 + u2 * (
-        496 / 2835 + u2 * 13820 / 155925)))), 0.5 * (us / np.cos(us) ** 2 - np.tan(us)) / us**2)
-    return c, dc
-
-
-def _turned(F: NDArray, f: NDArray, derivative: int = 0) -> NDArray:
-    """(E, 3) ``F (-sin f, cos f, 0)`` (or its ``derivative``-th derivative by ``f (E,)``).
-
-    The driven revolute row is ``(R_a F v(f)) . (R_b F e1) = sin(phi - f)`` with ``phi`` the
-    angle of ``b`` about the axis ``e3`` relative to ``a``: zero when ``phi = f``.
-    """
-    c, s, z = np.cos(f), np.sin(f), np.zeros_like(f)
-    v = [(-s, c, z), (-c, -s, z), (s, -c, z)][derivative]
-    return np.einsum("eij,je->ei", F, np.array(v))
 
 
 class Joint(PairGroup):
@@ -248,7 +189,7 @@ class Joint(PairGroup):
     def _rotations(self, state) -> NDArray:
         """(E, 2, 3, 3) the nodes' rotation matrices."""
         if self.dim == 2:
-            return _rotz(state.rot[self.conn])
+            return rotz(state.rot[self.conn])
         return so3.quat_to_matrix(state.rot[self.conn])
 
     def _geometry(self, state) -> dict:
@@ -295,180 +236,13 @@ class Joint(PairGroup):
 
     def _static(self, state, mu: NDArray | None, f: float | None = None
                 ) -> tuple[NDArray, NDArray, NDArray | None]:
-        """``g (E, r)``, ``G (E, r, 12)`` and ``d(G^T mu)/dq (E, 12, 12)`` (3D columns).
-
-        ``f``: the drive's value (default: at the state's time).
-        """
-        f = self._drive_at(state.t) if f is None else f
-        geo = self._geometry(state)
-        arms, s, Fa, Fb = geo["arms"], geo["s"], geo["Fa"], geo["Fb"]
-        E = len(self)
-        gs, Gs = [], []
-        K = None if mu is None else np.zeros((E, 12, 12))
-        hat = so3.hat
-        k = 0
-        for row in self.rows:
-            if row[0] == "point":
-                G = np.zeros((E, 3, 12))
-                G[:, :, _UA], G[:, :, _WA] = -np.eye(3), hat(arms[:, 0])
-                G[:, :, _UB], G[:, :, _WB] = np.eye(3), -hat(arms[:, 1])
-                n = self.dim
-                gs.append(s[:, :n])
-                Gs.append(G[:, :n])
-                if K is not None:
-                    m = np.zeros((E, 3))
-                    m[:, :n] = mu[:, k:k + n]
-                    K[:, _WA, _WA] -= hat(m) @ hat(arms[:, 0])
-                    K[:, _WB, _WB] += hat(m) @ hat(arms[:, 1])
-                k += n
-                continue
-            G = np.zeros((E, 1, 12))
-            if row[0] == "angle":
-                gs.append(self._angles(state)[:, None])
-                G[:, 0, 5], G[:, 0, 11] = -1.0, 1.0
-                Gs.append(G)
-                k += 1
-                continue
-            m = None if mu is None else mu[:, k, None, None]
-            if row[0] in ("perp", "turn"):
-                if row[0] == "turn":
-                    d, c = _turned(Fa, f), Fb[:, :, 0]
-                    gs.append(_dot(d, c)[:, None])
-                else:
-                    d, c = Fa[:, :, row[1]], Fb[:, :, row[2]]
-                    gs.append((_dot(d, c) - _dot(self.frames[:, :, row[1]],
-                                                 self.frames[:, :, row[2]]))[:, None])
-                dc = so3.cross(d, c)
-                G[:, 0, _WA], G[:, 0, _WB] = dc, -dc
-                if K is not None:
-                    cd, ddc = hat(c) @ hat(d), hat(d) @ hat(c)
-                    K[:, _WA, _WA] += m * cd
-                    K[:, _WA, _WB] -= m * ddc
-                    K[:, _WB, _WA] -= m * cd
-                    K[:, _WB, _WB] += m * ddc
-            else:                                                  # slide
-                d = Fa[:, :, row[1]]
-                e = s + arms[:, 0]
-                gs.append(_dot(d, s)[:, None])
-                G[:, 0, _UA], G[:, 0, _UB] = -d, d
-                G[:, 0, _WA] = so3.cross(d, e)
-                G[:, 0, _WB] = so3.cross(arms[:, 1], d)
-                if K is not None:
-                    hd, hb = hat(d), hat(arms[:, 1])
-                    K[:, _UA, _WA] += m * hd
-                    K[:, _UB, _WA] -= m * hd
-                    K[:, _WA, _UA] -= m * hd
-                    K[:, _WA, _WA] += m * (hat(e) @ hd)
-                    K[:, _WA, _UB] += m * hd
-                    K[:, _WA, _WB] -= m * (hd @ hb)
-                    K[:, _WB, _WB] += m * (hd @ hb)
-                    K[:, _WB, _WA] -= m * (hb @ hd)
-            Gs.append(G)
-            k += 1
-        g = np.concatenate(gs, axis=1)
-        if self.drive is not None and self.rows[-1][0] != "turn":
-            g[:, -1] -= f                         # the driven angle or slide
-        return g, np.concatenate(Gs, axis=1), K
+        """``g``, ``G`` and ``d(G^T mu)/dq`` (:func:`fem.constraints.joint_rows.static_rows`)."""
+        return joint_rows.static_rows(self, state, mu, f)
 
     def _discrete(self, s0, s1, mu: NDArray, tangent: bool = True
                   ) -> tuple[NDArray, NDArray | None]:
-        """``G_d (E, r, 12)`` and (``tangent``) ``d(G_d^T mu)/dq_1 (E, 12, 12)`` of the step.
-
-        A vector ``v`` of a node that the step turns by ``theta`` changes by ``theta x j``:
-        ``j = jl(theta) v0`` in 2D, ``j = c(|theta|) (v0 + v1)/2`` in 3D (the Cayley form, see
-        the module docstring: ``c theta`` is the step's Cayley parameter).
-        """
-        g0, g1 = self._geometry(s0), self._geometry(s1)
-        f_mid = self._drive_at(0.5 * (s0.t + s1.t))
-        theta = self._step_rotations(s0, s1)
-        E = len(self)
-        hat = so3.hat
-        K = np.zeros((E, 12, 12))
-        if self.dim == 2:
-            J = so3.jl(theta)
-        else:
-            t = np.sqrt(np.einsum("eai,eai->ea", theta, theta))
-            c, dc = _cayley_ratio(t)
-            axis = theta / np.where(t > 0, t, 1.0)[..., None]
-
-        def jv(node, v0, v1):             # j with v1 - v0 = theta x j
-            if self.dim == 2:
-                return np.einsum("eij,ej->ei", J[:, node], v0)
-            return c[:, node, None] * 0.5 * (v0 + v1)
-
-        def dj(node, v0, v1):             # d(j)/d(spin of s1): dv1 = dw x v1, d|theta| = axis.dw
-            if self.dim == 2:
-                return _jl_derivative_z(theta[:, node, 2], v0)
-            return (0.5 * (dc[:, node, None, None] * np.einsum("ei,ej->eij", v0 + v1, axis[:, node])
-                           - c[:, node, None, None] * hat(v1)))
-
-        if not tangent:                   # the rows alone: K is dropped, skip jl's derivative
-            zero = np.zeros((E, 3, 3))
-
-            def dj(node, v0, v1):         # noqa: F811
-                return zero
-
-        arms0, arms1 = g0["arms"], g1["arms"]
-        ja = np.stack([jv(0, arms0[:, 0], arms1[:, 0]), jv(1, arms0[:, 1], arms1[:, 1])], axis=1)
-
-        Gs = []
-        k = 0
-        for row in self.rows:
-            if row[0] == "point":
-                G = np.zeros((E, 3, 12))
-                G[:, :, _UA], G[:, :, _WA] = -np.eye(3), hat(ja[:, 0])
-                G[:, :, _UB], G[:, :, _WB] = np.eye(3), -hat(ja[:, 1])
-                n = self.dim
-                Gs.append(G[:, :n])
-                m = np.zeros((E, 3))
-                m[:, :n] = mu[:, k:k + n]
-                K[:, _WA, _WA] += hat(m) @ dj(0, arms0[:, 0], arms1[:, 0])
-                K[:, _WB, _WB] -= hat(m) @ dj(1, arms0[:, 1], arms1[:, 1])
-                k += n
-                continue
-            G = np.zeros((E, 1, 12))
-            if row[0] == "angle":
-                G[:, 0, 5], G[:, 0, 11] = -1.0, 1.0
-                Gs.append(G)
-                k += 1
-                continue
-            m = mu[:, k, None, None]
-            if row[0] == "turn":          # the drive at mid-step, frozen over the step
-                d0, d1 = _turned(g0["Fa"], f_mid), _turned(g1["Fa"], f_mid)
-            else:
-                d0, d1 = g0["Fa"][:, :, row[1]], g1["Fa"][:, :, row[1]]
-            jd = jv(0, d0, d1)
-            dm = 0.5 * (d0 + d1)
-            if row[0] in ("perp", "turn"):
-                j = 0 if row[0] == "turn" else row[2]
-                c0, c1 = g0["Fb"][:, :, j], g1["Fb"][:, :, j]
-                jc = jv(1, c0, c1)
-                cm = 0.5 * (c0 + c1)
-                G[:, 0, _WA], G[:, 0, _WB] = so3.cross(jd, cm), so3.cross(jc, dm)
-                K[:, _WA, _WA] -= m * (hat(cm) @ dj(0, d0, d1))
-                K[:, _WA, _WB] -= 0.5 * m * (hat(jd) @ hat(c1))
-                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, c0, c1))
-                K[:, _WB, _WA] -= 0.5 * m * (hat(jc) @ hat(d1))
-            else:                                                  # slide
-                sm = 0.5 * (g0["s"] + g1["s"])
-                G[:, 0, _UA], G[:, 0, _UB] = -dm, dm
-                G[:, 0, _WA] = so3.cross(jd, sm) + so3.cross(dm, ja[:, 0])
-                G[:, 0, _WB] = so3.cross(ja[:, 1], dm)
-                h1 = 0.5 * hat(d1)
-                K[:, _UA, _WA] += m * h1
-                K[:, _UB, _WA] -= m * h1
-                # d(sm) = G_point(s1) dq / 2
-                Gp = np.zeros((E, 3, 12))
-                Gp[:, :, _UA], Gp[:, :, _WA] = -np.eye(3), hat(g1["arms"][:, 0])
-                Gp[:, :, _UB], Gp[:, :, _WB] = np.eye(3), -hat(g1["arms"][:, 1])
-                K[:, _WA, :] += 0.5 * m * (hat(jd) @ Gp)
-                K[:, _WA, _WA] += m * (-hat(sm) @ dj(0, d0, d1) + hat(ja[:, 0]) @ h1
-                                       + hat(dm) @ dj(0, arms0[:, 0], arms1[:, 0]))
-                K[:, _WB, _WB] -= m * (hat(dm) @ dj(1, arms0[:, 1], arms1[:, 1]))
-                K[:, _WB, _WA] -= m * (hat(ja[:, 1]) @ h1)
-            Gs.append(G)
-            k += 1
-        return np.concatenate(Gs, axis=1), K if tangent else None
+        """``G_d`` and its derivative (:func:`fem.constraints.joint_rows.discrete_rows`)."""
+        return joint_rows.discrete_rows(self, s0, s1, mu, tangent)
 
     def _assemble(self, G: NDArray, Kqq: NDArray, Gg: NDArray, scale: float) -> NDArray:
         """``scale [[Kqq, G^T], [Gg, Z]]`` per joint (columns of the model's DOFs).
@@ -545,61 +319,7 @@ class Joint(PairGroup):
 
     def bias(self, state) -> NDArray:
         """(E, r) ``gamma``: ``d2g/dt2 = G a + gamma`` (velocities of ``state``; spatial spins)."""
-        geo = self._geometry(state)
-        arms, s, Fa, Fb = geo["arms"], geo["s"], geo["Fa"], geo["Fb"]
-        v = state.v[self.conn]
-        w = np.zeros((len(self), 2, 3))
-        vel = np.zeros((len(self), 2, 3))
-        if self.dim == 2:
-            w[..., 2] = v[..., 2]
-            vel[..., :2] = v[..., :2]
-        else:
-            w, vel = v[..., 3:6], v[..., :3]
-        cross = so3.cross
-        wa, wb = w[:, 0], w[:, 1]
-        point = cross(wb, cross(wb, arms[:, 1])) - cross(wa, cross(wa, arms[:, 0]))
-        out = []
-        for row in self.rows:
-            if row[0] == "point":
-                out.append(point[:, :self.dim])
-                continue
-            if row[0] == "angle":
-                out.append(np.zeros((len(self), 1)))
-                continue
-            if row[0] == "turn":
-                out.append(self._turn_bias(state.t, Fa, Fb, wa, wb)[:, None])
-                continue
-            d = Fa[:, :, row[1]]
-            dd = cross(wa, d)
-            if row[0] == "perp":
-                c = Fb[:, :, row[2]]
-                dc = cross(wb, c)
-                out.append((_dot(cross(wa, dd), c) + 2 * _dot(dd, dc)
-                            + _dot(d, cross(wb, dc)))[:, None])
-            else:
-                ds = (vel[:, 1] + cross(wb, arms[:, 1])) - (vel[:, 0] + cross(wa, arms[:, 0]))
-                out.append((_dot(cross(wa, dd), s) + 2 * _dot(dd, ds)
-                            + _dot(d, point))[:, None])
-        gamma = np.concatenate(out, axis=1)
-        if self.drive is not None and self.rows[-1][0] != "turn":
-            gamma[:, -1] -= self._drive_at(state.t, 2)
-        return np.where(self.released, 0.0, gamma)
-
-    def _turn_bias(self, t: float, Fa, Fb, wa, wb) -> NDArray:
-        """(E,) the driven revolute row's ``gamma`` (velocity and drive terms).
-
-        With ``d = R_a F v(f)``, ``u = R_a F v'(f)``, ``c = R_b F e1``: ``d' = wa x d + f' u``,
-        ``u' = wa x u - f' d``, so ``d'' = (alpha_a x d) + wa x (wa x d) + 2 f' wa x u + f'' u
-        - f'^2 d``, and ``g'' = d''.c + 2 d'.c' + d.c''``.
-        """
-        cross = so3.cross
-        f = self._drive_at(t)
-        f1, f2 = self._drive_at(t, 1)[:, None], self._drive_at(t, 2)[:, None]
-        d, u, c = _turned(Fa, f), _turned(Fa, f, 1), Fb[:, :, 0]
-        dd = cross(wa, d) + f1 * u
-        dc = cross(wb, c)
-        ddd = cross(wa, cross(wa, d)) + 2 * f1 * cross(wa, u) + f2 * u - f1 * f1 * d
-        return _dot(ddd, c) + 2 * _dot(dd, dc) + _dot(d, cross(wb, dc))
+        return joint_rows.bias_rows(self, state)
 
     def time_rate(self, state) -> NDArray:
         """(E, r) ``dg/dt`` at fixed positions: the drive's (zero for undriven rows).
@@ -613,7 +333,7 @@ class Joint(PairGroup):
         if self.rows[-1][0] == "turn":
             geo = self._geometry(state)
             f = self._drive_at(state.t)
-            out[:, -1] = rate * _dot(_turned(geo["Fa"], f, 1), geo["Fb"][:, :, 0])
+            out[:, -1] = rate * dot(turned(geo["Fa"], f, 1), geo["Fb"][:, :, 0])
         else:
             out[:, -1] = -rate
         return np.where(self.released, 0.0, out)
@@ -657,7 +377,7 @@ class Joint(PairGroup):
         geo = self._geometry(state)
         _, G, _ = self._static(state, None)
         GTl = np.einsum("eki,ek->ei", G, lam)
-        force, moment = -GTl[:, _UA], -GTl[:, _WA]
+        force, moment = -GTl[:, UA], -GTl[:, WA]
         r = geo["arms"][:, 0] + geo["s"]
         moment = moment - so3.cross(r, force)
         if self.ground_first:
@@ -675,16 +395,16 @@ class Joint(PairGroup):
         out = {}
         if self.dim == 2:
             if self.kind in ("prismatic", "inline"):
-                out["slide"] = _dot(geo["Fa"][:, :, 0], geo["s"])
+                out["slide"] = dot(geo["Fa"][:, :, 0], geo["s"])
             else:
                 out["angle"] = self._angles(state)
             return {k: self.sign * v for k, v in out.items()}
         Fa, Fb = geo["Fa"], geo["Fb"]
         if self.kind in ("revolute", "cylindrical", "planar"):
-            out["angle"] = np.arctan2(_dot(Fa[:, :, 1], Fb[:, :, 0]),
-                                      _dot(Fa[:, :, 0], Fb[:, :, 0]))
+            out["angle"] = np.arctan2(dot(Fa[:, :, 1], Fb[:, :, 0]),
+                                      dot(Fa[:, :, 0], Fb[:, :, 0]))
         if self.kind in ("prismatic", "cylindrical", "inline"):
-            out["slide"] = _dot(Fa[:, :, 2], geo["s"])
+            out["slide"] = dot(Fa[:, :, 2], geo["s"])
         if self.kind == "spherical":
             rel = np.einsum("eji,ejk->eik", geo["R"][:, 0], geo["R"][:, 1])  # R_a^T R_b
             loc = np.einsum("eji,ej->ei", self.frames, so3.logm(rel))

@@ -39,7 +39,7 @@ the nodal velocities and rotations they belong to. With ``pi = M u`` and the slo
 * energy: ``f_y . dy = (u1 - u0) . M (u1 + u0)/2 = T1 - T0`` (``M`` constant, symmetric);
 * the nodes: ``f_x`` on the translations; the rotations of co-rotational beams are Cayley
   parameters ``psi`` in the energy-conserving scheme, 2D and 3D
-  (:func:`fem.integrators.midpoint.chord_nodes`): ``d1 = cay(psi) d0``, so ``d1 - d0 = psi x
+  (:func:`fem.integrators.cayley.chord_nodes`): ``d1 = cay(psi) d0``, so ``d1 - d0 = psi x
   dbar`` exactly, ``dbar = (d0 + d1)/2``, and the moment ``m = dbar x f_d`` paired with ``psi``
   does the work ``f_d . (d1 - d0)``. Nodes turned by the rotation vector ``theta`` (the plain
   mid-point rule, linear-frame beams) have ``d1 - d0 = (Q - I) d0 = -jl(theta) hat(d0) theta``

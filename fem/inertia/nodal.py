@@ -159,7 +159,7 @@ class NodalInertia:
         R1^T`` because ``jl_inv(Theta)^T = jl_inv(Theta) exp(hat(Theta))`` and
         ``R1 = R0 exp(hat(Theta))``.
 
-        Nodes turned by ``cay(psi) R0`` (``kin.on``, :class:`fem.integrators.midpoint.
+        Nodes turned by ``cay(psi) R0`` (``kin.on``, :class:`fem.integrators.cayley.
         CayleyKinematics3D`): ``Theta = R0^T psi``, whose change by a spin is ``kin.dTheta``;
         ``psi`` is an eigenvector of ``cay(psi)``, so ``psi . (Pi1 - Pi0)/h = T1 - T0`` still.
         """

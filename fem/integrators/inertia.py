@@ -72,7 +72,7 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
         return sm
     kin = step_kinematics(s0, s1, additive) if kin is None else kin
     # half the rotation vector, also where ``theta`` holds Cayley parameters (``rotvec``:
-    # fem.integrators.midpoint.CayleyKinematics3D)
+    # fem.integrators.cayley.CayleyKinematics3D)
     rotvec = getattr(kin, "rotvec", None)
     sm.rot = so3.rotate_spatial(s0.rot, 0.5 * (kin.theta if rotvec is None else rotvec))
     if additive is not None and additive.any():

@@ -352,12 +352,6 @@ JOINT_AXES = {3: {"revolute": ((2, 0),), "cylindrical": ((2, 0),), "prismatic": 
 
 def drawing(model) -> Drawing:
     """The drawing of ``model`` (see the module docstring)."""
-    from fem.constraints.joint import Joint
-    from fem.elements.rigid_body import RigidBody
-    from fem.elements.superelement import Superelement
-    from fem.elements.superelement.corot import CorotSuperelement
-
-    dim = model.dim
     b = _Builder(model.X)
     extent = _extent(model)
     parts = [f"{g.type_name} {g.name}" for g in model.groups] \
@@ -367,6 +361,26 @@ def drawing(model) -> Drawing:
     for g in drawn_groups(model):
         elements[g.name] = Span(0, b.cell_count, len(g))
         b.cells(g.cell_type, g.conn, part_of[g.name], KINDS["element"])
+    _draw_bodies(b, model, part_of, extent)
+    constraints = _draw_constraints(b, model, extent)
+    recovered, extra_points = _draw_superelements(b, model, part_of)
+    points = np.vstack(b.points + extra_points)
+    topo = encode(b.blocks)
+    return Drawing(points=points, n_nodes=b.n,
+                   carrier=np.concatenate(b.carrier) if b.carrier else np.zeros(0, np.int64),
+                   offset=np.vstack(b.offset) if b.offset else np.zeros((0, 3)),
+                   topology=topo,
+                   part=np.concatenate(b.part) if b.part else np.zeros(0, np.int64),
+                   kind=np.concatenate(b.kind) if b.kind else np.zeros(0, np.int64),
+                   parts=tuple(parts), elements=elements, constraints=constraints,
+                   recovered=recovered)
+
+
+def _draw_bodies(b: _Builder, model, part_of: dict, extent: float) -> None:
+    """The rigid bodies' shapes and their frames' axes, carried by their nodes."""
+    from fem.elements.rigid_body import RigidBody
+
+    dim = model.dim
     for g in model.groups:                                  # bodies: shapes and frames
         if not isinstance(g, RigidBody):
             continue
@@ -385,6 +399,13 @@ def drawing(model) -> Drawing:
             tips = b.carry(node, X + reach[:, k:k + 1] * np.eye(3)[k])
             b.cells("line", np.column_stack([node, tips]), part_of[g.name],
                     KINDS[("body_x", "body_y", "body_z")[k]])
+
+
+def _draw_constraints(b: _Builder, model, extent: float) -> dict:
+    """The joints' and ties' points, axes and arms; their spans by name."""
+    from fem.constraints.joint import Joint
+
+    dim = model.dim
     constraints = {}
     for ci, c in enumerate(model.constraints):
         part = len(model.groups) + ci
@@ -407,6 +428,14 @@ def drawing(model) -> Drawing:
             arm = np.linalg.norm(off[:, side], axis=1) > 1e-12 * extent
             if np.any(arm):
                 b.cells("line", np.column_stack([nodes[arm], P[arm]]), part, KINDS["joint_arm"])
+    return constraints
+
+
+def _draw_superelements(b: _Builder, model, part_of: dict) -> tuple[dict, list]:
+    """The superelements' nodes, and the recovered nodes of co-rotational ones (extra points)."""
+    from fem.elements.superelement import Superelement
+    from fem.elements.superelement.corot import CorotSuperelement
+
     recovered = {}
     extra_points = []
     first = b.size
@@ -421,13 +450,4 @@ def drawing(model) -> Drawing:
             recovered[g.name] = Span(int(idx[0]), b.cell_count, len(Xc))
             extra_points.append(Xc)
             b.cells("vertex", idx[:, None], part_of[g.name], KINDS["superelement"])
-    points = np.vstack(b.points + extra_points)
-    topo = encode(b.blocks)
-    return Drawing(points=points, n_nodes=b.n,
-                   carrier=np.concatenate(b.carrier) if b.carrier else np.zeros(0, np.int64),
-                   offset=np.vstack(b.offset) if b.offset else np.zeros((0, 3)),
-                   topology=topo,
-                   part=np.concatenate(b.part) if b.part else np.zeros(0, np.int64),
-                   kind=np.concatenate(b.kind) if b.kind else np.zeros(0, np.int64),
-                   parts=tuple(parts), elements=elements, constraints=constraints,
-                   recovered=recovered)
+    return recovered, extra_points

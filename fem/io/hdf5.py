@@ -77,34 +77,21 @@ from numpy.typing import NDArray
 
 from fem import _petsc, interrupt
 from fem.errors import OutputError
-from fem.io import drawing, files, paraview, plots, superelement_file
+from fem.io import (
+    drawing,
+    files,
+    paraview,
+    paraview_modes,
+    paraview_views,
+    plots,
+    superelement_file,
+)
 from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
+from fem.io.step_writer import FRAME_OVERHEAD, StepWriter
 
 log = logging.getLogger(__name__)
 
-CHUNK_MIN = 4096            # bytes: one disk page; smaller chunks cost more index than data
-CHUNK_MAX = 1 << 20         # bytes
-FRAME_OVERHEAD = 1 << 20    # bytes a frame may need beyond its data (views, metadata, XDMF)
 COMMIT_INTERVAL = 0.5       # seconds between commits of written frames (see the docstring)
-
-
-def _chunk(shape: tuple[int, ...], itemsize: int = 8) -> tuple[int, ...]:
-    """Chunk of an extendable ``(T,) + shape`` dataset: about one frame, 4 KiB to 1 MiB.
-
-    >>> _chunk(())                      # a scalar per frame: 512 frames in a 4 KiB chunk
-    (512,)
-    >>> _chunk((12000, 3))              # 288 kB per frame: one frame
-    (1, 12000, 3)
-    >>> _chunk((200000, 3))             # 4.8 MB per frame: split along the nodes
-    (1, 43690, 3)
-    """
-    frame = int(np.prod(shape, dtype=np.int64)) * itemsize
-    if frame <= CHUNK_MIN:
-        return (max(1, CHUNK_MIN // max(frame, 1)),) + tuple(shape)
-    if frame <= CHUNK_MAX or not shape:
-        return (1,) + tuple(shape)
-    rest = int(np.prod(shape[1:], dtype=np.int64)) * itemsize
-    return (1, max(1, CHUNK_MAX // max(rest, 1))) + tuple(shape[1:])
 
 
 def _open_unlocked(path: str) -> h5py.File:
@@ -158,8 +145,8 @@ class ResultsFile:
         files.remove_stale_xdmf(self.path)
         self.time_offset = 0.0
         self.step_index = 0
-        self.frames: list[paraview.Frame] = []          # committed frames
-        self.pending: list[tuple[StepWriter, paraview.Frame]] = []
+        self.frames: list[paraview_views.Frame] = []          # committed frames
+        self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views
         self._committed_at = -np.inf
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
@@ -173,7 +160,7 @@ class ResultsFile:
             return
         with interrupt.critical():
             try:
-                views = [(w, f, paraview.frame_views(self.h5, self.drawing, self.model, f,
+                views = [(w, f, paraview_views.frame_views(self.h5, self.drawing, self.model, f,
                                                      w.datasets, w.attrs, self._groups))
                          for w, f in self.pending]
                 self.h5.flush()
@@ -249,7 +236,7 @@ class ResultsFile:
             cg = constraints.create_group(c.name)
             cg.attrs["type"] = c.type_name
             cg.create_dataset("connectivity", data=c.conn)
-        paraview.write_drawing(self.h5, self.drawing)
+        paraview_views.write_drawing(self.h5, self.drawing)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
                    span: float | None = None) -> StepWriter:
@@ -269,9 +256,9 @@ class ResultsFile:
         ParaView's time slider shows for them (default ``1, 2, ...``: mode numbers; a modal
         step gives its frequencies in Hz, which increase with the mode). ``vibration`` adds
         ``<out>_<step>_vibration.xdmf``, every mode vibrating through one period
-        (:func:`fem.io.paraview.write_vibration`).
+        (:func:`fem.io.paraview_modes.write_vibration`).
         """
-        frames = paraview.VIBRATION_FRAMES if vibration else 0
+        frames = paraview_modes.VIBRATION_FRAMES if vibration else 0
         files.ensure_room(self.path, 2 * (eigenvalues.nbytes + shapes.nbytes)
                           + 12 * frames * shapes.shape[0] * self.model.n_nodes + FRAME_OVERHEAD,
                           f"the modes of step '{name}'")
@@ -295,11 +282,11 @@ class ResultsFile:
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
-            paraview.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
+            paraview_modes.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
                                  labels=labels)
             if vibration:
-                paraview.write_vibration(files.vibration_xdmf_path(self.path, name), self, name,
-                                         step_type, len(eigenvalues), labels=labels)
+                paraview_modes.write_vibration(files.vibration_xdmf_path(self.path, name), self,
+                                               name, step_type, len(eigenvalues), labels=labels)
         return path
 
     def write_linear(self, name: str, data: dict, matrices: dict, attrs: dict,
@@ -453,157 +440,3 @@ class ResultsFile:
         self.close()
 
 
-class StepWriter:
-    """Appends frames of one step; each :meth:`frame` extends every dataset and flushes.
-
-    ``clock`` says how the step's frames are placed in the ParaView time series, whose times
-    must strictly increase: ``"time"`` (dynamic steps: the time), ``"abs"`` (static load control:
-    the magnitude of the load factor, which also grows when the load factor goes negative) or
-    ``"count"`` (static steps whose load factor can fall, arc-length and displacement control:
-    1, 2, 3, ... per frame). The results file keeps the step's own ``time`` in any case. ``span``
-    is where the clock ends, for the progress display.
-    """
-
-    def __init__(self, results: ResultsFile, name: str, step_type: str, system, index: int,
-                 time_offset: float, clock: str = "time", span: float | None = None):
-        self.results = results
-        self.h5 = results.h5
-        self.system = system
-        self.name = name
-        self.clock = clock
-        self.g = self.h5.require_group("steps").create_group(name)
-        self.g.attrs["type"] = step_type
-        self.g.attrs["index"] = index
-        self.g.attrs["time_offset"] = time_offset
-        self.g.attrs["dof_names"] = list(system.model.slots)
-        self.g.attrs["clock"] = clock
-        self.attrs = {"type": step_type, "index": index}
-        self.time_offset = time_offset
-        self.series_time = time_offset
-        self.count = 0
-        self.last_time = 0.0
-        self.datasets: dict[str, h5py.Dataset] = {}
-        if results.progress is not None:
-            results.progress.begin(name, step_type, span, clock)
-
-    def _dataset(self, path: str, value: NDArray) -> h5py.Dataset:
-        """The dataset of ``path`` (in the step's group, or absolute).
-
-        A dataset that first appears after frame 0 gets ``NaN`` for the frames written before.
-        """
-        d = self.datasets.get(path)
-        if d is None:
-            parent = self.h5 if path.startswith("/") else self.g
-            d = parent.create_dataset(path, shape=(self.count,) + value.shape,
-                                      maxshape=(None,) + value.shape, dtype="f8",
-                                      chunks=_chunk(value.shape), fillvalue=np.nan)
-            self.datasets[path] = d
-        return d
-
-    def _clock(self, time: float) -> float:
-        """Where frame ``self.count`` (the next one) stands on the step's clock."""
-        if self.clock == "count":
-            return float(self.count + 1)
-        return abs(time) if self.clock == "abs" else time
-
-    def advance(self, value: float, iterations: int | None = None) -> None:
-        """Tell the progress display that the step reached ``value`` (not a frame).
-
-        ``value`` is the load factor or time of an increment or time step, or for the
-        ``"count"`` clock the increment number.
-        """
-        if self.results.progress is not None:
-            self.results.progress.update(abs(value) if self.clock == "abs" else value,
-                                         iterations)
-
-    def frame(self, state, *, outputs: dict, time: float, reactions: NDArray | None = None,
-              stats: dict | None = None, energy: dict | None = None,
-              dynamic: bool = False, nodal_fields: dict | None = None) -> None:
-        """Write one output frame of ``state``.
-
-        ``outputs`` are the step's element and constraint outputs at ``state``,
-        ``{group: {quantity: (E,) or (E, k)}}`` (what :meth:`fem.system.System.outputs` returns):
-        the writer is handed them and never evaluates elements; ``nodal_fields`` the nodal
-        fields, ``{name: (n,) or (n, 3)}`` (:meth:`fem.system.System.frame_outputs`).
-        ``reactions`` is a full active-DOF vector.
-        """
-        sysm = self.system
-        values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
-                  "rotation_vector": state.rotation_vectors()}
-        if reactions is not None:
-            nodal = sysm.dofmap.to_nodal(reactions)
-            nodal[~sysm.dofmap.fixed] = 0.0
-            values["reaction"] = nodal
-        if dynamic:
-            values["velocity"] = state.v
-            values["acceleration"] = state.a
-        for gname, outs in outputs.items():
-            for q, arr in outs.items():
-                values[f"elements/{gname}/{q}"] = arr
-        for q, arr in (nodal_fields or {}).items():
-            values[f"nodal/{q}"] = arr
-        for k, v in (stats or {}).items():
-            values[f"increments/{k}"] = v
-        for k, v in (energy or {}).items():
-            values[f"energy/{k}"] = v
-        values.update(paraview.frame_arrays(self.results.drawing, sysm.model, self.name,
-                                            values))
-        clock = self._clock(time)
-        at = self.time_offset + clock
-        need = sum(np.asarray(v).nbytes for v in values.values())
-        # data, the views ParaView reads, HDF5's metadata and the XDMF text: generously
-        files.ensure_room(self.results.path, 2 * need + FRAME_OVERHEAD,
-                          f"frame {self.count} of step '{self.name}'")
-        with interrupt.critical():
-            self._write(values)
-            self.results.pending.append((self, paraview.Frame(self.name, self.count - 1, at,
-                                                              frozenset(values))))
-            self.last_time = time
-            self.series_time = at
-        self.results.commit()
-        if self.results.progress is not None:
-            self.results.progress.frame(self.name, self.count - 1, clock)
-        interrupt.check()               # a frame boundary is a safe point to stop at
-
-    def _write(self, values: dict) -> None:
-        """Extend every dataset by one frame, or none of them (see the module docstring)."""
-        k = self.count
-        try:
-            for path, value in values.items():
-                value = np.asarray(value, dtype=float)
-                d = self._dataset(path, value)
-                d.resize(k + 1, axis=0)
-                d[k] = value
-            for path, d in self.datasets.items():
-                if path not in values:          # a quantity this frame does not have
-                    d.resize(k + 1, axis=0)
-        except BaseException as err:
-            if files.is_io_error(err):
-                self.results.seal()
-                raise OutputError(f"cannot write frame {k} of step '{self.name}' to "
-                                  f"{self.results.path}: {files.reason(err)}") from None
-            self._rollback(k)
-            raise
-        self.count = k + 1
-
-    def _rollback(self, k: int) -> None:
-        """Cut every dataset back to ``k`` frames (best effort: the disk may be full)."""
-        for d in self.datasets.values():
-            try:
-                if d.shape[0] > k:
-                    d.resize(k, axis=0)
-            except (OSError, RuntimeError):
-                pass
-        try:
-            self.h5.flush()
-        except (OSError, RuntimeError):
-            pass
-
-    def close(self) -> None:
-        """Finish the step: commit its frames; the next step's times continue after its own."""
-        self.results.time_offset = self.series_time
-        try:
-            self.results.commit(force=True)
-        finally:
-            if self.results.progress is not None:
-                self.results.progress.end()

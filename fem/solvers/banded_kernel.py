@@ -54,7 +54,7 @@ def factor(ab, k, scale, null):
     """Factor ``ab`` in place (``L U``, unit ``L``); returns the number of null pivots.
 
     A pivot is null when ``|u_jj| <= null * scale[j]`` (``scale``: the largest entry of each
-    row of ``A``, as PETSc's own LU is checked, :func:`fem.linalg._check_pivots`), or not
+    row of ``A``, as PETSc's own LU is checked, :func:`fem.linalg.checked._check_pivots`), or not
     finite; elimination stops at the first.
     """
     n = ab.shape[0]
@@ -112,7 +112,7 @@ def residual(indptr, indices, data, x, b, r, norm):
     """``r = b - A x`` for the CSR matrix ``A``; returns the normwise backward error.
 
     ``|r| / (|A| |x| + |b|)`` in the infinity norm (``norm``: ``|A|``), as
-    :func:`fem.linalg._backward_error`; 0 for ``b = 0``.
+    :func:`fem.linalg.checked._backward_error`; 0 for ``b = 0``.
     """
     rmax, xmax, bmax = 0.0, 0.0, 0.0
     for i in range(indptr.shape[0] - 1):

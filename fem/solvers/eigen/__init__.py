@@ -1,7 +1,9 @@
 """Eigen-solvers behind one front-end (:mod:`.front`; DESIGN.md, "Eigen front-end").
 
 Steps and :mod:`fem.cms` call :func:`symmetric`, :func:`general` and :func:`quadratic`, which
-return :class:`Eigenpairs`; the back-ends beside them are
+return :class:`Eigenpairs` (:mod:`.common`, with the factorization they share); the symmetric
+solve's shift is chosen by :mod:`.shift` and its multiplicities checked by :mod:`.multiplicity`.
+The back-ends beside them are
 
 * :mod:`.dense`: every pair by LAPACK;
 * :mod:`.lanczos`: shift-invert block Lanczos for symmetric pencils ``K x = omega^2 M x``;
@@ -17,25 +19,27 @@ eigen steps does not pay for them.
 """
 
 from fem.solvers.eigen.bounds import ErrorBounds, Verdict, error_bounds, verdict
-from fem.solvers.eigen.front import (
+from fem.solvers.eigen.common import (
     DENSE_LIMIT,
     METHODS,
     Eigenpairs,
     Factorization,
     SingularShift,
-    general,
-    general_solver,
     is_symmetric,
     massive,
     normalize_signs,
     null_vector,
-    quadratic,
-    quadratic_residuals,
-    shifted,
     spectrum_of,
     spectrum_scale,
+)
+from fem.solvers.eigen.front import (
+    general,
+    general_solver,
+    quadratic,
+    quadratic_residuals,
     symmetric,
 )
+from fem.solvers.eigen.shift import shifted
 
 __all__ = ["DENSE_LIMIT", "METHODS", "ErrorBounds", "Eigenpairs", "Factorization", "SingularShift",
            "Verdict", "error_bounds", "general", "verdict",

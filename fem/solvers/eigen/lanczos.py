@@ -187,63 +187,24 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
             if restarts_done == restarts:
                 break
             restarts_done += 1
-            # keep the wanted pairs and a block more (their buffer), or half the basis, and leave
-            # room for two blocks a cycle (max_dim is at least count + 3 b): with one block a
-            # cycle the iteration stalls (12 pairs, blocks of 2, 17 vectors: residuals stuck at
-            # 1e-6 for 60 restarts), and so it does without the buffer (27 pairs, blocks of 7)
-            k, H = _thick_restart(Vbuf, MVbuf, k, H, max(count, min(max(count + b, k // 2),
-                                                                    max_dim - 2 * b)))
+            k, H = _thick_restart(Vbuf, MVbuf, k, H, _kept(count, b, k, max_dim))
             lo = 0                         # every kept Ritz vector couples to the next block
         new = W.shape[1]
         Vbuf[:, k:k + new], MVbuf[:, k:k + new] = W, MW
         k += new
         V, MV = Vbuf[:, :k], MVbuf[:, :k]
-        OPW = solve(MW if inner is None else M @ W)
-        # OP is M-symmetric, so OP W couples only to the blocks whose images reached W (the last
-        # two; every kept Ritz vector after a restart): the first Gram-Schmidt pass reads those,
-        # not all of V, and the second's coefficients (round-off along the older blocks, which
-        # the spread of a shift-invert spectrum magnifies against its small eigenvalues) complete
-        # the new columns of H = V^T M OP V, as the two full passes gave them
-        first = MV[:, lo:].T @ OPW
-        W, MW, C = _next_block(OPW, V, MV, B, first=first, lo=lo)
-        C[lo:] += first
-        H = np.block([[H, C[:-new]], [C[:-new].T, 0.5 * (C[-new:] + C[-new:].T)]])
+        W, MW, H, coupling = _recurrence(M, B, solve, inner, rng, b, V, MV, W, MW, H, lo)
         lo = k - new
-        coupling = MW.T @ OPW              # B_{j+1}: OP Q_j = ... + Q_{j+1} B_{j+1}
-        if W.shape[1] < b and k + W.shape[1] < n:
-            # an invariant subspace (or M's range exhausted): go on from fresh directions
-            fresh = solve(M @ rng.standard_normal((n, b - W.shape[1])))
-            Wf, MWf, _ = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), B)
-            W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
-            coupling = MW.T @ OPW          # what the dropped directions left along the fresh
         if k < count:
             if W.shape[1] > 0:
                 continue
             # the whole range of OP, fewer directions than pairs wanted: its every pair is exact
             count, exhausted = k, True
-        theta, Y = np.linalg.eigh(H)
-        near = np.argsort(-np.abs(theta), kind="stable")[:count]
-        theta, Y = theta[near], Y[:, near]
+        theta, Y = _nearest_ritz(H, count)
         res = np.linalg.norm(coupling @ Y[-new:], axis=0)
         if np.all(res <= tol * np.abs(theta)):
-            # purified: OP V y / theta = V y + W B y / theta lies in the range of OP to the
-            # solve's round-off, where the basis's Gram-Schmidt round-off, which M (or a massless
-            # DOF's zero mass) does not see, is left out (Nour-Omid, Parlett, Ericsson & Jensen
-            # 1987, "How to implement the spectral transformation", Math. Comp. 48)
-            X = V @ Y + (W @ (coupling @ Y[-new:])) / theta
-            if massless:
-                # those components grow along the recurrence (as its polynomials at theta = 0;
-                # Meerbergen & Spence 1997, Math. Comp. 66, "Implicitly restarted Arnoldi with
-                # purification for the shift-invert transformation"), beyond what the formula
-                # above removes once the basis nears the whole range of OP: OP applied
-                X = solve(M @ X) / theta
-            omega2, X, KX, MX = _rayleigh_ritz(K, M, X, inner)
-            berr = backward_errors(K, M, omega2, X, KX, MX)
-            # and the values must be the Ritz values they refine: a vector off the range of OP
-            # has a huge Rayleigh quotient and, scaled by it, a small backward error
-            ritz = np.sort(sigma + 1.0 / theta)
-            off = float(np.max(np.abs(np.sort(omega2) - ritz) / (np.abs(ritz) + abs(sigma))))
-            worst = float(berr.max()) if off <= np.sqrt(tol) else max(off, float(berr.max()))
+            omega2, X, berr, worst = _verified(K, M, solve, V, W, coupling, theta, Y, sigma,
+                                               tol, inner, massless)
             if worst <= tol:
                 order = np.argsort(omega2, kind="stable")
                 return ModalPairs(omega2[order], X[:, order], berr[order], "lanczos", k,
@@ -255,6 +216,82 @@ def lanczos(K, M, count: int, sigma: float, solve: Callable[[NDArray], NDArray],
     raise ConvergenceError(f"the Lanczos eigen-solve did not converge {count} pairs within "
                            f"{restarts} restarts of {max_dim} vectors (worst relative residual "
                            f"{worst:.2g}, tolerance {tol:g})")
+
+
+def _kept(count: int, b: int, k: int, max_dim: int) -> int:
+    """How many Ritz vectors a thick restart of the basis of ``k`` vectors keeps.
+
+    The wanted pairs and a block more (their buffer), or half the basis, leaving room for two
+    blocks a cycle (``max_dim`` is at least ``count + 3 b``): with one block a cycle the
+    iteration stalls (12 pairs, blocks of 2, 17 vectors: residuals stuck at 1e-6 for 60
+    restarts), and so it does without the buffer (27 pairs, blocks of 7).
+    """
+    return max(count, min(max(count + b, k // 2), max_dim - 2 * b))
+
+
+def _nearest_ritz(H: NDArray, count: int) -> tuple[NDArray, NDArray]:
+    """The ``count`` Ritz pairs ``(theta, Y)`` of ``H`` of largest ``|theta|`` (nearest sigma)."""
+    theta, Y = np.linalg.eigh(H)
+    near = np.argsort(-np.abs(theta), kind="stable")[:count]
+    return theta[near], Y[:, near]
+
+
+def _recurrence(M, B, solve, inner, rng, b: int, V: NDArray, MV: NDArray, W: NDArray,
+                MW: NDArray, H: NDArray, lo: int) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """One step of the block recurrence from ``W``, the newest block (the last of ``V``).
+
+    Returns the next block ``W``, ``M W``, the grown ``H`` and the coupling ``B_{j+1}`` of the
+    new block to the next; a rank-deficient next block is completed with ``b`` columns.
+    """
+    n, k = V.shape
+    new = W.shape[1]
+    OPW = solve(MW if inner is None else M @ W)
+    # OP is M-symmetric, so OP W couples only to the blocks whose images reached W (the last
+    # two; every kept Ritz vector after a restart): the first Gram-Schmidt pass reads those,
+    # not all of V, and the second's coefficients (round-off along the older blocks, which
+    # the spread of a shift-invert spectrum magnifies against its small eigenvalues) complete
+    # the new columns of H = V^T M OP V, as the two full passes gave them
+    first = MV[:, lo:].T @ OPW
+    W, MW, C = _next_block(OPW, V, MV, B, first=first, lo=lo)
+    C[lo:] += first
+    H = np.block([[H, C[:-new]], [C[:-new].T, 0.5 * (C[-new:] + C[-new:].T)]])
+    coupling = MW.T @ OPW              # B_{j+1}: OP Q_j = ... + Q_{j+1} B_{j+1}
+    if W.shape[1] < b and k + W.shape[1] < n:
+        # an invariant subspace (or M's range exhausted): go on from fresh directions
+        fresh = solve(M @ rng.standard_normal((n, b - W.shape[1])))
+        Wf, MWf, _ = _next_block(fresh, np.hstack([V, W]), np.hstack([MV, MW]), B)
+        W, MW = np.hstack([W, Wf]), np.hstack([MW, MWf])
+        coupling = MW.T @ OPW          # what the dropped directions left along the fresh
+    return W, MW, H, coupling
+
+
+def _verified(K, M, solve, V: NDArray, W: NDArray, coupling: NDArray, theta: NDArray,
+              Y: NDArray, sigma: float, tol: float, inner, massless: bool):
+    """The converged Ritz pairs ``(theta, Y)`` on the original pencil: ``(omega2, X, berr, worst)``.
+
+    ``worst``: the largest backward error, or the Ritz values' distance to the Rayleigh quotients
+    where that is above ``sqrt(tol)``.
+    """
+    new = coupling.shape[1]                # the last block's size
+    # purified: OP V y / theta = V y + W B y / theta lies in the range of OP to the
+    # solve's round-off, where the basis's Gram-Schmidt round-off, which M (or a massless
+    # DOF's zero mass) does not see, is left out (Nour-Omid, Parlett, Ericsson & Jensen
+    # 1987, "How to implement the spectral transformation", Math. Comp. 48)
+    X = V @ Y + (W @ (coupling @ Y[-new:])) / theta
+    if massless:
+        # those components grow along the recurrence (as its polynomials at theta = 0;
+        # Meerbergen & Spence 1997, Math. Comp. 66, "Implicitly restarted Arnoldi with
+        # purification for the shift-invert transformation"), beyond what the formula
+        # above removes once the basis nears the whole range of OP: OP applied
+        X = solve(M @ X) / theta
+    omega2, X, KX, MX = _rayleigh_ritz(K, M, X, inner)
+    berr = backward_errors(K, M, omega2, X, KX, MX)
+    # and the values must be the Ritz values they refine: a vector off the range of OP
+    # has a huge Rayleigh quotient and, scaled by it, a small backward error
+    ritz = np.sort(sigma + 1.0 / theta)
+    off = float(np.max(np.abs(np.sort(omega2) - ritz) / (np.abs(ritz) + abs(sigma))))
+    worst = float(berr.max()) if off <= np.sqrt(tol) else max(off, float(berr.max()))
+    return omega2, X, berr, worst
 
 
 def default_block(count: int) -> int:

@@ -54,6 +54,9 @@ of others remain, :class:`~fem.errors.ConvergenceError` says how many were accep
 back ordered by ``|p - p_s|`` (the order the shift gives them: T5's "jump" over a lower
 frequency is the shift's, and the caller sees it). Every Krylov step polls
 :func:`fem.interrupt.check`, so SIGINT and SIGTERM stop a long solve at once.
+
+Each side's decomposition is :mod:`.krylov_schur`'s, its search (converge, thick restart, lock,
+start again) :mod:`.two_sided_search`'s; joining the sides and accepting the pairs is here.
 """
 
 from __future__ import annotations
@@ -68,8 +71,9 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 from scipy.linalg import lapack
 
-from fem import interrupt
 from fem.errors import ConvergenceError
+from fem.solvers.eigen.krylov_schur import CLUSTER, TAU, KrylovSchur, clusters
+from fem.solvers.eigen.two_sided_search import Search
 
 
 class SingularShift(ValueError):
@@ -163,351 +167,13 @@ def _solve_complex(op: ShiftedOperator) -> tuple[Callable, Callable]:
     return pair(op.apply), pair(op.apply_t)
 
 
-# --- the restarted Krylov-Schur recurrences -------------------------------------------------------
-_INVARIANT = 1e-10   # ||r|| below this times ||C v||: an invariant subspace
-_PARASITIC = 1e-6    # |lam| below this times the largest: p = infinity (multiplier rows)
-_CLUSTER = 1e-6      # Ritz values this close (relative) are one cluster (a multiple eigenvalue)
+# --- the restarted Krylov-Schur recurrences (krylov_schur.py, two_sided_search.py) -----------
 _SEMISIMPLE = 1e-8   # a cluster projected to lam I within this is semisimple: every vector counts
-_TAU = 1e-10         # relative residual at which a cluster of Ritz pairs has converged
-_CHUNK = 8192        # rows of a basis transformed at a time (a restart's only temporaries)
 
 
 def default_dim(count: int) -> int:
     """Basis size (vectors of each side) for ``count`` eigenvalues: independent of ``n``."""
     return max(2 * count + 20, 40)
-
-
-def _eigenvalues(T: NDArray) -> NDArray:
-    """The eigenvalues of a (quasi-)triangular Schur factor, by position (complex)."""
-    theta = np.diag(T).astype(complex)
-    if np.iscomplexobj(T):
-        return theta
-    j = np.flatnonzero(np.diag(T, -1) != 0.0)      # 2 x 2 blocks: complex conjugate pairs
-    a, b, c, d = T[j, j], T[j, j + 1], T[j + 1, j], T[j + 1, j + 1]
-    root = np.sqrt((0.25 * (a - d) ** 2 + b * c).astype(complex))
-    theta[j], theta[j + 1] = 0.5 * (a + d) + root, 0.5 * (a + d) - root
-    return theta
-
-
-def _clusters(theta: NDArray, T: NDArray, chosen: NDArray) -> list[NDArray]:
-    """Clusters (index arrays) of the Ritz values ``theta`` with the ``chosen`` ones, in order.
-
-    Every value within ``_CLUSTER`` (relative) of a member is a member, and so is the other half
-    of a 2 x 2 block of a real Schur factor ``T`` (a real invariant subspace).
-    """
-    k = len(theta)
-    root = np.arange(k)
-
-    def find(i):
-        while root[i] != i:
-            root[i] = root[root[i]]
-            i = root[i]
-        return i
-
-    near = np.abs(theta[:, None] - theta[None, :]) <= _CLUSTER * np.abs(theta)[:, None]
-    if not np.iscomplexobj(T):
-        sub = np.flatnonzero(np.diag(T, -1) != 0.0)
-        near[sub, sub + 1] = near[sub + 1, sub] = True
-    for i, j in zip(*np.nonzero(np.triu(near, 1)), strict=True):
-        root[find(i)] = find(j)
-    labels = np.array([find(i) for i in range(k)])
-    out, seen = [], set()
-    for i in chosen:
-        if labels[i] not in seen:
-            seen.add(labels[i])
-            out.append(np.flatnonzero(labels == labels[i]))
-    return out
-
-
-@dataclass
-class _Cluster:
-    """Ritz values of ``H`` and their invariant subspace.
-
-    ``H Q = Q T`` (``Q`` orthonormal, ``T`` (quasi-)triangular), and the spike ``b^T Q`` of
-    ``C V Q = V Q T + v b^T Q``.
-    """
-
-    index: NDArray
-    T: NDArray
-    Q: NDArray
-    spike: NDArray
-    theta: NDArray = field(init=False)           # the Ritz values
-    residual: float = field(init=False)          # ||C X - X T|| / min |theta|, X = V Q
-
-    def __post_init__(self):
-        self.theta = _eigenvalues(self.T)
-        self.residual = float(np.linalg.norm(self.spike)
-                              / max(np.abs(self.theta).min(), 1e-300))
-
-    @property
-    def size(self) -> int:
-        """How many."""
-        return len(self.index)
-
-
-class _KrylovSchur:
-    """A Krylov-Schur decomposition ``A V = V H + v b^T`` in bounded memory (Stewart 2001).
-
-    ``V`` orthonormal of ``k <= dim`` columns, stored with the next vector ``v = V[:, k]``, and
-    ``b^T = H[k, :k]``: Arnoldi steps extend it, a thick restart keeps the invariant subspace of
-    ``H`` of some Ritz values (ordered Schur form), a lock drops ``b`` (the Ritz pairs of the
-    basis have converged) so that a new start can follow. Real when ``A`` is.
-    """
-
-    def __init__(self, op: Callable, N: int, dim: int, dtype):
-        self.op, self.N, self.dim, self.dtype = op, N, dim, dtype
-        self.V = np.zeros((N, dim + 1), dtype=dtype, order="F")
-        self.H = np.zeros((dim + 1, dim + 1), dtype=dtype)
-        self.k = 0
-        self.next = False
-        self.steps = 0
-
-    def orthogonalize(self, w: NDArray, k: int) -> tuple[NDArray, NDArray]:
-        """``w`` less its components along the first ``k`` basis vectors, and those.
-
-        Classical Gram-Schmidt, twice.
-        """
-        Vk = self.V[:, :k]
-        h = np.zeros(k, dtype=self.dtype)
-        for _ in range(2):
-            c = (w.conj() @ Vk).conj()           # V^H w without a conjugated copy of V
-            w = w - Vk @ c
-            h += c
-        return w, h
-
-    def start(self, rng) -> bool:
-        """Begin a new Krylov sequence at a random vector orthogonal to the (locked) basis.
-
-        After four power iterations (module doc). False if nothing is left.
-        """
-        v = rng.standard_normal(self.N).astype(self.dtype)
-        for _ in range(4):
-            w = self.op(v / np.linalg.norm(v))
-            v, _ = self.orthogonalize(w, self.k)
-            if np.linalg.norm(v) <= 1e-8 * np.linalg.norm(w):
-                return False
-        self.V[:, self.k] = v / np.linalg.norm(v)
-        self.H[self.k, :] = 0.0
-        self.H[:, self.k] = 0.0
-        self.next = True
-        return True
-
-    def step(self) -> bool:
-        """One Arnoldi step; False when it closes an invariant subspace (no next vector)."""
-        k = self.k
-        w = self.op(self.V[:, k])
-        nw = np.linalg.norm(w)
-        w, self.H[:k + 1, k] = self.orthogonalize(w, k + 1)
-        self.k = k = k + 1
-        self.steps += 1
-        beta = np.linalg.norm(w)
-        self.H[k, :] = 0.0
-        self.next = k < self.N and beta > _INVARIANT * nw
-        if self.next:
-            self.V[:, k] = w / beta
-            self.H[k, k - 1] = beta
-        return self.next
-
-    def schur(self) -> tuple[NDArray, NDArray]:
-        """Schur form ``H = Z T Z^H`` of the projected matrix (real if ``H`` is)."""
-        real = not np.iscomplexobj(self.H)
-        return la.schur(self.H[:self.k, :self.k], output="real" if real else "complex")
-
-    def invariant(self, T: NDArray, Z: NDArray, select: NDArray) -> tuple[NDArray, NDArray]:
-        """``(T11, Q1)``: ``H Q1 = Q1 T11`` for the selected Ritz values (whole 2 x 2 blocks)."""
-        k = self.k
-        if not select.any():
-            return np.zeros((0, 0), T.dtype), np.zeros((k, 0), T.dtype)
-        if select.all():
-            return T, Z
-        if np.iscomplexobj(T):
-            Ts, Qs, _, s, *_, info = lapack.ztrsen(select.astype(np.int32), T, Z, job="N")
-        else:
-            Ts, Qs, _, _, s, *_, info = lapack.dtrsen(select.astype(np.int32), T, Z, job="N")
-        if info != 0:
-            raise np.linalg.LinAlgError(f"reordering the Schur form failed ({info})")
-        return Ts[:s, :s], Qs[:, :s]
-
-    def cluster(self, T: NDArray, Z: NDArray, index: NDArray) -> _Cluster:
-        """The cluster of the Ritz values at ``index`` of ``T``."""
-        select = np.zeros(self.k, dtype=bool)
-        select[index] = True
-        T11, Q1 = self.invariant(T, Z, select)
-        return _Cluster(index, T11, Q1, self.H[self.k, :self.k] @ Q1)
-
-    def restart(self, T: NDArray, Z: NDArray, select: NDArray) -> None:
-        """Keep the invariant subspace of the selected Ritz values (thick restart)."""
-        k = self.k
-        T11, Q1 = self.invariant(T, Z, select)
-        s = len(T11)
-        V = self.V
-        for i in range(0, self.N, _CHUNK):
-            V[i:i + _CHUNK, :s] = V[i:i + _CHUNK, :k] @ Q1
-        V[:, s] = V[:, k]
-        b = self.H[k, :k] @ Q1
-        self.H[:] = 0.0
-        self.H[:s, :s] = T11
-        self.H[s, :s] = b
-        self.k = s
-
-    def lock(self) -> None:
-        """Drop the spike: the basis is taken as invariant (its Ritz pairs have converged)."""
-        self.H[self.k, :] = 0.0
-        self.next = False
-
-    def vectors(self, Q: NDArray) -> NDArray:
-        """``V Q``."""
-        return self.V[:, :self.k] @ Q
-
-
-def _unmatched(theta: NDArray, old: NDArray) -> NDArray:
-    """Indices of ``theta`` left when each ``old`` value takes its nearest (with multiplicity)."""
-    left = list(range(len(theta)))
-    for t in old:
-        if not left:
-            break
-        j = int(np.argmin(np.abs(theta[left] - t)))
-        if abs(theta[left[j]] - t) <= _CLUSTER * abs(t):
-            left.pop(j)
-    return np.array(left, dtype=int)
-
-
-class _Search:
-    """The search of one side: converge, lock, start again.
-
-    Converge the ``count`` Ritz values of largest ``|theta|`` (nearest the shift) of one
-    :class:`_KrylovSchur`, restarting it thickly; then start it again from random vectors, the
-    converged Ritz pairs locked, until a start finds no further copy of a multiple eigenvalue
-    among them (module doc).
-    """
-
-    def __init__(self, ks: _KrylovSchur, count: int, budget: int, lam_ref: list[float]):
-        self.ks, self.count, self.budget = ks, count, budget
-        self.lam_ref = lam_ref                   # largest |theta| seen (shared by both sides)
-        self.old = np.zeros(0, dtype=complex)    # Ritz values locked before this start
-        self.seen = np.zeros(0, dtype=complex)   # converged wanted values of the starts so far
-        self.converged: list[_Cluster] = []      # converged clusters among the wanted and next
-        self.wanted: list[_Cluster] = []
-        self.found: list[NDArray] = []           # per start, the wanted values it added
-        self.limited = False                     # stopped by the step limit
-
-    def order(self, theta: NDArray) -> NDArray:
-        """Non-parasitic Ritz values by decreasing magnitude."""
-        self.lam_ref[0] = max(self.lam_ref[0], float(np.abs(theta).max(initial=0.0)))
-        order = np.argsort(-np.abs(theta), kind="stable")
-        return order[np.abs(theta[order]) >= _PARASITIC * self.lam_ref[0]]
-
-    def analyse(self):
-        """Schur form, Ritz values, their clusters by magnitude, whether the wanted converged.
-
-        Also keeps the clusters (with their residuals) of the wanted values and of ten more.
-        """
-        ks = self.ks
-        T, Z = ks.schur()
-        theta = _eigenvalues(T)
-        order = self.order(theta)
-        groups = _clusters(theta, T, order)
-        # the wanted clusters, any of the same magnitude as the last (a conjugate pair stays
-        # whole), and ten values more
-        cl, size, nwanted, edge = [], 0, 0, np.inf
-        for g in groups:
-            mag = np.abs(theta[g]).max()
-            if size >= self.count + 10 and mag < edge:
-                break
-            cl.append(ks.cluster(T, Z, g))
-            if size < self.count or mag >= edge:
-                nwanted += 1
-                edge = min(edge, np.abs(theta[g]).min() * (1 - _CLUSTER))
-            size += len(g)
-        self.wanted = cl[:nwanted]
-        self.converged = [c for c in cl if c.residual <= _TAU]
-        done = all(c.residual <= _TAU for c in self.wanted)
-        if done and len(self.old):
-            # after a restart its own dominant Ritz value must have converged too: a further
-            # copy of a multiple eigenvalue comes in as the largest new one
-            new = set(_unmatched(theta, self.old).tolist())
-            first = next((i for i in order if i in new), None)
-            if first is not None:
-                top = next(g for g in groups if first in g)
-                done = ks.cluster(T, Z, top).residual <= _TAU
-        return T, Z, theta, groups, done
-
-    def run(self, rng, passes: int) -> None:
-        """Starts and restarts (class doc)."""
-        ks = self.ks
-        for start in range(passes):
-            if start:
-                self.lock()
-            if ks.k >= ks.N or not ks.start(rng):
-                break                                # deflation left nothing to find
-            outcome = self.converge()
-            wanted = np.concatenate([np.zeros(0, complex)] + [
-                c.theta for c in self.wanted if c.residual <= _TAU])
-            new = wanted[_unmatched(wanted, self.seen)]
-            self.seen = np.concatenate([self.seen, new])
-            self.found.append(new)
-            self.limited = outcome == "limit"
-            if outcome == "limit" or (start and not len(new)):
-                break             # out of steps, or a restart found no further copy
-
-    def converge(self) -> str:
-        """Iterate until the wanted Ritz values converge.
-
-        Returns ``"converged"``, ``"exhausted"`` (an invariant subspace) or ``"limit"`` (out of
-        steps).
-        """
-        ks = self.ks
-        while True:
-            going = ks.next
-            while going and ks.k < ks.dim and ks.steps < self.budget:
-                interrupt.check()
-                going = ks.step()
-            T, Z, theta, groups, done = self.analyse()
-            if done:
-                return "converged"
-            if not ks.next:
-                return "exhausted"
-            if ks.steps >= self.budget:
-                return "limit"
-            self.thick_restart(T, Z, theta, groups)
-
-    def thick_restart(self, T, Z, theta, groups) -> None:
-        """Keep the converged clusters and the nearest others, about half the basis."""
-        ks = self.ks
-        nconv = sum(c.size for c in self.converged)
-        target = min(ks.dim - 3, max(self.count, nconv + (ks.dim - nconv) // 2))
-        rest = np.setdiff1d(np.arange(ks.k), np.concatenate(groups) if groups else [])
-        allg = groups + _clusters(theta, T, rest[np.argsort(-np.abs(theta[rest]))])
-        sizes = np.cumsum([len(g) for g in allg])
-        last = min(int(np.searchsorted(sizes, target)), len(allg) - 1)
-        while last > 0 and sizes[last] > ks.dim - 3:
-            last -= 1
-        select = np.zeros(ks.k, dtype=bool)
-        select[np.concatenate(allg[:last + 1])] = True
-        for c in self.converged:
-            select[c.index] = True
-        ks.restart(T, Z, select)
-
-    def lock(self) -> None:
-        """Keep only the converged clusters, as an invariant subspace, before a new start."""
-        ks = self.ks
-        T, Z, *_ = self.analyse()
-        select = np.zeros(ks.k, dtype=bool)
-        for c in self.converged:
-            select[c.index] = True
-        ks.restart(T, Z, select)
-        ks.lock()
-        self.old = _eigenvalues(ks.H[:ks.k, :ks.k])
-
-    def final(self) -> tuple[NDArray, NDArray, NDArray, list[NDArray]]:
-        """Schur form of the last basis, its Ritz values and their clusters by magnitude."""
-        ks = self.ks
-        if ks.k == 0:
-            empty = np.zeros((0, 0), ks.dtype)
-            return empty, empty, np.zeros(0, complex), []
-        T, Z = ks.schur()
-        theta = _eigenvalues(T)
-        return T, Z, theta, _clusters(theta, T, self.order(theta))
 
 
 def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1e-8,
@@ -543,7 +209,7 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
     lam_ref = [0.0]
     sides = []
     for A in ((op.apply, op.apply_t) if real else (C, CT)):
-        search = _Search(_KrylovSchur(A, N, dim, float if real else complex), count, budget,
+        search = Search(KrylovSchur(A, N, dim, float if real else complex), count, budget,
                          lam_ref)
         search.run(rng, passes)
         sides.append(search)
@@ -567,7 +233,7 @@ def quadratic_eigen(M, B, K, count: int, shift: complex = 0.0, *, tol: float = 1
                                steps=steps)
 
 
-def _eigenspaces(search: _Search, count: int,
+def _eigenspaces(search: Search, count: int,
                  extra: int) -> tuple[NDArray, list[tuple[NDArray, NDArray]]]:
     """The Ritz vectors of the ``count`` values of largest ``|theta|`` of one side, by eigenvalue.
 
@@ -587,8 +253,8 @@ def _eigenspaces(search: _Search, count: int,
             break
         n += len(g)
         if wanted:
-            edge = min(edge, np.abs(theta[g]).min() * (1 - _CLUSTER))
-        elif ks.cluster(T, Z, g).residual > _TAU:
+            edge = min(edge, np.abs(theta[g]).min() * (1 - CLUSTER))
+        elif ks.cluster(T, Z, g).residual > TAU:
             continue
         chosen.append(g)
     if not chosen:
@@ -597,7 +263,7 @@ def _eigenspaces(search: _Search, count: int,
     Tc, Qc = la.schur(c.T.astype(complex), output="complex")
     w = np.diag(Tc)
     out = []
-    for h in _clusters(w, Tc, np.argsort(-np.abs(w))):
+    for h in clusters(w, Tc, np.argsort(-np.abs(w))):
         select = np.zeros(len(w), dtype=bool)
         select[h] = True
         if select.all():
@@ -609,7 +275,7 @@ def _eigenspaces(search: _Search, count: int,
     return ks.vectors(c.Q), out
 
 
-def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matrices, shift,
+def _pairs(right: Search, left: Search, count: int, op: ShiftedOperator, matrices, shift,
            tol):
     """Accepted eigenpairs ``(p, x, z, eta)`` (``q`` parts), rejected ones, unpaired ones.
 
@@ -649,7 +315,7 @@ def _pairs(right: _Search, left: _Search, count: int, op: ShiftedOperator, matri
             continue
         if len(P) >= count:
             # a value of the magnitude of the count-th (its conjugate) is still wanted
-            edge = np.sort(1.0 / np.abs(np.array(P) - shift))[-count] * (1 - _CLUSTER)
+            edge = np.sort(1.0 / np.abs(np.array(P) - shift))[-count] * (1 - CLUSTER)
             if np.abs(rs[i0][1]).max() < edge:
                 break
         ir, il = {i0}, set()
@@ -700,7 +366,7 @@ def _biorthogonal(A: NDArray) -> list[tuple[NDArray, NDArray]]:
     T, Z = la.schur(A.astype(complex), output="complex")
     theta = np.diag(T)
     out = []
-    for g in _clusters(theta, T, np.argsort(-np.abs(theta))):
+    for g in clusters(theta, T, np.argsort(-np.abs(theta))):
         select = np.zeros(len(T), dtype=bool)
         select[g] = True
         s = len(g)
