@@ -4,6 +4,7 @@ import copy
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import tomllib
@@ -149,4 +150,7 @@ def run_pvpython(args: list, **kwargs) -> subprocess.CompletedProcess:
         command = ["xvfb-run", "-a", *command]
     with open(os.path.join(tempfile.gettempdir(), "fem-tests-paraview.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return subprocess.run(command, **kwargs)
+        done = subprocess.run(command, **kwargs)
+        if done.returncode in (134, -signal.SIGABRT):
+            done = subprocess.run(command, **kwargs)
+        return done

@@ -6,6 +6,7 @@ momentum) computed here from the nodal masses.
 """
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -154,12 +155,17 @@ def free_beam(steps: int, dt: float = 0.01, integrator: str = "energy_conserving
     return solve(d)[3][-1]
 
 
+#: the long flight's steps: 10^4 in soak runs (FEM_SOAK=1), 2000 in make test (70 s on CI)
+FLIGHT_STEPS = 10_000 if os.environ.get("FEM_SOAK") else 2_000
+
+
 @pytest.mark.slow
 def test_free_flying_3d_beam_conserves_energy_and_momenta_over_ten_thousand_steps():
-    """Issue 4: after the pulse, energy, linear and angular momentum constant to 1e-8."""
-    step = free_beam(10_000)
+    """Issue 4: after the pulse, energy, linear and angular momentum constant to 1e-8 (over
+    ten thousand steps with FEM_SOAK=1, two thousand otherwise)."""
+    step = free_beam(FLIGHT_STEPS)
     after = [row for row in step.history if row["time"] > 0.1 + 1e-9]
-    assert len(after) >= 90 and after[-1]["time"] == pytest.approx(100.0)
+    assert len(after) >= 90 and after[-1]["time"] == pytest.approx(FLIGHT_STEPS * 0.01)
     E = np.array([r["total"] for r in after])
     P = np.array([r["linear_momentum"] for r in after])
     L = np.array([r["angular_momentum"] for r in after])
