@@ -91,11 +91,7 @@ class ModalStep(StepBase):
     Settings = ModalSettings
     NO_LOADS = "it linearizes about the state the steps before it left, with their loads on"
     WRITES = ("modes", "vibration")
-
-    @classmethod
-    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
-        """A stiffness and a mass from every group."""
-        return [*super().requires(values), ("mass", "type", 'type = "modal"')]
+    NEEDS = ("mass",)            # a stiffness and a mass from every group
 
     @classmethod
     def check(cls, entry, inputs, spec: dict) -> ModalSettings:
