@@ -114,6 +114,35 @@ def compiled(kernel: Kernel, n: int, least: int | None = None) -> bool:
     return n >= (MIN_ELEMENTS if least is None else least) and kernel.enabled()
 
 
+class Family:
+    """The two kernels of an element family: its evaluation and its energy-conserving force.
+
+    Parameters
+    ----------
+    kernel, ec_kernel : the :class:`Kernel` of each
+    min_conserving : the dispatch threshold of ``ec_kernel`` (``kernel``'s is
+        :data:`MIN_ELEMENTS`)
+    """
+
+    def __init__(self, kernel: Kernel, ec_kernel: Kernel, min_conserving: int):
+        self.kernel, self.ec_kernel, self.min_conserving = kernel, ec_kernel, min_conserving
+
+    def enabled(self, conserving: bool = False) -> bool:
+        """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``).
+
+        ``conserving``: the energy-conserving step's kernel instead.
+        """
+        return (self.ec_kernel if conserving else self.kernel).enabled()
+
+    def compiled(self, n: int, conserving: bool = False) -> bool:
+        """Whether a group of ``n`` elements takes the kernel (:func:`compiled`).
+
+        From :data:`MIN_ELEMENTS` (``conserving``: ``min_conserving``) elements.
+        """
+        return compiled(self.ec_kernel if conserving else self.kernel, n,
+                        self.min_conserving if conserving else None)
+
+
 def writable(a):
     """``a`` as a C-contiguous, writable float array (what the kernels are compiled for).
 
@@ -175,3 +204,18 @@ def register(pair: Pair) -> Pair:
         raise ValueError(f"compiled pair '{pair.name}' is already registered")
     PAIRS[pair.name] = pair
     return pair
+
+
+def register_family(family: str, kernel: Kernel, ec_kernel: Kernel, evaluate: Callable,
+                    evaluate_samples: Callable, conserving: Callable,
+                    conserving_samples: Callable) -> None:
+    """Register an element family's pairs ``<family>.evaluate`` and ``<family>.conserving``.
+
+    ``evaluate`` and ``conserving`` are the compiled sides; the numpy references and the
+    dispatching methods are the group's ``evaluate_numpy``/``evaluate`` and
+    ``conserving_numpy``/``conserving`` (:func:`method`).
+    """
+    register(Pair(f"{family}.evaluate", kernel, method("evaluate_numpy"), evaluate,
+                  evaluate_samples, method("evaluate")))
+    register(Pair(f"{family}.conserving", ec_kernel, method("conserving_numpy"), conserving,
+                  conserving_samples, method("conserving")))

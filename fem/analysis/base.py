@@ -64,6 +64,9 @@ class StepBase:
     #: XDMF), ``"vibration"`` (the modes vibrating), ``"matlab"`` (a state-space model),
     #: ``"plots"`` (PNG)
     WRITES: tuple[str, ...] = ()
+    #: what every element group must give a step of this type besides a stiffness
+    #: (:meth:`requires`), e.g. ``("mass",)``
+    NEEDS: tuple[str, ...] = ()
 
     def __init__(self, name: str, system, loads, solver_options: dict | None = None):
         self.name = name
@@ -92,7 +95,7 @@ class StepBase:
         ``(capability, deck key, what asks)`` triples (:data:`fem.elements.base.CAPABILITIES`);
         the deck builder turns a group lacking one into an error naming the group.
         """
-        return [("stiffness", "type", f'type = "{cls.step_type}"')]
+        return [(c, "type", f'type = "{cls.step_type}"') for c in ("stiffness", *cls.NEEDS)]
 
     @classmethod
     def describe(cls, variant: str) -> str:

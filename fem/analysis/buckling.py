@@ -36,7 +36,7 @@ import numpy as np
 
 from fem import interrupt, linalg
 from fem.analysis.base import StepBase
-from fem.analysis.settings import MAX_MODES, setting
+from fem.analysis.settings import MAX_MODES, OneVariant, setting
 from fem.errors import ConvergenceError, DeckError, ModelError
 from fem.solvers import eigen
 
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class BucklingSettings:
+class BucklingSettings(OneVariant):
     """Settings of a buckling step: the deck keys of ``[[steps]]`` with ``type = "buckling"``."""
 
     modes: int = setting("int", 4, "number of buckling modes", positive=True, maximum=MAX_MODES)
@@ -56,14 +56,6 @@ class BucklingSettings:
                           "SLEPc's Krylov-Schur) or the project's block Lanczos in the buckling "
                           "transformation (symmetric problems without joints)",
                           choices=("auto", "lanczos"))
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Buckling steps have one variant."""
-        return ""
 
 
 class BucklingStep(StepBase):

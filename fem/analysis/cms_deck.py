@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.settings import MAX_MODES, REQUIRED, from_values, setting
+from fem.analysis.settings import (
+    MAX_MODES,
+    REQUIRED,
+    OneVariant,
+    from_values,
+    mass_setting,
+    setting,
+    where_setting,
+)
 from fem.elements.base import require
 from fem.elements.superelement.group import is_superelement_file
 from fem.errors import DeckError
@@ -22,7 +30,7 @@ METHODS = ("craig_bampton", "free_interface")
 
 
 @dataclass
-class CmsReduceSettings:
+class CmsReduceSettings(OneVariant):
     """Settings of a ``cms_reduce`` step: the deck keys of ``[[steps]]`` with that type."""
 
     interface: object = setting("nodes", REQUIRED, "cms_reduce: the component's interface "
@@ -38,24 +46,14 @@ class CmsReduceSettings:
                                 "(give modes or cutoff)", positive=True, maximum=MAX_MODES)
     cutoff: float | None = setting("float", None, "cms_reduce: keep every component mode up to "
                                    "this frequency, rad/s (give modes or cutoff)", positive=True)
-    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
-                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
-                        "or the consistent element masses", choices=("lumped", "consistent"))
+    mass: str = mass_setting()
     file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
                                "(HDF5, relative to the deck, inside its folder), for "
                                "[[elements]] type = \"superelement\"")
     # resolved by the deck's check (fem.analysis.cms_deck)
     nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
     path: str | None = setting("str", None, deck=False)      # file, absolute
-    where: str = setting("str", "steps", deck=False)         # the step entry, for messages
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """``cms_reduce`` steps have one variant."""
-        return ""
+    where: str = where_setting()         # the step entry, for messages
 
 
 def check(e, inputs, spec: dict) -> CmsReduceSettings:

@@ -16,6 +16,7 @@ from fem.analysis.settings import (
     MAX_ITERATIONS,
     MAX_TIME_STEPS,
     REQUIRED,
+    OneVariant,
     from_values,
     setting,
 )
@@ -32,7 +33,7 @@ FORMULATIONS = ("multipliers", "partitioning", "nullspace")
 
 
 @dataclass
-class DynamicSettings:
+class DynamicSettings(OneVariant):
     """Settings of a dynamic step: the deck keys of ``[[steps]]`` with ``type = "dynamic"``.
 
     ``velocities`` holds :class:`fem.model.VelocityField` objects (the deck names them).
@@ -69,13 +70,7 @@ class DynamicSettings:
                           "the residual at least 4-fold; multipliers)",
                           choices=("full", "modified"))
 
-    VARIANTS = ("",)
     REMOVES = ("",)
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Dynamic steps have one variant."""
-        return ""
 
 
 def check(e, inputs, spec: dict) -> DynamicSettings:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, from_values, setting
+from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, OneVariant, from_values, setting
 from fem.dofs import DofMap
 from fem.errors import DeckError
 from fem.io.keys.entries import slot
 
 
 @dataclass
-class LinearizeSettings:
+class LinearizeSettings(OneVariant):
     """Settings of a linearize step: the deck keys of ``[[steps]]`` with ``type = "linearize"``."""
 
     modes: int = setting("int", 6, "eigenvalue pairs wanted (the nearest the shift; a complex "
@@ -42,14 +42,6 @@ class LinearizeSettings:
     equilibrium: bool = setting("bool", True, "under spin: find the relative equilibrium by "
                                 "Newton first; false linearizes about the state as given (the "
                                 "joints' reactions balanced as well as they can be)")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Linearize steps have one variant."""
-        return ""
 
 
 def check(e, inputs, spec: dict) -> LinearizeSettings:

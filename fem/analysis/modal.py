@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 
 from fem import interrupt
 from fem.analysis.base import StepBase
-from fem.analysis.settings import MAX_MODES, setting
+from fem.analysis.settings import MAX_MODES, OneVariant, mass_setting, setting, where_setting
 from fem.errors import DeckError, ModelError
 from fem.solvers import eigen
 
@@ -66,7 +66,7 @@ DENSE_LIMIT = 3000         # unknowns of method = "dense"
 
 
 @dataclass
-class ModalSettings:
+class ModalSettings(OneVariant):
     """Settings of a modal step: the deck keys of ``[[steps]]`` with ``type = "modal"``."""
 
     modes: int = setting("int", 10, "number of modes (the lowest, or the nearest the shift)",
@@ -79,19 +79,9 @@ class ModalSettings:
     shift: float = setting("float", None, "shift sigma (omega^2 units): the modes nearest it "
                            "(not at an eigenvalue); default 0, or for a free structure one "
                            "below its rigid-body modes chosen from the spectrum's scale")
-    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
-                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
-                        "or the consistent element masses", choices=("lumped", "consistent"))
+    mass: str = mass_setting()
 
-    where: str = setting("str", "steps", deck=False)          # the step entry, for messages
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Modal steps have one variant."""
-        return ""
+    where: str = where_setting()          # the step entry, for messages
 
 
 class ModalStep(StepBase):
@@ -101,11 +91,7 @@ class ModalStep(StepBase):
     Settings = ModalSettings
     NO_LOADS = "it linearizes about the state the steps before it left, with their loads on"
     WRITES = ("modes", "vibration")
-
-    @classmethod
-    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
-        """A stiffness and a mass from every group."""
-        return [*super().requires(values), ("mass", "type", 'type = "modal"')]
+    NEEDS = ("mass",)            # a stiffness and a mass from every group
 
     @classmethod
     def check(cls, entry, inputs, spec: dict) -> ModalSettings:

@@ -102,11 +102,7 @@ class ModifyStep(StepBase):
     Settings = ModifySettings
     NO_LOADS = "it analyses the model about its reference configuration"
     WRITES = ("modes", "vibration")
-
-    @classmethod
-    def requires(cls, values: dict) -> list[tuple[str, str, str]]:
-        """A stiffness and a mass from every group."""
-        return [*super().requires(values), ("mass", "type", 'type = "modify"')]
+    NEEDS = ("mass",)            # a stiffness and a mass from every group
 
     check = staticmethod(modify_deck.check)
 

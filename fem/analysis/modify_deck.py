@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, from_values, setting
+from fem.analysis.settings import (
+    MAX_ITERATIONS,
+    MAX_MODES,
+    REQUIRED,
+    OneVariant,
+    from_values,
+    mass_setting,
+    setting,
+    where_setting,
+)
 from fem.cms.modification import KINDS
 from fem.errors import DeckError
 from fem.io import keys
@@ -56,7 +65,7 @@ class Part:
 
 
 @dataclass
-class ModifySettings:
+class ModifySettings(OneVariant):
     """Settings of a ``modify`` step: the deck keys of ``[[steps]]`` with that type."""
 
     components: list = setting("tables", REQUIRED, "modify: the components, `[{name = \"c\", "
@@ -76,9 +85,7 @@ class ModifySettings:
     cutoff: float | None = setting("float", None, "modify: keep every component mode (free-"
                                    "free, or fixed-interface with craig_bampton) up to this "
                                    "frequency, rad/s (give modes or cutoff)", positive=True)
-    mass: str = setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
-                        "(lumped nodal, with consistent beam inertia where a group asks for it) "
-                        "or the consistent element masses", choices=("lumped", "consistent"))
+    mass: str = mass_setting()
     sensitivity_modes: list | None = setting("vector", None, "modify: the modes whose "
                                              "sensitivities to each component's density and "
                                              "modulus are tabulated (mode numbers: 1-based, "
@@ -105,15 +112,7 @@ class ModifySettings:
     parts: tuple = setting("tables", (), deck=False)          # Part per component
     interface: tuple = setting("nodes", (), deck=False)       # interface node indices
     design: tuple = setting("tables", (), deck=False)         # (component index, kind) pairs
-    where: str = setting("str", "steps", deck=False)          # the step entry, for messages
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """``modify`` steps have one variant."""
-        return ""
+    where: str = where_setting()          # the step entry, for messages
 
 
 def check(e, inputs, spec: dict) -> ModifySettings:

@@ -76,3 +76,30 @@ def uses(f: dataclasses.Field, variant: str) -> bool:
 def from_values(cls, values: dict):
     """An instance of settings class ``cls`` from deck values ``values`` (its defaults filled)."""
     return cls(**{f.name: values[f.name] for f in deck_fields(cls)})
+
+
+class OneVariant:
+    """Base of the settings of a step type with one variant, ``""``, that takes no ``remove``.
+
+    A step type whose one variant does take ``remove`` sets ``REMOVES = ("",)``.
+    """
+
+    VARIANTS = ("",)
+    REMOVES = ()
+
+    @staticmethod
+    def variant(values: dict) -> str:
+        """The variant of the step with deck values ``values``: always ``""``."""
+        return ""
+
+
+def mass_setting() -> Any:
+    """The ``mass`` key of the eigenvalue steps: the lumped or the consistent mass matrix."""
+    return setting("str", "lumped", "the mass matrix: the one dynamic steps integrate "
+                   "(lumped nodal, with consistent beam inertia where a group asks for it) "
+                   "or the consistent element masses", choices=("lumped", "consistent"))
+
+
+def where_setting() -> Any:
+    """The step entry's deck path, for messages (set by the deck's check, not a deck key)."""
+    return setting("str", "steps", deck=False)

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
-from fem.analysis.settings import MAX_ITERATIONS, MAX_MODES, REQUIRED, from_values, setting
+from fem.analysis.settings import (
+    MAX_ITERATIONS,
+    MAX_MODES,
+    REQUIRED,
+    OneVariant,
+    from_values,
+    setting,
+)
 from fem.errors import DeckError
 
 MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
@@ -20,7 +27,7 @@ MAX_ORDERS = 100          # engine orders: each is crossed with every line
 
 
 @dataclass
-class SweepSettings:
+class SweepSettings(OneVariant):
     """Settings of a stability sweep: the deck keys of ``type = "stability_sweep"``."""
 
     parameter: str = setting("str", REQUIRED, "what is swept: the spin (rad/s) or the load "
@@ -53,14 +60,6 @@ class SweepSettings:
                               "(the results stay in rad/s)", choices=tuple(FREQUENCY_UNITS))
     equilibrium: bool = setting("bool", True, "find each value's equilibrium by Newton; false "
                                 "linearizes about the state the sweep starts from, as given")
-
-    VARIANTS = ("",)
-    REMOVES = ()
-
-    @staticmethod
-    def variant(values: dict) -> str:
-        """Sweeps have one variant."""
-        return ""
 
     # what LinearizeStep reads of its settings
     spin = None

@@ -66,6 +66,7 @@ Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
@@ -263,7 +264,7 @@ class ResultsFile:
                           + 12 * frames * shapes.shape[0] * self.model.n_nodes + FRAME_OVERHEAD,
                           f"the modes of step '{name}'")
         with interrupt.critical():
-            try:
+            with self._writing(f"the modes of step '{name}'"):
                 g = self.h5.require_group("modes").create_group(name)
                 g.attrs["type"] = step_type
                 g.attrs["dof_names"] = list(self.model.slots)
@@ -274,11 +275,6 @@ class ResultsFile:
                 for k, v in (extra or {}).items():
                     g.create_dataset(k, data=v)
                 self.h5.flush()
-            except (OSError, RuntimeError) as err:
-                if not files.is_io_error(err):
-                    raise
-                raise OutputError(f"cannot write the modes of step '{name}' to {self.path}: "
-                                  f"{files.reason(err)}") from None
             if len(eigenvalues) == 0:
                 return None
             path = files.modes_xdmf_path(self.path, name)
@@ -301,7 +297,7 @@ class ResultsFile:
         size += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in matrices.values())
         files.ensure_room(self.path, 2 * size + FRAME_OVERHEAD, f"the model of step '{name}'")
         with interrupt.critical():
-            try:
+            with self._writing(f"the model of step '{name}'"):
                 g = self.h5.require_group(group).create_group(name)
                 for k, v in attrs.items():
                     g.attrs[k] = v
@@ -315,11 +311,6 @@ class ResultsFile:
                     for part in ("data", "indices", "indptr"):
                         c.create_dataset(part, data=getattr(m, part))
                 self.h5.flush()
-            except (OSError, RuntimeError) as err:
-                if not files.is_io_error(err):
-                    raise
-                raise OutputError(f"cannot write the model of step '{name}' to {self.path}: "
-                                  f"{files.reason(err)}") from None
         if not matlab:
             return None
         import scipy.io
@@ -358,6 +349,21 @@ class ResultsFile:
             out.append(path)
         return out
 
+    @contextlib.contextmanager
+    def _writing(self, what: str, seal: bool = False):
+        """Turn a failed write of ``what`` in the ``with`` body into an :class:`OutputError`.
+
+        ``seal``: seal the file first (:meth:`seal`). Errors that are not I/O errors propagate.
+        """
+        try:
+            yield
+        except (OSError, RuntimeError) as err:
+            if not files.is_io_error(err):
+                raise
+            if seal:
+                self.seal()
+            raise OutputError(f"cannot write {what} to {self.path}: {files.reason(err)}") from None
+
     def seal(self) -> None:
         """After a failed write, keep the file as it was at the last flush (every frame whole).
 
@@ -395,7 +401,7 @@ class ResultsFile:
                                                                               *extra))
                           + FRAME_OVERHEAD, f"the state after step '{step}'")
         with interrupt.critical():
-            try:
+            with self._writing(f"the state after step '{step}'", seal=True):
                 g = self.h5.require_group(f"steps/{step}").create_group("state")
                 for name, value in arrays.items():
                     g.create_dataset(name, data=value)
@@ -409,12 +415,6 @@ class ResultsFile:
                         elif value is not None:
                             pg.attrs[name] = value
                 self.h5.flush()
-            except (OSError, RuntimeError) as err:
-                if not files.is_io_error(err):
-                    raise
-                self.seal()
-                raise OutputError(f"cannot write the state after step '{step}' to "
-                                  f"{self.path}: {files.reason(err)}") from None
 
     def close(self) -> None:
         """Commit the last frames, close the file, release the lock."""

@@ -37,6 +37,7 @@ from fem.linalg.objects import (
     direct_solver,
     external_packages,
     fill_matrix,
+    from_options,
     lu_package,
     matrix_from_scipy,
     petsc_name,
@@ -49,7 +50,7 @@ __all__ = [
     "MUMPS_MAX_RELAXATION", "MUMPS_WORKSPACE", "NULL_PIVOT", "POOR_BACKWARD_ERROR",
     "REFINE_ABOVE", "SMALL_CHAIN_LU", "SMALL_LU", "SMALL_LU_ORDERING", "NonFiniteError",
     "SingularMatrixError", "SolveReport", "accuracy", "best_lu_package", "create_matrix",
-    "determinant_sign", "direct_solver", "external_packages", "fill_matrix", "lu_package",
-    "matrix_from_scipy", "petsc_name", "push_options", "refine", "release_options", "solve",
-    "solve_block", "solve_checked",
+    "determinant_sign", "direct_solver", "external_packages", "fill_matrix", "from_options",
+    "lu_package", "matrix_from_scipy", "petsc_name", "push_options", "refine", "release_options",
+    "solve", "solve_block", "solve_checked",
 ]

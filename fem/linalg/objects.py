@@ -141,6 +141,19 @@ def release_options(prefix: str) -> None:
         opts.delValue(name)
 
 
+def from_options(obj):
+    """``obj.setFromOptions()`` for a KSP or EPS ``obj``, which is returned.
+
+    A bad option destroys ``obj`` before the error propagates: nothing half-built stays behind.
+    """
+    try:
+        obj.setFromOptions()
+    except Exception:
+        obj.destroy()
+        raise
+    return obj
+
+
 #: Unknowns up to which a step factors with PETSc's own LU instead of MUMPS (:func:`lu_package`),
 #: and up to which it does so for chain-like matrices (at most :data:`CHAIN_ENTRIES` stored
 #: entries per row). Measured (refill, factorization and solve, ms, on a shared 2-core machine):
@@ -233,9 +246,4 @@ def direct_solver(A, prefix: str, options: dict | None = None, package: str | No
             pc.setType("cholesky")                  # a deck's or the command line's pc_type wins
             pc.setFactorSolverType("mumps")
     push_options(prefix, {**defaults, **(options or {})})
-    try:
-        ksp.setFromOptions()
-    except Exception:
-        ksp.destroy()          # a bad option: nothing half-built stays behind
-        raise
-    return ksp
+    return from_options(ksp)

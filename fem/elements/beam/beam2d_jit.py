@@ -190,8 +190,5 @@ def _conserving_samples(rng) -> list[tuple]:
     return out
 
 
-kernels.register(kernels.Pair("beam2d.evaluate", _kernel, kernels.method("evaluate_numpy"),
-                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
-kernels.register(kernels.Pair("beam2d.conserving", _ec_kernel,
-                              kernels.method("conserving_numpy"), conserving_group,
-                              _conserving_samples, kernels.method("conserving")))
+kernels.register_family("beam2d", _kernel, _ec_kernel, evaluate_group, _evaluate_samples,
+                        conserving_group, _conserving_samples)

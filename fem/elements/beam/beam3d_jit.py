@@ -64,21 +64,9 @@ _ec_kernel = Kernel("fem.elements.beam.beam3d_ec_kernel")
 _S_ENTRIES = ((0, 0), (1, 1), (2, 2), (2, 3), (3, 3), (4, 4), (4, 5), (5, 5))
 
 
-def enabled(conserving: bool = False) -> bool:
-    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``).
-
-    ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
-    """
-    return (_ec_kernel if conserving else _kernel).enabled()
-
-
-def compiled(n: int, conserving: bool = False) -> bool:
-    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
-
-    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
-    """
-    return kernels.compiled(_ec_kernel if conserving else _kernel, n,
-                            MIN_CONSERVING if conserving else None)
+_family = kernels.Family(_kernel, _ec_kernel, MIN_CONSERVING)
+enabled = _family.enabled      # (conserving=False): whether the kernel can be used
+compiled = _family.compiled    # (n, conserving=False): whether a group of n takes it
 
 
 @dataclass(frozen=True)
@@ -241,8 +229,5 @@ def _conserving_samples(rng) -> list[tuple]:
     return out
 
 
-kernels.register(kernels.Pair("beam3d.evaluate", _kernel, kernels.method("evaluate_numpy"),
-                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
-kernels.register(kernels.Pair("beam3d.conserving", _ec_kernel,
-                              kernels.method("conserving_numpy"), conserving_group,
-                              _conserving_samples, kernels.method("conserving")))
+kernels.register_family("beam3d", _kernel, _ec_kernel, evaluate_group, _evaluate_samples,
+                        conserving_group, _conserving_samples)

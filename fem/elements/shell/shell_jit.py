@@ -36,21 +36,9 @@ _kernel = Kernel("fem.elements.shell.shell_kernel")
 _ec_kernel = Kernel("fem.elements.shell.shell_ec_kernel")
 
 
-def enabled(conserving: bool = False) -> bool:
-    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``).
-
-    ``conserving``: the energy-conserving step's kernel (:func:`conserving`) instead.
-    """
-    return (_ec_kernel if conserving else _kernel).enabled()
-
-
-def compiled(n: int, conserving: bool = False) -> bool:
-    """Whether a group of ``n`` triangles takes the kernel (:func:`fem.kernels.compiled`).
-
-    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) triangles.
-    """
-    return kernels.compiled(_ec_kernel if conserving else _kernel, n,
-                            MIN_CONSERVING if conserving else None)
+_family = kernels.Family(_kernel, _ec_kernel, MIN_CONSERVING)
+enabled = _family.enabled      # (conserving=False): whether the kernel can be used
+compiled = _family.compiled    # (n, conserving=False): whether a group of n takes it
 
 
 def evaluate(x: NDArray, R: NDArray, R0: NDArray, xl0: NDArray, Kl: NDArray,
@@ -138,8 +126,5 @@ def _conserving_samples(rng) -> list[tuple]:
     return out
 
 
-kernels.register(kernels.Pair("shell.evaluate", _kernel, kernels.method("evaluate_numpy"),
-                              evaluate_group, _evaluate_samples, kernels.method("evaluate")))
-kernels.register(kernels.Pair("shell.conserving", _ec_kernel,
-                              kernels.method("conserving_numpy"), conserving_group,
-                              _conserving_samples, kernels.method("conserving")))
+kernels.register_family("shell", _kernel, _ec_kernel, evaluate_group, _evaluate_samples,
+                        conserving_group, _conserving_samples)

@@ -161,12 +161,7 @@ def eps_largest_real(A, B, prefix: str, *, symmetric: bool, nev: int):
     ksp.setType("preonly")
     ksp.getPC().setType("lu")
     ksp.getPC().setFactorSolverType(linalg.best_lu_package())
-    try:
-        eps.setFromOptions()
-    except Exception:
-        eps.destroy()          # a bad option: nothing half-built stays behind
-        raise
-    return eps
+    return linalg.from_options(eps)
 
 
 def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
