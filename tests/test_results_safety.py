@@ -210,6 +210,53 @@ def test_xdmf_path_that_is_a_folder_is_refused_before_the_run(deck, tmp_path):
     assert not (tmp_path / "out.h5").exists()
 
 
+@pytest.mark.parametrize("name, content", [
+    ("out.h5", b"my notes"), ("out.xdmf", b"<Xdmf><Domain/></Xdmf>"),
+    ("out_lin.mat", None), ("out_lin_campbell.png", b"\x89PNG\r\n\x1a\n")],
+    ids=["results", "xdmf", "matlab", "png"])
+def test_a_file_fem_did_not_write_is_never_replaced(tmp_path, name, content):
+    """issue 29, item 5: an existing file at a path a run writes (the results file, its XDMF, a
+    linearize step's .mat, a sweep's PNG) that fem did not write is refused before the run,
+    byte for byte intact; the files fem wrote are replaced by the next run."""
+    import scipy.io
+
+    from fem.io.files import ResultsFileError, results_path, written_by_fem
+
+    mine = tmp_path / name
+    if content is None:                         # a user's MATLAB file with their own variables
+        scipy.io.savemat(str(mine), {"A": np.eye(2), "mydata": np.ones(3)})
+    else:
+        mine.write_bytes(content)
+    before = _digest(mine)
+    with pytest.raises(ResultsFileError, match="was not written by fem") as err:
+        results_path(str(tmp_path / "out.h5"), [], ["lin"])
+    assert name in str(err.value)
+    assert _digest(mine) == before and not written_by_fem(str(mine), "out.h5")
+
+
+def test_files_fem_wrote_are_recognized_and_replaced(tmp_path):
+    """The .mat of a linearize step (marked), the XDMF and the results file of a run are fem's:
+    a second run replaces them; a sweep's PNG plots carry fem's Software text."""
+    from fem.io import plots
+    from fem.io.files import png_text, written_by_fem
+
+    deck = tmp_path / "lin.toml"
+    deck.write_text(BEAM.format(nodes="coordinates = [[0, 0], [1, 0]]",
+                                connect="connectivity = [[1, 2]]\ndivisions = 4")
+                    + '\n[[steps]]\nname = "lin"\ntype = "linearize"\nmodes = 2\n'
+                      'inputs = ["2 uy"]\noutputs = ["2 uy"]\n')
+    out = tmp_path / "out.h5"
+    for _ in range(2):
+        proc = run_fem("run", str(deck), "-o", str(out))
+        assert proc.returncode == 0, proc.stderr
+    for path in (out, tmp_path / "out_lin.mat"):
+        assert written_by_fem(str(path), "out.h5"), path
+    png = tmp_path / "p.png"
+    plots.stability(str(png), np.array([0.0, 1.0]), np.zeros(2), label="s")
+    assert png_text(str(png))["Software"].startswith("fem ")
+    assert written_by_fem(str(png), "out.h5")
+
+
 # --- a full disk -------------------------------------------------------------------------------
 
 def test_full_disk_stops_with_a_clear_message_and_a_consistent_file(tmp_path):

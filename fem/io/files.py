@@ -146,7 +146,71 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> 
         if os.path.lexists(out) and not os.path.isfile(out):
             raise ResultsFileError(f"-o {output}: cannot write {out}: it exists and is not a "
                                    "regular file")
+    for out in written:
+        if os.path.isfile(out) and not written_by_fem(out, os.path.basename(path)):
+            raise ResultsFileError(f"-o {output}: {out} exists and was not written by fem; a "
+                                   "run never replaces a file it did not write: remove it or "
+                                   "choose another results file")
     return path
+
+
+#: the ``Software`` text of the PNG plots fem writes (:mod:`fem.io.plots`)
+PNG_SOFTWARE = "fem"
+#: the variable that marks a MATLAB file fem wrote (:meth:`fem.io.hdf5.ResultsFile.write_linear`)
+MAT_MARK = "written_by"
+_MAT_LEGACY = {"A", "B", "C", "D", "Mass", "Damping", "Stiffness"}
+
+
+def written_by_fem(path: str, h5_name: str) -> bool:
+    """Whether the existing file ``path`` is one a fem run writes (and may replace).
+
+    By its kind: an HDF5 file with the root attribute ``fem_version`` (a results or superelement
+    file); an XDMF document that reads from ``h5_name`` (the results file it is written beside);
+    a MATLAB file with the variable :data:`MAT_MARK` (or, from earlier versions, only the
+    state-space and matrix variables fem writes); a PNG whose ``Software`` text starts with
+    :data:`PNG_SOFTWARE`. Anything else, or a file that cannot be read, is the user's.
+    """
+    ext = os.path.splitext(path)[1].lower()
+    try:
+        if ext in (".h5", ".hdf5"):
+            import h5py
+
+            with h5py.File(path, "r", locking=False) as h5:
+                return "fem_version" in h5.attrs
+        if ext == ".xdmf":
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(1 << 16)
+            return "<Xdmf" in text and f"{h5_name}:/" in text
+        if ext == ".mat":
+            import scipy.io
+
+            names = {name for name, _, _ in scipy.io.whosmat(path)}
+            return MAT_MARK in names or (bool(names) and names <= _MAT_LEGACY)
+        if ext == ".png":
+            return png_text(path).get("Software", "").startswith(PNG_SOFTWARE)
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError):
+        return False
+    return False
+
+
+def png_text(path: str) -> dict[str, str]:
+    """The ``tEXt`` chunks of a PNG file (keyword -> text); ValueError if not a PNG."""
+    out = {}
+    with open(path, "rb") as f:
+        if f.read(8) != b"\x89PNG\r\n\x1a\n":
+            raise ValueError("not a PNG file")
+        while True:
+            head = f.read(8)
+            if len(head) < 8:
+                return out
+            size, kind = int.from_bytes(head[:4], "big"), head[4:]
+            if kind == b"IDAT" or kind == b"IEND":      # text comes before the image data here
+                return out
+            data = f.read(size)
+            f.seek(4, os.SEEK_CUR)                      # the CRC
+            if kind == b"tEXt" and b"\0" in data:
+                key, _, text = data.partition(b"\0")
+                out[key.decode("latin-1")] = text.decode("latin-1")
 
 
 def in_use(path: str) -> bool:

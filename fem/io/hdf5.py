@@ -76,6 +76,7 @@ import h5py
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import __version__ as fem_version
 from fem import _petsc, interrupt
 from fem.errors import OutputError
 from fem.io import (
@@ -319,6 +320,7 @@ class ResultsFile:
         names = {"mass": "Mass", "damping": "Damping", "stiffness": "Stiffness"}
         content = {k: data[k] for k in ("A", "B", "C", "D") if k in data}
         content.update({names[k]: m.tocsc() for k, m in matrices.items()})
+        content[files.MAT_MARK] = f"fem {fem_version}"      # a later run may replace it
         try:
             scipy.io.savemat(path, content)
         except OSError as err:

@@ -14,12 +14,17 @@ import warnings
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import __version__
+from fem.io.files import PNG_SOFTWARE
+
 #: without error bounds (the sweeps give them: fem.solvers.eigen.bounds), real parts within this
 #: times the largest |p| of their value are drawn as zero: far above the eigen-solvers'
 #: round-off (1e-14 relative here) and far below a growth worth drawing
 ROUNDOFF = 1e-9
 STYLES = {1: ("-", "forward whirl"), -1: ("--", "backward whirl"), 0: (":", "no whirl")}
 WHIRL_NAMES = {1: "forward", -1: "backward", 0: "no whirl"}
+#: PNG text: marks the plot as fem's, so a later run may replace it (fem.io.files.written_by_fem)
+_METADATA = {"Software": f"{PNG_SOFTWARE} {__version__}"}
 
 
 def _pyplot():
@@ -128,7 +133,7 @@ def campbell(path: str, parameter: NDArray, frequencies: NDArray, *, label: str,
             handles.append(Line2D([], [], color="0.45", ls="-.", lw=0.9))
             labels.append("engine orders k x spin")
         ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        fig.savefig(path, dpi=120, bbox_inches="tight", metadata=_METADATA)
     finally:
         plt.close(fig)
 
@@ -195,6 +200,6 @@ def stability(path: str, parameter: NDArray, max_real: NDArray, *, label: str,
         ax.set_title(title or "stability")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        fig.savefig(path, dpi=120, bbox_inches="tight", metadata=_METADATA)
     finally:
         plt.close(fig)
