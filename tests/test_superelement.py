@@ -305,6 +305,49 @@ def test_a_file_is_not_overwritten_unless_it_is_a_superelement(tmp_path):
     assert (tmp_path / "taken.h5").read_text() == "my data"
 
 
+def _holder(path, mode):
+    """Another program (a Python process) holding ``path`` open in h5py ``mode``."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "import sys, h5py; f = h5py.File(sys.argv[1], "
+                          "sys.argv[2]); print('open', flush=True); sys.stdin.readline()",
+                          str(path), mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline().strip() == "open"
+    return p
+
+
+@pytest.mark.parametrize("mode", ["r", "a"], ids=["reader", "writer"])
+def test_a_superelement_file_open_in_another_program(files, tmp_path, mode):
+    """issue 29, item 5: a superelement file another program holds open is never replaced under
+    it (a reduction that would write it stops with an error saying so, the file untouched), and
+    one that another program writes is named as such when a deck reads it (before: "not an
+    HDF5 file")."""
+    import shutil
+
+    shutil.copy(files[0] / "outer_cb.h5", tmp_path / "held.h5")
+    before = (tmp_path / "held.h5").read_bytes()
+    holder = _holder(tmp_path / "held.h5", mode)
+    try:
+        if mode == "a":
+            d = deck([beam("inner", 1, 2), superelement("outer", file="held.h5")], [1, 2, 3],
+                     supports=CLAMP, steps=STATIC_MODAL[:1])
+            with pytest.raises(DeckError, match="another program has it open for writing"):
+                from_dict(d, base_dir=str(tmp_path))
+            with pytest.raises(DeckError, match="open in another program that writes it"):
+                from_dict(reduction_deck(file="held.h5"), base_dir=str(tmp_path))
+        else:
+            from toml_writer import dumps
+
+            (tmp_path / "deck.toml").write_text(dumps(reduction_deck(file="held.h5")))
+            assert main(["run", str(tmp_path / "deck.toml"), "-o",
+                         str(tmp_path / "r.h5")]) == 4
+    finally:
+        holder.communicate("\n", timeout=30)
+    assert (tmp_path / "held.h5").read_bytes() == before
+
+
 @pytest.fixture
 def bad_files(files, tmp_path):
     """A text file, an HDF5 file of another format, a superelement file of version 99."""

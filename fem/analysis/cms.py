@@ -316,7 +316,13 @@ class CmsReduceStep(StepBase):
         path, where = self.settings.path, f"{self.settings.where}.file"
         if os.path.exists(path) and os.path.realpath(path) == os.path.realpath(results.path):
             raise DeckError(where, f"{path!r} is the results file of this run")
-        if os.path.lexists(path) and not superelement.is_superelement_file(path):
+        try:
+            ours = not os.path.lexists(path) or superelement.is_superelement_file(path)
+        except BlockingIOError:
+            raise OutputError(f"step '{self.name}': the superelement file {path} is open in "
+                              "another program that writes it; it was not touched: close it "
+                              "there and run again") from None
+        if not ours:
             raise DeckError(where, f"{path!r} exists and is not a superelement file; fem does "
                             "not overwrite files it did not write: remove it or choose another")
         try:

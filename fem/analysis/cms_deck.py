@@ -126,7 +126,12 @@ def _file(file: str, key: str, inputs) -> str:
         if os.path.exists(path) and os.path.exists(src) and os.path.samefile(path, src):
             raise DeckError(key, f"{file!r} is an input of this run ({src}); a step never "
                             "overwrites its inputs: choose another file")
-    if os.path.lexists(path) and not is_superelement_file(path):
+    try:
+        ours = not os.path.lexists(path) or is_superelement_file(path)
+    except BlockingIOError:
+        raise DeckError(key, f"{file!r} is open in another program that writes it (HDF5's file "
+                        "lock): close it there, or choose another file") from None
+    if not ours:
         raise DeckError(key, f"{file!r} exists and is not a superelement file; fem does not "
                         "overwrite files it did not write: remove it or choose another")
     return path

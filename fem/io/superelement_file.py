@@ -14,11 +14,20 @@ import h5py
 
 from fem import __version__
 from fem.elements.superelement.group import FORMAT, VERSION, SuperelementData
+from fem.errors import OutputError
 from fem.io import files
 
 
 def write(path: str, data: SuperelementData, source: str = "") -> None:
-    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    """Write ``data`` to ``path`` whole or not at all (a temporary file, then a rename).
+
+    Refused (:class:`~fem.errors.OutputError`) while another program has ``path`` open, as the
+    results file is (:func:`fem.io.files.replace`): it would go on reading the replaced data.
+    """
+    if files.in_use(path):
+        raise OutputError(f"the superelement file {path} is open in another program (h5py, "
+                          "ParaView, or a fem run that reads it); it was not touched: close it "
+                          "there and run again")
     tmp = files.temporary_beside(path, ".h5")
     with files.moved_into_place(tmp, path):
         with h5py.File(tmp, "w") as h5:

@@ -113,6 +113,8 @@ def is_superelement_file(path: str) -> bool:
     try:
         with h5py.File(path, "r") as h5:
             return h5.attrs.get("format") == FORMAT
+    except BlockingIOError:
+        raise                       # open for writing elsewhere: the caller says so
     except (OSError, RuntimeError):
         return False
 
@@ -130,6 +132,10 @@ def read(path: str, where: str) -> SuperelementData:
                         + ("it is not a file" if os.path.exists(path) else "no such file"))
     try:
         h5 = h5py.File(path, "r")
+    except BlockingIOError:         # HDF5's file lock: another program writes it
+        raise DeckError(where, f"cannot read the superelement file {path!r}: another program "
+                        "has it open for writing (HDF5's file lock); close it there (or wait "
+                        "for the run that writes it) and run again") from None
     except (OSError, RuntimeError) as err:
         raise DeckError(where, f"cannot read the superelement file {path!r}: it is not an HDF5 "
                         f"file ({str(err).split('(')[0].strip()}); expected a file written by a "
