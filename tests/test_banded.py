@@ -123,7 +123,7 @@ def run(deck, monkeypatch=None, petsc=False):
     step = make_step(dk.steps[0], sysm, dk)
     seen = []
     fill = step.fill
-    step.fill = lambda K: (seen.append(step._banded), fill(K))
+    step.fill = lambda K: (seen.append(step.linear.banded), fill(K))
     step.run(state, None)
     if petsc:
         monkeypatch.undo()

@@ -1,8 +1,8 @@
-"""What every analysis step shares: its PETSc objects, loads, prescribed values and diagnostics.
+"""What every analysis step shares: its linear system, loads, prescribed values and diagnostics.
 
-A step owns one matrix and one KSP, created once with the options prefix ``<step name>_`` and
-destroyed by :meth:`StepBase.close` (steps are also context managers). Newton iterations only refill
-the matrix values.
+A step owns one :class:`~fem.solvers.linear_system.LinearSystem` (a matrix and its direct
+solver, options prefix ``<step name>_``), closed by :meth:`StepBase.close` (steps are also
+context managers). Newton iterations only refill the matrix values.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import re
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import _petsc, linalg
+from fem import linalg
 from fem.analysis.settings import from_values
 from fem.dofs import KINDS
 from fem.errors import ModelError
 from fem.loads import StepLoads
 from fem.solvers import eigen
 from fem.solvers import newton_scalar as scalar
+from fem.solvers.linear_system import LinearSystem
 from fem.solvers.newton import NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
@@ -74,18 +75,17 @@ class StepBase:
         self.loads = loads
         self.solver_options = dict(solver_options or {})
         self.prefix = options_prefix(name)
-        self._A = None
-        self._ksp = None
-        self._pending = None         # (options, package) of the PETSc objects made at first use
-        self._tangent_data = None
+        blocks = system.dofmap.blocks
+        # the matrix and direct solver Newton fills and solves with (open_solver chooses them)
+        self.linear = LinearSystem(system.assembler, system.n_free,
+                                   blocks["multipliers"].stop > blocks["multipliers"].start,
+                                   self.prefix, self.solver_options)
         self.warnings: list[str] = []
         self._poor_pending: list[float] = []             # this increment's inaccurate solves
         self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
         self.progress = None         # resumable progress (a dataclass) of steps that have one
         self._lever = None           # the model's size (block_scale)
         self._kinds = None           # block_scale's (n_active, blocks) indicator of the rows
-        self._banded = None          # Newton's banded LU (open_solver), else the KSP solves
-        self.petsc_options_given = False     # options for the step's solver (open_solver)
         self.xdmf = None             # the modes' XDMF file, of steps that write one
 
     @classmethod
@@ -265,68 +265,21 @@ class StepBase:
                 f"{float(c.drive(state.t)):.6g} at t = {state.t:.6g}: drive functions take the "
                 "step's time, so make the function start where the step finds the joint")
 
-    # --- PETSc objects ------------------------------------------------------------------------
+    # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
     def open_solver(self, defaults: dict | None = None, banded: bool = False) -> None:
-        """Choose the step's matrix and direct solver.
-
-        ``defaults`` are options the step needs (e.g. MUMPS's determinant), given under the
-        deck's: the deck and the command line win. ``banded``: Newton's solves of a small system
-        (one PETSc's own LU would take) with a narrow band go to the compiled banded LU
-        (:mod:`fem.solvers.banded`); the PETSc matrix and solver stay for everything else.
-        Options for the step's solver in the deck or on the command line (``-<step>_ksp_view``)
-        keep PETSc's solves (:attr:`petsc_options_given`), as the compiled steps do.
-        The PETSc objects are made when first used (:attr:`A`, :attr:`ksp`): the compiled
-        steps of small planar models may never use them, and making them was a tenth of such a
-        static step.
-        """
-        self.petsc_options_given = bool(self.solver_options) or any(
-            k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
-        asm = self.system.assembler
-        blocks = self.system.dofmap.blocks
-        # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
-        package = linalg.lu_package(
-            self.system.n_free, self.solver_options, self.prefix,
-            zero_diagonal=blocks["multipliers"].stop > blocks["multipliers"].start,
-            nnz=asm.nnz)
-        if defaults and package != "mumps":
-            defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
-        self._pending = ({**(defaults or {}), **self.solver_options}, package)
-        if banded and package == "petsc" and not self.petsc_options_given:
-            from fem.solvers.banded import BandedLU
-
-            self._banded = BandedLU.make(asm.indptr, asm.indices)
-
-    def _make_solver(self) -> None:
-        """The matrix and the direct solver :meth:`open_solver` chose, made now."""
-        options, package = self._pending
-        self._pending = None
-        asm = self.system.assembler
-        self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
-        self._ksp = linalg.direct_solver(self._A, self.prefix, options, package)
+        """Choose the step's matrix and direct solver (:meth:`LinearSystem.open`)."""
+        self.linear.open(defaults, banded)
 
     @property
     def A(self):
         """The step's PETSc matrix (made at first use after :meth:`open_solver`)."""
-        if self._pending is not None:
-            self._make_solver()
-        return self._A
-
-    @A.setter
-    def A(self, value) -> None:
-        self._A = value
+        return self.linear.A
 
     @property
     def ksp(self):
         """The step's PETSc direct solver (made at first use after :meth:`open_solver`)."""
-        if self._pending is not None:
-            self._make_solver()
-        return self._ksp
+        return self.linear.ksp
 
-    @ksp.setter
-    def ksp(self, value) -> None:
-        self._ksp = value
-
-    # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
     @property
     def n(self) -> int:
         """Number of unknowns of the step's linear systems."""
@@ -334,22 +287,16 @@ class StepBase:
 
     def fill(self, K: NDArray) -> None:
         """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
-        if self._banded is not None:
-            self._banded.fill(K)
-        else:
-            asm = self.system.assembler
-            linalg.fill_matrix(self.A, asm.indptr, asm.indices, K)
-        self._tangent_data = K
+        self.linear.fill(K)
 
     def solve(self, rhs: NDArray) -> NDArray:
-        """A checked Newton solve (:func:`fem.linalg.solve_checked`); its accuracy is kept.
+        """A checked Newton solve (:meth:`LinearSystem.solve`); its accuracy is kept.
 
         A singular factorization raises what :meth:`singular` says, a non-finite right-hand side
         or solution a :class:`~fem.solvers.newton.NewtonFailure`.
         """
         try:
-            x, report = (linalg.solve_checked(self.ksp, rhs) if self._banded is None
-                         else self._banded.solve(rhs))
+            x, report = self.linear.solve(rhs)
         except linalg.SingularMatrixError as err:
             raise self.singular(err) from None
         except linalg.NonFiniteError as err:
@@ -364,12 +311,7 @@ class StepBase:
 
     def close(self) -> None:
         """Destroy the PETSc objects (those made)."""
-        self._pending = None
-        for obj in (self._ksp, self._A):
-            if obj is not None:
-                obj.destroy()
-        self._ksp = self._A = None
-        linalg.release_options(self.prefix)
+        self.linear.close()
 
     def __enter__(self):
         return self
@@ -405,7 +347,7 @@ class StepBase:
         stiffness of their own (rigid bodies have none: their joints hold them) and names the
         motion of a null vector.
         """
-        csr = (self.system.assembler.to_scipy(self._tangent_data) if matrix is None
+        csr = (self.system.assembler.to_scipy(self.linear.tangent_data) if matrix is None
                else matrix.tocsr())
         dm, model = self.system.dofmap, self.system.model
         ids = model.node_ids

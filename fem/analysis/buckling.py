@@ -94,7 +94,7 @@ class BucklingStep(StepBase):
         sysm = self.system
         self.loads.begin(state)
         k0 = sysm.tangent(state, self.loads.stiffness(state, 0.0, "held"))
-        self._tangent_data = k0
+        self.linear.tangent_data = k0
         linalg.fill_matrix(self.A, sysm.assembler.indptr, sysm.assembler.indices, k0)
         n = sysm.n_free
         P = self.system.dofmap.from_nodal(self.loads.pattern(state))

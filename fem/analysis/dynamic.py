@@ -289,7 +289,7 @@ class DynamicStep(StepBase):
         s1 = self._predict(s0, h)
         got = None
         planar = getattr(integ, "_planar", None)
-        if planar is not None and self._banded is not None:
+        if planar is not None and self.linear.banded is not None:
             got = planar.iterate(integ, self, s0, s1)     # a small planar model: compiled
             if got is None:                   # anything to report or cut back from: the
                 s1 = self._predict(s0, h)     # general path, from the same predictor
@@ -343,7 +343,7 @@ class DynamicStep(StepBase):
         fail = NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
         if np.all(mass > 0):
             return fail
-        csr = self.system.assembler.to_scipy(self._tangent_data)
+        csr = self.system.assembler.to_scipy(self.linear.tangent_data)
         # only nodal DOFs can lack mass and stiffness: a multiplier's diagonal is zero by design
         diag = np.abs(csr.diagonal()[self.system.dofmap.blocks["nodal"]])
         zero = np.flatnonzero(diag <= 1e-14 * (diag.max() if len(diag) else 1.0))

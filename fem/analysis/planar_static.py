@@ -97,7 +97,7 @@ class PlanarIncrement:
                 (f"control = {s.control!r}", s.control != "load"),
                 (f"line_search = {s.line_search!r}", s.line_search != "none"),
                 (f"newton = {s.newton!r}", s.newton != "full"),
-                ("PETSc options for the step's solver", step.petsc_options_given),
+                ("PETSc options for the step's solver", step.linear.petsc_options_given),
                 ("joints or ties", bool(getattr(model, "constraints", ()))),
                 ("loads that turn with the structure", step.loads.state_dependent),
                 ("no free unknowns", dm.n_free == 0),

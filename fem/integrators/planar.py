@@ -184,7 +184,7 @@ class PlanarStep:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
 
         :mod:`fem.integrators.planar_newton_kernel`: full or modified Newton as the step's
-        ``newton`` says, with the step's banded LU (``step._banded``). Returns the iterations
+        ``newton`` says, with the step's banded LU (``step.linear.banded``). Returns the iterations
         and the residual (the reactions), with the converged evaluation kept for
         :meth:`finish` and the norms in ``step.test``; None where the step needs the general
         path (a failure to report or to cut back from): ``s1`` is then in an unspecified state
@@ -199,7 +199,7 @@ class PlanarStep:
         if self._h != h:
             self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
         d = self._step or self._step_data(integ, step)
-        lu, test = step._banded, step.test
+        lu, test = step.linear.banded, step.test
         settings = d.get("settings")
         if settings is None:                  # the step's test and solver constants
             settings = d["settings"] = np.array([

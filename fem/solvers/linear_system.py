@@ -1,0 +1,130 @@
+"""A step's linear systems: one matrix of the tangent's pattern and its direct solver.
+
+:class:`LinearSystem` is what Newton fills and solves with (DESIGN.md, "LinearSystem"): the
+PETSc matrix on the assembler's CSR pattern and its KSP (options prefix ``<step>_``), or, for a
+small system with a narrow band that PETSc's own LU would factor, the compiled banded LU
+(:mod:`fem.solvers.banded`). It knows nothing of the step: it fills, solves with a report of the
+solve's accuracy (:func:`fem.linalg.solve_checked`), gives the sign of the last factorization's
+determinant, and closes. What a singular or non-finite solve *means* (a mechanism, a failure to
+cut back from) is the step's to say.
+
+The PETSc objects are made at first use: the compiled steps of small planar models may never
+use them, and making them was a tenth of such a static step. This is the seam of the
+distributed solve (issue [mpi]): an MPI matrix and its row ownership go here, not in the steps.
+"""
+
+from __future__ import annotations
+
+from numpy.typing import NDArray
+
+from fem import _petsc, linalg
+
+
+class LinearSystem:
+    """The matrix and direct solver of one step (module docstring).
+
+    Parameters
+    ----------
+    assembler : the system's assembler (its CSR pattern ``indptr``, ``indices``, ``nnz``)
+    n : unknowns of the systems (free DOFs, internal unknowns and multipliers)
+    zero_diagonal : whether multipliers put zeros on the diagonal (no PETSc LU without pivoting)
+    prefix : PETSc options prefix (``<step>_``)
+    solver_options : the deck's options for this step's solver
+    """
+
+    def __init__(self, assembler, n: int, zero_diagonal: bool, prefix: str,
+                 solver_options: dict | None = None):
+        self.assembler = assembler
+        self.n = n
+        self.zero_diagonal = zero_diagonal
+        self.prefix = prefix
+        self.solver_options = dict(solver_options or {})
+        self._A = None
+        self._ksp = None
+        self._pending = None        # (options, package) of the PETSc objects made at first use
+        self.banded = None          # the compiled banded LU, when chosen by open()
+        self.tangent_data = None    # the CSR values last filled
+        self.petsc_options_given = False
+
+    def open(self, defaults: dict | None = None, banded: bool = False) -> None:
+        """Choose the matrix and direct solver.
+
+        ``defaults`` are options the step needs (e.g. MUMPS's determinant), given under the
+        deck's: the deck and the command line win. ``banded``: solves of a small system (one
+        PETSc's own LU would take) go to the compiled banded LU; the PETSc matrix and solver stay
+        for everything else. Options for the step's solver in the deck or on the command line
+        (``-<step>_ksp_view``) keep PETSc's solves (:attr:`petsc_options_given`).
+        """
+        self.petsc_options_given = bool(self.solver_options) or any(
+            k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
+        asm = self.assembler
+        # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
+        package = linalg.lu_package(self.n, self.solver_options, self.prefix,
+                                    zero_diagonal=self.zero_diagonal, nnz=asm.nnz)
+        if defaults and package != "mumps":
+            defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
+        self._pending = ({**(defaults or {}), **self.solver_options}, package)
+        if banded and package == "petsc" and not self.petsc_options_given:
+            from fem.solvers.banded import BandedLU
+
+            self.banded = BandedLU.make(asm.indptr, asm.indices)
+
+    def _make(self) -> None:
+        """The matrix and the direct solver :meth:`open` chose, made now."""
+        options, package = self._pending
+        self._pending = None
+        asm = self.assembler
+        self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
+        self._ksp = linalg.direct_solver(self._A, self.prefix, options, package)
+
+    @property
+    def A(self):
+        """The PETSc matrix (made at first use after :meth:`open`)."""
+        if self._pending is not None:
+            self._make()
+        return self._A
+
+    @A.setter
+    def A(self, value) -> None:
+        self._A = value
+
+    @property
+    def ksp(self):
+        """The PETSc direct solver (made at first use after :meth:`open`)."""
+        if self._pending is not None:
+            self._make()
+        return self._ksp
+
+    @ksp.setter
+    def ksp(self, value) -> None:
+        self._ksp = value
+
+    def fill(self, K: NDArray) -> None:
+        """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
+        if self.banded is not None:
+            self.banded.fill(K)
+        else:
+            linalg.fill_matrix(self.A, self.assembler.indptr, self.assembler.indices, K)
+        self.tangent_data = K
+
+    def solve(self, rhs: NDArray):
+        """``(x, report)``: a checked solve (:func:`fem.linalg.solve_checked`).
+
+        Raises :class:`fem.linalg.SingularMatrixError` or :class:`fem.linalg.NonFiniteError`.
+        """
+        if self.banded is None:
+            return linalg.solve_checked(self.ksp, rhs)
+        return self.banded.solve(rhs)
+
+    def determinant_sign(self) -> int | None:
+        """Sign of the determinant of the last PETSc factorization, if the solver gave it."""
+        return linalg.determinant_sign(self.ksp)
+
+    def close(self) -> None:
+        """Destroy the PETSc objects (those made); release the options prefix."""
+        self._pending = None
+        for obj in (self._ksp, self._A):
+            if obj is not None:
+                obj.destroy()
+        self._ksp = self._A = None
+        linalg.release_options(self.prefix)
