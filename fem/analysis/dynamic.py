@@ -9,6 +9,10 @@ ulps of ``t``), the step stops with a :class:`~fem.errors.ConvergenceError` and 
 so far stay in the results file. Output times are computed, never counted up one interval at a
 time, and :func:`fem.interrupt.check` runs at every time step and Newton iteration.
 
+Contact groups (capability ``"step_control"``, :mod:`fem.analysis.events`) bound the time step
+before it is taken (an impact about to begin or under way), may refuse a converged one (a contact
+closed too deep: halved as a failed step is) and keep their history with every integrator.
+
 A singular effective tangent is not a reason to cut the step when a free DOF has no mass: no time
 step can help, and the step raises a :class:`~fem.errors.ModelError` naming it (every free DOF
 needs mass or stiffness). A converged time step whose state is not finite raises
