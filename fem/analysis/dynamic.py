@@ -9,6 +9,10 @@ ulps of ``t``), the step stops with a :class:`~fem.errors.ConvergenceError` and 
 so far stay in the results file. Output times are computed, never counted up one interval at a
 time, and :func:`fem.interrupt.check` runs at every time step and Newton iteration.
 
+Contact groups (capability ``"step_control"``, :mod:`fem.analysis.events`) bound the time step
+before it is taken (an impact about to begin or under way), may refuse a converged one (a contact
+closed too deep: halved as a failed step is) and keep their history with every integrator.
+
 A singular effective tangent is not a reason to cut the step when a free DOF has no mass: no time
 step can help, and the step raises a :class:`~fem.errors.ModelError` naming it (every free DOF
 needs mass or stiffness). A converged time step whose state is not finite raises
@@ -29,6 +33,10 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
     and an energy-conserving scheme;
 ``dissipated``
     ``total(start) - total``: energy the scheme removed (negative: energy it created);
+``damping``
+    only for models with dissipative groups (contacts with damping, friction or restitution
+    below one, :mod:`fem.analysis.events`): the energy they took since the step started, so that
+    ``total + damping`` is constant in free motion with the energy-conserving scheme;
 ``linear_momentum``, ``angular_momentum``
     about the origin (mid-point schemes conserve both for free bodies).
 """
@@ -43,6 +51,7 @@ from fem import interrupt, linalg
 from fem.analysis import dynamic_deck
 from fem.analysis.base import StepBase
 from fem.analysis.dynamic_deck import DynamicSettings
+from fem.analysis.events import StepEvents
 from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
@@ -91,6 +100,7 @@ class DynamicStep(StepBase):
     Settings = DynamicSettings
     LOADS_STAY = True
     LOADS_RAMP = False           # a load without a time function is on from the start
+    events = None                # contact groups' step control (fem.analysis.events)
 
     @classmethod
     def requires(cls, values: dict) -> list[tuple[str, str, str]]:
@@ -164,6 +174,7 @@ class DynamicStep(StepBase):
         t_start = state.t
         state.t = 0.0
         integ.begin(state)
+        self.events = StepEvents.make(self, state)
         writer = results.begin_step(self.name, "dynamic", self.system, clock="time",
                                     span=s.duration) if results else None
         strain0 = self._initial_strain(state)
@@ -179,6 +190,8 @@ class DynamicStep(StepBase):
             while p.time < s.duration - 1e-12 * s.duration:
                 interrupt.check()
                 trial, strain, dwork = self._advance(state)
+                if self.events is not None:
+                    self.events.accept(state, trial)
                 p.external_work += dwork[0]
                 p.constraint_work += dwork[1]
                 work = (p.external_work, p.constraint_work)
@@ -263,7 +276,8 @@ class DynamicStep(StepBase):
         # a step below a few ulps of the time scale no longer advances time
         policy.smallest = 4 * np.spacing(max(abs(s0.t), self.settings.time_step))
         while True:
-            policy.size = h = min(policy.size, self.settings.duration - s0.t)
+            limit = self.events.max_step(s0) if self.events is not None else np.inf
+            policy.size = h = min(policy.size, self.settings.duration - s0.t, limit)
             try:
                 result = self._newton(s0, h)
             except NewtonFailure as fail:
@@ -299,6 +313,9 @@ class DynamicStep(StepBase):
             r = newton.last.r
         else:
             its, r = got
+        why = self.events.refuse(s0, s1) if self.events is not None else None
+        if why is not None:
+            raise NewtonFailure(f"step refused: {why}", its, self.test.norms)
         strain, work = integ.finish(s0, s1)
         self._check_finite(s1, r, strain, work)
         self.commit_solves(s1.t)
@@ -415,6 +432,9 @@ class DynamicStep(StepBase):
                "total": total, "dissipated": self.energy0 - total,
                "linear_momentum": inertia.linear_momentum(state),
                "angular_momentum": inertia.angular_momentum(state, self.system.model.X)}
+        damping = self.events.damping(state) if self.events is not None else None
+        if damping is not None:
+            row["damping"] = damping
         self.history.append(row)
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})

@@ -24,6 +24,8 @@ from fem.elements import rigid_body_deck, spring_deck, truss_deck
 from fem.elements.base import ElementGroup
 from fem.elements.beam import Beam
 from fem.elements.beam import deck as beam_deck
+from fem.elements.contact import Contact
+from fem.elements.contact import deck as contact_deck
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
 from fem.elements.shell import deck as shell_deck
@@ -69,6 +71,7 @@ register("spring", GroundSpring, spring_deck)
 register("rigid", RigidBody, rigid_body_deck)
 register("shell", Shell, shell_deck)
 register("superelement", Superelement, superelement_deck)
+register("contact", Contact, contact_deck)
 
-__all__ = ["Beam", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Shell", "Superelement",
-           "Truss", "families", "register", "unregister"]
+__all__ = ["Beam", "Contact", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Shell",
+           "Superelement", "Truss", "families", "register", "unregister"]

@@ -59,6 +59,9 @@ CAPABILITIES = {
     "energy_conserving": "an energy-conserving force (integrator = \"energy_conserving\")",
     "internal_unknowns": "element-internal unknowns (the interior modes of buckling steps)",
     "nodal_outputs": "stresses averaged to the nodes (nodal fields in results files)",
+    "step_control": "limits and checks of the time step, and a history kept by every "
+                    "integrator (contacts, fem.analysis.events)",
+    "dissipation": "energy taken by damping or friction, booked in energy/damping",
 }
 
 

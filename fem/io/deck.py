@@ -85,6 +85,9 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     bodies, nodes = _groups("bodies", _family_entries(data, "bodies"),
                             replace(group_inputs, nodes=nodes), groups)
     groups += bodies
+    contacts, nodes = _groups("contacts", _family_entries(data, "contacts"),
+                              replace(group_inputs, nodes=nodes), groups)
+    groups += contacts
     masses = build_inertia.masses(_array(data, "masses"), nodes)
     fixed = build_loads.supports(_array(data, "supports"), nodes)
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,

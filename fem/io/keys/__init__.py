@@ -404,6 +404,8 @@ TOP = {
     "masses": "point masses and rotary inertias (array of tables)",
     "bodies": "rigid bodies: a node at each body's centre of mass with its mass and inertia "
               "(array of tables)",
+    "contacts": "penalty contact: spheres on nodes against each other or nodes against a plane, "
+                "with impact laws and friction (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
@@ -422,7 +424,8 @@ TOP = {
 
 
 ARRAYS = ("materials", "sections", "shell_sections", "elements", "springs", "bodies", "masses",
-          "supports", "prescribed", "ties", "joints", "functions", "loads", "velocities", "steps")
+          "contacts", "supports", "prescribed", "ties", "joints", "functions", "loads",
+          "velocities", "steps")
 
 
 @dataclass(frozen=True)
@@ -447,4 +450,6 @@ FAMILY_TABLES = {
                            node_set=False),
     "bodies": FamilyTable("rigid body group", (Key("name", "name", REQUIRED, "group name (also "
                                                    "a node set)"),), typed=False, node_set=True),
+    "contacts": FamilyTable("contact", (Key("name", "name", REQUIRED, "group name"),),
+                            typed=False, node_set=False),
 }

@@ -1,0 +1,15 @@
+"""Penalty contact with impact and friction (issue 30, item 4).
+
+:mod:`~fem.elements.contact.laws` the normal laws of the seeds (Hertz, Hunt-Crossley,
+Lankarani-Nikravesh, Kelvin-Voigt, Hertz with permanent indentation) and their step forms;
+:mod:`~fem.elements.contact.group` the groups (:class:`SphereContact`: spheres on nodes against
+each other; :class:`PlaneContact`: spheres or bare nodes against a plane), regularized Coulomb
+friction and the time-step control; :mod:`~fem.elements.contact.deck` the ``[[contacts]]``
+table.
+"""
+
+from fem.elements.contact.group import Contact, PlaneContact, SphereContact
+from fem.elements.contact.laws import LAWS, NormalLaw, contact_time_factor, hertz_stiffness
+
+__all__ = ["LAWS", "Contact", "NormalLaw", "PlaneContact", "SphereContact",
+           "contact_time_factor", "hertz_stiffness"]

@@ -1,0 +1,159 @@
+"""The deck entry of contact groups: the ``[[contacts]]`` table.
+
+One entry is one group of pairs with one law: ``pairs`` of nodes carrying spheres
+(:class:`~fem.elements.contact.SphereContact`), or ``nodes`` against the plane through
+``plane_point`` with normal ``plane_normal`` (:class:`~fem.elements.contact.PlaneContact`: the
+ground; a node set of beams or shells). The stiffness is ``stiffness`` or, for the Hertz laws,
+from ``material`` (and ``plane_material``) and the radii (Ma, Menon & Lankarani eqs. 2-3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.elements.contact.group import PlaneContact, SphereContact
+from fem.elements.contact.laws import LAWS, NormalLaw, hertz_stiffness
+from fem.errors import DeckError
+from fem.io.keys import Key
+from fem.io.keys.entries import Entry, lookup
+from fem.io.keys.groups import GroupInputs, GroupPiece
+
+TABLE = "contacts"
+PLURAL = "contacts"
+MAX_STEPS_PER_CONTACT = 10_000       # a count that sets the time step while a contact is closed
+KEYS = [
+    Key("pairs", "matrix", None, "`[[node_id, node_id], ...]`: pairs of nodes carrying spheres "
+        "that touch each other (give pairs, or nodes with a plane)"),
+    Key("nodes", "nodes", None, "node id, list of ids or node-set name: nodes (spheres of "
+        "`radius`, or bare nodes) against the plane"),
+    Key("plane_point", "vector", None, "a point of the plane (with nodes)"),
+    Key("plane_normal", "vector", None, "the plane's normal, pointing to the open side (with "
+        "nodes; any nonzero length)"),
+    Key("radius", "float", 0.0, "radius of every sphere (0: bare nodes against a plane)",
+        nonnegative=True),
+    Key("law", "str", "hertz", "normal law: hertz (K delta^n), hunt_crossley (K delta^n + "
+        "damping delta^n delta_dot), lankarani_nikravesh (K delta^n [1 + 3 (1 - e^2)/4 "
+        "delta_dot / delta_dot^-]), kelvin_voigt (K delta + damping delta_dot, no tension), "
+        "hertz_plastic (Hertz with permanent indentation, unloading curve from restitution)",
+        choices=LAWS),
+    Key("stiffness", "float", None, "K of the law (force / length^exponent); or give material",
+        positive=True),
+    Key("material", "str", None, "the spheres' material (E, nu): K from the radii, Hertz laws",
+        ),
+    Key("plane_material", "str", None, "the plane's material (default: the spheres'; K of a "
+        "sphere on a flat)"),
+    Key("exponent", "float", None, "n of K delta^n (default 1.5; kelvin_voigt: 1)",
+        positive=True),
+    Key("restitution", "float", None, "coefficient of restitution e in (0, 1] "
+        "(lankarani_nikravesh, hertz_plastic)"),
+    Key("damping", "float", None, "hunt_crossley: mu (force s / length^(exponent+1)); "
+        "kelvin_voigt: c (force s / length)", nonnegative=True),
+    Key("friction", "float", 0.0, "Coulomb coefficient mu (0: frictionless)", nonnegative=True),
+    Key("velocity_scale", "float", None, "friction's regularization: below this sliding speed "
+        "the friction force grows linearly with it (required with friction)", positive=True),
+    Key("max_penetration", "float", 0.1, "a time step that closes a contact deeper than this "
+        "fraction of its estimated largest penetration is refused and halved", positive=True),
+    Key("steps_per_contact", "int", 40, "time steps at least per estimated contact time while a "
+        "contact is closed", positive=True, maximum=MAX_STEPS_PER_CONTACT),
+]
+NOT_USED: dict[str, str] = {}
+NEEDS = {"hunt_crossley": "damping", "kelvin_voigt": "damping",
+         "lankarani_nikravesh": "restitution", "hertz_plastic": "restitution"}
+
+
+def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
+    """A contact group from its validated deck entry."""
+    v, w, dim = e.values, e.where, inputs.dim
+    kind = v["law"]
+    if (v["pairs"] is None) == (v["nodes"] is None):
+        raise DeckError(w, "expected pairs (spheres against each other) or nodes (against a "
+                        f"plane), got {'both' if v['pairs'] is not None else 'neither'}")
+    for key in ("restitution", "damping"):
+        if v[key] is not None and NEEDS.get(kind) != key:
+            raise DeckError(f"{w}.{key}", f"not used by law = \"{kind}\"")
+    need = NEEDS.get(kind)
+    if need and v[need] is None:
+        raise DeckError(f"{w}.{need}", f"required with law = \"{kind}\"")
+    e_r = v["restitution"]
+    if e_r is not None and not 0 < e_r <= 1:
+        raise DeckError(f"{w}.restitution", f"expected a coefficient in (0, 1], got {e_r!r}")
+    if v["friction"] > 0 and v["velocity_scale"] is None:
+        raise DeckError(f"{w}.velocity_scale", "required with friction > 0: the sliding speed "
+                        "below which the friction force is regularized (linear in the speed)")
+    n = v["exponent"] if v["exponent"] is not None else (1.0 if kind == "kelvin_voigt" else 1.5)
+    R = v["radius"]
+    if v["pairs"] is not None:
+        for key in ("plane_point", "plane_normal", "plane_material"):
+            if v[key] is not None:
+                raise DeckError(f"{w}.{key}", "applies to nodes against a plane, not to pairs")
+        conn = _pairs(v["pairs"], inputs, f"{w}.pairs")
+        K = _stiffness(v, inputs, w, n, R, R)
+        law = NormalLaw(kind, np.full(len(conn), K), n, e_r or 1.0, v["damping"] or 0.0)
+        group = SphereContact(v["name"], conn, inputs.nodes.X, dim, law, radii=[R, R],
+                              **_options(v))
+        return GroupPiece(group, inputs.nodes)
+    nodes = inputs.nodes.indices(v["nodes"], f"{w}.nodes")
+    for key in ("plane_point", "plane_normal"):
+        if v[key] is None:
+            raise DeckError(f"{w}.{key}", "required with nodes (the plane they touch)")
+        if len(v[key]) != dim:
+            raise DeckError(f"{w}.{key}", f"expected {dim} components (model.dim = {dim}), got "
+                            f"{len(v[key])}: {v[key]!r}")
+    normal = np.asarray(v["plane_normal"], dtype=float)
+    if not np.linalg.norm(normal) > 0 or not np.isfinite(np.linalg.norm(normal)):
+        raise DeckError(f"{w}.plane_normal", f"expected a nonzero finite vector, got "
+                        f"{v['plane_normal']!r}")
+    K = _stiffness(v, inputs, w, n, R, np.inf)
+    law = NormalLaw(kind, np.full(len(nodes), K), n, e_r or 1.0, v["damping"] or 0.0)
+    group = PlaneContact(v["name"], nodes, inputs.nodes.X, dim, law, v["plane_point"], normal,
+                         radius=R, **_options(v))
+    return GroupPiece(group, inputs.nodes)
+
+
+def _options(v: dict) -> dict:
+    return {"friction": v["friction"], "velocity_scale": v["velocity_scale"] or 1.0,
+            "max_penetration": v["max_penetration"], "steps_per_contact": v["steps_per_contact"]}
+
+
+def _pairs(rows, inputs: GroupInputs, where: str) -> np.ndarray:
+    """(E, 2) node indices of ``pairs``: rows of two distinct known nodes."""
+    if not rows or any(len(r) != 2 for r in rows):
+        raise DeckError(where, f"expected rows of two node ids [[a, b], ...], got {rows!r}"[:200])
+    ids = []
+    for r in rows:
+        if not all(float(x).is_integer() for x in r):
+            raise DeckError(where, f"expected integer node ids, got {r!r}")
+        ids.append([int(x) for x in r])
+    conn = inputs.nodes.indices([i for r in ids for i in r], where).reshape(-1, 2)
+    same = np.flatnonzero(conn[:, 0] == conn[:, 1])
+    if len(same):
+        raise DeckError(where, f"row {same[0] + 1} pairs node {ids[same[0]][0]} with itself")
+    return conn
+
+
+def _stiffness(v: dict, inputs: GroupInputs, w: str, n: float, Ri: float, Rj: float) -> float:
+    """``stiffness``, or the Hertz K of ``material`` (and ``plane_material``) and the radii."""
+    if (v["stiffness"] is None) == (v["material"] is None):
+        raise DeckError(f"{w}.stiffness", "expected stiffness or material (Hertz K from the "
+                        f"radii), got {'both' if v['stiffness'] is not None else 'neither'}")
+    if v["stiffness"] is not None:
+        if v["plane_material"] is not None:
+            raise DeckError(f"{w}.plane_material", "applies with material, not with stiffness")
+        return float(v["stiffness"])
+    if v["law"] == "kelvin_voigt" or n != 1.5:
+        raise DeckError(f"{w}.material", "gives the Hertz stiffness (exponent 1.5, a Hertz "
+                        f"law); law = \"{v['law']}\" with exponent {n:g} needs stiffness")
+    if not Ri > 0:
+        raise DeckError(f"{w}.radius", "a positive radius is required with material (the Hertz "
+                        "stiffness grows with the square root of the radius)")
+    mat = lookup(inputs.materials, v["material"], "material", f"{w}.material")
+    other = (lookup(inputs.materials, v["plane_material"], "material", f"{w}.plane_material")
+             if v["plane_material"] is not None else mat)
+    for m, key in ((mat, "material"), (other, "plane_material")):
+        if not (getattr(m, "G", 0) > 0 and -1 < m.nu < 0.5):
+            raise DeckError(f"{w}.{key}", f"material '{m.name}' is not an isotropic material "
+                            "with -1 < nu < 0.5")
+    K = hertz_stiffness(Ri, Rj, mat.E, mat.nu, other.E, other.nu)
+    if not np.isfinite(K) or K <= 0:
+        raise DeckError(f"{w}.material", f"gives no finite positive stiffness (K = {K!r})")
+    return float(K)
