@@ -448,7 +448,10 @@ class DynamicStep(StepBase):
         """Lines for the run summary: steps, cuts, energy and momentum balance."""
         first, last = self.history[0], self.history[-1]
         scale = max(abs(first["total"]), abs(first["kinetic"]) + abs(first["strain"]))
-        change = last["total"] - first["total"]
+        # with dissipative groups, the balance is of total + damping (energy/damping)
+        damped = "damping" in last
+        change = (last["total"] + last.get("damping", 0.0)
+                  - first["total"] - first.get("damping", 0.0))
         # from rest and unstrained there is nothing to be relative to: say the change itself
         change = (f"change {change / scale:+.2e} relative" if scale > 0 else
                   f"change {change:+.3e}")
@@ -457,7 +460,9 @@ class DynamicStep(StepBase):
                  f"external work {last['external_work']:.6g}, "
                  + (f"constraint work {last['constraint_work']:.6g}, "
                     if last["constraint_work"] else "")
-                 + f"total {last['total']:.10g} ({change})"]
+                 + (f"damping {last['damping']:.6g}, total + damping "
+                    f"{last['total'] + last['damping']:.10g} ({change})" if damped else
+                    f"total {last['total']:.10g} ({change})")]
         for key in ("linear_momentum", "angular_momentum"):
             a, b = first[key], last[key]
             lines.append(f"{key.replace('_', ' ')}: {np.array2string(b, precision=6)} "
