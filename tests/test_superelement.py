@@ -225,6 +225,49 @@ def test_free_vibration_conserves_energy_and_follows_the_full_model(files, full,
     assert np.abs(history[:, :3] - full["free"][:, :3]).max() < 1e-3 * amplitude
 
 
+def linear(name, a, b):
+    """A beam group of small-displacement (linear) beams."""
+    return {**beam(name, a, b), "formulation": "linear"}
+
+
+@pytest.mark.parametrize("integrator", ["trapezoidal", "generalized_alpha"])
+def test_newmark_family_integrates_superelements_as_the_full_model(files, integrator):
+    """Trapezoidal and generalized-alpha (rho_inf = 0.8) take superelements: the rates of
+    ``eta`` are the state's ``internal_v``, ``internal_a``, updated by Newmark's formulas, and
+    generalized-alpha's initial accelerations include them. The cantilever of linear beams
+    with its outer half the Craig-Bampton superelement against the same cantilever meshed in
+    linear beams, the same integrator, released from the static deflection for one period in
+    200 steps: the tips agree to 1e-3 of the amplitude (the reduction's error, as for the
+    mid-point family above; measured 3.8e-4 and 3.7e-4). Energy: the model is linear, so the
+    trapezoidal rule conserves it (to 1e-8; measured 3e-14); generalized-alpha removes energy
+    (the booked ``dissipated``), between 0.8 and 1 times the full model's (measured 0.89): the
+    high modes it damps most are partly those the reduction leaves out."""
+    steps = copy.deepcopy(FREE)
+    steps[1]["integrator"] = integrator
+    out = {}
+    for which, outer in (("full", linear("outer", 2, 3)),
+                         ("super", superelement("outer", "outer_cb.h5"))):
+        d = deck([linear("inner", 1, 2), outer], [1, 2, 3], supports=CLAMP, loads=[LOAD],
+                 steps=copy.deepcopy(steps))
+        history = []
+        _, _, _, done = run(d, files[0], hook=lambda dk: lambda s: history.append(tip(dk, s)))
+        rows = done[1].history
+        out[which] = (np.array(history), np.array([r["total"] for r in rows]),
+                      np.array([r["dissipated"] for r in rows]), rows)
+    (h_full, _, d_full, _), (h_sup, e_sup, d_sup, rows) = out["full"], out["super"]
+    amplitude = np.abs(h_full[:, :3]).max()
+    assert np.abs(h_sup[:, :3] - h_full[:, :3]).max() < 1e-3 * amplitude
+    assert rows[0]["kinetic"] == 0 and max(r["kinetic"] for r in rows) > 0.3 * e_sup[0]
+    if integrator == "trapezoidal":
+        assert np.abs(e_sup - e_sup[0]).max() < 1e-8 * e_sup[0]
+    else:
+        # numerical dissipation, booked: total + dissipated = E0 by definition, so what can
+        # fail is its size: the full model's, less that of the modes above the cut-off the
+        # reduction leaves out (alpha damps the highest most): measured 0.89 of it
+        assert 0.8 * d_full[-1] < d_sup[-1] <= d_full[-1]
+        assert e_sup[-1] < e_sup[0]
+
+
 # --- (c) two superelements -----------------------------------------------------------------------
 def test_two_superelements_share_a_node(files, full):
     """The clamped inner half and the outer half, both reduced, joined at node 2 only: the
@@ -338,7 +381,6 @@ def test_bad_superelement_entries_are_deck_errors(bad_files, entry, key, words):
 
 
 @pytest.mark.parametrize("change, key, words", [
-    ({"integrator": "trapezoidal", "loads": []}, "steps[1].integrator", "mid-point family only"),
     ({"type": "buckling", "loads": ["P"]}, "steps[1].type", "cannot do a material/geometric"),
     ({"type": "linearize"}, "steps[1].type", "not linearized yet"),
     ({"type": "dynamic", "loads": ["gravity"], "time_step": 0.1, "duration": 0.2},
