@@ -268,6 +268,41 @@ def test_newmark_family_integrates_superelements_as_the_full_model(files, integr
         assert e_sup[-1] < e_sup[0]
 
 
+def test_linearize_and_a_sweep_take_superelements(files, full):
+    """A linearize step and a load sweep of the cantilever whose outer half is the
+    Craig-Bampton superelement: the linearized mass, damping and stiffness carry its reduced
+    ``M`` and ``K`` on ``[u_b; eta]``, so the eigenvalues are ``+-i omega`` of the modal step of
+    the same model (to 1e-9) and, below half the cut-off, of the full beams within 0.1 % (the
+    reduction's error, as above). The sweep (linear beams, no stress stiffening anywhere, so the
+    frequencies do not change with the load factor) gives the same frequencies at every value,
+    against the modal step of the full linear-beam model."""
+    base, top = files
+    steps = [{"name": "modes", "type": "modal", "modes": 8},
+             {"name": "lin", "type": "linearize", "modes": 8, "method": "dense"}]
+    d = deck([beam("inner", 1, 2), superelement("outer", "outer_cb.h5")], [1, 2, 3],
+             supports=CLAMP, steps=steps)
+    _, _, _, done = run(d, base)
+    modal, lin = done[0].frequencies(), done[1].eigen
+    assert np.abs(lin.values.real).max() < 1e-9 * modal.max()
+    assert np.abs(lin.frequencies - modal).max() < 1e-9 * modal.max()
+    w_full = full["omega"][:8]
+    assert np.all(w_full < top["outer_cb"] / 2)
+    assert np.abs(lin.frequencies / w_full - 1).max() < 1e-3
+    assert done[1].eigen.stable()
+    sweep = {"name": "sweep", "type": "stability_sweep", "parameter": "load",
+             "values": [0.0, 0.5, 1.0], "loads": ["P"], "modes": 6, "method": "dense"}
+    reference = deck([linear("inner", 1, 2), linear("outer", 2, 3)], [1, 2, 3],
+                     supports=CLAMP, steps=[{"name": "modes", "type": "modal", "modes": 6}])
+    w_lin = run(reference, base)[3][0].frequencies()
+    d = deck([linear("inner", 1, 2), superelement("outer", "outer_cb.h5")], [1, 2, 3],
+             supports=CLAMP, loads=[LOAD], steps=[sweep])
+    points = run(d, base)[3][0].points
+    assert [p.value for p in points] == [0.0, 0.5, 1.0]
+    for p in points:
+        assert np.abs(np.sort(p.eigen.frequencies) / w_lin - 1).max() < 1e-3
+        assert p.verdict.state == "stable"
+
+
 # --- (c) two superelements -----------------------------------------------------------------------
 def test_two_superelements_share_a_node(files, full):
     """The clamped inner half and the outer half, both reduced, joined at node 2 only: the
@@ -382,7 +417,10 @@ def test_bad_superelement_entries_are_deck_errors(bad_files, entry, key, words):
 
 @pytest.mark.parametrize("change, key, words", [
     ({"type": "buckling", "loads": ["P"]}, "steps[1].type", "cannot do a material/geometric"),
-    ({"type": "linearize"}, "steps[1].type", "not linearized yet"),
+    ({"type": "linearize", "spin": [0.0, 0.0, 1.0], "loads": []}, "steps[1].spin",
+     "turning frame does not take superelements"),
+    ({"type": "stability_sweep", "parameter": "spin", "values": [0.0, 1.0], "loads": []},
+     "steps[1].parameter", "turning frame does not take superelements"),
     ({"type": "dynamic", "loads": ["gravity"], "time_step": 0.1, "duration": 0.2},
      "steps[1].loads", "gravity on superelement 'outer' is not supported"),
 ])
