@@ -90,14 +90,17 @@ class System:
         energy-conserving step starts it).
         """
         blocks = self.dofmap.blocks
-        history = {g.name: {k: (shape, 0.0) for k, shape in g.history_fields().items()}
-                   for g in self.model.groups}
+        declared = self.__dict__.get("_declared")
+        if declared is None:            # the groups' declarations, once
+            history = {g.name: {k: (shape, 0.0) for k, shape in g.history_fields().items()}
+                       for g in self.model.groups}
+            declared = self._declared = (rate_fields(self.model),
+                                         {k: v for k, v in history.items() if v})
         return State.reference(self.model.dim, self.model.n_nodes,
                                n_internal=blocks["internal"].stop - blocks["internal"].start,
                                n_multipliers=blocks["multipliers"].stop
                                - blocks["multipliers"].start,
-                               rates=rate_fields(self.model),
-                               history={k: v for k, v in history.items() if v})
+                               rates=declared[0], history=declared[1])
 
     # --- constraint groups (fem.constraints) --------------------------------------------------
     def _constraint_scales(self, model) -> list[float]:
