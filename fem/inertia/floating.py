@@ -66,6 +66,7 @@ class FloatingInertia:
         self.Md = np.asarray(g.data.component_mass, dtype=float)     # (n,)
         self.M = g.Me                                                # reduced, for estimates
         self.name = g.name                                           # state.rates[name]
+        self._last = None          # the last trial rates (midpoint_force), for update_rates
 
     @staticmethod
     def rate_fields(g) -> dict[str, tuple]:
@@ -157,6 +158,7 @@ class FloatingInertia:
         """``G_y^T M_d (y_dot_1 - y_dot_0) / h`` and its tangent, at the trial rates of ``s1``."""
         g = self.group
         e1, f1, Gy, v0, v1 = self._trial(s0, s1, h)
+        self._last = (s0, h, e1.copy(), self._stamp(s0), v0, v1)
         f = Gy.T @ (self.Md * (v1 - v0)) / h
         K = None
         if tangent:
@@ -171,7 +173,13 @@ class FloatingInertia:
 
         The rates of ``eta`` are the integrator's (``internal_v``, set before).
         """
-        _, _, _, v0, v1 = self._trial(s0, s1, h)
+        last = self._last
+        if (last is not None and last[0] is s0 and last[1] == h
+                and np.array_equal(last[2], self.group.vector(s1))
+                and np.array_equal(last[3], self._stamp(s0))):
+            v0, v1 = last[4], last[5]           # the evaluation at this s1 (the same numbers)
+        else:
+            v0, v1 = self._trial(s0, s1, h)[3:]
         s1.rates[self.name] = {"v": v1, "a": (v1 - v0) / h, "stamp": self._stamp(s1)}
 
     def _cayley_rows(self, kin, f: NDArray, K: NDArray | None):
