@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from fem.assembly import Assembler
 from fem.dofs import DofMap
 from fem.elements.base import nodal_average
-from fem.inertia import inertia_groups
+from fem.inertia import inertia_groups, rate_fields
 from fem.inertia.nodal import NodalInertia
 from fem.state import State
 
@@ -83,12 +83,24 @@ class System:
         return self.dofmap.n_free
 
     def reference_state(self) -> State:
-        """The undeformed state at rest."""
+        """The undeformed state at rest, with every field the groups declare.
+
+        The rates of the inertia groups (:func:`fem.inertia.rate_fields`) and the history of the
+        element groups (:meth:`fem.elements.base.ElementGroup.history_fields`, zeros until an
+        energy-conserving step starts it).
+        """
         blocks = self.dofmap.blocks
+        declared = self.__dict__.get("_declared")
+        if declared is None:            # the groups' declarations, once
+            history = {g.name: {k: (shape, 0.0) for k, shape in g.history_fields().items()}
+                       for g in self.model.groups}
+            declared = self._declared = (rate_fields(self.model),
+                                         {k: v for k, v in history.items() if v})
         return State.reference(self.model.dim, self.model.n_nodes,
                                n_internal=blocks["internal"].stop - blocks["internal"].start,
                                n_multipliers=blocks["multipliers"].stop
-                               - blocks["multipliers"].start)
+                               - blocks["multipliers"].start,
+                               rates=declared[0], history=declared[1])
 
     # --- constraint groups (fem.constraints) --------------------------------------------------
     def _constraint_scales(self, model) -> list[float]:

@@ -147,7 +147,7 @@ def test_a_rigid_step_leaves_the_algorithmic_local_rotations_unchanged(phi):
     integ.evaluate(s0, s1, tangent=False)
     hist = integ._parts(s0, s1)[6][1]
     for g in sysm.model.groups:
-        dv = hist[g.name]["v"] - s0.conserving[g.name]["v"]
+        dv = hist[g.name]["v"] - s0.history[g.name]["v"]
         assert np.abs(dv).max() <= 1e-14
         assert np.abs(g.conserving_start(s1)["v"] - g.conserving_start(s0)["v"]).max() <= 1e-14
 
@@ -295,7 +295,7 @@ def test_a_rigid_3d_step_leaves_the_algorithmic_local_rotations_unchanged(phi):
     assert np.allclose(integ.kinematics(s0, s1).increment[:, 3:], 2 * np.tan(phi / 2) * axis,
                        rtol=0, atol=1e-14)
     for g in sysm.model.groups:
-        v0 = s0.conserving[g.name]["v"]
+        v0 = s0.history[g.name]["v"]
         assert np.abs(v0[:, 1:]).max() > 1e-2                     # deformed
         assert np.abs(hist[g.name]["v"] - v0).max() <= 1e-14
         assert np.abs(g.conserving_start(s1)["v"] - v0).max() <= 1e-14
@@ -353,7 +353,7 @@ def test_a_steady_3d_spin_no_longer_drifts_the_local_rotations():
     ``200 (0.2)^3 / 12 = 0.13`` rad (observed 0.1296) while the algorithmic ones stayed small."""
     _, sysm, s = spinning_3d(200, 1e9, bending=False)
     (g,) = sysm.model.groups
-    algorithmic = s.conserving[g.name]["v"][:, 1:]
+    algorithmic = s.history[g.name]["v"][:, 1:]
     geometric = g.conserving_start(s)["v"][:, 1:]
     assert np.abs(geometric).max() <= 1e-5
     assert np.abs(algorithmic - geometric).max() <= 1e-6

@@ -164,6 +164,7 @@ def test_inertial_work_equals_the_kinetic_energy_change(dim, integrator):
     kin = integ.kinematics(s0, s1)
     x = integ.extras[0]
     f, _ = x.midpoint_force(s0, s1, kin, 0.3, False)
+    integ.update_rates(s0, s1, kin)                     # the director rates of s1
     work = float(np.sum(f * sysm.model.groups[0].element_vector(kin.increment)))
     dT = x.kinetic_energy(s1) - x.kinetic_energy(s0)
     assert abs(work - dT) <= 1e-13 * (x.kinetic_energy(s0) + x.kinetic_energy(s1))
@@ -179,8 +180,8 @@ def test_stored_director_rates_belong_to_the_nodal_velocities_and_rotations_they
     s.v[:] = rng.normal(size=s.v.shape)
     rigid = x.director_rates(s)
     stored = rigid + rng.normal(size=rigid.shape)
-    s.conserving[x.key] = {"v": stored, "nodal_v": s.v[x.conn].copy(),
-                           "nodal_rot": s.rot[x.conn].copy()}
+    s.rates[x.name] = {"v": stored, "nodal_v": s.v[x.conn].copy(),
+                       "nodal_rot": s.rot[x.conn].copy()}
     assert np.array_equal(x.director_rates(s), stored)
     end, inner = x.conn[0, 0], x.conn[1, 1]                  # in element 0; in 1 and 2
     assert [list(np.any(x.conn == k, axis=1)) for k in (end, inner)] == [
@@ -200,7 +201,7 @@ def test_stored_director_rates_belong_to_the_nodal_velocities_and_rotations_they
 def _rigid_rates(x, state):
     """The director rates ``w x d`` of ``state``: those of a copy without stored ones."""
     out = state.copy()
-    out.conserving.pop(x.key)
+    out.rates.pop(x.name)
     return x.director_rates(out)
 
 
@@ -313,8 +314,8 @@ def test_director_rates_make_the_step_exact_for_energy_and_angular_momentum(dim)
     kick = rng.normal(size=rigid.shape)
     if dim == 2:
         kick[..., 2] = 0.0
-    s0.conserving[x.key] = {"v": rigid + kick, "nodal_v": s0.v[x.conn].copy(),
-                            "nodal_rot": s0.rot[x.conn].copy()}
+    s0.rates[x.name] = {"v": rigid + kick, "nodal_v": s0.v[x.conn].copy(),
+                        "nodal_rot": s0.rot[x.conn].copy()}
     assert np.allclose(x.director_rates(s0), rigid + kick)        # the stored rates are used
     step.loads.begin(s0)
     integ = make_integrator("energy_conserving", sysm, inert, step.loads, h)
@@ -322,8 +323,9 @@ def test_director_rates_make_the_step_exact_for_energy_and_angular_momentum(dim)
     integ.start_step(s0)
     s1 = s0.copy()
     sysm.update(s1, rng.normal(size=(n, ns)))
-    integ.evaluate(s0, s1, tangent=False)               # mid-point velocities and rates of s1
+    integ.evaluate(s0, s1, tangent=False)               # mid-point velocities of s1
     kin = integ.kinematics(s0, s1)
+    integ.update_rates(s0, s1, kin)                     # and the rates of the step's end
     f, _ = x.midpoint_force(s0, s1, kin, h, False)
     g = sysm.model.groups[0]
     T0, T1 = x.kinetic_energy(s0), x.kinetic_energy(s1)

@@ -100,7 +100,7 @@ def test_runs_agree_with_the_general_path(monkeypatch):
     for a, b in ((fast.u, slow.u), (fast.rot, slow.rot), (fast.v, slow.v)):
         assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()
     for name in ("arm", "leg"):
-        assert np.allclose(fast.conserving[name]["v"], slow.conserving[name]["v"],
+        assert np.allclose(fast.history[name]["v"], slow.history[name]["v"],
                            rtol=0, atol=1e-12)
 
 

@@ -175,7 +175,7 @@ def test_step_residual_tangent_matches_finite_differences():
     step = make_step(dk.steps[0], sysm, dk)
     integ, s0 = moving_ec_start(sysm, step, r_, 0.01)
     n = s0.n_nodes
-    s0.conserving["plate"]["p"] += 1e-3 * r_.normal(size=s0.conserving["plate"]["p"].shape)
+    s0.history["plate"]["p"] += 1e-3 * r_.normal(size=s0.history["plate"]["p"].shape)
     integ.start_step(s0)
     s1 = s0.copy()
     s1.t = 0.01

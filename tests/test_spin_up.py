@@ -73,5 +73,5 @@ def test_a_rigidly_spinning_beam_keeps_its_algorithmic_strains_at_zero():
                     "velocities": ["spin"], "output_interval": 4.0}]}
     dk, sysm, state, _ = solve(d)
     group = dk.model.groups[0]
-    drift = state.conserving["beam"]["v"] - group.conserving_start(state)["v"]
+    drift = state.history["beam"]["v"] - group.conserving_start(state)["v"]
     assert abs(drift).max() < 1e-10

@@ -80,11 +80,6 @@ def check(e, inputs, spec: dict) -> DynamicSettings:
     refused = unsupported(inputs.model, v, e.given, spec["loads"], spec["prescribed"])
     if refused is not None:
         raise DeckError(f"{e.where}.{refused[0]}", refused[1])
-    supers = [g.name for g in inputs.model.groups if getattr(g, "internal_always", False)]
-    if supers and v["integrator"] in ("trapezoidal", "generalized_alpha"):
-        raise DeckError(f"{e.where}.integrator", f"superelement '{supers[0]}': its modal "
-                        "coordinates are integrated by the mid-point family only; use "
-                        "integrator = \"energy_conserving\" or \"midpoint\"")
     if v["rho_inf"] > 1:
         raise DeckError(f"{e.where}.rho_inf", f"must lie in [0, 1], got {v['rho_inf']}")
     if "rho_inf" in e.given and v["integrator"] != "generalized_alpha":

@@ -33,8 +33,13 @@ which for ``Omega = 0`` is ``K_r = -hat(f_r)`` (a spin of ``R`` at fixed body ra
 force). Translations: ``M = m``, ``D = 2 m hat(Omega)``, ``K = m hat(Omega)^2`` (centrifugal
 softening). 2D: the spin is about ``z``, and the rotations carry ``I_z`` alone.
 
-Element-level inertia (beams with ``inertia = "consistent"``) is not linearized yet: a step
-refuses it by name.
+Element-level inertia groups of superelements add their element blocks
+(:meth:`fem.inertia.superelement.SuperelementInertia.linear_blocks`: the constant reduced mass
+on ``q = [u_b; eta]``, with ``eta``'s accelerations ``internal_a``;
+:meth:`fem.inertia.floating.FloatingInertia.linear_blocks`: ``J_y^T M_d J_y`` and the
+derivatives of its velocity terms), in a fixed frame only: under ``spin`` a superelement is
+refused by name (its component's centrifugal and Coriolis terms are not written). Beams with
+``inertia = "consistent"`` are not linearized yet: a step refuses them by name.
 
 What the linearize and sweep steps take from such a model is here too: its eigenvalues
 (:class:`Eigenvalues`, the pairs nearest a shift, :func:`nearest`; all of them by LAPACK,
@@ -143,8 +148,11 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
     """
     asm = system.assembler
     none = [None] * len(system.model.groups)
-    f_in, Mb, Db, Kb = inertial_forces(system_inertia(system, state), state, system.model.X,
-                                       spin, center)
+    inertia = system_inertia(system, state, spin)
+    # the nodal group's own masses (an InertiaSum's ``m`` adds the element groups' estimates)
+    f_in, Mb, Db, Kb = inertial_forces(getattr(inertia, "nodal", inertia), state,
+                                       system.model.X, spin, center)
+    fx, Mx, Dx, Kx = _element_blocks(system, inertia, state)
     KL = loads.stiffness(state, 0.0)
     nodal_K = Kb if KL is None else Kb + KL
     f_int = system.internal_force(state)
@@ -155,21 +163,53 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
              + asm.matrix(none, nodal_K))
     dm = system.dofmap
     r = f_int + dm.from_nodal(f_in - loads.force(state, 0.0))
-    model = LinearModel(asm.to_scipy(asm.matrix(none, Mb)).tocsr(),
-                        asm.to_scipy(asm.matrix(none, Db)).tocsr(), asm.to_scipy(K).tocsr())
+    if fx is not None:
+        r = r + asm.vector(fx)
+        K = K + asm.matrix(Kx)
+    model = LinearModel(asm.to_scipy(asm.matrix(Mx or none, Mb)).tocsr(),
+                        asm.to_scipy(asm.matrix(Dx or none, Db)).tocsr(),
+                        asm.to_scipy(K).tocsr())
     return model, r
 
 
-def system_inertia(system, state):
-    """The model's nodal inertia; element-level inertia groups are refused (module doc)."""
+def _element_blocks(system, inertia, state):
+    """Per element group: the element-level inertia groups' ``f``, ``M``, ``D``, ``K`` blocks.
+
+    ``(None, None, None, None)`` without such groups (the nodal inertia alone).
+    """
+    extras = getattr(inertia, "extras", [])
+    if not extras:
+        return None, None, None, None
+    n = len(system.model.groups)
+    out = [[None] * n for _ in range(4)]
+    for x in extras:
+        for part, block in zip(out, x.linear_blocks(state), strict=True):
+            part[x.index] = block if part[x.index] is None else part[x.index] + block
+    return tuple(out)
+
+
+def system_inertia(system, state, spin=None):
+    """The model's inertia: nodal, and superelements' element-level groups (module doc).
+
+    Refused by name: beams with ``inertia = "consistent"``; superelements under ``spin``.
+    """
     from fem.errors import ModelError
     from fem.inertia import inertia_groups
 
     inertia = inertia_groups(system, state)
-    if inertia.extras:
-        names = ", ".join(system.model.groups[x.index].name for x in inertia.extras)
-        raise ModelError(f"element group(s) {names}: inertia = \"consistent\" is not linearized "
-                         "yet; use the lumped inertia (the default) for a linearize step")
+    extras = getattr(inertia, "extras", [])
+    beams = [system.model.groups[x.index].name for x in extras
+             if not hasattr(x, "linear_blocks")]
+    if beams:
+        raise ModelError(f"element group(s) {', '.join(beams)}: inertia = \"consistent\" is not "
+                         "linearized yet; use the lumped inertia (the default) for a linearize "
+                         "step")
+    spinning = spin is not None and np.any(np.asarray(spin, dtype=float) != 0.0)
+    if extras and spinning:
+        names = ", ".join(system.model.groups[x.index].name for x in extras)
+        raise ModelError(f"superelement(s) {names}: a linearization in a turning frame (spin) "
+                         "does not take superelements yet (their components' centrifugal and "
+                         "Coriolis terms); linearize them without spin")
     return inertia
 
 

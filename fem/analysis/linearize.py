@@ -88,8 +88,6 @@ class LinearizeStep(StepBase):
     step_type = "linearize"
     LOADS_RAMP = False           # its loads at g(0), 1 without a function, as a dynamic step
     Settings = LinearizeSettings
-    NO_SUPERELEMENTS = ("is not linearized yet (its modal coordinates have no rates in the "
-                        "linearized model); static, modal and dynamic steps take superelements")
     WRITES = ("matlab",)
     #: an eigenvalue exactly at the shift: step off it (sweeps) or say so (a linearize step)
     nudge_singular_shift = False
@@ -145,6 +143,7 @@ class LinearizeStep(StepBase):
         a, lams = consistent.split(sysm, x)
         out = state.copy()
         out.a[:] = a
+        out.internal_a[:] = x[sysm.dofmap.blocks["internal"]]
         for lam, pos, scale in zip(lams, sysm._lam, sysm.constraint_scales, strict=True):
             out.multipliers[pos] = lam / scale
         return out
@@ -165,8 +164,11 @@ class LinearizeStep(StepBase):
         s = state.copy()
         s.v[:] = 0.0
         s.a[:] = 0.0
+        s.internal_v[:] = 0.0
+        s.internal_a[:] = 0.0
         s = self.consistent_state(s, loads)
         s.a[:] = 0.0
+        s.internal_a[:] = 0.0
         if not self.settings.equilibrium:
             return self.as_given(s, loads, spin, center)
         sysm = self.system

@@ -53,6 +53,7 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
             raise DeckError(f"{e.where}.spin", "expected " + ("[wz] (2D: a spin about z)"
                             if dim == 2 else "[wx, wy, wz]") + f", got {list(s.spin)}")
         s.spin = [float(w) for w in s.spin]
+        refuse_spinning_superelements(inputs.model, f"{e.where}.spin")
     if s.center is not None:
         if s.spin is None:
             raise DeckError(f"{e.where}.center", "a point of the spin axis: give spin too")
@@ -64,6 +65,15 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
             setattr(s, key, [_dof(text, f"{e.where}.{key}[{i}]", key, inputs)
                              for i, text in enumerate(getattr(s, key) or [])])
     return s
+
+
+def refuse_spinning_superelements(model, where: str) -> None:
+    """A linearization in a turning frame does not take superelements yet: a DeckError."""
+    supers = [g.name for g in model.groups if getattr(g, "internal_always", False)]
+    if supers:
+        raise DeckError(where, f"superelement '{supers[0]}': a linearization in a turning frame "
+                        "does not take superelements yet (their components' centrifugal and "
+                        "Coriolis terms); linearize without spin")
 
 
 def _dof(text: str, where: str, key: str, inputs) -> tuple[int, int, str]:

@@ -227,6 +227,26 @@ class ElementGroup:
         """Per-element data written to results files, ``{name: (E,)}``."""
         return {}
 
+    def history_fields(self) -> dict[str, tuple[int, ...]]:
+        """``{name: shape}``: the energy-conserving scheme's history of the group.
+
+        What :meth:`conserving_start` gives and ``conserving`` carries from step to step, kept
+        in ``State.history[<group name>]`` (:meth:`fem.system.System.reference_state` creates
+        it). None without the capability ``"energy_conserving"`` or where the group has no such
+        force (a beam with offsets).
+        """
+        if "energy_conserving" not in self.capabilities:
+            return {}
+        from fem.errors import ModelError
+        from fem.state import State
+
+        reference = State.reference(self.dim, int(self.conn.max(initial=-1)) + 1)
+        try:
+            start = self.conserving_start(reference)
+        except ModelError:
+            return {}
+        return {name: np.shape(value) for name, value in start.items()}
+
     def options(self) -> dict[str, str]:
         """The group's deck options written to results files (formulation, theory, ...)."""
         return {}

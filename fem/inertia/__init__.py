@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from numpy.typing import NDArray
 
-from fem.inertia.beam import consistent_groups
+from fem.inertia.beam import ConsistentBeamInertia, consistent_groups
 from fem.inertia.floating import FloatingInertia
 from fem.inertia.nodal import NodalInertia
 from fem.inertia.superelement import SuperelementInertia
@@ -88,8 +88,34 @@ def inertia_groups(system, state=None):
     (consistent beams, superelements; co-rotational ones: :mod:`fem.inertia.floating`).
     """
     nodal = NodalInertia(system, state)
-    kinds = {"superelement": SuperelementInertia, "floating": FloatingInertia}
+    kinds = _kinds()
     extras = consistent_groups(system) + [
         kinds[g.inertia](system, i) for i, g in enumerate(system.model.groups)
         if getattr(g, "inertia", "lumped") in kinds]
     return InertiaSum(nodal, extras) if extras else nodal
+
+
+def _kinds() -> dict:
+    """The element-level inertia group of each ``inertia`` an element group may declare."""
+    return {"superelement": SuperelementInertia, "floating": FloatingInertia}
+
+
+def rate_fields(model) -> dict[str, dict[str, tuple]]:
+    """The rates the model's inertia groups declare: ``{group: {name: (shape, fill)}}``.
+
+    What :meth:`fem.system.System.reference_state` creates in ``State.rates`` (``fill``: the
+    value at the reference, NaN for the stamps that say the rates were never written). The
+    rates of the superelements' ``eta`` are the state's ``internal_v``, ``internal_a``.
+    """
+    out = {}
+    for g in model.groups:
+        kind = getattr(g, "inertia", "lumped")
+        if kind == "consistent" and "mass" in g.capabilities:
+            fields = ConsistentBeamInertia.rate_fields(g)
+        elif kind in _kinds():
+            fields = _kinds()[kind].rate_fields(g)
+        else:
+            fields = {}
+        if fields:
+            out[g.name] = fields
+    return out

@@ -25,8 +25,11 @@ Mid-point family (:meth:`ConsistentBeamInertia.midpoint_force`): director veloci
 (Betsch & Steinmann 2001, Comput. Methods Appl. Mech. Engrg. 191, 467-488; the same ``y``-slot
 mid-point form as Romero & Armero 2002, Int. J. Numer. Meth. Engng 54, 1683-1716). The slot
 velocities of the directors ``u_d (E, 2, 3)`` are unknowns of their own, kept in
-``state.conserving["<group>.director_rates"]`` and updated by the mid-point rule like the nodal
-velocities (``v1 = 2 dx/h - v0``, ``W1 = 2 Theta/h - W0``, untouched):
+``state.rates[<group>]`` (``v``, with the nodal velocities and rotations they belong to,
+``nodal_v`` and ``nodal_rot``: :meth:`ConsistentBeamInertia.rate_fields`) and updated by the
+mid-point rule like the nodal velocities (``v1 = 2 dx/h - v0``, ``W1 = 2 Theta/h - W0``,
+untouched). The force evaluation computes the trial rates of ``s1`` from ``s0`` and ``s1``; the
+integrator's rate update writes the converged ones (:meth:`ConsistentBeamInertia.update_rates`):
 
     u_d1 = 2 (d1 - d0)/h - u_d0,       so     u_m = (u0 + u1)/2 = dy/h   for every slot.
 
@@ -135,7 +138,20 @@ class ConsistentBeamInertia:
         # element DOFs in the 12-vector of the 3D embedding (2D: ux, uy, rz per node)
         self.cols = np.array([0, 1, 5, 6, 7, 11]) if self.dim == 2 else np.arange(12)
         self.M = self.mu[:, None, None] * PATTERN          # (E, 4, 4)
-        self.key = f"{g.name}.director_rates"               # not a group name: names have no "."
+        self.name = g.name                                  # its rates: state.rates[name]
+
+    @staticmethod
+    def rate_fields(g) -> dict[str, tuple]:
+        """The rates of beam group ``g`` in ``State.rates``: ``{name: (shape, fill)}``.
+
+        ``v (E, 2, 3)`` the director slots' velocities; ``nodal_v``, ``nodal_rot`` the nodal
+        velocities and rotations they were written with, NaN until the mid-point family writes
+        them (:meth:`director_rates` then takes the rigid rates).
+        """
+        E, ns = len(g), 3 if g.dim == 2 else 6
+        rot = (E, 2) if g.dim == 2 else (E, 2, 4)
+        nan = float("nan")
+        return {"v": ((E, 2, 3), 0.0), "nodal_v": ((E, 2, ns), nan), "nodal_rot": (rot, nan)}
 
     # --- kinematics ---------------------------------------------------------------------------
     def _slots(self, state, R: NDArray | None = None, stored: bool = True):
@@ -168,9 +184,10 @@ class ConsistentBeamInertia:
         if w is None:
             w = self._rates(state.v)[1]
         rigid = so3.cross(w, d)
-        got = state.conserving.get(self.key)
+        got = state.rates.get(self.name)
         v, rot = self._stamp(state)
-        if got is None or got["nodal_v"].shape != v.shape or got["nodal_rot"].shape != rot.shape:
+        if (not got or "v" not in got or got["nodal_v"].shape != v.shape
+                or got["nodal_rot"].shape != rot.shape):
             return rigid
         E = len(d)
         same = (np.all((got["nodal_v"] == v).reshape(E, -1), axis=1)
@@ -247,19 +264,14 @@ class ConsistentBeamInertia:
         """Element inertial forces ``(E, nd)`` of the mid-point family and their tangent.
 
         ``s1.v`` must hold the mid-point velocities of the step (``midpoint_velocities``).
-        Writes the director rates ``u_d1 = 2 (d1 - d0)/h - u_d0`` into ``s1``; ``f_y = (pi1 -
+        With the trial director rates ``u_d1 = 2 (d1 - d0)/h - u_d0`` (:meth:`_trial`, not
+        written: :meth:`update_rates` does that for the converged step); ``f_y = (pi1 -
         pi0)/h``, nodal forces ``f_x`` and moments ``dbar x f_d`` (Cayley nodes) or ``d0 x
         jl(theta)^T f_d`` (rotation vectors). ``f . inc = T1 - T0`` exactly, and at Cayley nodes
         the moment about the mid-point positions is ``(L1 - L0)/h`` (module doc).
         """
         E = len(self.mu)
-        d0, u0, _ = self._slots(s0)
-        d1 = self._directors(s1.rotation_matrices())
-        u1 = np.empty_like(u0)
-        u1[:, _X] = self._rates(s1.v)[0]
-        u1[:, _D] = 2 * (d1 - d0) / h - u0[:, _D]
-        v1, rot1 = self._stamp(s1)
-        s1.conserving[self.key] = {"v": u1[:, _D], "nodal_v": v1, "nodal_rot": rot1}
+        d0, u0, d1, u1 = self._trial(s0, s1, h)
         fy = self._momenta(u1 - u0) / h                            # (E, 4, 3)
         fd = fy[:, _D]
         B, own = self._moment_map(kin, d0, d1, fd, tangent)       # m = B f_d
@@ -283,6 +295,25 @@ class ConsistentBeamInertia:
         K[:, 1, 3:, 9:12] += own[:, 1]
         K = K.reshape(E, 12, 12)
         return f[:, self.cols], K[:, self.cols][:, :, self.cols]
+
+    def _trial(self, s0, s1, h: float):
+        """Directors and slot velocities of both ends, ``u_d1 = 2 (d1 - d0)/h - u_d0``."""
+        d0, u0, _ = self._slots(s0)
+        d1 = self._directors(s1.rotation_matrices())
+        u1 = np.empty_like(u0)
+        u1[:, _X] = self._rates(s1.v)[0]
+        u1[:, _D] = 2 * (d1 - d0) / h - u0[:, _D]
+        return d0, u0, d1, u1
+
+    def update_rates(self, s0, s1, kin, h: float) -> None:
+        """Write the director rates of the converged step into ``s1`` (mid-point family).
+
+        With the nodal velocities and rotations of ``s1`` they belong to (module doc); what
+        :meth:`midpoint_force` computed at the same ``s1``.
+        """
+        u1 = self._trial(s0, s1, h)[3]
+        v1, rot1 = self._stamp(s1)
+        s1.rates[self.name] = {"v": u1[:, _D], "nodal_v": v1, "nodal_rot": rot1}
 
     def _moment_map(self, kin, d0, d1, fd, tangent: bool):
         """``B (E, 2, 3, 3)``, the nodal moments being ``m = B f_d``, and ``dB/dw f_d`` (fixed f_d).

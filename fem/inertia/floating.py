@@ -25,19 +25,30 @@ exactly, at any step. Its Newton tangent is ``(2/h^2) G_y^T M_d J_y(q_1)`` (the 
 energy is ``O(n r)`` a step (``n`` the component's unknowns, ``r`` the reduced ones): ``T``
 is applied to the gradients at every evaluation.
 
-``y_dot`` (and the rates of ``eta``) live in ``state.conserving["<group>.rates"]``
-(``v (n,)``, ``a (n,)``, ``eta (m,)``); absent, they are ``J_y(q) q_dot`` from the nodes'
-velocities with ``eta`` at rest. Kinetic energy, linear momentum ``sum m_j y_dot_j`` and angular
-momentum ``sum m_j y_j x y_dot_j + J_j psi_dot_j`` (about the origin) come from them.
+``y_dot`` and ``y_ddot`` live in ``state.rates[<group>]`` (``v (n,)``, ``a (n,)``, with the
+``stamp`` of the nodal velocities, rates of ``eta`` and coordinates they belong to,
+:meth:`FloatingInertia.rate_fields`), the rates of ``eta`` in the state's ``internal_v``. The
+force evaluation computes the trial ``y_dot_1`` from ``s0`` and ``s1``; the integrator's rate
+update writes the converged one (:meth:`FloatingInertia.update_rates`). Where the state has none,
+or its nodes' velocities or coordinates changed since (a velocity field applied at a step's
+start, a static step), they are ``J_y(q) q_dot``. Kinetic energy, linear momentum ``sum m_j
+y_dot_j`` and angular momentum ``sum m_j y_j x y_dot_j + J_j psi_dot_j`` (about the origin) come
+from them.
 
 At interface nodes that turn by Cayley parameters (2D energy-conserving scheme, nodes of
 co-rotational beams) the rotation rows, written for the angle increment, are carried over by the
 secant ``s = dtheta / psi`` as the integrator does for elements
 (:meth:`fem.integrators.midpoint.EnergyConserving._cayley_rows`).
 
-Newmark family: refused as for linear superelements; without a step (consistent reactions,
-:mod:`fem.constraints.handlers.consistent`) :meth:`FloatingInertia.newmark_force` gives the velocity
-terms ``J_y^T M_d (d2y/dq2 [q_dot, q_dot])``.
+Newmark family (:meth:`FloatingInertia.newmark_force`): ``y_dot = J_y q_dot`` has no memory of
+its own, and ``f = J_y^T M_d y_ddot`` with ``y_ddot = J_y q_ddot + d2y/dq2 [q_dot, q_dot]``
+(:meth:`~fem.elements.superelement.corot.CorotSuperelement.recovery_acceleration`), the
+``q_ddot`` and ``q_dot`` of Newmark's updates (nodes, and ``eta`` in ``internal_a``,
+``internal_v``): Lagrange's equations for ``T`` with a constant ``M_d``. Its tangent takes
+``J_y^T M_d J_y / (beta h^2)`` and the velocity terms' ``gamma / (beta h)`` part; the change of
+``J_y`` with ``q`` is left out (Newton converges linearly where it matters). Without a step
+(consistent reactions, :mod:`fem.constraints.handlers.consistent`) it gives the velocity terms
+``J_y^T M_d (d2y/dq2 [q_dot, q_dot])`` at zero acceleration.
 """
 
 from __future__ import annotations
@@ -54,22 +65,41 @@ class FloatingInertia:
         self.index, self.group, self.dim = index, g, g.dim
         self.Md = np.asarray(g.data.component_mass, dtype=float)     # (n,)
         self.M = g.Me                                                # reduced, for estimates
-        self.key = f"{g.name}.rates"
+        self.name = g.name                                           # state.rates[name]
+        self._last = None          # the last trial rates (midpoint_force), for update_rates
+
+    @staticmethod
+    def rate_fields(g) -> dict[str, tuple]:
+        """The rates of superelement ``g`` in ``State.rates``: ``{name: (shape, fill)}``.
+
+        ``v``, ``a (n,)``: ``y_dot``, ``y_ddot`` on the component's unknowns; ``stamp (2 nde,)``
+        the nodal velocities and rates of ``eta`` (``q_dot``) and the coordinates ``q`` they
+        belong to, NaN until an integrator writes them.
+        """
+        n = len(g.data.component_mass)
+        return {"v": ((n,), 0.0), "a": ((n,), 0.0), "stamp": ((2 * g.nde,), float("nan"))}
 
     # --- rates ------------------------------------------------------------------------------------
+    def _eta(self, state, what: str = "internal_v") -> NDArray:
+        """(m,) the rates (or accelerations) of ``eta`` in ``state``."""
+        g = self.group
+        return getattr(state, what)[g.internal_start:g.internal_start + g.n_internal]
+
     def _edot(self, state, eta_rate: NDArray | None = None) -> NDArray:
         """(nde,) ``q_dot``: the nodes' velocities and the rates of ``eta``."""
         g = self.group
         nodal = g.element_vector(state.v)[0]
-        if eta_rate is None:
-            got = state.conserving.get(self.key)
-            eta_rate = np.zeros(g.n_internal) if got is None else got["eta"]
-        return np.concatenate([nodal, eta_rate])
+        return np.concatenate([nodal, self._eta(state) if eta_rate is None else eta_rate])
+
+    def _stamp(self, state) -> NDArray:
+        """(2 nde,) ``q_dot`` and ``q`` of ``state``: what stored rates belong to."""
+        return np.concatenate([self._edot(state), self.group.vector(state)])
 
     def rates(self, state) -> NDArray:
-        """``y_dot (n,)`` of ``state`` (``J_y q_dot`` if the state has none)."""
-        got = state.conserving.get(self.key)
-        if got is not None:
+        """``y_dot (n,)`` of ``state`` (``J_y q_dot`` if the state has none for its ``q_dot``)."""
+        got = state.rates.get(self.name)
+        if got and "v" in got and ("stamp" not in got
+                                   or np.array_equal(got["stamp"], self._stamp(state))):
             return got["v"]
         g = self.group
         return g.recovery_jacobian(g.vector(state)) @ self._edot(state)
@@ -111,18 +141,24 @@ class FloatingInertia:
         return (J.T @ (self.Md[:, None] * J))[None]
 
     # --- the integrator families ----------------------------------------------------------------
-    def midpoint_force(self, s0, s1, kin, h: float, tangent: bool = True):
-        """``G_y^T M_d (y_dot_1 - y_dot_0) / h`` and its tangent; sets the rates of ``s1``."""
+    def _trial(self, s0, s1, h: float):
+        """``e1``, ``f1``, ``G_y``, ``y_dot_0`` and the trial ``y_dot_1`` of the step.
+
+        ``y_dot_1 = 2 G_y (q_1 - q_0)/h - y_dot_0``: a pure function of the two states.
+        """
         g = self.group
         e0, e1 = g.vector(s0), g.vector(s1)
         f0, f1 = g.local_frame(e0), g.local_frame(e1)
         Gy = g.recovery_gradient(f0, f1)
         v0 = self.rates(s0)
-        got = s0.conserving.get(self.key)
-        w0 = np.zeros(g.n_internal) if got is None else got["eta"]
         v1 = 2.0 * (Gy @ (e1 - e0)) / h - v0
-        w1 = 2.0 * (e1[g.ie] - e0[g.ie]) / h - w0
-        s1.conserving[self.key] = {"v": v1, "a": (v1 - v0) / h, "eta": w1}
+        return e1, f1, Gy, v0, v1
+
+    def midpoint_force(self, s0, s1, kin, h: float, tangent: bool = True):
+        """``G_y^T M_d (y_dot_1 - y_dot_0) / h`` and its tangent, at the trial rates of ``s1``."""
+        g = self.group
+        e1, f1, Gy, v0, v1 = self._trial(s0, s1, h)
+        self._last = (s0, h, e1.copy(), self._stamp(s0), v0, v1)
         f = Gy.T @ (self.Md * (v1 - v0)) / h
         K = None
         if tangent:
@@ -131,6 +167,20 @@ class FloatingInertia:
         if secant is not None:
             f, K = self._cayley_rows(kin, f, K)
         return f[None], None if K is None else K[None]
+
+    def update_rates(self, s0, s1, kin, h: float) -> None:
+        """Write ``y_dot_1``, ``y_ddot_1`` of the converged step into ``s1`` (mid-point family).
+
+        The rates of ``eta`` are the integrator's (``internal_v``, set before).
+        """
+        last = self._last
+        if (last is not None and last[0] is s0 and last[1] == h
+                and np.array_equal(last[2], self.group.vector(s1))
+                and np.array_equal(last[3], self._stamp(s0))):
+            v0, v1 = last[4], last[5]           # the evaluation at this s1 (the same numbers)
+        else:
+            v0, v1 = self._trial(s0, s1, h)[3:]
+        s1.rates[self.name] = {"v": v1, "a": (v1 - v0) / h, "stamp": self._stamp(s1)}
 
     def _cayley_rows(self, kin, f: NDArray, K: NDArray | None):
         """Rotation rows at Cayley nodes times ``s = dtheta/psi`` (+ ``f ds/ddtheta``)."""
@@ -148,19 +198,62 @@ class FloatingInertia:
         return f, K
 
     def newmark_force(self, state, kin=None, h=None, beta=None, gamma=None):
-        """Without ``kin`` the velocity terms; with ``kin`` (a Newmark step) refused.
+        """``J_y^T M_d y_ddot`` (module doc) and, given the step, its tangent.
 
-        The velocity terms ``J_y^T M_d d2y[q_dot, q_dot]`` at zero acceleration are what the
-        consistent reactions need.
+        Without ``kin`` at zero acceleration: the velocity terms ``J_y^T M_d d2y[q_dot, q_dot]``
+        the consistent reactions need.
         """
         g = self.group
+        e = g.vector(state)
+        edot = self._edot(state)
+        ydd = g.recovery_acceleration(e, edot)
+        J = g.recovery_jacobian(e)
+        eddot = np.concatenate([g.element_vector(state.a)[0], self._eta(state, "internal_a")])
+        if kin is not None or np.any(eddot):
+            ydd = J @ eddot + ydd
+        f = (J.T @ (self.Md * ydd))[None]
         if kin is None:
-            e = g.vector(state)
-            ydd = g.recovery_acceleration(e, self._edot(state))
-            J = g.recovery_jacobian(e)
-            return (J.T @ (self.Md * ydd))[None]
-        from fem.errors import ModelError
+            return f
+        c, cg = 1.0 / (beta * h * h), gamma / (beta * h)
+        MJ = self.Md[:, None] * J
+        # the velocity terms are quadratic in q_dot: central differences by unit rates are
+        # their exact derivative (up to round-off)
+        n = len(edot)
+        C = np.empty((len(ydd), n))
+        for k in range(n):
+            dk = np.zeros(n)
+            dk[k] = 1.0
+            C[:, k] = 0.5 * (g.recovery_acceleration(e, edot + dk)
+                             - g.recovery_acceleration(e, edot - dk))
+        K = c * (J.T @ MJ) + cg * (J.T @ (self.Md[:, None] * C))
+        return f, K[None]
 
-        raise ModelError(f"superelement '{g.name}': its modal coordinates are integrated by the "
-                         "mid-point family only; use integrator = \"energy_conserving\" or "
-                         "\"midpoint\"")
+    def linear_blocks(self, state):
+        """Element blocks of the linearized inertia at ``state``: ``(f, M, D, K)``.
+
+        ``f`` the inertial force (:meth:`newmark_force`), ``M = J_y^T M_d J_y``, ``D`` its
+        derivative by ``q_dot`` (the velocity terms), ``K`` by ``q`` at fixed rates (central
+        differences of ``f``; zero at rest).
+        """
+        g = self.group
+        e, edot = g.vector(state), self._edot(state)
+        eddot = np.concatenate([g.element_vector(state.a)[0], self._eta(state, "internal_a")])
+
+        def force(e_, edot_):
+            J = g.recovery_jacobian(e_)
+            return J.T @ (self.Md * (J @ eddot + g.recovery_acceleration(e_, edot_)))
+
+        J = g.recovery_jacobian(e)
+        f = force(e, edot)
+        n = len(e)
+        D, K = np.zeros((n, n)), np.zeros((n, n))
+        moving = bool(np.any(edot) or np.any(eddot))
+        for k in range(n):
+            dk = np.zeros(n)
+            dk[k] = 1.0
+            if np.any(edot):
+                D[:, k] = 0.5 * (force(e, edot + dk) - force(e, edot - dk))
+            if moving:
+                step = 1e-6 * max(1.0, abs(e[k]))
+                K[:, k] = (force(e + step * dk, edot) - force(e - step * dk, edot)) / (2 * step)
+        return f[None], (J.T @ (self.Md[:, None] * J))[None], D[None], K[None]

@@ -11,13 +11,15 @@ class SuperelementInertia:
 
     ``T = q_dot^T M q_dot / 2`` with the interface nodes' velocities (translations, and the
     rates of the rotation vectors at the additive nodes a linear superelement has) and the rates
-    of ``eta``. The state has no rate slots for element-internal unknowns, so those are kept in
-    ``state.conserving["<group>.rates"]`` (``v``, ``a``: ``(E, m)``; absent: at rest), written
-    by :meth:`midpoint_force` into the trial state: the mid-point family's ``v1 = 2 (eta_1 -
-    eta_0) / h - v0``, as for the nodes. Then ``f = M (q_dot_1 - q_dot_0) / h`` does the work
-    ``T_1 - T_0`` exactly over a step (``f . (q_1 - q_0) = (q_dot_1 - q_dot_0) . M (q_dot_1 +
-    q_dot_0) / 2``), and its tangent is ``2 M / h^2``. The Newmark family is refused (its
-    rates of ``eta`` would need the step's start, which its inertia calls do not pass).
+    of ``eta``, the state's ``internal_v`` (``internal_a``: their accelerations), which the
+    integrators update as they do the nodes' (mid-point family: ``v1 = 2 (eta_1 - eta_0) / h -
+    v0``; Newmark family: Newmark's formulas; :mod:`fem.integrators.base`). The group declares
+    no rates of its own.
+
+    Mid-point family: ``f = M (q_dot_1 - q_dot_0) / h`` does the work ``T_1 - T_0`` exactly over
+    a step (``f . (q_1 - q_0) = (q_dot_1 - q_dot_0) . M (q_dot_1 + q_dot_0) / 2``), and its
+    tangent is ``2 M / h^2``. Newmark family: ``f = M q_ddot`` (a constant mass has no
+    velocity-dependent inertial force), tangent ``M / (beta h^2)``.
     Momenta from the file's ``R^T M T`` (:attr:`fem.elements.superelement.Superelement.momentum`).
 
     Exact at interface nodes with additive rotations (used by small-displacement elements only,
@@ -32,19 +34,29 @@ class SuperelementInertia:
         g = system.model.groups[index]
         self.index, self.group, self.dim = index, g, g.dim
         self.M = g.Me                                       # (E, nd + m, nd + m)
-        self.key = f"{g.name}.rates"                        # not a group name: names have no "."
+        self.name = g.name
+
+    @staticmethod
+    def rate_fields(g) -> dict[str, tuple]:
+        """None: the rates of ``eta`` are the state's ``internal_v``, ``internal_a``."""
+        return {}
+
+    def _slice(self) -> slice:
+        g = self.group
+        return slice(g.internal_start, g.internal_start + g.n_internal)
 
     def rates(self, state) -> tuple[NDArray, NDArray]:
-        """``(E, m)`` rates and accelerations of ``eta`` (zero if the state has none)."""
-        got = state.conserving.get(self.key)
-        if got is None:
-            z = np.zeros((len(self.group), self.group.n_internal))
-            return z, z
-        return got["v"], got["a"]
+        """``(E, m)`` rates and accelerations of ``eta``."""
+        k = self._slice()
+        return state.internal_v[k][None, :], state.internal_a[k][None, :]
 
     def velocities(self, state) -> NDArray:
         """(E, nd + m) ``q_dot``."""
         return np.hstack([self.group.element_vector(state.v), self.rates(state)[0]])
+
+    def accelerations(self, state) -> NDArray:
+        """(E, nd + m) ``q_ddot``."""
+        return np.hstack([self.group.element_vector(state.a), self.rates(state)[1]])
 
     def kinetic_energy(self, state) -> float:
         """``q_dot^T M q_dot / 2``."""
@@ -75,25 +87,29 @@ class SuperelementInertia:
         return self.M.copy()
 
     def midpoint_force(self, s0, s1, kin, h: float, tangent: bool = True):
-        """``M (q_dot_1 - q_dot_0) / h`` and ``2 M / h^2``; sets the rates of ``eta`` of ``s1``."""
-        g = self.group
-        v0, a0 = self.rates(s0)
-        w1 = 2 * (g.modal(s1) - g.modal(s0)) / h - v0
-        s1.conserving[self.key] = {"v": w1, "a": (w1 - v0) / h}
+        """``M (q_dot_1 - q_dot_0) / h`` and ``2 M / h^2`` (``s1``'s trial rates of ``eta``)."""
         f = np.einsum("eij,ej->ei", self.M, self.velocities(s1) - self.velocities(s0)) / h
         return f, (2 / h**2) * self.M if tangent else None
 
+    def update_rates(self, s0, s1, kin, h: float) -> None:
+        """Nothing: the rates of ``eta`` are the integrator's (``internal_v``)."""
+
     def newmark_force(self, state, kin=None, h=None, beta=None, gamma=None):
-        """Zero without ``kin``; with ``kin`` (a Newmark step) refused (class docstring).
+        """``M q_ddot``; given the step, with its tangent ``M / (beta h^2)``.
 
         A constant mass has no velocity-dependent inertial force: zero at zero acceleration,
         what the consistent accelerations of constrained steps ask
         (:mod:`fem.constraints.handlers.consistent`).
         """
+        acc = self.accelerations(state)
+        if kin is None and not np.any(acc):
+            return np.zeros(acc.shape)
+        f = np.einsum("eij,ej->ei", self.M, acc)
         if kin is None:
-            return np.zeros((len(self.group), self.M.shape[1]))
-        from fem.errors import ModelError
+            return f
+        return f, self.M / (beta * h * h)
 
-        raise ModelError(f"superelement '{self.group.name}': its modal coordinates are "
-                         "integrated by the mid-point family only; use integrator = "
-                         "\"energy_conserving\" or \"midpoint\"")
+    def linear_blocks(self, state):
+        """Element blocks of the linearized inertia: ``(M q_ddot, M, 0, 0)``."""
+        z = np.zeros_like(self.M)
+        return self.newmark_force(state), self.M.copy(), z, z.copy()

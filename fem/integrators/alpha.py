@@ -37,7 +37,11 @@ class GeneralizedAlpha(Integrator):
         self.beta = 0.25 * (1 - self.alpha_m + self.alpha_f) ** 2
 
     def begin(self, s0) -> None:
-        """Initial accelerations from equilibrium: ``M a0 = f_ext - f_int`` (lumped M)."""
+        """Initial accelerations from equilibrium: ``M a0 = f_ext - f_int`` (lumped M).
+
+        The nodes' diagonal estimate; with superelements the full system, ``eta`` included
+        (:meth:`_consistent_accelerations`).
+        """
         sysm = self.system
         dm = sysm.dofmap
         r = sysm.internal_force(s0) - dm.from_nodal(self.external(s0, s0.t))
@@ -53,12 +57,42 @@ class GeneralizedAlpha(Integrator):
         a = np.zeros(dm.n_active)
         with np.errstate(divide="ignore", invalid="ignore"):
             a[:n] = np.where(diag > 0, -r[:n] / diag, 0.0)
+        if len(s0.internal) and self._consistent_accelerations(s0):
+            return
         nodal = dm.to_nodal(a)
         if self.dim == 3:                          # body -> spatial for Lie nodes
             R = s0.rotation_matrices()
             lie = self.inertia.lie
             nodal[lie, 3:6] = np.einsum("nij,nj->ni", R, nodal[:, 3:6])[lie]
         s0.a[:] = nodal
+
+    def _consistent_accelerations(self, s0) -> bool:
+        """With superelements: ``a0`` and ``eta``'s from ``M a0 = f_ext - f_int - f_v``.
+
+        The nodes' diagonal estimate leaves the rotations of nodes that only a superelement
+        holds without acceleration and ``eta`` without any; the full system of Gauss's
+        principle (:mod:`fem.constraints.handlers.consistent`, with the joints' rows) gives
+        both. False where it is singular (a DOF without mass): the estimate then stands.
+        """
+        import scipy.sparse.linalg as spla
+
+        from fem.constraints.handlers import consistent
+
+        sysm = self.system
+        A = sysm.assembler.to_scipy(consistent.kkt_matrix(sysm, self.inertia, s0)).tocsc()
+        rhs = consistent.kkt_rhs(sysm, self.inertia, s0, self.external(s0, s0.t))
+        with np.errstate(all="ignore"):
+            try:
+                x = spla.spsolve(A, rhs)
+            except RuntimeError:            # exactly singular
+                return False
+        if not np.all(np.isfinite(x)) or \
+                np.abs(A @ x - rhs).max() > 1e-8 * max(np.abs(rhs).max(), 1e-300):
+            return False
+        a, _ = consistent.split(sysm, x)
+        s0.a[:] = a
+        s0.internal_a[:] = x[sysm.dofmap.blocks["internal"]]
+        return True
 
     def _cached(self, s0) -> tuple:
         """``R0``, ``W0`` of ``s0`` when :meth:`start_step` cached them, else ``(None, None)``."""
@@ -134,5 +168,6 @@ class Trapezoidal(GeneralizedAlpha):
 def _with_zero_acc(state):
     s = state.copy()
     s.a[:] = 0.0
+    s.internal_a[:] = 0.0
     return s
 

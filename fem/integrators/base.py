@@ -131,7 +131,16 @@ def midpoint_velocities(inertia, s0, s1, kin, h: float, W0=None, R1=None) -> Non
 
 
 def newmark_rates(inertia, s0, s1, kin, h, beta, gamma, R0=None, W0=None) -> None:
-    """Set ``s1.v`` and ``s1.a`` by Newmark's formulas (rotations in the material description)."""
+    """Set ``s1.v`` and ``s1.a`` by Newmark's formulas (rotations in the material description).
+
+    The element-internal unknowns (superelements' ``eta``) are additive: their rates
+    ``internal_v``, ``internal_a`` by the same formulas.
+    """
+    if len(s1.internal):
+        de = s1.internal - s0.internal
+        ai = (de - h * s0.internal_v - h * h * (0.5 - beta) * s0.internal_a) / (beta * h * h)
+        s1.internal_v[:] = s0.internal_v + h * ((1 - gamma) * s0.internal_a + gamma * ai)
+        s1.internal_a[:] = ai
     d = s0.dim
     lin = slice(0, d) if d == 3 else slice(0, 3)
     inc = kin.increment

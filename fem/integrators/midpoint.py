@@ -120,12 +120,15 @@ class MidpointRule(Integrator):
                 and all(np.array_equal(a, b) for a, b in zip(cached[1], key, strict=True))
                 and (cached[2][4] is not None or not tangent)):
             s1.v[:] = cached[3]
+            s1.internal_v[:] = cached[4]
             return cached[2]          # the converged evaluation, reused by finish()
         if self._s0 is not s0:
             self.start_step(s0)
         kin = self.kinematics(s0, s1)
         R1 = s1.rotation_matrices() if self.dim == 3 else None
         midpoint_velocities(self.inertia, s0, s1, kin, self.h, self.W0, R1)
+        if len(s1.internal):          # eta (superelements): v1 = 2 deta/h - v0, as the nodes
+            s1.internal_v[:] = 2 * (s1.internal - s0.internal) / self.h - s0.internal_v
         f_in, K_in = self.nodal.midpoint_force(s0, s1, kin, self.h, self.Pi0, R1)
         if isinstance(kin, CayleyKinematics):
             K_in[:, 2, 2] *= kin.dpsi                  # W1 = 2 psi/h - W0, psi(dtheta)
@@ -147,7 +150,7 @@ class MidpointRule(Integrator):
                 K_el = K_el + K_c
         f_ext = 0.5 * (self.f_ext0 + self.external(s1, s1.t))
         parts = kin, f_in, K_in, f_el, K_el, f_ext, extra
-        self._cache = (s0, key, parts, s1.v.copy())
+        self._cache = (s0, key, parts, s1.v.copy(), s1.internal_v.copy())
         return parts
 
     def evaluate(self, s0, s1, tangent: bool = True):
@@ -173,9 +176,23 @@ class MidpointRule(Integrator):
     def finish(self, s0, s1) -> tuple[float, float]:
         """Set the rates of ``s1``; return its strain energy and the step's external work."""
         kin, _, _, _, _, f_ext, _ = self._parts(s0, s1)
-        s1.a[:] = (s1.v - s0.v) / self.h
+        self.update_rates(s0, s1, kin)
         work = float(np.sum(f_ext * kin.increment))
         return self.system.strain_energy(s1), work
+
+    def update_rates(self, s0, s1, kin) -> None:
+        """The converged step's accelerations and the inertia groups' rates of ``s1``.
+
+        ``s1.v`` and ``s1.internal_v`` hold the step's velocities (set with its evaluation);
+        accelerations ``(v1 - v0) / h``; each element-level inertia group writes its own rates
+        (:meth:`fem.inertia.beam.ConsistentBeamInertia.update_rates`, ...). Never done in a force
+        evaluation, which computes the trial rates it needs without writing them.
+        """
+        s1.a[:] = (s1.v - s0.v) / self.h
+        if len(s1.internal):
+            s1.internal_a[:] = (s1.internal_v - s0.internal_v) / self.h
+        for x in self.extras:
+            x.update_rates(s0, s1, kin, self.h)
 
 
 def _element_blocks(g, nodal: np.ndarray, internal: int = 0) -> np.ndarray:
@@ -209,7 +226,7 @@ class EnergyConserving(MidpointRule):
         the structure), so any algorithmic drift of a previous dynamic step ends there.
         """
         for g in self.system.model.groups:
-            s0.conserving[g.name] = g.conserving_start(s0)
+            s0.history[g.name] = g.conserving_start(s0)
         from fem.integrators.planar import PlanarStep
 
         self._planar = PlanarStep.make(self)
@@ -342,7 +359,7 @@ class EnergyConserving(MidpointRule):
                 s, ds = kin.secant, kin.dsecant
             f, K, energy, h1 = g.conserving(s0, s1, sm,
                                             g.element_vector(inc_angle if additive else inc),
-                                            s0.conserving[g.name], **spins)
+                                            s0.history[g.name], **spins)
             if rz:
                 # the rotation slots of the element vector
                 cols = [a * g.ndn + g.dof_names.index("rz") for a in range(g.nen)]
@@ -387,7 +404,7 @@ class EnergyConserving(MidpointRule):
                 kw["cayley"] = kin.on[g.conn]
             f, K, energy, h1 = g.conserving(s0, s1, sm,
                                             g.element_vector(kin.increment if chord else inc_exp),
-                                            s0.conserving[g.name], **kw)
+                                            s0.history[g.name], **kw)
             theta_paired = rot and not chord and kin.on[g.conn].any()
             (fx if theta_paired else fs)[i] = f
             (Kx if theta_paired else Ks)[i] = K
@@ -407,7 +424,7 @@ class EnergyConserving(MidpointRule):
     def _finish(self, s0, s1) -> tuple[float, float]:
         """:meth:`finish` of the general path."""
         kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
-        s1.conserving.update(hist)
-        s1.a[:] = (s1.v - s0.v) / self.h
+        s1.history.update(hist)
+        self.update_rates(s0, s1, kin)
         work = float(np.sum(f_ext * kin.increment))
         return float(sum(e.sum() for e in energies)), work

@@ -143,7 +143,7 @@ class PlanarStep:
             E = len(prep.l0)
             energy, vh1 = np.empty(E), np.empty((E, 3))
             kern.beams(um, s0.u, s1.u, prep.conn, prep.chord0, prep.l0, prep.Sc, prep.Hc,
-                       s0.conserving[g.name]["v"], inc, dpsi, sc.edofs, sc.slot, tangent,
+                       s0.history[g.name]["v"], inc, dpsi, sc.edofs, sc.slot, tangent,
                        np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1, np.empty((E, 6)),
                        f_el, K)
             energies.append(energy)
@@ -170,7 +170,7 @@ class PlanarStep:
     def finish(self, integ, s0, s1) -> tuple[float, float]:
         """Rates and element history of ``s1``; its strain energy and the step's work."""
         last = self._converged(integ, s0, s1)
-        s1.conserving.update(last.hist)
+        s1.history.update(last.hist)
         s1.a[:] = (s1.v - s0.v) / integ.h
         work = float(np.sum(last.f_ext * last.inc))
         return float(sum(e.sum() for e in last.energies)), work
@@ -214,8 +214,8 @@ class PlanarStep:
         r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
         K, reference, tangent = np.empty(self.nnz), np.empty(4), np.zeros(1, dtype=np.int64)
         energy, vh1 = np.empty(E), np.empty((E, 3))
-        vh0 = (s0.conserving[self.groups[0][0].name]["v"] if len(self.groups) == 1 else
-               np.concatenate([s0.conserving[g.name]["v"] for g, _, _ in self.groups]))
+        vh0 = (s0.history[self.groups[0][0].name]["v"] if len(self.groups) == 1 else
+               np.concatenate([s0.history[g.name]["v"] for g, _, _ in self.groups]))
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,

@@ -64,6 +64,7 @@ def kkt_rhs(system, inertia, state, f_ext: NDArray) -> NDArray:
     groups = system.model.groups
     still = state.copy()
     still.a[:] = 0.0
+    still.internal_a[:] = 0.0
     f_v = dm.from_nodal(inertia.nodal.newmark_force(still))
     forces = [None] * len(groups)
     for x in inertia.extras:

@@ -19,7 +19,8 @@ floating frame) is a later item of issue 13.
 
 Its inertia is an element-level inertia group of its own
 (:class:`fem.inertia.superelement.SuperelementInertia`): the constant ``M`` on ``q`` in static,
-modal and dynamic steps (mid-point family; the rates of ``eta`` live in the state, see there). The
+modal and dynamic steps (every integrator; the rates of ``eta`` are the state's ``internal_v``,
+``internal_a``). The
 energy-conserving scheme's force and the inertia are exact at interface nodes with additive
 rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
 with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
