@@ -47,7 +47,7 @@ class StepEvents:
         keeps = step.integrator.name == "energy_conserving"
         if not keeps:
             for g in groups:
-                state.conserving[g.name] = g.conserving_start(state)
+                state.history[g.name] = g.conserving_start(state)
         return cls(groups, mass, keeps)
 
     def max_step(self, state) -> float:
@@ -67,11 +67,11 @@ class StepEvents:
         if self.keeps_history:
             return
         for g in self.groups:
-            s1.conserving[g.name] = g.commit(s0, s1, s0.conserving[g.name])
+            s1.history[g.name] = g.commit(s0, s1, s0.history[g.name])
 
     def damping(self, state) -> float | None:
         """Energy the dissipative groups took since the step began (None: no such group)."""
         if not self.dissipative:
             return None
-        return float(sum(state.conserving[g.name]["dissipated"].sum()
+        return float(sum(state.history[g.name]["dissipated"].sum()
                          for g in self.dissipative))

@@ -53,7 +53,7 @@ HISTORY = ("approach_speed", "max_penetration", "contact_time", "dissipated")
 
 def history_of(state, name: str) -> dict | None:
     """The group's history in ``state`` (None before a dynamic step set one)."""
-    return state.conserving.get(name) or None
+    return state.history.get(name) or None
 
 
 class Contact(ElementGroup):
