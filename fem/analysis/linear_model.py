@@ -11,7 +11,8 @@ The residual is ``f_in(q, v, a) + f_int(q) + G^T lambda - f_ext(q) = 0``, ``g(q)
 * ``K`` = the step's full tangent (material + geometric stiffness of the current stresses,
   ``d(G^T lambda)/dq`` and ``G`` of the joints, the load stiffness of follower loads) plus the
   inertial forces' ``d f_in / dq``;
-* ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms;
+* ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms, plus the
+  ``damping(state)`` of element groups with the capability ``"damping"`` (force elements);
 * ``M`` = the lumped mass the dynamic steps integrate.
 
 Nodal inertial forces (:class:`fem.inertia.nodal.NodalInertia`; ``J_s = R J R^T`` the spatial
@@ -155,8 +156,11 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
              + asm.matrix(none, nodal_K))
     dm = system.dofmap
     r = f_int + dm.from_nodal(f_in - loads.force(state, 0.0))
+    # element damping (force elements, joint dampers and controllers): capability "damping"
+    Dg = [g.damping(state) if "damping" in g.capabilities else None
+          for g in system.model.groups]
     model = LinearModel(asm.to_scipy(asm.matrix(none, Mb)).tocsr(),
-                        asm.to_scipy(asm.matrix(none, Db)).tocsr(), asm.to_scipy(K).tocsr())
+                        asm.to_scipy(asm.matrix(Dg, Db)).tocsr(), asm.to_scipy(K).tocsr())
     return model, r
 
 

@@ -88,6 +88,9 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     contacts, nodes = _groups("contacts", _family_entries(data, "contacts"),
                               replace(group_inputs, nodes=nodes), groups)
     groups += contacts
+    connectors, nodes = _groups("connectors", _family_entries(data, "connectors"),
+                                replace(group_inputs, nodes=nodes), groups)
+    groups += connectors
     masses = build_inertia.masses(_array(data, "masses"), nodes)
     fixed = build_loads.supports(_array(data, "supports"), nodes)
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
