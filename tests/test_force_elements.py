@@ -221,3 +221,227 @@ def test_oscillator_is_the_midpoint_rule_and_books_the_damping(tmp_path):
     np.testing.assert_allclose(total + damping, 0.5, rtol=1e-8)
     np.testing.assert_allclose(dissipated, damping, rtol=1e-12)
     assert damping[-1] > 0.05
+
+
+# --- forces on joint coordinates -----------------------------------------------------------------
+
+from fem import rotations as so3  # noqa: E402
+from fem.elements.force.coordinate import CoordinateForce, CoordinateGeometry  # noqa: E402
+from fem.time_functions import Ramp, Table  # noqa: E402
+
+COORDS = [(2, "angle"), (2, "slide"), (3, "angle"), (3, "slide")]
+
+
+def coordinate_force(dim, which, grounded, E=4, rng=None, **kw):
+    """Joint coordinate forces on random node pairs with offsets and frames."""
+    rng = rng or np.random.default_rng(0)
+    n = E if grounded else 2 * E
+    X = rng.normal(size=(n, 3))
+    if dim == 2:
+        X[:, 2] = 0.0
+    pairs = np.column_stack([np.arange(E), np.arange(E)]) if grounded \
+        else np.arange(2 * E).reshape(E, 2)
+    offsets = 0.3 * rng.normal(size=(E, 2, 3))
+    frames = np.linalg.qr(rng.normal(size=(3, 3)))[0] if dim == 3 else np.eye(3)
+    if dim == 2 and which == "slide":
+        a = rng.normal(size=2)
+        a /= np.linalg.norm(a)
+        frames = np.column_stack([[a[0], a[1], 0], [-a[1], a[0], 0], [0, 0, 1]])
+    rows = {(2, "angle"): (("angle",),), (2, "slide"): (("slide", 0),),
+            (3, "angle"): (("turn",),), (3, "slide"): (("slide", 2),)}[dim, which]
+    kind = "revolute" if which == "angle" else "prismatic"
+    geo = CoordinateGeometry("c", kind, pairs, offsets, np.broadcast_to(frames, (E, 3, 3)), dim,
+                             rows, ground_a=grounded)
+    args = dict(spring=Curve.linear(40.0, 3.0), free=0.1, damper=Curve.linear(2.0),
+                friction=1.5, velocity_scale=0.2, limits=(-0.05, 0.08), limit_stiffness=900.0,
+                effort=Table((0.0, 0.3, 1.0), (0.0, 2.0, -1.0)),
+                controller=(30.0, 4.0, Ramp(0.0, 1.0, 0.0, 0.5)))
+    args.update(kw)
+    return CoordinateForce("c", geo, X, **args), X
+
+
+def random_states(g, X, rng, scale=0.1, h=1e-2, turn=0.3):
+    dim = g.dim
+    s0 = State.reference(dim, len(X))
+    s0.u[:, :dim] = scale * rng.normal(size=(len(X), dim))
+    s0.v[:] = rng.normal(size=s0.v.shape)
+    if dim == 2:
+        s0.rot[:] = turn * rng.normal(size=len(X))
+    else:
+        s0.rot[:] = so3.quat_from_rotvec(turn * rng.normal(size=(len(X), 3)))
+    s0.t = 0.37
+    s1 = s0.copy()
+    s1.t = s0.t + h
+    d = np.zeros_like(s0.v)
+    d[:, :dim] = scale * rng.normal(size=(len(X), dim))
+    d[:, dim if dim == 2 else 3:] = scale * rng.normal(size=(len(X), 1 if dim == 2 else 3))
+    s1.increment(d)
+    if g.dim == 3 and g.turn:                # b turned from a about the axis (a revolute's)
+        for s in (s0, s1):
+            _about_axis(g, s, rng, turn)
+    return s0, s1, g.element_vector(d)
+
+
+def _about_axis(g, s, rng, turn):
+    """Nodes ``b`` turned from ``a`` about the joint axis (``a``: the ground if grounded)."""
+    geo = g.geometry
+    axis = geo.frames[:, :, 2] * turn * rng.normal(size=(len(g), 1))
+    rel = so3.quat_from_rotvec(axis)
+    a = so3.quat_identity(len(g)) if geo.ground_a else s.rot[geo.conn[:, 0]]
+    s.rot[geo.conn[:, 1]] = so3.quat_mul(a, rel)
+
+
+def _spin_columns(g, s, force, eps=1e-7):
+    """(E, nd, nd) central differences by the element DOFs (3D rotations: spatial spins)."""
+    E, nd = len(g), g.nd
+    out = np.zeros((E, nd, nd))
+    for a in range(g.nen):
+        for i in range(g.ndn):
+            f = []
+            for sign in (1, -1):
+                t = s.copy()
+                d = np.zeros_like(t.v)
+                d[g.conn[:, a], i] = sign * eps
+                t.increment(d)
+                f.append(force(t))
+            out[:, :, a * g.ndn + i] = (f[0] - f[1]) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("dim, which", COORDS)
+@pytest.mark.parametrize("grounded", [False, True])
+def test_coordinate_gradient_is_the_coordinate_derivative(dim, which, grounded):
+    """``G`` is the derivative of ``q`` (spins in 3D); ``f = Q G`` with the static tangent."""
+    rng = np.random.default_rng(4)
+    g, X = coordinate_force(dim, which, grounded, rng=rng)
+    s, _, _ = random_states(g, X, rng)
+    _, G, _ = g._static(s)
+    fd = _spin_columns(g, s, lambda t: g.coordinate(t)[:, None])[:, 0]
+    np.testing.assert_allclose(G, fd, atol=1e-7)
+    _, K = g.evaluate(s)
+    fd = _spin_columns(g, s, lambda t: g.evaluate(t, tangent=False)[0])
+    np.testing.assert_allclose(K, fd, atol=1e-6 * np.abs(K).max())
+    C = g.damping(s)
+    fdv = _columns(g, s, lambda t: g.evaluate(t, tangent=False)[0], field="v")
+    np.testing.assert_allclose(C, fdv, atol=1e-6 * np.abs(C).max())
+
+
+@pytest.mark.parametrize("dim, which", COORDS)
+@pytest.mark.parametrize("grounded", [False, True])
+def test_coordinate_step_work_equals_energy_change(dim, which, grounded):
+    """``f . inc = U1 - U0 + D - W`` to round-off (``W`` the actuators' work), ``D >= 0``.
+
+    ``inc`` pairs translations and the step's rotation vectors (what the energy-conserving
+    scheme hands groups that are not co-rotational); the steps cross the stops.
+    """
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        g, X = coordinate_force(dim, which, grounded, rng=rng)
+        s0, s1, _ = random_states(g, X, rng)
+        if dim == 3:
+            theta = so3.rotvec_from_quat(so3.quat_mul(s1.rot, so3.quat_conj(s0.rot)))
+            nodal = np.concatenate([s1.u - s0.u, theta], axis=1)
+        else:
+            nodal = np.column_stack([(s1.u - s0.u)[:, :2], s1.rot - s0.rot])
+        inc = g.element_vector(nodal)
+        hist = g.conserving_start(s0)
+        f, _, U1, h1 = g.conserving(s0, s1, None, inc, hist)
+        work = np.einsum("ei,ei->e", f, inc)
+        U0 = g.energy(s0)
+        D, W = h1["dissipated"], h1["actuator_work"]
+        scale = np.abs(U0) + np.abs(U1) + np.abs(work) + np.abs(D) + np.abs(W)
+        np.testing.assert_array_less(np.abs(work - (U1 - U0 + D - W)), 1e-12 * scale)
+        assert np.all(D >= 0)
+
+
+@pytest.mark.parametrize("dim, which", COORDS)
+def test_coordinate_step_tangent(dim, which):
+    """The step form's tangent against differences by spins of ``s1`` (3D angles: to O(h))."""
+    rng = np.random.default_rng(6)
+    g, X = coordinate_force(dim, which, False, rng=rng, limits=None)
+    s0, s1, _ = random_states(g, X, rng, scale=0.01, turn=0.02)
+    hist = g.conserving_start(s0)
+
+    def force(s):
+        return g.conserving(s0, s, None, None, hist)[0]
+
+    K = g.conserving(s0, s1, None, None, hist)[1]
+    fd = _spin_columns(g, s1, force)
+    tol = 1e-2 if (dim, which) == (3, "angle") else 1e-6
+    np.testing.assert_allclose(K, fd, atol=tol * np.abs(K).max())
+
+
+@pytest.mark.parametrize("changes, where, says", [
+    ({"stiffness": -1.0}, "joints[0].stiffness", "-1"),
+    ({"damping": -2.0}, "joints[0].damping", "-2"),
+    ({"velocity_scale": None}, "joints[0].velocity_scale", "required"),
+    ({"limits": [0.1, -0.1], "limit_stiffness": 1e3}, "joints[0].limits", "min < max"),
+    ({"limits": [-0.1, 0.1]}, "joints[0].limit_stiffness", "required"),
+    ({"limit_stiffness": 1e3}, "joints[0].limit_stiffness", "without limits"),
+    ({"setpoint": "nowhere", "proportional_gain": 3.0}, "joints[0].setpoint", "unknown function"),
+    ({"proportional_gain": 3.0}, "joints[0].setpoint", "required"),
+    ({"effort": "nowhere"}, "joints[0].effort", "unknown function"),
+    ({"type": "fixed"}, "joints[0].stiffness", "revolute, prismatic or cylindrical"),
+    ({"coordinate": "slide"}, "joints[0].coordinate", "no slide"),
+    ({"spring_table": [[0.0, 0.0], [-1.0, 1.0]], "stiffness": None}, "joints[0].spring_table",
+     "increasing"),
+    ({"friction": -1.0}, "joints[0].friction", "-1"),
+])
+def test_joint_force_deck_errors(changes, where, says):
+    """Bad joint-force input is a deck error naming the key and what was wrong."""
+    with pytest.raises(DeckError) as err:
+        deck_io.from_dict(changed(case("coulomb_rotor"), "joints", **changes))
+    assert err.value.key == where and says in str(err.value), str(err.value)
+
+
+def test_controller_on_a_spherical_joint_is_refused():
+    data = case("coulomb_rotor")
+    data["model"]["dim"] = 3
+    data["nodes"]["coordinates"] = [[0.0, 0.0, 0.0]]
+    data["bodies"][0]["inertia"] = [1.0, 1.0, 1.0]
+    data["velocities"][0]["angular_velocity"] = [0.0, 0.0, 1.0]
+    data["functions"] = [{"name": "r", "type": "constant", "value": 0.1}]
+    data = changed(data, "joints", type="spherical", stiffness=None, friction=None,
+                   velocity_scale=None, proportional_gain=10.0, setpoint="r")
+    with pytest.raises(DeckError) as err:
+        deck_io.from_dict(data)
+    assert err.value.key == "joints[0].proportional_gain" and "spherical" in str(err.value)
+
+
+@pytest.mark.parametrize("changes, where, says", [
+    ({"axis": [0.0, 0.0, 1.0]}, "connectors[0].axis", "2D"),
+    ({"stiffness": None}, "connectors[0]", "neither"),
+    ({"ground": None, "pairs": [[1, 5]]}, "connectors[0].pairs[0]", "unknown node 5"),
+])
+def test_rotational_deck_errors(changes, where, says):
+    data = case("coulomb_rotor")
+    data["connectors"] = [{"name": "t", "type": "rotational_spring_damper", "ground": [1],
+                           "stiffness": 100.0}]
+    with pytest.raises(DeckError) as err:
+        deck_io.from_dict(changed(data, **changes))
+    assert err.value.key == where and says in str(err.value), str(err.value)
+
+
+def test_rotational_connector_is_the_joint_spring(tmp_path):
+    """The rotor's spring as a rotational connector gives the joint spring's run, bit for bit.
+
+    Two routes to the same generalized force (the joint's coordinate, the connector's angle to
+    the ground): the rotation histories agree to round-off, and the friction books the same.
+    """
+    import h5py
+
+    data = case("coulomb_rotor")
+    data["steps"][0]["duration"] = 0.3
+    runs = []
+    for name, d in (("joint", data), ("connector", changed(data, "joints", stiffness=None))):
+        if name == "connector":
+            d["connectors"] = [{"name": "t", "type": "rotational_spring_damper", "ground": [1],
+                                "stiffness": 100.0}]
+        run(deck_io.from_dict(d, base_dir=str(tmp_path)), str(tmp_path / f"{name}.h5"))
+        with h5py.File(tmp_path / f"{name}.h5") as f:
+            s = f["steps/swing"]
+            runs.append((s["rotation_vector"][:, 0, 2], s["energy/damping"][()],
+                         s["energy/total"][()]))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-10)
+    np.testing.assert_allclose(runs[0][2] + runs[0][1], 0.5, rtol=1e-9)

@@ -167,3 +167,91 @@ def _axial(e: Entry, inputs: GroupInputs) -> GroupPiece:
 
 AXIAL = FamilyDeck("axial spring-dampers", [PAIRS, GROUND, POINTS, STIFFNESS, DAMPING, PRELOAD,
                                             FREE_LENGTH, SPRING_TABLE, DAMPER_TABLE], _axial)
+
+
+#: the [[joints]] keys of forces on a joint's coordinate (fem.io.build_joint_forces)
+JOINT_FORCE_KEYS = [
+    Key("coordinate", "str", None, "the coordinate the joint's forces act on: angle or slide "
+        "(default: a revolute's angle, a prismatic's slide; a cylindrical joint names it)",
+        choices=("angle", "slide")),
+    Key("stiffness", "float", None, "a spring on the joint coordinate (moment/rad, "
+        "force/length)", nonnegative=True),
+    Key("free_coordinate", "float", 0.0, "the coordinate at which the spring is relaxed "
+        "(rad or length, from the reference)"),
+    Key("spring_table", "matrix", None, "`[[coordinate - free_coordinate, moment or force], "
+        "...]`: a nonlinear spring instead of stiffness (first column strictly increasing)"),
+    Key("damping", "float", None, "a damper on the coordinate's rate (moment s/rad, "
+        "force s/length)", nonnegative=True),
+    Key("damper_table", "matrix", None, "`[[rate, moment or force], ...]`: a nonlinear damper "
+        "instead of damping (nondecreasing, 0 at rate 0)"),
+    Key("friction", "float", 0.0, "regularized Coulomb friction: the constant friction moment "
+        "or force (not from the reaction)", nonnegative=True),
+    Key("velocity_scale", "float", None, "friction's regularization: below this rate the "
+        "friction grows linearly with it (required with friction)", positive=True),
+    Key("limits", "vector", None, "`[min, max]` stops on the coordinate: one-sided penalty "
+        "contacts beyond them"),
+    Key("limit_stiffness", "float", None, "the stops' penalty stiffness (required with limits)",
+        positive=True),
+    Key("effort", "str", None, "a [[functions]] name: an applied moment (revolute) or force "
+        "(prismatic) on the coordinate, positive pushing it up"),
+    Key("proportional_gain", "float", None, "PD controller on the coordinate: K_p (with "
+        "setpoint)", nonnegative=True),
+    Key("derivative_gain", "float", None, "PD controller: K_d", nonnegative=True),
+    Key("setpoint", "str", None, "PD controller: a [[functions]] name, the coordinate's "
+        "setpoint r(t) (its derivative is the rate's setpoint)"),
+]
+
+
+AXIS = Key("axis", "vector", None, "rotational, 3D: the axis (in the first node, at the "
+           "reference) about which the angle of the second node is measured (required in 3D; "
+           "their relative rotation should stay about it, as a revolute joint keeps it)")
+FREE_ANGLE = Key("free_angle", "float", 0.0, "rotational: the angle at which the spring is "
+                 "relaxed (rad, from the reference)")
+
+
+def _frame(axis: np.ndarray) -> np.ndarray:
+    """(3, 3) ``[e1, e2, e3]`` with ``e3`` along ``axis`` (a revolute joint's frame)."""
+    a = axis / np.linalg.norm(axis)
+    t = np.eye(3)[int(np.argmin(np.abs(a)))]
+    b = t - (t @ a) * a
+    b /= np.linalg.norm(b)
+    return np.column_stack([b, np.cross(a, b), a])
+
+
+def _rotational(e: Entry, inputs: GroupInputs) -> GroupPiece:
+    """A group of rotational spring-dampers from its validated deck entry."""
+    from fem.elements.force.coordinate import CoordinateForce, CoordinateGeometry
+
+    v, w, dim = e.values, e.where, inputs.dim
+    conn, grounded = pairs_or_ground(e, inputs)
+    if dim == 2:
+        if v["axis"] is not None:
+            raise DeckError(f"{w}.axis", "not used in a 2D model (the angle is about z)")
+        F = np.eye(3)
+        rows = (("angle",),)
+    else:
+        if v["axis"] is None:
+            raise DeckError(f"{w}.axis", "required in 3D: the axis of the angle")
+        axis = vector(v["axis"], 3, f"{w}.axis")
+        if not np.linalg.norm(axis) > 0:
+            raise DeckError(f"{w}.axis", f"expected a nonzero axis, got {shown(v['axis'])}")
+        F = _frame(axis)
+        rows = (("turn",),)
+    spring = spring_law(v, w)
+    damper = damper_law(v, w)
+    if spring is None and damper is None:
+        raise DeckError(w, "expected a spring (stiffness or spring_table) or a damper "
+                        "(damping or damper_table), got neither")
+    E = len(conn)
+    pairs = np.column_stack([conn[:, 0], conn[:, 0]]) if grounded else conn
+    geo = CoordinateGeometry(v["name"], "revolute", pairs, np.zeros((E, 2, 3)),
+                             np.broadcast_to(F, (E, 3, 3)), dim, rows, ground_a=grounded)
+    group = CoordinateForce(v["name"], geo, inputs.nodes.X, spring=spring, damper=damper,
+                            free=v["free_angle"])
+    group.type_name = "rotational_spring_damper"
+    return GroupPiece(group, inputs.nodes)
+
+
+ROTATIONAL = FamilyDeck("rotational spring-dampers", [PAIRS, GROUND, AXIS, STIFFNESS, DAMPING,
+                                                      FREE_ANGLE, SPRING_TABLE, DAMPER_TABLE],
+                        _rotational)

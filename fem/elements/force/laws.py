@@ -72,6 +72,8 @@ class Curve:
         """``U(x) = int_0^x F``, exact."""
         x = np.asarray(x, dtype=float)
         slopes = np.diff(self.F) / np.diff(self.x)
+        if len(self.x) == 2:                       # linear: F(0) x + F' x^2 / 2
+            return (self.F[0] - slopes[0] * self.x[0]) * x + 0.5 * slopes[0] * x * x
         knots = np.concatenate([[0.0], np.cumsum(0.5 * (self.F[1:] + self.F[:-1])
                                                  * np.diff(self.x))])
 

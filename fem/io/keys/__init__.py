@@ -406,8 +406,8 @@ TOP = {
               "(array of tables)",
     "contacts": "penalty contact: spheres on nodes against each other or nodes against a plane, "
                 "with impact laws and friction (array of tables)",
-    "connectors": "force elements between two nodes or a node and the ground: axial "
-                  "spring-dampers (array of tables)",
+    "connectors": "force elements between two nodes or a node and the ground: axial and "
+                  "rotational spring-dampers (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
