@@ -11,8 +11,8 @@ part (a line of action through the nodes).
 * static steps and the Newmark family (``evaluate``): ``N`` at the state (velocities from the
   state); the tangent ``F_s' n n^T + (N / l) (I - n n^T)`` and the damper's dependence on ``n``
   at fixed velocities (``F_d' (I - n n^T) v_r n^T / l``); the damper's tangent by the
-  velocities (``F_d' n n^T`` times the integrator's ``gamma / (beta h)``) is not included:
-  :meth:`damping` gives it to the linearize step;
+  velocities, :meth:`damping` ``F_d' n n^T``, is added by the Newmark family times its
+  ``gamma / (beta h)`` and taken by the linearize step into its ``D``;
 * the energy-conserving scheme (``conserving``): the direction is the discrete gradient of the
   length, ``c = (d_0 + d_1) / (l_0 + l_1)`` (``c . (d_1 - d_0) = l_1 - l_0`` exactly), the
   spring's force the secant of its potential over the step and the damper's ``F_d`` of the mean

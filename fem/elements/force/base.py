@@ -12,7 +12,8 @@ on the model (``energy/actuator_work``).
 With the energy-conserving scheme the dissipated energy is exact (the damping force acts on the
 step's mean rate, its work is what is booked); the Newmark family books the trapezoidal rule of
 the power ``F_d v`` at the step's ends. Static steps see the elastic force and tangent (velocities
-zero). The linearize step takes :meth:`damping` into its ``D`` (capability ``"damping"``).
+zero). The linearize step takes :meth:`damping` into its ``D`` (capability ``"damping"``), the
+Newmark family into its Newton matrix (times ``gamma / (beta h)``).
 """
 
 from __future__ import annotations
