@@ -8,6 +8,7 @@ value::
     step = "load"                # the deck step
     kind = "displacement"        # displacement | rotation | reaction | section | load_factor
                                  # | buckling_factor | limit_load_factor | frequency
+                                 # | damping_ratio (a linearize step's -Re p / |p|)
                                  # | critical_speed | energy | period | chord_offset
                                  # | relative_position
     node = 11                    # displacement, rotation, reaction: node id and DOF name
@@ -143,7 +144,8 @@ def _reference(case: Path) -> list[dict]:
                              f"{q['kind']!r}")
         needs = {"chord_offset": ("nodes",), "relative_position": ("node", "relative_to",
                                                                    "component"),
-                 "frequency": ("mode",), "buckling_factor": ("mode",)}
+                 "frequency": ("mode",), "damping_ratio": ("mode",),
+                 "buckling_factor": ("mode",)}
         lacking = [k for k in needs.get(q["kind"], ()) if k not in q]
         if lacking:
             raise ValueError(f"quantities[{i}] ({q['kind']}) lacks {', '.join(lacking)}")
@@ -154,7 +156,7 @@ def _reference(case: Path) -> list[dict]:
         if q["kind"] == "frequency" and q.get("unit", "rad/s") not in FREQUENCY_UNITS:
             raise ValueError(f"quantities[{i}].unit: expected one of "
                              f"{', '.join(FREQUENCY_UNITS)}, got {q['unit']!r}")
-        if q["kind"] in ("frequency", "buckling_factor") and (
+        if q["kind"] in ("frequency", "damping_ratio", "buckling_factor") and (
                 not isinstance(q["mode"], int) or isinstance(q["mode"], bool) or q["mode"] < 1):
             raise ValueError(f"quantities[{i}].mode: expected a mode number 1, 2, ..., got "
                              f"{q['mode']!r}")

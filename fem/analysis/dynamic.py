@@ -435,6 +435,9 @@ class DynamicStep(StepBase):
         damping = self.events.damping(state) if self.events is not None else None
         if damping is not None:
             row["damping"] = damping
+            actuated = self.events.actuator_work(state)
+            if actuated is not None:               # joint efforts and controllers
+                row["actuator_work"] = actuated
         self.history.append(row)
         if writer:
             stats = getattr(self, "_stats", {"iterations": 0, "time_step": 0.0, "residual": 0.0})

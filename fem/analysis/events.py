@@ -17,7 +17,10 @@ through :class:`StepEvents`, the few things the time loop of :mod:`fem.analysis.
 * the energy the dissipative groups (``"dissipation"``) took since the step began, the sum of
   their histories' ``dissipated``: the frame's ``energy/damping`` (only then written, so the
   results of other models stay as they were). With the energy-conserving scheme,
-  ``total + damping`` is constant to the Newton tolerance in free motion.
+  ``total + damping`` is constant to the Newton tolerance in free motion;
+* the work actuated groups (joint efforts and PD controllers, :mod:`fem.elements.force`) did,
+  the sum of their histories' ``actuator_work``: the frame's ``energy/actuator_work``, so that
+  ``total + damping - actuator_work`` is constant.
 
 ``mass`` is each node's translational mass (the step's lumped inertia), from which the groups
 estimate the effective mass of a pair.
@@ -75,3 +78,9 @@ class StepEvents:
             return None
         return float(sum(state.history[g.name]["dissipated"].sum()
                          for g in self.dissipative))
+
+    def actuator_work(self, state) -> float | None:
+        """Work the actuated groups (joint efforts, controllers) did since the step began."""
+        done = [state.history[g.name]["actuator_work"] for g in self.dissipative
+                if "actuator_work" in state.history.get(g.name, {})]
+        return float(sum(w.sum() for w in done)) if done else None

@@ -11,7 +11,8 @@ The residual is ``f_in(q, v, a) + f_int(q) + G^T lambda - f_ext(q) = 0``, ``g(q)
 * ``K`` = the step's full tangent (material + geometric stiffness of the current stresses,
   ``d(G^T lambda)/dq`` and ``G`` of the joints, the load stiffness of follower loads) plus the
   inertial forces' ``d f_in / dq``;
-* ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms;
+* ``D`` = ``d f_in / dv``: gyroscopic (and, in a turning frame, Coriolis) terms, plus the
+  ``damping(state)`` of element groups with the capability ``"damping"`` (force elements);
 * ``M`` = the lumped mass the dynamic steps integrate.
 
 Nodal inertial forces (:class:`fem.inertia.nodal.NodalInertia`; ``J_s = R J R^T`` the spatial
@@ -166,8 +167,14 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
     if fx is not None:
         r = r + asm.vector(fx)
         K = K + asm.matrix(Kx)
+    # element damping (force elements, joint dampers and controllers): capability "damping",
+    # beside the inertia groups' own blocks
+    Dg = [g.damping(state) if "damping" in g.capabilities else None
+          for g in system.model.groups]
+    D = [a if b is None else b if a is None else a + b
+         for a, b in zip(Dx or none, Dg, strict=True)]
     model = LinearModel(asm.to_scipy(asm.matrix(Mx or none, Mb)).tocsr(),
-                        asm.to_scipy(asm.matrix(Dx or none, Db)).tocsr(),
+                        asm.to_scipy(asm.matrix(D, Db)).tocsr(),
                         asm.to_scipy(K).tocsr())
     return model, r
 

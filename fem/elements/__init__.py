@@ -26,6 +26,8 @@ from fem.elements.beam import Beam
 from fem.elements.beam import deck as beam_deck
 from fem.elements.contact import Contact
 from fem.elements.contact import deck as contact_deck
+from fem.elements.force import CoordinateForce, SpringDamper
+from fem.elements.force import deck as force_deck
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
 from fem.elements.shell import deck as shell_deck
@@ -72,6 +74,9 @@ register("rigid", RigidBody, rigid_body_deck)
 register("shell", Shell, shell_deck)
 register("superelement", Superelement, superelement_deck)
 register("contact", Contact, contact_deck)
+register("spring_damper", SpringDamper, force_deck.AXIAL)
+register("rotational_spring_damper", CoordinateForce, force_deck.ROTATIONAL)
 
-__all__ = ["Beam", "Contact", "FAMILIES", "Family", "GroundSpring", "RigidBody", "Shell",
-           "Superelement", "Truss", "families", "register", "unregister"]
+__all__ = ["Beam", "Contact", "CoordinateForce", "FAMILIES", "Family", "GroundSpring",
+           "RigidBody", "Shell", "SpringDamper", "Superelement", "Truss", "families", "register",
+           "unregister"]

@@ -62,6 +62,7 @@ CAPABILITIES = {
     "step_control": "limits and checks of the time step, and a history kept by every "
                     "integrator (contacts, fem.analysis.events)",
     "dissipation": "energy taken by damping or friction, booked in energy/damping",
+    "damping": "a damping matrix d(force)/d(velocity) (the linearize step's D)",
 }
 
 

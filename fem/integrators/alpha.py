@@ -143,6 +143,13 @@ class GeneralizedAlpha(Integrator):
         ng = len(self.system.model.groups)
         K_x = [None] * ng if K_x is None else [None if k is None else (1 - am) * k for k in K_x]
         K = (1 - af) * K_el + self.system.assembler.matrix(K_x, blocks)
+        # element damping (force elements, joint dampers and controllers): d f / d v1 is
+        # their damping matrix times gamma / (beta h)
+        C = [g.damping(s1) if "damping" in g.capabilities else None
+             for g in self.system.model.groups]
+        if any(c is not None for c in C):
+            K = K + ((1 - af) * self.gamma / (self.beta * self.h)) * \
+                self.system.assembler.matrix(C)
         return r, scale, K
 
     def finish(self, s0, s1) -> tuple[float, float]:

@@ -20,7 +20,14 @@ import numpy as np
 from fem.constraints.redundancy import release_redundant
 from fem.elements import families
 from fem.errors import DeckError, did_you_mean
-from fem.io import build, build_constraints, build_inertia, build_loads, build_steps
+from fem.io import (
+    build,
+    build_constraints,
+    build_inertia,
+    build_joint_forces,
+    build_loads,
+    build_steps,
+)
 from fem.io.deck_text import locate, parse, strip_bom
 from fem.io.keys import FAMILY_TABLES, unknown_key
 from fem.io.keys.entries import Entry
@@ -88,6 +95,9 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     contacts, nodes = _groups("contacts", _family_entries(data, "contacts"),
                               replace(group_inputs, nodes=nodes), groups)
     groups += contacts
+    connectors, nodes = _groups("connectors", _family_entries(data, "connectors"),
+                                replace(group_inputs, nodes=nodes), groups)
+    groups += connectors
     masses = build_inertia.masses(_array(data, "masses"), nodes)
     fixed = build_loads.supports(_array(data, "supports"), nodes)
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
@@ -97,6 +107,9 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     joints, nodes, fixed = build_constraints.joints(
         _array(data, "joints"), nodes, groups, fixed,
         {g.name for g in groups} | {t.name for t in ties}, funcs)
+    groups += build_joint_forces.forces(
+        _array(data, "joints"), joints, nodes.X, funcs,
+        {g.name for g in groups} | {t.name for t in ties} | {j.name for j in joints})
     loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs, groups)
     # gravity is one more named load (steps apply, hold and remove it like the [[loads]])
     weight = build_loads.gravity(_table(data, "gravity"), dim, funcs, load_entries)

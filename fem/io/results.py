@@ -21,7 +21,7 @@ from fem.state import State
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
          "limit_load_factor", "energy", "period", "chord_offset", "relative_position",
-         "frequency", "critical_speed")
+         "frequency", "damping_ratio", "critical_speed")
 FREQUENCY_UNITS = {"rad/s": "frequencies", "Hz": "hertz"}    # unit -> dataset of /modes/<s>/
 SPEED_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
 WHIRL = {"forward": 1, "backward": -1, "none": 0}
@@ -189,6 +189,8 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
         return float(_mode(h5, f"modes/{q['step']}/eigenvalues", q))
     if kind == "critical_speed":
         return _critical_speed(h5, q)
+    if kind == "damping_ratio":                    # a linearize step: -Re p / |p|
+        return float(_mode(h5, f"linear/{q['step']}/damping_ratios", q))
     if kind == "frequency":
         unit = q.get("unit", "rad/s")
         if f"linear/{q['step']}" in h5:            # a linearize step: |Im p|, nearest the shift

@@ -18,6 +18,7 @@ import sys
 from fem.analysis import STEP_TYPES
 from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, deck_fields
 from fem.elements import families
+from fem.elements.force.deck import JOINT_FORCE_KEYS
 from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers and tests
     ARRAYS,
     BYTES_PER_ELEMENT,
@@ -197,6 +198,7 @@ SCHEMA: dict[str, list[Key]] = {
             "the energy balance's constraint work. Coordinates (output `angle`, `slide`) are "
             "the second node's motion relative to the first; for joints to the ground, the "
             "node's relative to the ground"),
+        *JOINT_FORCE_KEYS,
     ],
     "gravity": [
         Key("acceleration", "vector", REQUIRED, "`[gx, gy(, gz)]`, e.g. `[0, -9.81]`, nonzero: "

@@ -406,6 +406,8 @@ TOP = {
               "(array of tables)",
     "contacts": "penalty contact: spheres on nodes against each other or nodes against a plane, "
                 "with impact laws and friction (array of tables)",
+    "connectors": "force elements between two nodes or a node and the ground: axial and "
+                  "rotational spring-dampers (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
@@ -424,8 +426,8 @@ TOP = {
 
 
 ARRAYS = ("materials", "sections", "shell_sections", "elements", "springs", "bodies", "masses",
-          "contacts", "supports", "prescribed", "ties", "joints", "functions", "loads",
-          "velocities", "steps")
+          "contacts", "connectors", "supports", "prescribed", "ties", "joints", "functions",
+          "loads", "velocities", "steps")
 
 
 @dataclass(frozen=True)
@@ -452,4 +454,6 @@ FAMILY_TABLES = {
                                                    "a node set)"),), typed=False, node_set=True),
     "contacts": FamilyTable("contact", (Key("name", "name", REQUIRED, "group name"),),
                             typed=False, node_set=False),
+    "connectors": FamilyTable("connector", (Key("name", "name", REQUIRED, "group name"),),
+                              typed=True, node_set=False),
 }

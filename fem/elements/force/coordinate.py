@@ -1,0 +1,350 @@
+"""Forces on a joint coordinate: springs, dampers, friction, stops, applied efforts, PD control.
+
+A *coordinate* ``q`` is a revolute angle about an axis or a slide along one, of node ``b``
+relative to node ``a`` (or to the ground), as :meth:`fem.constraints.joint.Joint.coordinates`
+reports it. Its gradient and the derivative of the gradient come from the joints' rows
+(:mod:`fem.constraints.joint_rows`): the 2D ``angle`` row (``theta_b - theta_a``), the ``slide``
+rows (``(R_a e) . s``), and in 3D the driven revolute's ``turn`` row ``sin(phi - f)``, whose
+gradient at ``f = phi`` is exactly that of the angle ``phi``. The generalized force
+``Q(q, q', t)`` on the coordinate acts on the nodes as ``f = Q G`` (``G = dq/dx``), so it is
+exactly the generalized force on that coordinate::
+
+    Q = F_s(q - q_0) + F_l(q) + F_d(q') + T_f q' / max(|q'|, v_s) - E(t) - tau
+    tau = K_p (r(t) - q) + K_d (r'(t) - q')
+
+the spring ``F_s`` (linear or a table, free value ``q_0``), the stops ``F_l`` (one-sided penalty
+contacts at ``q_min`` and ``q_max``, stiffness ``k_l``: a piecewise-linear law with the potential
+``k_l (q - q_max)_+^2 / 2 + k_l (q_min - q)_+^2 / 2``), the damper ``F_d``, regularized Coulomb
+friction of a given torque or force ``T_f`` (velocity scale ``v_s``: exact Coulomb above it,
+viscous below), an applied effort ``E(t)`` (a time function; positive pushes ``q`` up) and a PD
+controller on ``q`` with gains ``K_p``, ``K_d`` and setpoint ``r(t)``. The friction torque is a
+given constant, not the joint's reaction times a coefficient.
+
+* static steps and the Newmark family (``evaluate``): ``Q`` at the state, tangent
+  ``Q_q G G^T + Q_q' G (H v)^T + Q H`` (``H`` the coordinate's second derivative, ``Q_q'``'s
+  term the rate's dependence on the positions at fixed velocities); :meth:`damping` is
+  ``Q_q' G G^T`` (the linearize step's ``D``; ``K_p`` is in its ``K``);
+* the energy-conserving scheme (``conserving``): ``G_d`` with ``G_d dq = q_1 - q_0`` exactly (the
+  rows' discrete gradients; 3D angles: the ``turn`` row at ``f = (phi_0 + phi_1)/2``, scaled by
+  ``dphi / (2 sin(dphi/2))``), spring and stops the secants of their potentials (energy exact),
+  damper and friction on the mean rate ``(q_1 - q_0)/h``, their work booked in ``dissipated``;
+  effort and controller at the mid-step time and mean state, their work ``(E + tau) (q_1 -
+  q_0)`` booked in ``actuator_work`` (so ``total + damping - actuator_work`` is constant). The
+  tangent is exact in 2D and for slides; for 3D angles it omits the derivative of the scale
+  and of ``f`` (second order in the step's turn).
+
+3D angles are ``atan2`` values in ``(-pi, pi]``: a coordinate that passes ``pi`` jumps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from fem.constraints import joint_rows
+from fem.constraints.joint import Joint
+from fem.elements.base import outer
+from fem.elements.force.base import ForceElement
+from fem.elements.force.laws import Curve
+from fem.rotations import quat_identity
+
+#: the 12 columns of a pair and the 2D ones (``ux, uy, rz`` of both)
+_PLANE = np.array([0, 1, 5, 6, 7, 11])
+
+
+class CoordinateGeometry(Joint):
+    """A joint's geometry with the rows of one coordinate (no multipliers of its own).
+
+    ``rows``: ``(("angle",),)`` (2D angle), ``(("slide", i),)`` or ``(("turn",),)`` (3D angle);
+    the turn row's ``f`` is :attr:`f` (set before each use). With ``ground_a`` node ``a`` is the
+    ground (at rest, unturned): ``conn`` then holds the node twice and only ``b``'s columns
+    count.
+    """
+
+    def __init__(self, name, kind, pairs, offsets, frames, dim, rows, ground_a=False,
+                 sign=None):
+        super().__init__(name, kind, pairs, offsets, frames, dim)
+        self.rows = rows
+        self.n_multipliers = 1
+        self.released = np.zeros((len(self), 1), dtype=bool)
+        self.ground_a = ground_a
+        if sign is not None:
+            self.sign = np.asarray(sign, dtype=float)
+        self.f = np.zeros(len(self))
+
+    def _drive_at(self, t, derivative: int = 0):
+        return self.f if derivative == 0 else np.zeros(len(self))
+
+    def _rotations(self, state):
+        R = super()._rotations(state)
+        if self.ground_a:
+            R[:, 0] = np.eye(3)
+        return R
+
+    def _geometry(self, state):
+        if not self.ground_a:
+            return super()._geometry(state)
+        R = self._rotations(state)
+        arms = np.einsum("eaij,eaj->eai", R, self.offsets)
+        u = np.zeros((len(self), 3))
+        u[:, :self.dim] = state.u[self.conn[:, 1], :self.dim]
+        gap = u + (arms[:, 1] - self.offsets[:, 1]) - (arms[:, 0] - self.offsets[:, 0])
+        return {"R": R, "arms": arms, "s": gap, "Fa": R[:, 0] @ self.frames,
+                "Fb": R[:, 1] @ self.frames}
+
+    def _step_rotations(self, s0, s1):
+        theta = super()._step_rotations(s0, s1)
+        if self.ground_a:
+            theta[:, 0] = 0.0
+        return theta
+
+    def _angles(self, state):
+        ang = state.rot[self.conn]
+        return ang[:, 1] - (0.0 if self.ground_a else ang[:, 0])
+
+    def raw(self, state) -> NDArray:
+        """(E,) the coordinate of ``b`` relative to ``a`` (before :attr:`sign`)."""
+        row = self.rows[0]
+        if row[0] == "angle":
+            return self._angles(state)
+        geo = self._geometry(state)
+        if row[0] == "slide":
+            return np.einsum("ei,ei->e", geo["Fa"][:, :, row[1]], geo["s"])
+        Fa, Fb = geo["Fa"], geo["Fb"]
+        return np.arctan2(np.einsum("ei,ei->e", Fa[:, :, 1], Fb[:, :, 0]),
+                          np.einsum("ei,ei->e", Fa[:, :, 0], Fb[:, :, 0]))
+
+
+def identity_rotations(dim: int, n: int):
+    """The rotation array of ``n`` unturned nodes."""
+    return np.zeros(n) if dim == 2 else quat_identity(n)
+
+
+class CoordinateForce(ForceElement):
+    """Forces on a joint coordinate (module doc).
+
+    Parameters
+    ----------
+    name : group name
+    geometry : the coordinate's :class:`CoordinateGeometry` (its pairs; ``ground_a``: the
+        group's ``conn`` holds the nodes alone)
+    X : (n, 3) reference coordinates
+    spring, damper : :class:`~fem.elements.force.laws.Curve` or None
+    free : ``q_0`` of the spring
+    friction : ``T_f`` (0: none); velocity_scale : ``v_s``
+    limits : ``(q_min, q_max)`` or None; limit_stiffness : ``k_l``
+    effort : a time function or None
+    controller : ``(K_p, K_d, r)`` (``r`` a time function) or None
+    """
+
+    type_name = "joint_force"
+    stress_names = ("effort",)
+
+    def __init__(self, name, geometry: CoordinateGeometry, X, spring=None, damper=None,
+                 free=0.0, friction=0.0, velocity_scale=1.0, limits=None, limit_stiffness=0.0,
+                 effort=None, controller=None):
+        self.actuated = effort is not None or controller is not None
+        conn = geometry.conn[:, 1:] if geometry.ground_a else geometry.conn
+        dim = geometry.dim
+        super().__init__(name, conn, X, dim,
+                         dissipative=damper is not None or friction > 0 or (
+                             controller is not None and controller[1] > 0))
+        self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
+        self.additive_rotations = dim == 2        # 2D angles are additive (rows paired with them)
+        self.geometry = geometry
+        self.spring, self.damper, self.free = spring, damper, float(free)
+        self.friction, self.velocity_scale = float(friction), float(velocity_scale)
+        self.limits = None if limits is None else (float(limits[0]), float(limits[1]))
+        self.stops = None if limits is None else _stops(self.limits, limit_stiffness)
+        self.effort, self.controller = effort, controller
+        self.cell_type = "vertex" if self.nen == 1 else "line"
+        self.turn = geometry.rows[0][0] == "turn"
+        self.planar_angle = geometry.rows[0][0] == "angle"
+        cols = np.arange(12) if dim == 3 else _PLANE
+        self._cols = cols[len(cols) // 2:] if geometry.ground_a else cols
+
+    # --- the coordinate -------------------------------------------------------------------------
+    def coordinate(self, state) -> NDArray:
+        """(E,) ``q`` as reported (:attr:`Joint.sign`)."""
+        return self.geometry.sign * self.geometry.raw(state)
+
+    def _static(self, state, Q=None):
+        """``q``, ``G (E, nd)`` and (``Q``) ``Q H (E, nd, nd)``."""
+        geo = self.geometry
+        if self.planar_angle:                      # 2D angles: constant G, no H
+            G = np.zeros((len(self), self.nd))
+            G[:, -1] = geo.sign
+            if self.nen == 2:
+                G[:, 2] = -geo.sign
+            K = None if Q is None else np.zeros((len(self), self.nd, self.nd))
+            return self.coordinate(state), G, K
+        phi = geo.raw(state)
+        mu = None if Q is None else (geo.sign * Q)[:, None]
+        _, G, K = joint_rows.static_rows(geo, state, mu, phi)
+        G = geo.sign[:, None] * G[:, 0, self._cols]
+        K = None if K is None else K[:, self._cols][:, :, self._cols]
+        return geo.sign * phi, G, K
+
+    def _q_rate(self, state, G):
+        return np.einsum("ei,ei->e", G, self.element_vector(state.v))
+
+    def _Q(self, q, rate, t):
+        """``Q (E,)``, ``dQ/dq``, ``dQ/dq'`` at a state (module doc)."""
+        E = len(self)
+        Q, a, b = np.zeros(E), np.zeros(E), np.zeros(E)
+        if self.spring is not None:
+            F, dF = self.spring(q - self.free)
+            Q, a = Q + F, a + dF
+        if self.stops is not None:
+            F, dF = self.stops(q)
+            Q, a = Q + F, a + dF
+        Qd, bd = self._dissipative(rate)
+        Q, b = Q + Qd, b + bd
+        tau, at, bt = self._actuator(q, rate, t)
+        return Q - tau, a + at, b + bt
+
+    def _dissipative(self, rate):
+        """Damper and friction: ``Q_d (E,)`` and ``dQ_d/dq'``."""
+        Q, b = np.zeros(len(self)), np.zeros(len(self))
+        if self.damper is not None:
+            F, dF = self.damper(rate)
+            Q, b = Q + F, b + dF
+        if self.friction > 0:
+            s = np.abs(rate)
+            den = np.maximum(s, self.velocity_scale)
+            Q = Q + self.friction * rate / den
+            b = b + np.where(s < self.velocity_scale, self.friction / self.velocity_scale, 0.0)
+        return Q, b
+
+    def _actuator(self, q, rate, t):
+        """The actuators' ``tau`` (pushing ``q`` up) and ``-dtau/dq``, ``-dtau/dq'``."""
+        E = len(self)
+        tau = np.zeros(E)
+        a = b = 0.0
+        if self.effort is not None:
+            tau = tau + float(self.effort(t))
+        if self.controller is not None:
+            kp, kd, r = self.controller
+            tau = tau + kp * (float(r(t)) - q) + kd * (float(r.derivative(t)) - rate)
+            a, b = kp, kd
+        return tau, a, b
+
+    # --- at a state -----------------------------------------------------------------------------
+    def evaluate(self, state, tangent: bool = True):
+        """Force ``Q G`` and its tangent (module doc)."""
+        q, G, _ = self._static(state)
+        rate = self._q_rate(state, G)
+        Q, a, b = self._Q(q, rate, state.t)
+        f = Q[:, None] * G
+        if not tangent:
+            return f, None
+        _, _, QH = self._static(state, Q)
+        _, _, H = self._static(state, np.ones(len(self)))
+        Hv = np.einsum("eji,ej->ei", H, self.element_vector(state.v))      # d(q')/dx
+        return f, a[:, None, None] * outer(G, G) + b[:, None, None] * outer(G, Hv) + QH
+
+    def internal_force(self, state) -> NDArray:
+        """(E, nd) the forces on the nodes (resisting)."""
+        return self.evaluate(state, tangent=False)[0]
+
+    def tangent(self, state) -> NDArray:
+        """(E, nd, nd) (module doc)."""
+        return self.evaluate(state)[1]
+
+    material_tangent = tangent
+
+    def damping(self, state) -> NDArray:
+        """(E, nd, nd) ``dQ/dq' G G^T``."""
+        q, G, _ = self._static(state)
+        b = self._Q(q, self._q_rate(state, G), state.t)[2]
+        return b[:, None, None] * outer(G, G)
+
+    def energy(self, state) -> NDArray:
+        """(E,) the spring's and the stops' potentials."""
+        q = self.coordinate(state)
+        U = np.zeros(len(self))
+        if self.spring is not None:
+            U = U + self.spring.integral(q - self.free)
+        if self.stops is not None:
+            U = U + self.stops.integral(q)
+        return U
+
+    def stress(self, state) -> NDArray:
+        """(E, 1) the effort on the coordinate, ``-Q`` (positive pushes ``q`` up)."""
+        q, G, _ = self._static(state)
+        return -self._Q(q, self._q_rate(state, G), state.t)[0][:, None]
+
+    def power(self, state) -> NDArray:
+        """(E,) power of the damper and the friction."""
+        q, G, _ = self._static(state)
+        rate = self._q_rate(state, G)
+        return self._dissipative(rate)[0] * rate
+
+    def actuator_power(self, state) -> NDArray:
+        """(E,) power of the effort and the controller."""
+        q, G, _ = self._static(state)
+        rate = self._q_rate(state, G)
+        return self._actuator(q, rate, state.t)[0] * rate
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """Per element: the coordinate, its rate, the effort, the actuator's share; history."""
+        q, G, _ = self._static(state)
+        rate = self._q_rate(state, G)
+        Q = self._Q(q, rate, state.t)[0]
+        out = {"effort": -Q, "coordinate": q, "coordinate_rate": rate,
+               "actuator": self._actuator(q, rate, state.t)[0]}
+        return self._history_outputs(state, out)
+
+    def options(self) -> dict[str, str]:
+        """The coordinate."""
+        return {"coordinate": "slide" if self.geometry.rows[0][0] == "slide" else "angle"}
+
+    # --- the energy-conserving scheme -----------------------------------------------------------
+    def conserving(self, s0, s1, sm, inc, hist, spins=None):
+        """Algorithmic force, its tangent, the energy at ``s1`` and the history (module doc)."""
+        h = s1.t - s0.t
+        geo = self.geometry
+        q0, q1 = self.coordinate(s0), self.coordinate(s1)
+        dq = q1 - q0
+        E = len(self)
+        N, dN = np.zeros(E), np.zeros(E)
+        for curve, shift in ((self.spring, self.free), (self.stops, 0.0)):
+            if curve is not None:
+                S, dS = curve.secant(q0 - shift, q1 - shift)
+                N, dN = N + S, dN + dS
+        Qd, bd = self._dissipative(dq / h)
+        N, dN = N + Qd, dN + bd / h
+        tm = 0.5 * (s0.t + s1.t)
+        tau, at, bt = self._actuator(0.5 * (q0 + q1), dq / h, tm)
+        N, dN = N - tau, dN + 0.5 * at + bt / h
+        # the discrete gradient of q (module doc)
+        phi0, phi1 = geo.raw(s0), geo.raw(s1)
+        geo.f = 0.5 * (phi0 + phi1) if self.turn else phi1
+        scale = np.ones(E)
+        if self.turn:
+            half = 0.5 * (phi1 - phi0)
+            small = np.abs(half) < 1e-4
+            scale = np.where(small, 1 + half**2 / 6, half / np.where(small, 1.0, np.sin(half)))
+        if self.planar_angle:
+            _, G1, K = self._static(s1, N)
+            return (N[:, None] * G1, dN[:, None, None] * outer(G1, G1), self.energy(s1),
+                    self._booked(hist, Qd * dq, tau * dq))
+        Gd, K = joint_rows.discrete_rows(geo, s0, s1, (geo.sign * N * scale)[:, None])
+        if geo.dim == 2:
+            Gd, K = Gd[..., _PLANE], K[:, _PLANE][:, :, _PLANE]
+            cols = np.arange(6)
+            cols = cols[3:] if geo.ground_a else cols
+        else:
+            cols = self._cols
+        Gd = (geo.sign * scale)[:, None] * Gd[:, 0, cols]
+        K = K[:, cols][:, :, cols]
+        _, G1, _ = self._static(s1)
+        f = N[:, None] * Gd
+        Kt = dN[:, None, None] * outer(Gd, G1) + K
+        return f, Kt, self.energy(s1), self._booked(hist, Qd * dq, tau * dq)
+
+
+def _stops(limits, k) -> Curve:
+    """The stops' law: ``k (q - q_max)`` above, ``k (q - q_min)`` below, 0 between."""
+    lo, hi = limits
+    return Curve(np.array([lo - 1.0, lo, hi, hi + 1.0]), np.array([-k, 0.0, 0.0, k]))

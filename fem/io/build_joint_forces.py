@@ -1,0 +1,104 @@
+"""Forces in joints: the ``[[joints]]`` keys of springs, dampers, friction, stops, efforts, PD.
+
+A revolute, prismatic or cylindrical joint that gives any of :data:`JOINT_FORCE_KEYS` gets an
+element group of its own, :class:`fem.elements.force.coordinate.CoordinateForce`, named
+``<joint>_force``, acting on the joint's coordinate (its angle, or its slide; a cylindrical joint
+says which with ``coordinate``) between the same nodes, with the same frame and sign as the
+joint's reported coordinate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fem.elements.force.coordinate import CoordinateForce, CoordinateGeometry
+from fem.elements.force.deck import damper_law, spring_law
+from fem.errors import DeckError
+from fem.io.build import function
+from fem.io.keys.entries import Entry, unique
+
+_GIVEN = ("stiffness", "spring_table", "damping", "damper_table", "limits", "effort",
+          "proportional_gain", "derivative_gain", "setpoint")
+
+
+def forces(entries: list[Entry], joints: tuple, X: np.ndarray, funcs: dict,
+           taken: set) -> tuple:
+    """The joint-force groups of the ``[[joints]]`` entries that give force keys."""
+    by_name = {j.name: j for j in joints}
+    out = []
+    for name, e in unique(entries, "joint group").items():
+        v, w = e.values, e.where
+        if not (any(v[k] is not None for k in _GIVEN) or v["friction"] > 0):
+            for key in ("coordinate", "velocity_scale", "limit_stiffness"):
+                if v[key] is not None:
+                    raise DeckError(f"{w}.{key}", "given without a force on the joint "
+                                    "(stiffness, damping, friction, limits, effort or a "
+                                    "controller)")
+            continue
+        joint = by_name[name]
+        out.append(_group(joint, v, w, X, funcs, taken))
+        taken.add(out[-1].name)
+    return tuple(out)
+
+
+def _group(joint, v: dict, w: str, X, funcs, taken) -> CoordinateForce:
+    kind, dim = joint.kind, joint.dim
+    which = v["coordinate"]
+    allowed = {"revolute": ("angle",), "prismatic": ("slide",),
+               "cylindrical": ("angle", "slide")}.get(kind)
+    given = [k for k in _GIVEN if v[k] is not None] + (["friction"] if v["friction"] else [])
+    if allowed is None:
+        raise DeckError(f"{w}.{given[0]}", f"forces act on a revolute, prismatic or cylindrical "
+                        f"joint's coordinate, got a {kind} joint")
+    if which is None:
+        if len(allowed) > 1:
+            raise DeckError(f"{w}.coordinate", "required with forces on a cylindrical joint: "
+                            "angle or slide")
+        which = allowed[0]
+    if which not in allowed:
+        raise DeckError(f"{w}.coordinate", f"a {kind} joint has no {which} (expected "
+                        f"{' or '.join(allowed)})")
+    if joint.drive is not None:
+        raise DeckError(f"{w}.{given[0]}", "a driven joint's coordinate is prescribed: forces on "
+                        "it would only add to the driver's effort (remove drive, or use a "
+                        "controller)")
+    rows = {(2, "angle"): (("angle",),), (2, "slide"): (("slide", 0),),
+            (3, "angle"): (("turn",),), (3, "slide"): (("slide", 2),)}[dim, which]
+    geo = CoordinateGeometry(f"{joint.name}_force", kind, joint.conn, joint.offsets,
+                             joint.frames, dim, rows, sign=joint.sign)
+    spring = spring_law(v, w)
+    damper = damper_law(v, w)
+    if v["friction"] > 0 and v["velocity_scale"] is None:
+        raise DeckError(f"{w}.velocity_scale", "required with friction > 0: the rate below which "
+                        "the friction is regularized (linear in the rate)")
+    limits = None
+    if v["limits"] is not None:
+        lim = v["limits"]
+        if len(lim) != 2 or not lim[0] < lim[1]:
+            raise DeckError(f"{w}.limits", f"expected [min, max] with min < max, got {lim!r}")
+        if v["limit_stiffness"] is None:
+            raise DeckError(f"{w}.limit_stiffness", "required with limits: the stops' penalty "
+                            "stiffness")
+        limits = (float(lim[0]), float(lim[1]))
+    elif v["limit_stiffness"] is not None:
+        raise DeckError(f"{w}.limit_stiffness", "given without limits")
+    controller = None
+    gains = (v["proportional_gain"], v["derivative_gain"])
+    if v["setpoint"] is not None or any(g is not None for g in gains):
+        if v["setpoint"] is None:
+            raise DeckError(f"{w}.setpoint", "required with a controller's gains: the "
+                            "coordinate's setpoint function")
+        if all(g is None for g in gains):
+            raise DeckError(f"{w}.proportional_gain", "a setpoint needs a controller's gains "
+                            "(proportional_gain, derivative_gain)")
+        controller = (gains[0] or 0.0, gains[1] or 0.0,
+                      function(funcs, v["setpoint"], f"{w}.setpoint"))
+    effort = function(funcs, v["effort"], f"{w}.effort")
+    name = f"{joint.name}_force"
+    if name in taken:
+        raise DeckError(f"{w}.name", f"its force group '{name}' is already the name of a group")
+    return CoordinateForce(name, geo, X, spring=spring, damper=damper,
+                           free=v["free_coordinate"], friction=v["friction"],
+                           velocity_scale=v["velocity_scale"] or 1.0, limits=limits,
+                           limit_stiffness=v["limit_stiffness"] or 0.0, effort=effort,
+                           controller=controller)
