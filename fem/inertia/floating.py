@@ -228,7 +228,7 @@ class FloatingInertia:
         K = c * (J.T @ MJ) + cg * (J.T @ (self.Md[:, None] * C))
         return f, K[None]
 
-    def linear_blocks(self, state):
+    def linear_blocks(self, state, spin: NDArray | None = None, center: NDArray | None = None):
         """Element blocks of the linearized inertia at ``state``: ``(f, M, D, K)``.
 
         ``f`` the inertial force (:meth:`newmark_force`), ``M = J_y^T M_d J_y``, ``D`` its
@@ -236,6 +236,11 @@ class FloatingInertia:
         differences of ``f``; zero at rest).
         """
         g = self.group
+        if spin is not None and np.any(spin):
+            from fem.errors import ModelError
+
+            raise ModelError(f"superelement '{g.name}': a co-rotational superelement does not "
+                             "take a turning frame yet")
         e, edot = g.vector(state), self._edot(state)
         eddot = np.concatenate([g.element_vector(state.a)[0], self._eta(state, "internal_a")])
 
