@@ -174,3 +174,91 @@ def test_a_shaft_superelement_whirls_and_crosses_as_the_full_shaft(files, file, 
     assert [s for _, s in c] == [s for _, s in c_ref] and len(c) >= 2
     assert np.allclose([v for v, _ in c], [v for v, _ in c_ref], rtol=tol, atol=0.0)
 
+
+# --- a planar co-rotational blade: the root clamped on a hub of radius 0.5, spinning about z -----
+def planar(elements, steps, supports=CLAMP):
+    """A 2D blade of length 1 (EA = 1e5, EI = 1, rho A = 1): chordwise 3.48 rad/s at rest."""
+    return {"model": {"dim": 2},
+            "materials": [{"name": "m", "E": 1e5, "G": 4e4}],
+            "sections": [{"name": "s", "A": 1.0, "Iz": 1e-5, "mass_per_length": 1.0,
+                          "rotary_inertia_per_length": 1e-3}],
+            "nodes": {"ids": [1, 2], "coordinates": [[0.5, 0.0], [1.5, 0.0]]},
+            "elements": elements, "supports": list(supports), "steps": steps}
+
+
+def rod(name="blade"):
+    return {"name": name, "type": "beam", "material": "m", "section": "s",
+            "formulation": "corotational", "connectivity": [[1, 2]], "divisions": N}
+
+
+@pytest.fixture(scope="module")
+def planar_files(tmp_path_factory):
+    """``b4.h5`` (4 modes) and ``ball.h5`` (all 21: exact) of the free blade, interface its
+    two ends (with the chord stiffening of two interface nodes)."""
+    base = tmp_path_factory.mktemp("corot_spin")
+    for name, modes in (("b4", 4), ("ball", 21)):
+        solve(planar([rod()], [{"name": "r", "type": "cms_reduce", "interface": [1, 2],
+                                "modes": modes, "file": f"{name}.h5"}], supports=()),
+              str(base / f"{name}_reduce.h5"), base_dir=str(base))
+    return base
+
+
+def corot(file, stiffening=True):
+    return {"name": "blade", "type": "superelement", "file": file,
+            "formulation": "corotational", "geometric_stiffening": stiffening}
+
+
+def planar_linearize(files, element, spin):
+    step = {"name": "lin", "type": "linearize", "modes": 3, "method": "dense",
+            **({} if spin is None else {"spin": [spin]})}
+    return solve(planar([element], [step]), base_dir=str(files))[3][0]
+
+
+@pytest.mark.parametrize("spin", [1.0, 2.0])
+@pytest.mark.parametrize("file", ["ball.h5", "b4.h5"])
+def test_a_spinning_corotational_superelement_blade_against_the_full_corotational_beams(
+        planar_files, file, spin):
+    """The blade as a co-rotational superelement linearized about its steady spin (the inertia
+    of the recovered nodes in the turning frame, exact; the stiffening by the mean axial
+    strain of its file) against 8 co-rotational beams (the full geometric stiffness of the
+    centrifugal tension): the three lowest frequencies within 1.5 % (measured 0.34 % at spin 1,
+    1.1 % at spin 2 on the first chordwise mode, the same with all 21 modes or with 4: the
+    error is the mean-strain stiffening's, whose uniform tension is not the blade's, largest at
+    the root and zero at the tip; the reduction's own is 2.5e-4 at rest). Without the
+    stiffening the superelement misses most of it: the first two frequencies 3 to 6 times
+    further off (measured 1.8 % and 6.0 % on the first). The steady stretch of the tip
+    (the centrifugal force on the recovered nodes) to 1e-3 (4 modes), 1e-6 (all)."""
+    full = planar_linearize(planar_files, rod(), spin)
+    with_g = planar_linearize(planar_files, corot(file), spin)
+    without = planar_linearize(planar_files, corot(file, False), spin)
+    w_full = full.eigen.frequencies
+    err = np.abs(with_g.eigen.frequencies / w_full - 1)
+    err_without = np.abs(without.eigen.frequencies / w_full - 1)
+    assert err.max() < 1.5e-2
+    assert np.all(err_without[:2] > 3 * err[:2])
+    assert w_full[0] > 3.48 * (1 + 0.03 * spin**2)         # the spin stiffens the blade
+    tips = [s.steady.u[1, 0] for s in (full, with_g)]
+    assert tips[0] > 0 and abs(tips[1] / tips[0] - 1) < (1e-6 if file == "ball.h5" else 1e-3)
+
+
+def test_a_corotational_superelement_at_spin_zero_is_the_fixed_frame_bit_for_bit(planar_files):
+    """spin = [0]: the fixed frame's eigenvalues and matrices exactly."""
+    a = planar_linearize(planar_files, corot("b4.h5"), 0.0)
+    b = planar_linearize(planar_files, corot("b4.h5"), None)
+    np.testing.assert_array_equal(a.eigen.values, b.eigen.values)
+    for X, Y in ((a.model.M, b.model.M), (a.model.D, b.model.D), (a.model.K, b.model.K)):
+        assert (X != Y).nnz == 0
+
+
+def test_a_campbell_sweep_of_the_corotational_blade_follows_the_full_beams(planar_files):
+    """A spin sweep 0 to 2 rad/s (rotating frame) with the 4-mode superelement: each of the
+    three lines within 1.5 % of the full beams' (the mean-strain stiffening's error, above),
+    at rest within the reduction's 2.5e-4."""
+    def sweep(element):
+        step = {"name": "sw", "type": "stability_sweep", "parameter": "spin",
+                "values": [0.0, 0.5, 1.0, 1.5, 2.0], "modes": 3, "method": "dense"}
+        return solve(planar([element], [step]), base_dir=str(planar_files))[3][0].tracked[1]
+
+    W_full, W = sweep(rod()), sweep(corot("b4.h5"))
+    assert np.abs(W[0] / W_full[0] - 1).max() < 3e-4
+    assert np.abs(W / W_full - 1).max() < 1.5e-2
