@@ -460,10 +460,6 @@ def test_bad_superelement_entries_are_deck_errors(bad_files, entry, key, words):
 
 @pytest.mark.parametrize("change, key, words", [
     ({"type": "buckling", "loads": ["P"]}, "steps[1].type", "cannot do a material/geometric"),
-    ({"type": "linearize", "spin": [0.0, 0.0, 1.0], "loads": []}, "steps[1].spin",
-     "turning frame does not take superelements"),
-    ({"type": "stability_sweep", "parameter": "spin", "values": [0.0, 1.0], "loads": []},
-     "steps[1].parameter", "turning frame does not take superelements"),
     ({"type": "dynamic", "loads": ["gravity"], "time_step": 0.1, "duration": 0.2},
      "steps[1].loads", "gravity on superelement 'outer' is not supported"),
 ])

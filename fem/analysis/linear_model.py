@@ -38,8 +38,11 @@ Element-level inertia groups of superelements add their element blocks
 (:meth:`fem.inertia.superelement.SuperelementInertia.linear_blocks`: the constant reduced mass
 on ``q = [u_b; eta]``, with ``eta``'s accelerations ``internal_a``;
 :meth:`fem.inertia.floating.FloatingInertia.linear_blocks`: ``J_y^T M_d J_y`` and the
-derivatives of its velocity terms), in a fixed frame only: under ``spin`` a superelement is
-refused by name (its component's centrifugal and Coriolis terms are not written). Beams with
+derivatives of its velocity terms), and in a turning frame their components' centrifugal force,
+gyroscopic and centrifugal-softening blocks from the components' lumped masses mapped by the
+reduction's basis (linear) or the recovery (co-rotational); geometric stiffening by the
+centrifugal tension only where the superelement carries it (a co-rotational one with the chord
+stiffening of its file), none for a linear one. Beams with
 ``inertia = "consistent"`` are not linearized yet: a step refuses them by name.
 
 What the linearize and sweep steps take from such a model is here too: its eigenvalues
@@ -153,7 +156,8 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
     # the nodal group's own masses (an InertiaSum's ``m`` adds the element groups' estimates)
     f_in, Mb, Db, Kb = inertial_forces(getattr(inertia, "nodal", inertia), state,
                                        system.model.X, spin, center)
-    fx, Mx, Dx, Kx = _element_blocks(system, inertia, state)
+    Omega, c = _frame(system.model.dim, spin, center)
+    fx, Mx, Dx, Kx = _element_blocks(system, inertia, state, Omega, c)
     KL = loads.stiffness(state, 0.0)
     nodal_K = Kb if KL is None else Kb + KL
     f_int = system.internal_force(state)
@@ -179,8 +183,10 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
     return model, r
 
 
-def _element_blocks(system, inertia, state):
+def _element_blocks(system, inertia, state, Omega=None, c=None):
     """Per element group: the element-level inertia groups' ``f``, ``M``, ``D``, ``K`` blocks.
+
+    In the frame turning at ``Omega (3,)`` about ``c (3,)`` (each group's spin terms).
 
     ``(None, None, None, None)`` without such groups (the nodal inertia alone).
     """
@@ -190,7 +196,8 @@ def _element_blocks(system, inertia, state):
     n = len(system.model.groups)
     out = [[None] * n for _ in range(4)]
     for x in extras:
-        for part, block in zip(out, x.linear_blocks(state), strict=True):
+        for part, block in zip(out, x.linear_blocks(state, Omega, c),
+                               strict=True):
             part[x.index] = block if part[x.index] is None else part[x.index] + block
     return tuple(out)
 
@@ -198,7 +205,8 @@ def _element_blocks(system, inertia, state):
 def system_inertia(system, state, spin=None):
     """The model's inertia: nodal, and superelements' element-level groups (module doc).
 
-    Refused by name: beams with ``inertia = "consistent"``; superelements under ``spin``.
+    Refused by name: beams with ``inertia = "consistent"``. ``spin`` is not used (the
+    superelements' terms of a turning frame are their groups' ``linear_blocks``).
     """
     from fem.errors import ModelError
     from fem.inertia import inertia_groups
@@ -211,12 +219,6 @@ def system_inertia(system, state, spin=None):
         raise ModelError(f"element group(s) {', '.join(beams)}: inertia = \"consistent\" is not "
                          "linearized yet; use the lumped inertia (the default) for a linearize "
                          "step")
-    spinning = spin is not None and np.any(np.asarray(spin, dtype=float) != 0.0)
-    if extras and spinning:
-        names = ", ".join(system.model.groups[x.index].name for x in extras)
-        raise ModelError(f"superelement(s) {names}: a linearization in a turning frame (spin) "
-                         "does not take superelements yet (their components' centrifugal and "
-                         "Coriolis terms); linearize them without spin")
     return inertia
 
 

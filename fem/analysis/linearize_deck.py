@@ -53,7 +53,7 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
             raise DeckError(f"{e.where}.spin", "expected " + ("[wz] (2D: a spin about z)"
                             if dim == 2 else "[wx, wy, wz]") + f", got {list(s.spin)}")
         s.spin = [float(w) for w in s.spin]
-        refuse_spinning_superelements(inputs.model, f"{e.where}.spin")
+        spinning_superelements(inputs.model, f"{e.where}.spin")
     if s.center is not None:
         if s.spin is None:
             raise DeckError(f"{e.where}.center", "a point of the spin axis: give spin too")
@@ -67,13 +67,21 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
     return s
 
 
-def refuse_spinning_superelements(model, where: str) -> None:
-    """A linearization in a turning frame does not take superelements yet: a DeckError."""
-    supers = [g.name for g in model.groups if getattr(g, "internal_always", False)]
-    if supers:
-        raise DeckError(where, f"superelement '{supers[0]}': a linearization in a turning frame "
-                        "does not take superelements yet (their components' centrifugal and "
-                        "Coriolis terms); linearize without spin")
+def spinning_superelements(model, where: str) -> None:
+    """A turning frame needs each superelement's component mass: a DeckError for a file without.
+
+    The components' inertial forces of the turning frame come from their lumped diagonal mass
+    (the file's ``/component/mass``, :mod:`fem.inertia.superelement`), which version 1 files and
+    reductions with the consistent mass do not keep.
+    """
+    for g in model.groups:
+        data = getattr(g, "data", None)
+        if getattr(g, "internal_always", False) and getattr(data, "component_mass", 1) is None:
+            raise DeckError(where, f"superelement '{g.name}': a turning frame needs its "
+                            "component's lumped mass, which its file "
+                            f"{getattr(g, 'path', '')!r} does not keep (reduced with mass = "
+                            f"\"{data.mass}\" or by an older fem): reduce the component again "
+                            "with mass = \"lumped\"")
 
 
 def _dof(text: str, where: str, key: str, inputs) -> tuple[int, int, str]:

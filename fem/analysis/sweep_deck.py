@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.linearize_deck import refuse_spinning_superelements
+from fem.analysis.linearize_deck import spinning_superelements
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import (
     MAX_ITERATIONS,
@@ -81,7 +81,7 @@ def check(e, inputs, spec: dict) -> SweepSettings:
             if getattr(s, key) is not None:
                 raise DeckError(f"{e.where}.{key}", "used by parameter = \"spin\" only")
         return s
-    refuse_spinning_superelements(inputs.model, f"{e.where}.parameter")
+    spinning_superelements(inputs.model, f"{e.where}.parameter")
     if s.orders is not None:
         k = np.asarray(s.orders, dtype=float)
         if len(k) > MAX_ORDERS or not np.all(np.isfinite(k) & (k > 0)):

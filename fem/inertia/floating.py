@@ -228,30 +228,52 @@ class FloatingInertia:
         K = c * (J.T @ MJ) + cg * (J.T @ (self.Md[:, None] * C))
         return f, K[None]
 
-    def linear_blocks(self, state):
+    def linear_blocks(self, state, spin: NDArray | None = None, center: NDArray | None = None):
         """Element blocks of the linearized inertia at ``state``: ``(f, M, D, K)``.
 
         ``f`` the inertial force (:meth:`newmark_force`), ``M = J_y^T M_d J_y``, ``D`` its
         derivative by ``q_dot`` (the velocity terms), ``K`` by ``q`` at fixed rates (central
-        differences of ``f``; zero at rest).
+        differences of ``f``; zero at rest). In a frame turning at ``spin (3,)`` (2D: about
+        z) through ``center``, ``f`` adds the turning frame's forces on the recovered nodes,
+        ``J_y^T m (2 W y_dot + W W (y - c))`` on their translations (``W = hat(Omega)``; the
+        rotations ``psi`` carry ``I_z`` alone, which a planar spin does not load): exact on the
+        recovered configuration (the component's lumped masses at ``y(q)``), with
+        ``D = J_y^T (2 m W) J_y`` (the central differences in ``q_dot`` of a force linear and
+        quadratic in it are exact) and ``K`` (centrifugal softening ``J_y^T m W W J_y`` and the
+        change of ``J_y`` with ``q`` under the centrifugal forces) by central differences in
+        ``q``. A zero or no ``spin`` adds nothing (the fixed frame's blocks, bit for bit).
         """
         g = self.group
         e, edot = g.vector(state), self._edot(state)
         eddot = np.concatenate([g.element_vector(state.a)[0], self._eta(state, "internal_a")])
+        spinning = spin is not None and bool(np.any(spin))
+        if spinning:
+            w = float(np.asarray(spin, dtype=float)[2])       # planar: about z
+            c = np.zeros(2) if center is None else np.asarray(center, dtype=float)[:2]
+            ru = g.rows_u
+            mu = self.Md[ru]                                    # (Nt, 2)
+            W = w * np.array([[0.0, -1.0], [1.0, 0.0]])
 
         def force(e_, edot_):
             J = g.recovery_jacobian(e_)
-            return J.T @ (self.Md * (J @ eddot + g.recovery_acceleration(e_, edot_)))
+            acc = J @ eddot + g.recovery_acceleration(e_, edot_)
+            out = J.T @ (self.Md * acc)
+            if spinning:
+                y, yd = g.recovered(e_), J @ edot_
+                fy = np.zeros(len(y))
+                fy[ru] = mu * (2 * yd[ru] @ W.T + (y[ru] - c) @ (W @ W).T)
+                out = out + J.T @ fy
+            return out
 
         J = g.recovery_jacobian(e)
         f = force(e, edot)
         n = len(e)
         D, K = np.zeros((n, n)), np.zeros((n, n))
-        moving = bool(np.any(edot) or np.any(eddot))
+        moving = bool(np.any(edot) or np.any(eddot)) or spinning
         for k in range(n):
             dk = np.zeros(n)
             dk[k] = 1.0
-            if np.any(edot):
+            if np.any(edot) or spinning:
                 D[:, k] = 0.5 * (force(e, edot + dk) - force(e, edot - dk))
             if moving:
                 step = 1e-6 * max(1.0, abs(e[k]))

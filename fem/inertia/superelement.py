@@ -1,9 +1,36 @@
-"""The inertia of a linear superelement: its constant reduced mass on its coordinates."""
+"""The inertia of a linear superelement: its constant reduced mass on its coordinates.
+
+In a frame turning at the constant ``Omega`` about a point ``c`` (a linearize step or a spin
+sweep, :mod:`fem.analysis.linear_model`) the superelement adds the inertial forces of the turning
+frame of its component's own mass distribution, mapped by the reduction's basis ``T`` (the file's
+``/component/T``, recovery ``u_c = T q`` on the component's unknowns, in the model's axes: a
+superelement is placed by a translation only). With the component's lumped diagonal mass
+(``/component/mass``: translations ``m_j`` per slot, rotations ``J_j`` about the global
+axes), its nodes at ``x_j = X_j + u_j`` and the nodal terms of
+:func:`fem.analysis.linear_model.inertial_forces` for nodes with additive rotation vectors (the
+component's, a linear one)::
+
+    translations:  m_j (2 Omega x v_j + Omega x (Omega x (x_j - c)))
+    rotations:     Omega x J_j Omega + Omega x J_j w_j + w_j x J_j Omega + J_j (Omega x w_j)
+
+(the forces at ``Omega`` less those at rest; 2D: the rotations carry ``I_z`` alone, with no
+term of the spin), so on ``q``: the force ``T^T f_c`` at the state (its centrifugal part at
+rest: the relative equilibrium includes it), the gyroscopic matrix ``T^T D_c T`` (translations
+``2 m_j hat(Omega)``, rotations ``hat(Omega) J_j - hat(J_j Omega) + J_j hat(Omega)``) and the
+centrifugal softening ``T^T K_c T`` (``m_j hat(Omega)^2``). The reduced mass stays the file's
+``T^T M_c T``. Exact for the reduced model (the full component's lumped inertia restricted to
+``u_c = T q``): against the full model the error is the reduction's. No geometric stiffening: a
+linear superelement's ``K`` is constant, so the centrifugal tension does not stiffen it (the
+full model to compare with is of linear beams).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from fem.rotations import hat
 
 
 class SuperelementInertia:
@@ -109,7 +136,76 @@ class SuperelementInertia:
             return f
         return f, self.M / (beta * h * h)
 
-    def linear_blocks(self, state):
-        """Element blocks of the linearized inertia: ``(M q_ddot, M, 0, 0)``."""
+    def linear_blocks(self, state, spin: NDArray | None = None, center: NDArray | None = None):
+        """Element blocks of the linearized inertia: ``(M q_ddot, M, 0, 0)`` at rest.
+
+        In a frame turning at ``spin (3,)`` about ``center (3,)``: plus the component's
+        inertial forces of the turning frame (module docstring), ``(M q_ddot + T^T f_c, M,
+        T^T D_c T, T^T K_c T)``. A zero or no ``spin`` adds nothing (the fixed frame's blocks,
+        bit for bit).
+        """
         z = np.zeros_like(self.M)
-        return self.newmark_force(state), self.M.copy(), z, z.copy()
+        f = self.newmark_force(state)
+        if spin is None or not np.any(spin):
+            return f, self.M.copy(), z, z.copy()
+        fs, Ds, Ks = self.spin_terms(state, np.asarray(spin, dtype=float),
+                                     np.zeros(3) if center is None else center)
+        return f + fs, self.M.copy(), Ds, Ks
+
+    def spin_terms(self, state, Omega: NDArray, c: NDArray):
+        """``(E, nde)`` force, ``(E, nde, nde)`` ``D`` and ``K`` of a frame turning at ``Omega``.
+
+        The component's terms (module docstring) on the element vector ``[u_b; eta]``.
+        """
+        g = self.group
+        d = g.data
+        if d.component_mass is None:
+            from fem.errors import ModelError
+
+            raise ModelError(f"superelement '{g.name}': its file has no /component/mass (a "
+                             "cms_reduce with mass = \"lumped\" keeps it), which a turning "
+                             "frame needs")
+        T, dofs, mc = d.T, d.component_dofs, np.asarray(d.component_mass, dtype=float)
+        dim, nc = self.dim, len(d.component_ids)
+        ns = 3 if dim == 2 else 6
+        q = g.coordinates(state)[0, g.pos]
+        qd = self.velocities(state)[0, g.pos]
+        u, v = np.zeros((nc, ns)), np.zeros((nc, ns))
+        u[dofs[:, 0], dofs[:, 1]] = T @ q
+        v[dofs[:, 0], dofs[:, 1]] = T @ qd
+        mass = np.zeros((nc, ns))
+        mass[dofs[:, 0], dofs[:, 1]] = mc
+        W = hat(Omega)
+        x = d.component_coordinates + g.offset
+        x[:, :dim] += u[:, :dim]
+        vt = np.zeros((nc, 3))
+        vt[:, :dim] = v[:, :dim]
+        # translations: m (2 W v + W W (x - c)); D = 2 m W, K = m W W (rows by slot mass)
+        f = np.zeros((nc, ns))
+        Db, Kb = np.zeros((nc, ns, ns)), np.zeros((nc, ns, ns))
+        f[:, :dim] = mass[:, :dim] * (2 * vt @ W.T + (x - c) @ (W @ W).T)[:, :dim]
+        Db[:, :dim, :dim] = 2 * mass[:, :dim, None] * W[:dim, :dim]
+        Kb[:, :dim, :dim] = mass[:, :dim, None] * (W @ W)[:dim, :dim]
+        if dim == 3:             # rotations (additive): the spin's part of the nodal terms
+            J = mass[:, 3:6]                                    # diagonal J_j
+            w = v[:, 3:6]
+            JO = J * Omega
+            f[:, 3:6] = (np.cross(Omega, JO) + np.cross(Omega, J * w) + np.cross(w, JO)
+                         + J * np.cross(Omega, w))
+            Db[:, 3:6, 3:6] = (W[None] * J[:, None, :] - hat(JO)
+                               + J[:, :, None] * W[None])
+        fq = T.T @ f[dofs[:, 0], dofs[:, 1]]
+        # the nodal blocks on the component's unknowns (a node's rows couple), mapped by T
+        table = np.full((nc, ns), -1)
+        table[dofs[:, 0], dofs[:, 1]] = np.arange(len(dofs))
+        ri, rk = table[:, :, None], table[:, None, :]
+        both = np.broadcast_to((ri >= 0) & (rk >= 0), Db.shape)
+        rows = np.broadcast_to(ri, Db.shape)[both]
+        cols = np.broadcast_to(rk, Db.shape)[both]
+        out = []
+        for B in (Db, Kb):
+            Bc = sp.csr_matrix((B[both], (rows, cols)), shape=(len(dofs), len(dofs)))
+            out.append(g._embed(T.T @ (Bc @ T)))
+        fe = np.zeros((1, g.nd + d.n_modal))
+        fe[0, g.pos] = fq
+        return fe, out[0], out[1]
