@@ -78,12 +78,16 @@ def run(deck: Deck, output: str, progress=None) -> RunResult:
     written = {"xdmf": [], "matlab": [], "plots": []}       # beside the results file
     with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
             deck.path) if deck.path else "", versions=versions(), progress=progress) as results:
-        for spec in deck.steps:
+        results.checkpoint_interval = deck.output["checkpoint_interval"]
+        for i, spec in enumerate(deck.steps):
             interrupt.check()
+            results.step_position = i
             step = make_step(spec, system, deck, deck.output["every"])
             log.info("step %s (%s)", spec["name"], spec["type"])
             step.run(state, results)
-            results.write_state(spec["name"], state, progress=step.progress)
+            results.write_state(spec["name"], state, progress=step.checkpoint_progress())
+            if not step.resumable:
+                results.end_checkpoint(spec["name"], state, step.checkpoint_progress())
             summaries.append(_summary(spec, step))
             for kind in step.written_beside():
                 which, paths = BESIDE[kind]

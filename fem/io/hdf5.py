@@ -38,6 +38,14 @@ Layout (DESIGN.md, "Results file")::
                             fem.io.results.read_state), and
             progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
                             DynamicProgress): scalars as attrs, arrays as datasets
+                            (attr ``order``: the State's arrays in the order it lists them)
+        checkpoints/<k>/    what ``fem run --restart`` continues from (:mod:`fem.io.restart`),
+                            after frame k: ``state/`` and ``progress/`` as above, attrs frame,
+                            time, position (the step's place in the deck), complete (the state
+                            after the step, for steps that run in one piece; else the state
+                            with frame k, the step to be resumed). Written after every
+                            ``[output] checkpoint_interval``-th frame of static and dynamic
+                            steps and with the last frame of every step, committed with it
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs (interior_modes)
     /xdmf/...               what the XDMF files name (:mod:`fem.io.paraview`): the drawn grid
                             (points, cells, part, kind), steps/<s>/<name>/<k> each frame's
@@ -105,6 +113,41 @@ def _open_unlocked(path: str) -> h5py.File:
         return h5py.File(path, "w")
 
 
+def _state_room(path: str, state, progress, what: str) -> tuple[dict, dict]:
+    """The arrays of ``state`` and the fields of ``progress``, room for them checked."""
+    arrays = state.arrays()
+    fields = {} if progress is None else {name: getattr(progress, name)
+                                          for name in progress.__dataclass_fields__}
+    extra = [np.asarray(v) for v in fields.values() if isinstance(v, np.ndarray)]
+    files.ensure_room(path, 2 * sum(np.asarray(v).nbytes for v in (*arrays.values(), *extra))
+                      + FRAME_OVERHEAD, what)
+    return arrays, fields
+
+
+def _write_state(parent, name: str, arrays: dict, fields: dict, progress,
+                 sub: str | None = None):
+    """Group ``name`` of ``parent``: the State ``arrays`` (in ``sub``) and ``progress``.
+
+    The State's arrays keep their order in the attribute ``order`` (the load history's order is
+    the order its loads are summed in). Returns the group.
+    """
+    top = parent.create_group(name)
+    g = top.create_group(sub) if sub else top
+    for key, value in arrays.items():
+        g.create_dataset(key, data=value)
+    g.attrs["order"] = list(arrays)
+    if progress is not None:
+        pg = g.create_group("progress") if not sub else top.create_group("progress")
+        pg.attrs["type"] = type(progress).__name__
+        pg.attrs["none"] = [k for k, v in fields.items() if v is None]
+        for key, value in fields.items():
+            if isinstance(value, np.ndarray):
+                pg.create_dataset(key, data=value)
+            elif value is not None:
+                pg.attrs[key] = value
+    return top
+
+
 class ResultsFile:
     """An open results file; :meth:`begin_step` returns a writer for one step's frames.
 
@@ -146,6 +189,8 @@ class ResultsFile:
         files.remove_stale_xdmf(self.path)
         self.time_offset = 0.0
         self.step_index = 0
+        self.step_position = 0          # the running step's place in the deck (checkpoints)
+        self.checkpoint_interval = 0    # frames between checkpoints (0: at step ends only)
         self.frames: list[paraview_views.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views
@@ -153,11 +198,16 @@ class ResultsFile:
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
                                           self.drawing)
 
-    def commit(self, force: bool = False) -> None:
-        """Make the frames written so far visible to readers (see the module docstring)."""
+    def commit(self, force: bool = False, checkpoint: bool = False) -> None:
+        """Make the frames written so far visible to readers (see the module docstring).
+
+        ``checkpoint``: now, with the checkpoint written after them, whatever the time since the
+        last commit; the XDMF follows when it is cheap (a restart rewrites it).
+        """
         if not self.pending or self.sealed:
             return
-        if not force and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
+        if not (force or checkpoint) \
+                and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
             return
         with interrupt.critical():
             try:
@@ -240,11 +290,15 @@ class ResultsFile:
         paraview_views.write_drawing(self.h5, self.drawing)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
-                   span: float | None = None) -> StepWriter:
-        """A writer for the frames of step ``name``; see :class:`StepWriter` for ``clock``."""
+                   span: float | None = None, resume: bool = False) -> StepWriter:
+        """A writer for the frames of step ``name``; see :class:`StepWriter` for ``clock``.
+
+        ``resume``: the step's frames continue those in the file (a restart).
+        """
         w = StepWriter(self, name, step_type, system, self.step_index, self.time_offset,
-                       clock=clock, span=span)
-        self.step_index += 1
+                       clock=clock, span=span, resume=resume)
+        if not resume:
+            self.step_index += 1
         return w
 
     def write_modes(self, name: str, step_type: str, eigenvalues: NDArray, shapes: NDArray,
@@ -393,28 +447,43 @@ class ResultsFile:
         ``progress``: its scalar fields as attributes (None ones listed in the attribute
         ``none``), its arrays as datasets, its class name in the attribute ``type``.
         """
-        arrays = state.arrays()
-        fields = {} if progress is None else {name: getattr(progress, name)
-                                              for name in progress.__dataclass_fields__}
-        extra = [np.asarray(v) for v in fields.values() if isinstance(v, np.ndarray)]
-        files.ensure_room(self.path, 2 * sum(np.asarray(v).nbytes for v in (*arrays.values(),
-                                                                              *extra))
-                          + FRAME_OVERHEAD, f"the state after step '{step}'")
+        what = f"the state after step '{step}'"
+        arrays, fields = _state_room(self.path, state, progress, what)
         with interrupt.critical():
-            with self._writing(f"the state after step '{step}'", seal=True):
-                g = self.h5.require_group(f"steps/{step}").create_group("state")
-                for name, value in arrays.items():
-                    g.create_dataset(name, data=value)
-                if progress is not None:
-                    pg = g.create_group("progress")
-                    pg.attrs["type"] = type(progress).__name__
-                    pg.attrs["none"] = [k for k, v in fields.items() if v is None]
-                    for name, value in fields.items():
-                        if isinstance(value, np.ndarray):
-                            pg.create_dataset(name, data=value)
-                        elif value is not None:
-                            pg.attrs[name] = value
+            with self._writing(what, seal=True):
+                g = self.h5.require_group(f"steps/{step}")
+                _write_state(g, "state", arrays, fields, progress)
                 self.h5.flush()
+
+    def write_checkpoint(self, step: str, frame: int, state, progress=None,
+                         complete: bool = False) -> None:
+        """``/steps/<step>/checkpoints/<frame>``: ``state`` and ``progress`` after ``frame``.
+
+        ``complete``: ``state`` is the state after the step (a step that runs in one piece);
+        else the state written with frame ``frame`` of a step that :mod:`fem.io.restart` can
+        resume from there. The caller commits it (with its frame) or flushes it.
+        """
+        what = f"the checkpoint after frame {frame} of step '{step}'"
+        arrays, fields = _state_room(self.path, state, progress, what)
+        with interrupt.critical():
+            with self._writing(what, seal=True):
+                g = self.h5.require_group(f"steps/{step}").require_group("checkpoints")
+                name = str(frame)
+                if name in g:                   # a step resumed at its last frame
+                    del g[name]
+                c = _write_state(g, name, arrays, fields, progress, sub="state")
+                c.attrs["frame"] = frame
+                c.attrs["time"] = float(state.t)
+                c.attrs["position"] = self.step_position
+                c.attrs["complete"] = complete
+
+    def end_checkpoint(self, step: str, state, progress=None) -> None:
+        """The checkpoint of a step that ran in one piece: ``state`` after it, flushed."""
+        frames = self.h5.get(f"steps/{step}/time")
+        self.write_checkpoint(step, -1 if frames is None else len(frames) - 1, state, progress,
+                              complete=True)
+        with self._writing(f"the checkpoint of step '{step}'", seal=True):
+            self.h5.flush()
 
     def close(self) -> None:
         """Commit the last frames, close the file, release the lock."""
