@@ -230,9 +230,9 @@ class DynamicStep(StepBase):
                     p.next_output is not None and p.time >= p.next_output - 1e-9 * s.time_step)
                 end = p.time >= s.duration - 1e-12 * s.duration
                 if due or end:
-                    self._frame(writer, state, strain, work, last=end)
-                    if p.next_output is not None:
+                    if p.next_output is not None:       # before the frame: its checkpoint's
                         p.next_output = self._next_output(p.time)
+                    self._frame(writer, state, strain, work, last=end)
             self.loads.finish(state, state.t)
             self.warn_solves("time")
         finally:

@@ -159,7 +159,7 @@ class ResultsFile:
     """
 
     def __init__(self, path: str, model, *, deck_text: str = "", deck_path: str = "",
-                 versions: dict | None = None, progress=None):
+                 versions: dict | None = None, progress=None, model_hash: str = ""):
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
         self.model = model
@@ -175,7 +175,7 @@ class ResultsFile:
         tmp = files.temporary_beside(self.path, ".h5")
         try:
             self.h5 = _open_unlocked(tmp)
-            self._write_header(deck_text, deck_path, versions or {})
+            self._write_header(deck_text, deck_path, versions or {}, model_hash)
             self._write_model()
             self.h5.flush()
             self._lock = files.SharedLock(tmp)
@@ -187,6 +187,10 @@ class ResultsFile:
                                        f"{files.reason(err)}") from None
             raise
         files.remove_stale_xdmf(self.path)
+        self._begin()
+
+    def _begin(self) -> None:
+        """The writing state of a file without frames."""
         self.time_offset = 0.0
         self.step_index = 0
         self.step_position = 0          # the running step's place in the deck (checkpoints)
@@ -198,13 +202,73 @@ class ResultsFile:
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
                                           self.drawing)
 
+    @classmethod
+    def reopen(cls, path: str, model, progress=None) -> ResultsFile:
+        """The results file ``path`` of an earlier run of ``model``, to write on (a restart).
+
+        :func:`fem.io.restart.truncate` has cut it back to a checkpoint; its frames stay, and
+        the XDMF series is rewritten from them (:func:`fem.io.paraview_views.stored_view`).
+        The next step's index and time offset follow its last frame.
+        """
+        self = cls.__new__(cls)
+        self.path = os.path.abspath(path)
+        self.xdmf_path = files.xdmf_path(self.path)
+        self.model, self.progress = model, progress
+        self.h5, self._lock, self.sealed = None, None, False
+        self.topology, _ = drawing.element_topology(model)
+        self.drawing = drawing.drawing(model)
+        _petsc.init()
+        try:
+            try:
+                self.h5 = h5py.File(self.path, "r+", locking=False)
+            except (TypeError, ValueError):
+                self.h5 = h5py.File(self.path, "r+")
+            self._lock = files.SharedLock(self.path)
+        except BaseException as err:
+            if self.h5 is not None:
+                self.h5.close()
+            if files.is_io_error(err):
+                raise ResultsFileError(f"cannot open the results file {self.path} to continue "
+                                       f"it: {files.reason(err)}") from None
+            raise
+        self._begin()
+        self._replay()
+        return self
+
+    def _replay(self) -> None:
+        """The frames in the file, as their writers left them: the series, the next step."""
+        found = [(int(g.attrs["index"]), name, g) for name, g in self.h5["steps"].items()
+                 if "index" in g.attrs and "time" in g]
+        for index, name, g in sorted(found, key=lambda x: x[0]):
+            attrs = {"type": str(g.attrs["type"]), "index": index}
+            offset, clock = float(g.attrs["time_offset"]), str(g.attrs["clock"])
+            for j, t in enumerate(g["time"][()]):
+                at = offset + (float(j + 1) if clock == "count" else
+                               abs(t) if clock == "abs" else t)
+                view = paraview_views.stored_view(self.h5, name, j, attrs)
+                self.series.add(f"{name} {j}", at, view)
+                self.frames.append(paraview_views.Frame(name, j, float(at)))
+                self.time_offset = float(at)
+            self.step_index = index + 1
+        if self.series.views:
+            self.series.write(force=True)
+        else:
+            try:
+                os.unlink(self.xdmf_path)
+            except OSError:
+                pass
+
     def commit(self, force: bool = False, checkpoint: bool = False) -> None:
         """Make the frames written so far visible to readers (see the module docstring).
 
         ``checkpoint``: now, with the checkpoint written after them, whatever the time since the
         last commit; the XDMF follows when it is cheap (a restart rewrites it).
         """
-        if not self.pending or self.sealed:
+        if self.sealed:
+            return
+        if not self.pending:
+            if force:                   # frames a checkpoint committed before the XDMF
+                self.series.write(force=True)
             return
         if not (force or checkpoint) \
                 and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
@@ -243,7 +307,8 @@ class ResultsFile:
         except OSError:
             pass
 
-    def _write_header(self, deck_text: str, deck_path: str, versions: dict) -> None:
+    def _write_header(self, deck_text: str, deck_path: str, versions: dict,
+                      model_hash: str = "") -> None:
         from fem import __version__
 
         attrs = self.h5.attrs
@@ -253,6 +318,8 @@ class ResultsFile:
         attrs["units"] = self.model.units
         attrs["deck"] = deck_text
         attrs["deck_path"] = deck_path
+        if model_hash:
+            attrs["model_hash"] = model_hash        # what a restart checks (fem.io.restart)
         for k, v in versions.items():
             attrs[f"version_{k}"] = str(v)
 
