@@ -75,6 +75,7 @@ Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import logging
 import os
@@ -124,18 +125,35 @@ def _state_room(path: str, state, progress, what: str) -> tuple[dict, dict]:
     return arrays, fields
 
 
-def _write_state(parent, name: str, arrays: dict, fields: dict, progress,
+def empty_tables(state) -> list[str]:
+    """``<field>/<key>`` of the State's per-group tables that hold no array.
+
+    :meth:`fem.state.State.arrays` lists arrays only, so such a table (a group whose
+    algorithmic history is empty) would not come back from them; the results file lists them
+    (attribute ``empty``) and :func:`fem.io.restart.read_state` puts them back.
+    """
+    out = []
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if isinstance(value, dict):
+            out += [f"{f.name}/{k}" for k, v in value.items() if isinstance(v, dict) and not v]
+    return out
+
+
+def _write_state(parent, name: str, state, arrays: dict, fields: dict, progress,
                  sub: str | None = None):
     """Group ``name`` of ``parent``: the State ``arrays`` (in ``sub``) and ``progress``.
 
     The State's arrays keep their order in the attribute ``order`` (the load history's order is
-    the order its loads are summed in). Returns the group.
+    the order its loads are summed in), its empty tables are listed in ``empty``
+    (:func:`empty_tables`). Returns the group.
     """
     top = parent.create_group(name)
     g = top.create_group(sub) if sub else top
     for key, value in arrays.items():
         g.create_dataset(key, data=value)
     g.attrs["order"] = list(arrays)
+    g.attrs["empty"] = empty_tables(state)
     if progress is not None:
         pg = g.create_group("progress") if not sub else top.create_group("progress")
         pg.attrs["type"] = type(progress).__name__
@@ -519,7 +537,7 @@ class ResultsFile:
         with interrupt.critical():
             with self._writing(what, seal=True):
                 g = self.h5.require_group(f"steps/{step}")
-                _write_state(g, "state", arrays, fields, progress)
+                _write_state(g, "state", state, arrays, fields, progress)
                 self.h5.flush()
 
     def write_checkpoint(self, step: str, frame: int, state, progress=None,
@@ -538,7 +556,7 @@ class ResultsFile:
                 name = str(frame)
                 if name in g:                   # a step resumed at its last frame
                     del g[name]
-                c = _write_state(g, name, arrays, fields, progress, sub="state")
+                c = _write_state(g, name, state, arrays, fields, progress, sub="state")
                 c.attrs["frame"] = frame
                 c.attrs["time"] = float(state.t)
                 c.attrs["position"] = self.step_position

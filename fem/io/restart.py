@@ -204,7 +204,11 @@ def read_state(g: h5py.Group) -> State:
     if "order" not in g.attrs:                  # nested names (load_scales/P)
         g.visititems(lambda n, o: arrays.setdefault(n, o[()]) if isinstance(o, h5py.Dataset)
                      and not n.startswith("progress/") else None)
-    return State.from_arrays(arrays)
+    state = State.from_arrays(arrays)
+    for name in g.attrs.get("empty", ()):      # tables without arrays (fem.io.hdf5.empty_tables)
+        field, _, key = str(name).partition("/")
+        getattr(state, field).setdefault(key, {})
+    return state
 
 
 def read_progress(g: h5py.Group | None, cls=None):
