@@ -130,7 +130,7 @@ def empty_tables(state) -> list[str]:
 
     :meth:`fem.state.State.arrays` lists arrays only, so such a table (a group whose
     algorithmic history is empty) would not come back from them; the results file lists them
-    (attribute ``empty``) and :func:`fem.io.restart.read_state` puts them back.
+    (attribute ``empty``) and :func:`fem.io.results.state_from_group` puts them back.
     """
     out = []
     for f in dataclasses.fields(state):

@@ -40,20 +40,18 @@ import shutil
 from dataclasses import dataclass
 
 import h5py
-import numpy as np
 
 from fem.errors import DeckError
 from fem.io import files
 from fem.io.deck_text import parse
 from fem.io.files import ResultsFileError
-from fem.solvers.controls import DynamicProgress, StaticProgress
+from fem.io.results import progress_from_group, state_from_group
 from fem.state import State
 
 #: the deck's tables that are not the model (a restart may change them)
 NOT_MODEL = ("steps", "output", "solver")
 #: the keys of the checkpoint's step that a restart may raise (its end), by step type
 ENDS = {"dynamic": ("duration",), "static": ("load_factor", "target", "max_steps")}
-PROGRESS = {cls.__name__: cls for cls in (StaticProgress, DynamicProgress)}
 
 
 @dataclass
@@ -183,50 +181,22 @@ def _open(path: str) -> h5py.File:
 def _checkpoints(h5) -> list[tuple[int, int, str, h5py.Group]]:
     """Every whole checkpoint of the file: ``(position, frame, step, group)``, in run order."""
     out = []
-    for name, step in h5["steps"].items():
-        for key, c in step.get("checkpoints", {}).items():
-            a = c.attrs
-            if not {"frame", "position", "complete"} <= set(a) or "state" not in c \
-                    or "order" not in c["state"].attrs:
-                continue                        # not written whole
-            frame = int(a["frame"])
-            if not a["complete"] and len(step.get("time", ())) < frame + 1:
-                continue                        # its frames were not committed
-            out.append((int(a["position"]), frame, name, c))
+    for name in list(h5["steps"]):
+        try:
+            step = h5["steps"][name]
+            for key in list(step.get("checkpoints", ())):
+                c = step["checkpoints"][key]
+                a = c.attrs
+                if not {"frame", "position", "complete"} <= set(a) or "state" not in c \
+                        or "order" not in c["state"].attrs:
+                    continue                    # not written whole
+                frame = int(a["frame"])
+                if not a["complete"] and len(step.get("time", ())) < frame + 1:
+                    continue                    # its frames were not committed
+                out.append((int(a["position"]), frame, name, c))
+        except (OSError, RuntimeError, KeyError, AttributeError, ValueError):
+            continue          # a run killed while it committed: what it left half written
     return sorted(out, key=lambda x: x[:2])
-
-
-def read_state(g: h5py.Group) -> State:
-    """The State stored in group ``g`` (its arrays in their stored order, ``order``)."""
-    order = [str(k) for k in g.attrs["order"]] if "order" in g.attrs else [
-        k for k in g if isinstance(g[k], h5py.Dataset)]
-    arrays = {k: g[k][()] for k in order}
-    if "order" not in g.attrs:                  # nested names (load_scales/P)
-        g.visititems(lambda n, o: arrays.setdefault(n, o[()]) if isinstance(o, h5py.Dataset)
-                     and not n.startswith("progress/") else None)
-    state = State.from_arrays(arrays)
-    for name in g.attrs.get("empty", ()):      # tables without arrays (fem.io.hdf5.empty_tables)
-        field, _, key = str(name).partition("/")
-        getattr(state, field).setdefault(key, {})
-    return state
-
-
-def read_progress(g: h5py.Group | None, cls=None):
-    """The progress dataclass stored in ``g`` (:meth:`fem.io.hdf5.ResultsFile.write_state`).
-
-    ``cls``: the class it must be (None: the one its ``type`` names); None when there is none.
-    """
-    if g is None:
-        return None
-    cls = cls or PROGRESS.get(str(g.attrs.get("type")))
-    if cls is None or g.attrs.get("type") != cls.__name__:
-        return None
-    values = {k: v.item() if isinstance(v, np.generic) else v
-              for k, v in g.attrs.items() if k not in ("type", "none")}
-    values.update({str(k): None for k in g.attrs["none"]})
-    values.update({k: d[()] for k, d in g.items()})
-    known = set(cls.__dataclass_fields__)
-    return cls(**{k: v for k, v in values.items() if k in known})
 
 
 def prepare(path: str, deck, target: Target) -> Checkpoint:
@@ -250,15 +220,22 @@ def prepare(path: str, deck, target: Target) -> Checkpoint:
         steps = [s.get("name") for s in stored.get("steps", [])]
         _check_steps(stored.get("steps", []), given.get("steps", []), position,
                      bool(g.attrs["complete"]))
-        start = None
-        if position > 0:
-            prev = h5.get(f"steps/{steps[position - 1]}/state")
-            if prev is None:
-                raise ResultsFileError(f"--restart: {path} lacks the state after step "
-                                       f"'{steps[position - 1]}', where step '{name}' started")
-            start = read_state(prev)
-        return Checkpoint(name, position, frame, bool(g.attrs["complete"]),
-                          read_state(g["state"]), read_progress(g.get("progress")), start, steps)
+        try:
+            start = None
+            if position > 0:
+                prev = h5.get(f"steps/{steps[position - 1]}/state")
+                if prev is None:
+                    raise ResultsFileError(f"--restart: {path} lacks the state after step "
+                                           f"'{steps[position - 1]}', where step '{name}' "
+                                           "started")
+                start = state_from_group(prev)
+            return Checkpoint(name, position, frame, bool(g.attrs["complete"]),
+                              state_from_group(g["state"]),
+                              progress_from_group(g.get("progress")), start, steps)
+        except (OSError, RuntimeError, KeyError, AttributeError, ValueError) as err:
+            raise ResultsFileError(f"--restart: the checkpoint after frame {frame} of step "
+                                   f"'{name}' in {path} cannot be read ({err}); name an earlier "
+                                   "one (--restart FILE:STEP:FRAME)") from None
 
 
 def _choose(found, target: Target, path: str):
@@ -346,7 +323,7 @@ def truncate(path: str, ck: Checkpoint, beside=()) -> None:
             _cut(h5, ck, keep)
         files.replace(tmp, path)
         tmp = None
-    except OSError as err:
+    except (OSError, RuntimeError, KeyError, ValueError) as err:
         raise ResultsFileError(f"--restart: cannot cut {path} back to its checkpoint: "
                                f"{files.reason(err)}; the file is as it was") from None
     finally:
