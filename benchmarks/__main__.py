@@ -15,6 +15,7 @@ from benchmarks import (
     multibody,
     newton_share,
     output,
+    restart,
     shells,
     slender_arch,
     small_models,
@@ -25,7 +26,8 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
-              "linearize_memory": linearize_memory.main, "output": output.main}
+              "linearize_memory": linearize_memory.main, "output": output.main,
+              "restart": restart.main}
 
 
 def main(argv: list[str]) -> int:

@@ -58,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a deck")
     r.add_argument("deck", help="TOML deck")
     r.add_argument("-o", "--output", help="results file (default: <deck>.h5 beside the deck)")
+    r.add_argument("--restart", metavar="OUT.h5[:STEP[:FRAME]]",
+                   help="continue the run that wrote OUT.h5 from its last checkpoint (or the one "
+                   "after frame FRAME of step STEP) into that file; the deck's model must be the "
+                   "one it ran, its steps may go on")
     v = sub.add_parser("validate", help="run the validation cases and compare with references")
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
@@ -103,11 +107,16 @@ def _cmd_run(args, petsc: list[str]) -> int:
         # every rank would solve the whole model and write the same file
         raise FemError(f"fem runs serially for now; started on {size} MPI ranks: run it without "
                        "mpirun (or with -n 1)")
-    out = args.output or os.path.splitext(args.deck)[0] + ".h5"
-    out = results_path(deck, out)
+    if args.restart:
+        from fem.io.restart import parse_target
+
+        out = results_path(deck, parse_target(args.restart).path)
+    else:
+        out = results_path(deck, args.output or os.path.splitext(args.deck)[0] + ".h5")
     interrupt.check()
     args.results = out
-    result = run(deck, out, progress=console.choose(args.verbose))
+    result = run(deck, args.output if args.restart else out,
+                 progress=console.choose(args.verbose), restart=args.restart)
     interrupt.check()           # a signal during the last frame: the run is complete, say so
     for s in result.steps:
         print(f"step {s.name} ({s.type})")

@@ -8,9 +8,12 @@ from dataclasses import dataclass, field
 
 from fem import interrupt
 from fem.analysis import STEP_TYPES
+from fem.analysis.base import Resume
 from fem.info import versions
 from fem.io import files
+from fem.io import restart as restart_io
 from fem.io.deck import Deck
+from fem.io.files import ResultsFileError
 from fem.io.hdf5 import ResultsFile
 from fem.system import System
 
@@ -65,32 +68,77 @@ def results_path(deck: Deck, output: str) -> str:
     return files.results_path(output, inputs(deck), beside)
 
 
-def run(deck: Deck, output: str, progress=None) -> RunResult:
+def run(deck: Deck, output: str, progress=None, restart: str | None = None) -> RunResult:
     """Run every step of ``deck``, writing ``output`` (HDF5) and XDMF files beside it.
 
     ``progress`` is an optional :class:`fem.progress.Progress`. Between steps and inside them the
-    run stops at a signal (:mod:`fem.interrupt`), keeping every frame written.
+    run stops at a signal (:mod:`fem.interrupt`), keeping every frame written. ``restart``:
+    ``out.h5[:STEP[:FRAME]]``, continue the run that wrote ``out.h5`` from its last checkpoint
+    (or the named one) into that file (:mod:`fem.io.restart`); ``output`` then names it too.
     """
-    path = results_path(deck, output)
     system = System(deck.model)
-    state = system.reference_state()
+    if restart is not None:
+        return _continue(deck, output, restart, system, progress)
+    path = results_path(deck, output)
+    with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
+            deck.path) if deck.path else "", versions=versions(), progress=progress,
+            model_hash=restart_io.deck_hash(deck)) as results:
+        return _steps(deck, system, results, system.reference_state(), 0)
+
+
+def _steps(deck: Deck, system: System, results: ResultsFile, state, first: int,
+           checkpoint: restart_io.Checkpoint | None = None) -> RunResult:
+    """Run the steps of ``deck`` from the ``first`` on ``state``, into ``results``.
+
+    ``checkpoint``: where the step ``first`` continues (a restart): resumed from it, or, for a
+    step that runs in one piece, run again from its start (``checkpoint.start``), or skipped
+    when the checkpoint is after it (``complete``).
+    """
+    path = results.path
     summaries = []
     written = {"xdmf": [], "matlab": [], "plots": []}       # beside the results file
-    with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
-            deck.path) if deck.path else "", versions=versions(), progress=progress) as results:
-        for spec in deck.steps:
-            interrupt.check()
-            step = make_step(spec, system, deck, deck.output["every"])
-            log.info("step %s (%s)", spec["name"], spec["type"])
+    results.checkpoint_interval = deck.output["checkpoint_interval"]
+    for i, spec in enumerate(deck.steps[first:], first):
+        interrupt.check()
+        results.step_position = i
+        resume = None
+        if checkpoint is not None and i == first:
+            if checkpoint.complete:
+                continue
+            resume = Resume(checkpoint.start or system.reference_state(), checkpoint.progress)
+        step = make_step(spec, system, deck, deck.output["every"])
+        log.info("step %s (%s)", spec["name"], spec["type"])
+        if resume is not None:
+            step.run(state, results, resume=resume)
+        else:
             step.run(state, results)
-            results.write_state(spec["name"], state, progress=step.progress)
-            summaries.append(_summary(spec, step))
-            for kind in step.written_beside():
-                which, paths = BESIDE[kind]
-                written[which].extend(paths(path, step.name))
-        if results.frames:
-            written["xdmf"].insert(0, results.xdmf_path)
+        results.write_state(spec["name"], state, progress=step.checkpoint_progress())
+        if not step.resumable:
+            results.end_checkpoint(spec["name"], state, step.checkpoint_progress())
+        summaries.append(_summary(spec, step))
+        for kind in step.written_beside():
+            which, paths = BESIDE[kind]
+            written[which].extend(paths(path, step.name))
+    if results.frames:
+        written["xdmf"].insert(0, results.xdmf_path)
     return RunResult(h5=path, steps=summaries, **written)
+
+
+def _continue(deck: Deck, output: str | None, restart: str, system: System,
+              progress=None) -> RunResult:
+    """Continue the run that wrote a results file from a checkpoint (:mod:`fem.io.restart`)."""
+    target = restart_io.parse_target(restart)
+    path = results_path(deck, target.path)
+    if output is not None and os.path.abspath(results_path(deck, output)) != path:
+        raise ResultsFileError(f"-o {output}: a restart continues the results file it starts "
+                               f"from, {path}; leave -o out or give that file")
+    ck = restart_io.prepare(path, deck, target)
+    later = ck.steps[ck.position + 1:]
+    restart_io.truncate(path, ck, [f(path, s) for s in later
+                                   for f in (files.modes_xdmf_path, files.vibration_xdmf_path)])
+    log.info("continuing step %s from its checkpoint after frame %d", ck.step, ck.frame)
+    with ResultsFile.reopen(path, deck.model, progress=progress) as results:
+        return _steps(deck, system, results, ck.state, ck.position, ck)
 
 
 def _summary(spec, step) -> StepSummary:

@@ -76,8 +76,9 @@ def frame_counts(h5_path: str) -> dict[str, set[int]]:
             lengths = set()
 
             def visit(path, obj, lengths=lengths):
-                if isinstance(obj, h5py.Dataset) and not path.startswith("state/"):
-                    lengths.add(obj.shape[0])         # the end state is not a frame series
+                if isinstance(obj, h5py.Dataset) \
+                        and not path.startswith(("state/", "checkpoints/")):
+                    lengths.add(obj.shape[0])         # the states are not frame series
             step.visititems(visit)
             counts[name] = lengths
     return counts

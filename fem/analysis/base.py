@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +30,20 @@ log = logging.getLogger(__name__)
 def options_prefix(step_name: str) -> str:
     """PETSc options prefix of a step: its name with anything but ``[A-Za-z0-9_]`` replaced."""
     return re.sub(r"\W", "_", step_name) + "_"
+
+
+@dataclass
+class Resume:
+    """Where a restarted step continues (:mod:`fem.io.restart`).
+
+    Attributes
+    ----------
+    start : the state the step started from (the previous step's end, or the reference)
+    progress : the step's progress at the checkpoint (the state is the one ``run`` is given)
+    """
+
+    start: object
+    progress: object
 
 
 class StepBase:
@@ -68,6 +83,10 @@ class StepBase:
     #: what every element group must give a step of this type besides a stiffness
     #: (:meth:`requires`), e.g. ``("mass",)``
     NEEDS: tuple[str, ...] = ()
+    #: whether a step of this type continues from a checkpoint of its own (``run(state,
+    #: results, resume=...)``); other steps run in one piece, and a restart runs them again
+    #: from their start
+    RESUMABLE = False
 
     def __init__(self, name: str, system, loads, solver_options: dict | None = None):
         self.name = name
@@ -131,6 +150,28 @@ class StepBase:
         """
         return cls(spec["name"], system, cls.step_loads(spec, system), spec["settings"],
                    solver_options=deck.solver_options)
+
+    @property
+    def resumable(self) -> bool:
+        """Whether this step continues from a checkpoint of its own (:data:`RESUMABLE`)."""
+        return self.RESUMABLE
+
+    def checkpoint_progress(self):
+        """The progress written with a checkpoint: the step's own, with its warnings so far."""
+        p = self.progress
+        if p is None:
+            return None
+        if hasattr(p, "warnings"):
+            p.warnings = "\n".join(self.warnings)
+            p.poor_solves = (np.array(self._poor_done, dtype=float).reshape(-1, 2)
+                             if self._poor_done else None)
+        return p
+
+    def restore_notes(self, p) -> None:
+        """The warnings of a checkpoint's progress ``p`` (:meth:`checkpoint_progress`)."""
+        self.warnings = [w for w in p.warnings.split("\n") if w]
+        self._poor_done = ([] if p.poor_solves is None
+                           else [(float(a), float(b)) for a, b in p.poor_solves])
 
     def written_beside(self) -> tuple[str, ...]:
         """What of :data:`WRITES` this run of the step wrote (the modes' files: if it found any)."""

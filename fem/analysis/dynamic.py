@@ -99,6 +99,7 @@ class DynamicStep(StepBase):
     step_type = "dynamic"
     Settings = DynamicSettings
     LOADS_STAY = True
+    RESUMABLE = True
     LOADS_RAMP = False           # a load without a time function is on from the start
     events = None                # contact groups' step control (fem.analysis.events)
 
@@ -151,37 +152,73 @@ class DynamicStep(StepBase):
         """Kinetic plus strain energy at the start of the step."""
         return self.progress.initial_energy
 
-    def run(self, state, results):
-        """Advance ``state`` through the step, writing frames and the energy balance."""
+    def checkpoint_progress(self) -> DynamicProgress:
+        """The progress with the step's own flags."""
+        p = super().checkpoint_progress()
+        p.kkt_warned = self._kkt_warned
+        return p
+
+    def run(self, state, results, resume=None):
+        """Advance ``state`` through the step, writing frames and the energy balance.
+
+        ``resume``: a :class:`~fem.analysis.base.Resume`; ``state`` is then a checkpoint's
+        (the step's clock, its rates and history) and the time steps continue from it. What
+        the step builds from its start (the loads' history, the inertia) is built from
+        ``resume.start`` as from ``state`` at the start.
+        """
         s = self.settings
-        start = state.copy()
+        begin = state if resume is None else resume.start.copy()
+        start = begin.copy()
         start.t = 0.0                       # the step's own clock
-        self.check_drives(start)
+        if resume is None:
+            self.check_drives(start)
         self.open_solver(banded=True)
-        self.loads.begin(state)
+        self.loads.begin(begin)
         X = self.system.model.X
-        apply_velocities(s.velocities, state, X)       # fields on one node add up
+        apply_velocities(s.velocities, begin, X)       # fields on one node add up
         # lumped nodal inertia, plus consistent groups of beams that ask for them
-        inertia = inertia_groups(self.system, state)
+        inertia = inertia_groups(self.system, begin)
         self.inertia = inertia
-        if s.velocities:
+        if s.velocities and resume is None:
             self.project_velocities(state, inertia)
         # the residual's reference per block of the convergence test, from the integrator's
         # inertial, internal and external forces
         integ = make_integrator(s.integrator, self.system, inertia, self.loads, s.time_step,
                                 rho_inf=s.rho_inf, reference=self.block_scale)
         self.integrator = integ
-        t_start = state.t
-        state.t = 0.0
-        integ.begin(state)
-        self.events = StepEvents.make(self, state)
+        if resume is None:
+            t_start = state.t
+            state.t = 0.0
+            integ.begin(state)
+        else:
+            self.progress = resume.progress
+            t_start = self.progress.t_start
+            integ.begin(state.copy())       # its own objects; the state's history stays
+        self.events = StepEvents.make(self, state, fresh=resume is None)
         writer = results.begin_step(self.name, "dynamic", self.system, clock="time",
-                                    span=s.duration) if results else None
-        strain0 = self._initial_strain(state)
+                                    span=s.duration, resume=resume is not None) \
+            if results else None
+        if writer:
+            writer.keep_checkpoints(self.checkpoint_progress)
         p = self.progress
-        p.initial_energy = inertia.kinetic_energy(state) + strain0
         self._reactions = None
-        self._frame(writer, state, strain0, (0.0, 0.0))
+        if resume is None:
+            strain0 = self._initial_strain(state)
+            p.initial_kinetic = inertia.kinetic_energy(state)
+            p.initial_energy = p.initial_kinetic + strain0
+            p.initial_momenta = np.stack([inertia.linear_momentum(state),
+                                          inertia.angular_momentum(state, X)])
+            p.t_start = float(t_start)
+            self._frame(writer, state, strain0, (0.0, 0.0))
+        else:
+            self.restore_notes(p)
+            self._kkt_warned = p.kkt_warned
+            self.history.append({
+                "time": 0.0, "kinetic": p.initial_kinetic,
+                "strain": p.initial_energy - p.initial_kinetic, "external_work": 0.0,
+                "constraint_work": 0.0, "total": p.initial_energy, "dissipated": 0.0,
+                "linear_momentum": p.initial_momenta[0],
+                "angular_momentum": p.initial_momenta[1]})
         # the time step: halved when Newton fails, doubled back after every converged step
         self.policy = CutBack(p, nominal=s.time_step, smallest=0.0,
                               max_cuts=s.max_cuts, grow=2.0, what="time step",
@@ -204,10 +241,11 @@ class DynamicStep(StepBase):
                     self.on_step(state)
                 due = (p.next_output is None and p.steps % self.output_every == 0) or (
                     p.next_output is not None and p.time >= p.next_output - 1e-9 * s.time_step)
-                if due or p.time >= s.duration - 1e-12 * s.duration:
-                    self._frame(writer, state, strain, work)
-                    if p.next_output is not None:
+                end = p.time >= s.duration - 1e-12 * s.duration
+                if due or end:
+                    if p.next_output is not None:       # before the frame: its checkpoint's
                         p.next_output = self._next_output(p.time)
+                    self._frame(writer, state, strain, work, last=end)
             self.loads.finish(state, state.t)
             self.warn_solves("time")
         finally:
@@ -423,7 +461,7 @@ class DynamicStep(StepBase):
             shown.multipliers[pos] = lam / scale
         return sysm.frame_outputs(shown)
 
-    def _frame(self, writer, state, strain: float, work: list[float]) -> None:
+    def _frame(self, writer, state, strain: float, work: list[float], last: bool = False) -> None:
         inertia = self.inertia
         T = inertia.kinetic_energy(state)
         total = T + strain - work[0] - work[1]
@@ -444,7 +482,7 @@ class DynamicStep(StepBase):
             outs, nodal = self._outputs(state)
             writer.frame(state, outputs=outs, nodal_fields=nodal, time=state.t, dynamic=True,
                          stats=dict(stats, cuts=self.cuts),
-                         reactions=self._reactions,
+                         reactions=self._reactions, last=last,
                          energy={k: v for k, v in row.items() if k != "time"})
 
     def summary(self) -> list[str]:

@@ -54,6 +54,8 @@ from fem.model import apply_velocities
 class EliminatedStep(DynamicStep):
     """A dynamic step by coordinate partitioning or the null-space formulation (module doc)."""
 
+    RESUMABLE = False       # its mechanism's coordinates live in the step: a restart reruns it
+
     def run(self, state, results):
         """Advance ``state`` through the step, writing frames and the energy balance."""
         s = self.settings

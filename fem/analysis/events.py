@@ -41,14 +41,18 @@ class StepEvents:
         self.dissipative = [g for g in groups if "dissipation" in g.capabilities]
 
     @classmethod
-    def make(cls, step, state) -> StepEvents | None:
-        """The events of ``step`` (after its integrator began at ``state``), or None."""
+    def make(cls, step, state, fresh: bool = True) -> StepEvents | None:
+        """The events of ``step`` (after its integrator began at ``state``), or None.
+
+        ``fresh``: the step starts here (the groups' history starts from the state); a step
+        resumed from a checkpoint keeps the history its state holds.
+        """
         groups = [g for g in step.system.model.groups if "step_control" in g.capabilities]
         if not groups:
             return None
         mass = step.inertia.diagonal()[:, 0].copy()
         keeps = step.integrator.name == "energy_conserving"
-        if not keeps:
+        if not keeps and fresh:
             for g in groups:
                 state.history[g.name] = g.conserving_start(state)
         return cls(groups, mass, keeps)

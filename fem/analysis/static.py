@@ -65,6 +65,7 @@ class StaticStep(StepBase):
     step_type = "static"
     Settings = StaticSettings
     LOADS_STAY = True
+    RESUMABLE = True               # nonlinear ones (resumable)
     fused = False          # internal force and tangent are evaluated separately
 
     describe = staticmethod(static_deck.describe)
@@ -86,6 +87,7 @@ class StaticStep(StepBase):
         self._watch = False                     # load control watches the tangent's sign
         self._pattern = None                    # free part of F, for F . K^-1 F
         self._sign0 = None                      # tangent sign at the start (load control)
+        self._warned = False                    # warned of a limit point (load control)
         self._chords = None                     # bent corrections (fem.analysis.bent)
         self.bent = 0                           # corrections applied bent
         self.progress = StaticProgress()        # the control's, once it runs
@@ -226,15 +228,32 @@ class StaticStep(StepBase):
         return ArcLength(s.arc_length, s.max_arc_length, s.psi, s.max_steps,
                          s.target_iterations, s.stop_load_factor, watch, dm.index)
 
-    def run(self, state, recorder):
-        """Advance ``state`` (committed in place) through the step, recording frames."""
+    @property
+    def resumable(self) -> bool:
+        """Nonlinear steps continue from their checkpoints; a linear one is one solve."""
+        return self.settings.nonlinear
+
+    def checkpoint_progress(self) -> StaticProgress:
+        """The progress with the step's own variables (limit-point watch, reactions)."""
+        p = super().checkpoint_progress()
+        p.sign0 = None if self._sign0 is None else int(self._sign0)
+        p.warned, p.reactions = bool(self._warned), self._reactions
+        return p
+
+    def run(self, state, recorder, resume=None):
+        """Advance ``state`` (committed in place) through the step, recording frames.
+
+        ``resume``: a :class:`~fem.analysis.base.Resume`; ``state`` is then a checkpoint's and
+        the increments continue from it.
+        """
         s = self.settings
         self.state = state
-        self.check_drives(state)
+        if resume is None:
+            self.check_drives(state)
         self._watch = s.nonlinear and s.control == "load"
         # MUMPS computes the determinant of every factorization for the limit-point watch
         self.open_solver({"mat_mumps_icntl_33": 1} if self._watch else None)
-        self.loads.begin(state)
+        self.loads.begin(state if resume is None else resume.start)
         writer = None
         if recorder:
             # the ParaView clock must only grow (fem.io.step_writer.StepWriter): the load factor's
@@ -243,15 +262,21 @@ class StaticStep(StepBase):
             span = (s.increments if s.control == "displacement" else s.max_steps) if path \
                 else (abs(s.load_factor) if s.nonlinear else 1.0)
             writer = recorder.begin_step(self.name, "static", self.system,
-                                         clock="count" if path else "abs", span=span)
+                                         clock="count" if path else "abs", span=span,
+                                         resume=resume is not None)
+            if s.nonlinear:
+                writer.keep_checkpoints(self.checkpoint_progress)
         try:
             if not s.nonlinear:
                 self._linear(state, writer)
             elif s.load_factor != 0 or s.control != "load":
                 control = self.control()
                 self._compiled = PlanarIncrement.make(self)
-                self._check_start(state)
-                self._increments(state, writer, control)
+                if resume is None:
+                    self._check_start(state)
+                else:
+                    self._resume(control, resume.progress)
+                self._increments(state, writer, control, resumed=resume is not None)
             self.loads.finish(state, state.t)
             self.warn_solves()
         finally:
@@ -259,6 +284,12 @@ class StaticStep(StepBase):
                 writer.close()
             self.close()
         return state
+
+    def _resume(self, control, p: StaticProgress) -> None:
+        """Continue from a checkpoint's progress ``p``: the control's and the step's own."""
+        control.progress = control.policy.progress = p
+        self._sign0, self._warned, self._reactions = p.sign0, p.warned, p.reactions
+        self.restore_notes(p)
 
     def _check_start(self, state) -> None:
         """Factor the tangent at the start of a nonlinear step; a singular one is a mechanism.
@@ -349,15 +380,20 @@ class StaticStep(StepBase):
         if bound > ACCURACY_WARN:
             self.warn(f"the linear system is ill-conditioned: {detail}")
 
-    def _increments(self, state, writer, control) -> None:
-        """The increments of a nonlinear step under ``control``; every loop is bounded."""
+    def _increments(self, state, writer, control, resumed: bool = False) -> None:
+        """The increments of a nonlinear step under ``control``; every loop is bounded.
+
+        ``resumed``: from a checkpoint, whose progress the control has (:meth:`_resume`). The
+        loads at the last increment's end (``_loads_end``) are computed again from its state,
+        to the same bits.
+        """
         p = self.progress = control.progress
-        p.next_output = self.output_every
+        if not resumed:
+            p.next_output = self.output_every
         self._loads_end = None
         self.line_search = self._line_search()
         newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search,
                         modified=self.settings.newton == "modified")
-        warned = False
         while not control.finished(state):
             interrupt.check()
             lam0 = tried = control.lam
@@ -395,8 +431,8 @@ class StaticStep(StepBase):
                 r = newton.last.r
             trial.t = lam
             self._increment_checks(trial, r, lam)
-            if self._watch and not warned:
-                warned = self._limit_point(lam0, lam)
+            if self._watch and not self._warned:
+                self._warned = self._limit_point(lam0, lam)
             control.accept(its, lam, newton.increment)
             p.iterations += its
             self._work(state, trial, lam0, lam, r)
@@ -411,7 +447,8 @@ class StaticStep(StepBase):
                     outs, nodal = self.system.frame_outputs(state)
                     writer.frame(state, outputs=outs, nodal_fields=nodal, time=lam, reactions=r,
                                  stats={"load_factor": lam, "iterations": its,
-                                        "residual": self.test.norms[-1]})
+                                        "residual": self.test.norms[-1]},
+                                 last=control.finished(state))
         short = getattr(control, "short_of_target", None)
         if short is not None:
             message = short(state, lambda node, dof, target: (

@@ -129,7 +129,7 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     solver = take(data.get("solver", {}), SCHEMA["solver"], "solver")
     return Deck(model=model, steps=steps, output=output,
                 solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path,
-                extra={"inputs": inputs})
+                extra={"inputs": inputs, "data": data})
 
 
 def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs,

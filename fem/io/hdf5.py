@@ -38,6 +38,14 @@ Layout (DESIGN.md, "Results file")::
                             fem.io.results.read_state), and
             progress/       the step's resumable progress (fem.solvers.controls.StaticProgress,
                             DynamicProgress): scalars as attrs, arrays as datasets
+                            (attr ``order``: the State's arrays in the order it lists them)
+        checkpoints/<k>/    what ``fem run --restart`` continues from (:mod:`fem.io.restart`),
+                            after frame k: ``state/`` and ``progress/`` as above, attrs frame,
+                            time, position (the step's place in the deck), complete (the state
+                            after the step, for steps that run in one piece; else the state
+                            with frame k, the step to be resumed). Written after every
+                            ``[output] checkpoint_interval``-th frame of static and dynamic
+                            steps and with the last frame of every step, committed with it
     /modes/<s>/             eigenvalues (m,), shapes (m, n, nslots), attrs (interior_modes)
     /xdmf/...               what the XDMF files name (:mod:`fem.io.paraview`): the drawn grid
                             (points, cells, part, kind), steps/<s>/<name>/<k> each frame's
@@ -67,6 +75,7 @@ Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import logging
 import os
@@ -106,6 +115,58 @@ def _open_unlocked(path: str) -> h5py.File:
         return h5py.File(path, "w")
 
 
+def _state_room(path: str, state, progress, what: str) -> tuple[dict, dict]:
+    """The arrays of ``state`` and the fields of ``progress``, room for them checked."""
+    arrays = state.arrays()
+    fields = {} if progress is None else {name: getattr(progress, name)
+                                          for name in progress.__dataclass_fields__}
+    extra = [np.asarray(v) for v in fields.values() if isinstance(v, np.ndarray)]
+    files.ensure_room(path, 2 * sum(np.asarray(v).nbytes for v in (*arrays.values(), *extra))
+                      + FRAME_OVERHEAD, what)
+    return arrays, fields
+
+
+def empty_tables(state) -> list[str]:
+    """``<field>/<key>`` of the State's per-group tables that hold no array.
+
+    :meth:`fem.state.State.arrays` lists arrays only, so such a table (a group whose
+    algorithmic history is empty) would not come back from them; the results file lists them
+    (attribute ``empty``) and :func:`fem.io.results.state_from_group` puts them back.
+    """
+    out = []
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if isinstance(value, dict):
+            out += [f"{f.name}/{k}" for k, v in value.items() if isinstance(v, dict) and not v]
+    return out
+
+
+def _write_state(parent, name: str, state, arrays: dict, fields: dict, progress,
+                 sub: str | None = None):
+    """Group ``name`` of ``parent``: the State ``arrays`` (in ``sub``) and ``progress``.
+
+    The State's arrays keep their order in the attribute ``order`` (the load history's order is
+    the order its loads are summed in), its empty tables are listed in ``empty``
+    (:func:`empty_tables`). Returns the group.
+    """
+    top = parent.create_group(name)
+    g = top.create_group(sub) if sub else top
+    for key, value in arrays.items():
+        g.create_dataset(key, data=value)
+    g.attrs["order"] = list(arrays)
+    g.attrs["empty"] = empty_tables(state)
+    if progress is not None:
+        pg = g.create_group("progress") if not sub else top.create_group("progress")
+        pg.attrs["type"] = type(progress).__name__
+        pg.attrs["none"] = [k for k, v in fields.items() if v is None]
+        for key, value in fields.items():
+            if isinstance(value, np.ndarray):
+                pg.create_dataset(key, data=value)
+            elif value is not None:
+                pg.attrs[key] = value
+    return top
+
+
 class ResultsFile:
     """An open results file; :meth:`begin_step` returns a writer for one step's frames.
 
@@ -117,7 +178,7 @@ class ResultsFile:
     """
 
     def __init__(self, path: str, model, *, deck_text: str = "", deck_path: str = "",
-                 versions: dict | None = None, progress=None):
+                 versions: dict | None = None, progress=None, model_hash: str = ""):
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
         self.model = model
@@ -133,7 +194,7 @@ class ResultsFile:
         tmp = files.temporary_beside(self.path, ".h5")
         try:
             self.h5 = _open_unlocked(tmp)
-            self._write_header(deck_text, deck_path, versions or {})
+            self._write_header(deck_text, deck_path, versions or {}, model_hash)
             self._write_model()
             self.h5.flush()
             self._lock = files.SharedLock(tmp)
@@ -145,8 +206,14 @@ class ResultsFile:
                                        f"{files.reason(err)}") from None
             raise
         files.remove_stale_xdmf(self.path)
+        self._begin()
+
+    def _begin(self) -> None:
+        """The writing state of a file without frames."""
         self.time_offset = 0.0
         self.step_index = 0
+        self.step_position = 0          # the running step's place in the deck (checkpoints)
+        self.checkpoint_interval = 0    # frames between checkpoints (0: at step ends only)
         self.frames: list[paraview_views.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views
@@ -154,11 +221,76 @@ class ResultsFile:
         self.series = paraview.SeriesFile(self.xdmf_path, os.path.basename(self.path),
                                           self.drawing)
 
-    def commit(self, force: bool = False) -> None:
-        """Make the frames written so far visible to readers (see the module docstring)."""
-        if not self.pending or self.sealed:
+    @classmethod
+    def reopen(cls, path: str, model, progress=None) -> ResultsFile:
+        """The results file ``path`` of an earlier run of ``model``, to write on (a restart).
+
+        :func:`fem.io.restart.truncate` has cut it back to a checkpoint; its frames stay, and
+        the XDMF series is rewritten from them (:func:`fem.io.paraview_views.stored_view`).
+        The next step's index and time offset follow its last frame.
+        """
+        self = cls.__new__(cls)
+        self.path = os.path.abspath(path)
+        self.xdmf_path = files.xdmf_path(self.path)
+        self.model, self.progress = model, progress
+        self.h5, self._lock, self.sealed = None, None, False
+        self.topology, _ = drawing.element_topology(model)
+        self.drawing = drawing.drawing(model)
+        _petsc.init()
+        try:
+            try:
+                self.h5 = h5py.File(self.path, "r+", locking=False)
+            except (TypeError, ValueError):
+                self.h5 = h5py.File(self.path, "r+")
+            self._lock = files.SharedLock(self.path)
+        except BaseException as err:
+            if self.h5 is not None:
+                self.h5.close()
+            if files.is_io_error(err):
+                raise ResultsFileError(f"cannot open the results file {self.path} to continue "
+                                       f"it: {files.reason(err)}") from None
+            raise
+        self._begin()
+        self._replay()
+        return self
+
+    def _replay(self) -> None:
+        """The frames in the file, as their writers left them: the series, the next step."""
+        found = [(int(g.attrs["index"]), name, g) for name, g in self.h5["steps"].items()
+                 if "index" in g.attrs and "time" in g]
+        for index, name, g in sorted(found, key=lambda x: x[0]):
+            attrs = {"type": str(g.attrs["type"]), "index": index}
+            offset, clock = float(g.attrs["time_offset"]), str(g.attrs["clock"])
+            for j, t in enumerate(g["time"][()]):
+                at = offset + (float(j + 1) if clock == "count" else
+                               abs(t) if clock == "abs" else t)
+                view = paraview_views.stored_view(self.h5, name, j, attrs)
+                self.series.add(f"{name} {j}", at, view)
+                self.frames.append(paraview_views.Frame(name, j, float(at)))
+                self.time_offset = float(at)
+            self.step_index = index + 1
+        if self.series.views:
+            self.series.write(force=True)
+        else:
+            try:
+                os.unlink(self.xdmf_path)
+            except OSError:
+                pass
+
+    def commit(self, force: bool = False, checkpoint: bool = False) -> None:
+        """Make the frames written so far visible to readers (see the module docstring).
+
+        ``checkpoint``: now, with the checkpoint written after them, whatever the time since the
+        last commit; the XDMF follows when it is cheap (a restart rewrites it).
+        """
+        if self.sealed:
             return
-        if not force and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
+        if not self.pending:
+            if force:                   # frames a checkpoint committed before the XDMF
+                self.series.write(force=True)
+            return
+        if not (force or checkpoint) \
+                and _time.monotonic() - self._committed_at < COMMIT_INTERVAL:
             return
         with interrupt.critical():
             try:
@@ -194,7 +326,8 @@ class ResultsFile:
         except OSError:
             pass
 
-    def _write_header(self, deck_text: str, deck_path: str, versions: dict) -> None:
+    def _write_header(self, deck_text: str, deck_path: str, versions: dict,
+                      model_hash: str = "") -> None:
         from fem import __version__
 
         attrs = self.h5.attrs
@@ -204,6 +337,8 @@ class ResultsFile:
         attrs["units"] = self.model.units
         attrs["deck"] = deck_text
         attrs["deck_path"] = deck_path
+        if model_hash:
+            attrs["model_hash"] = model_hash        # what a restart checks (fem.io.restart)
         for k, v in versions.items():
             attrs[f"version_{k}"] = str(v)
 
@@ -241,11 +376,15 @@ class ResultsFile:
         paraview_views.write_drawing(self.h5, self.drawing)
 
     def begin_step(self, name: str, step_type: str, system, *, clock: str = "time",
-                   span: float | None = None) -> StepWriter:
-        """A writer for the frames of step ``name``; see :class:`StepWriter` for ``clock``."""
+                   span: float | None = None, resume: bool = False) -> StepWriter:
+        """A writer for the frames of step ``name``; see :class:`StepWriter` for ``clock``.
+
+        ``resume``: the step's frames continue those in the file (a restart).
+        """
         w = StepWriter(self, name, step_type, system, self.step_index, self.time_offset,
-                       clock=clock, span=span)
-        self.step_index += 1
+                       clock=clock, span=span, resume=resume)
+        if not resume:
+            self.step_index += 1
         return w
 
     def write_modes(self, name: str, step_type: str, eigenvalues: NDArray, shapes: NDArray,
@@ -395,28 +534,43 @@ class ResultsFile:
         ``progress``: its scalar fields as attributes (None ones listed in the attribute
         ``none``), its arrays as datasets, its class name in the attribute ``type``.
         """
-        arrays = state.arrays()
-        fields = {} if progress is None else {name: getattr(progress, name)
-                                              for name in progress.__dataclass_fields__}
-        extra = [np.asarray(v) for v in fields.values() if isinstance(v, np.ndarray)]
-        files.ensure_room(self.path, 2 * sum(np.asarray(v).nbytes for v in (*arrays.values(),
-                                                                              *extra))
-                          + FRAME_OVERHEAD, f"the state after step '{step}'")
+        what = f"the state after step '{step}'"
+        arrays, fields = _state_room(self.path, state, progress, what)
         with interrupt.critical():
-            with self._writing(f"the state after step '{step}'", seal=True):
-                g = self.h5.require_group(f"steps/{step}").create_group("state")
-                for name, value in arrays.items():
-                    g.create_dataset(name, data=value)
-                if progress is not None:
-                    pg = g.create_group("progress")
-                    pg.attrs["type"] = type(progress).__name__
-                    pg.attrs["none"] = [k for k, v in fields.items() if v is None]
-                    for name, value in fields.items():
-                        if isinstance(value, np.ndarray):
-                            pg.create_dataset(name, data=value)
-                        elif value is not None:
-                            pg.attrs[name] = value
+            with self._writing(what, seal=True):
+                g = self.h5.require_group(f"steps/{step}")
+                _write_state(g, "state", state, arrays, fields, progress)
                 self.h5.flush()
+
+    def write_checkpoint(self, step: str, frame: int, state, progress=None,
+                         complete: bool = False) -> None:
+        """``/steps/<step>/checkpoints/<frame>``: ``state`` and ``progress`` after ``frame``.
+
+        ``complete``: ``state`` is the state after the step (a step that runs in one piece);
+        else the state written with frame ``frame`` of a step that :mod:`fem.io.restart` can
+        resume from there. The caller commits it (with its frame) or flushes it.
+        """
+        what = f"the checkpoint after frame {frame} of step '{step}'"
+        arrays, fields = _state_room(self.path, state, progress, what)
+        with interrupt.critical():
+            with self._writing(what, seal=True):
+                g = self.h5.require_group(f"steps/{step}").require_group("checkpoints")
+                name = str(frame)
+                if name in g:                   # a step resumed at its last frame
+                    del g[name]
+                c = _write_state(g, name, state, arrays, fields, progress, sub="state")
+                c.attrs["frame"] = frame
+                c.attrs["time"] = float(state.t)
+                c.attrs["position"] = self.step_position
+                c.attrs["complete"] = complete
+
+    def end_checkpoint(self, step: str, state, progress=None) -> None:
+        """The checkpoint of a step that ran in one piece: ``state`` after it, flushed."""
+        frames = self.h5.get(f"steps/{step}/time")
+        self.write_checkpoint(step, -1 if frames is None else len(frames) - 1, state, progress,
+                              complete=True)
+        with self._writing(f"the checkpoint of step '{step}'", seal=True):
+            self.h5.flush()
 
     def close(self) -> None:
         """Commit the last frames, close the file, release the lock."""

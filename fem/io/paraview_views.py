@@ -273,3 +273,48 @@ def _group_maps(drawing: Drawing, datasets: dict, written, source, k: int) -> tu
                         ((span.first_cell, 0), (span.count, 3), source(key), (k, 0, 0),
                          (1, span.count, 3)))
     return cells, points
+
+
+def stored_view(h5: h5py.File, step: str, k: int, attrs: dict) -> View:
+    """The :class:`View` of frame ``k`` of step ``step`` as :func:`frame_views` made it.
+
+    Read back from the views in the file (a restart rewrites the XDMF from them): the same
+    attributes in the same order. ``attrs`` are the step group's attributes.
+    """
+    base = f"/xdmf/steps/{step}"
+    g = h5[base]
+    key = str(k)
+    node = {n: obj[key] for n, obj in g.items()
+            if n not in ("cells", "drawn", "node") and isinstance(obj, h5py.Group) and key in obj}
+    cells = {n: obj[key] for n, obj in g.get("cells", {}).items() if key in obj}
+    scalar = "time" if attrs.get("type") == "dynamic" else "load_factor"
+    out = list(STATIC)
+
+    def add(name, center, ds):
+        components = 1 if ds.ndim == 1 else ds.shape[1]
+        path = f"{base}/{name}/{k}" if center == "Node" else f"{base}/cells/{name}/{k}"
+        out.append(Attribute(name, center, components, path))
+
+    firsts = [name for name, _, _ in POINT_VECTORS] + [scalar]
+    for name in firsts:
+        if name in node:
+            add(name, "Node", node[name])
+    taken = {a.name for a in STATIC} | set(firsts)
+
+    def source(name):              # frame_views names a nodal field like these "nodal_<name>"
+        return name[len("nodal_"):] if name.startswith("nodal_") \
+            and name[len("nodal_"):] in taken else name
+    rest = [n for n in node if n not in firsts and n not in AXES]
+    points = sorted(n for n in rest if n.startswith("joint_"))
+    for name in sorted((n for n in rest if n not in points), key=source):
+        add(name, "Node", node[name])
+    for name in points:
+        add(name, "Node", node[name])
+    for name, ds in sorted(cells.items(), key=lambda c: (c[0], 1 if c[1].ndim == 1 else 3)):
+        add(name, "Cell", ds)
+    for name in AXES:
+        if name in node:
+            add(name, "Node", node[name])
+    value = float(h5[f"steps/{step}/time"][k])
+    return View("", 0.0, out, {"step": float(attrs.get("index", 0)), "frame": float(k),
+                               scalar: value})

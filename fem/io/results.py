@@ -1,7 +1,8 @@
 """Reading results files: the one reader of the layout that :mod:`fem.io.hdf5` writes.
 
 * :func:`read_state` gives the :class:`~fem.state.State` at the end of a step, with its
-  resumable progress (what a restart reads);
+  resumable progress; :func:`state_from_group` and :func:`progress_from_group` read them from
+  any group that holds them (a checkpoint's, what a restart reads, :mod:`fem.io.restart`);
 * :class:`Results` reads the quantities a validation case's ``reference.toml`` names
   (:mod:`fem.validate`: displacements, rotations, reactions, section forces, load factors,
   buckling factors, frequencies, critical speeds, energies, periods, chord offsets, relative
@@ -17,6 +18,7 @@ import h5py
 import numpy as np
 
 from fem.rotations import expm
+from fem.solvers.controls import DynamicProgress, StaticProgress
 from fem.state import State
 
 KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buckling_factor",
@@ -37,21 +39,44 @@ def read_state(path: str, step: str, progress=None):
     """
     with h5py.File(path, "r") as h5:
         g = h5[f"steps/{step}/state"]
-        arrays = {}
-        g.visititems(lambda name, obj: arrays.__setitem__(name, obj[()])
-                     if isinstance(obj, h5py.Dataset) and not name.startswith("progress/")
-                     else None)
-        found = None
-        pg = g.get("progress")
-        if progress is not None and pg is not None \
-                and pg.attrs.get("type") == progress.__name__:
-            values = {k: v.item() if isinstance(v, np.generic) else v
-                      for k, v in pg.attrs.items() if k not in ("type", "none")}
-            values.update({k: None for k in pg.attrs["none"]})
-            values.update({k: d[()] for k, d in pg.items()})
-            found = progress(**values)
-    state = State.from_arrays(arrays)
+        state = state_from_group(g)
+        found = progress_from_group(g.get("progress"), progress) if progress is not None \
+            else None
     return state if progress is None else (state, found)
+
+
+def state_from_group(g: h5py.Group) -> State:
+    """The State stored in group ``g`` (its arrays in their stored order, ``order``)."""
+    order = [str(k) for k in g.attrs["order"]] if "order" in g.attrs else [
+        k for k in g if isinstance(g[k], h5py.Dataset)]
+    arrays = {k: g[k][()] for k in order}
+    if "order" not in g.attrs:                  # nested names (load_scales/P)
+        g.visititems(lambda n, o: arrays.setdefault(n, o[()]) if isinstance(o, h5py.Dataset)
+                     and not n.startswith("progress/") else None)
+    state = State.from_arrays(arrays)
+    for name in g.attrs.get("empty", ()):      # tables without arrays (fem.io.hdf5.empty_tables)
+        field, _, key = str(name).partition("/")
+        getattr(state, field).setdefault(key, {})
+    return state
+
+
+def progress_from_group(g: h5py.Group | None, cls=None):
+    """The progress dataclass stored in ``g`` (:meth:`fem.io.hdf5.ResultsFile.write_state`).
+
+    ``cls``: the class it must be (None: the one its ``type`` names); None when there is none.
+    """
+    if g is None:
+        return None
+    cls = cls or {c.__name__: c for c in (StaticProgress, DynamicProgress)}.get(
+        str(g.attrs.get("type")))
+    if cls is None or g.attrs.get("type") != cls.__name__:
+        return None
+    values = {k: v.item() if isinstance(v, np.generic) else v
+              for k, v in g.attrs.items() if k not in ("type", "none")}
+    values.update({str(k): None for k in g.attrs["none"]})
+    values.update({k: d[()] for k, d in g.items()})
+    known = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in values.items() if k in known})
 
 
 class Results:

@@ -221,6 +221,10 @@ SCHEMA: dict[str, list[Key]] = {
     "output": [
         Key("every", "int", 1, "write every n-th converged increment or time step",
             positive=True),
+        Key("checkpoint_interval", "int", 100, "write a checkpoint (the state and the step's "
+            "progress, what `fem run --restart` continues from) after every n-th output frame "
+            "of a static or dynamic step; 0: at the end of every step only (always written "
+            "there)", nonnegative=True),
     ],
     "solver": [
         Key("petsc_options", "table", None, "PETSc options without the step prefix, e.g. "

@@ -59,26 +59,71 @@ class StepWriter:
     """
 
     def __init__(self, results: ResultsFile, name: str, step_type: str, system, index: int,
-                 time_offset: float, clock: str = "time", span: float | None = None):
+                 time_offset: float, clock: str = "time", span: float | None = None,
+                 resume: bool = False):
         self.results = results
         self.h5 = results.h5
         self.system = system
         self.name = name
         self.clock = clock
-        self.g = self.h5.require_group("steps").create_group(name)
-        self.g.attrs["type"] = step_type
-        self.g.attrs["index"] = index
-        self.g.attrs["time_offset"] = time_offset
-        self.g.attrs["dof_names"] = list(system.model.slots)
-        self.g.attrs["clock"] = clock
-        self.attrs = {"type": step_type, "index": index}
-        self.time_offset = time_offset
-        self.series_time = time_offset
         self.count = 0
         self.last_time = 0.0
         self.datasets: dict[str, h5py.Dataset] = {}
+        self.progress = None            # the resumable step's progress (checkpoints), if any
+        if resume:
+            self._reopen()
+        else:
+            self.g = self.h5.require_group("steps").create_group(name)
+            self.g.attrs["type"] = step_type
+            self.g.attrs["index"] = index
+            self.g.attrs["time_offset"] = time_offset
+            self.g.attrs["dof_names"] = list(system.model.slots)
+            self.g.attrs["clock"] = clock
+            self.attrs = {"type": step_type, "index": index}
+            self.time_offset = time_offset
+            self.series_time = time_offset
         if results.progress is not None:
             results.progress.begin(name, step_type, span, clock)
+
+    def _reopen(self) -> None:
+        """Continue the step's frames in the file (a restart: :mod:`fem.io.restart`).
+
+        Its datasets are those of the step's group (but its state and checkpoints) and its
+        views' sources under ``/xdmf/steps/<step>``; the frames continue after the last.
+        """
+        self.g = self.h5[f"steps/{self.name}"]
+        a = self.g.attrs
+        self.attrs = {"type": str(a["type"]), "index": int(a["index"])}
+        self.clock = str(a["clock"])
+        self.time_offset = float(a["time_offset"])
+
+        def add(prefix):
+            def visit(name, obj):
+                if isinstance(obj, h5py.Dataset) and not name.startswith(("state/",
+                                                                          "checkpoints/")):
+                    self.datasets[prefix + name] = obj
+            return visit
+        self.g.visititems(add(""))
+        for part in ("drawn", "node"):
+            src = self.h5.get(f"xdmf/steps/{self.name}/{part}")
+            if src is not None:
+                src.visititems(add(f"/xdmf/steps/{self.name}/{part}/"))
+        self.count = len(self.g["time"]) if "time" in self.g else 0
+        self.series_time = self.time_offset
+        if self.count:
+            self.last_time = float(self.g["time"][self.count - 1])
+            self.count -= 1
+            self.series_time = self.time_offset + self._clock(self.last_time)
+            self.count += 1
+        self.results.step_index = self.attrs["index"] + 1
+
+    def keep_checkpoints(self, progress) -> None:
+        """Write checkpoints with the frames; ``progress()`` gives the step's progress then.
+
+        A step that can be resumed from any frame (:mod:`fem.io.restart`) asks for them: after
+        every ``checkpoint_interval``-th frame and with the last (``frame(..., last=True)``).
+        """
+        self.progress = progress
 
     def _dataset(self, path: str, value: NDArray) -> h5py.Dataset:
         """The dataset of ``path`` (in the step's group, or absolute).
@@ -112,14 +157,16 @@ class StepWriter:
 
     def frame(self, state, *, outputs: dict, time: float, reactions: NDArray | None = None,
               stats: dict | None = None, energy: dict | None = None,
-              dynamic: bool = False, nodal_fields: dict | None = None) -> None:
+              dynamic: bool = False, nodal_fields: dict | None = None,
+              last: bool = False) -> None:
         """Write one output frame of ``state``.
 
         ``outputs`` are the step's element and constraint outputs at ``state``,
         ``{group: {quantity: (E,) or (E, k)}}`` (what :meth:`fem.system.System.outputs` returns):
         the writer is handed them and never evaluates elements; ``nodal_fields`` the nodal
         fields, ``{name: (n,) or (n, 3)}`` (:meth:`fem.system.System.frame_outputs`).
-        ``reactions`` is a full active-DOF vector.
+        ``reactions`` is a full active-DOF vector. ``last``: the step's last frame (a
+        checkpoint follows it when the step keeps them, :meth:`keep_checkpoints`).
         """
         sysm = self.system
         values = {"time": time, "displacement": state.u, "rotation": state.quaternions(),
@@ -148,13 +195,18 @@ class StepWriter:
         # data, the views ParaView reads, HDF5's metadata and the XDMF text: generously
         files.ensure_room(self.results.path, 2 * need + FRAME_OVERHEAD,
                           f"frame {self.count} of step '{self.name}'")
+        every = self.results.checkpoint_interval
+        checkpoint = self.progress is not None and (last or (every > 0
+                                                             and (self.count + 1) % every == 0))
         with interrupt.critical():
             self._write(values)
             self.results.pending.append((self, paraview_views.Frame(self.name, self.count - 1,
                                                                     at, frozenset(values))))
             self.last_time = time
             self.series_time = at
-        self.results.commit()
+            if checkpoint:
+                self.results.write_checkpoint(self.name, self.count - 1, state, self.progress())
+        self.results.commit(checkpoint=checkpoint)
         if self.results.progress is not None:
             self.results.progress.frame(self.name, self.count - 1, clock)
         interrupt.check()               # a frame boundary is a safe point to stop at

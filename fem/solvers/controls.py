@@ -60,6 +60,14 @@ class StaticProgress:
     external_work : work of the external loads along the path (trapezoidal per increment)
     constraint_work : work of the reactions on prescribed motions along the path
     iterations : Newton iterations of the converged increments
+    sign0 : load control: the tangent's sign at the start of the step (the limit-point watch's
+        reference), or None
+    warned : load control: whether the step warned of a limit point already
+    reactions : (n_active,) the residual of the last converged increment (its reactions: the
+        constraint work's trapezoidal rule), or None
+    warnings : the step's warnings so far, one a line
+    poor_solves : (k, 2) the load factor and backward error of converged increments whose
+        linear solves stayed inaccurate, not yet warned of, or None
     """
 
     control: str = "linear"
@@ -74,6 +82,11 @@ class StaticProgress:
     external_work: float = 0.0
     constraint_work: float = 0.0
     iterations: int = 0
+    sign0: int | None = None
+    warned: bool = False
+    reactions: NDArray | None = None
+    warnings: str = ""
+    poor_solves: NDArray | None = None
 
 
 @dataclass
@@ -91,6 +104,14 @@ class DynamicProgress:
     external_work, constraint_work : the work of the external loads and of the reactions on
         prescribed motions since the step started
     initial_energy : kinetic plus strain energy at the start (the energy balance's reference)
+    initial_kinetic : kinetic energy at the start (the run summary's scale)
+    initial_momenta : (2, 3) linear and angular momentum at the start (the run summary), or None
+    t_start : the time the step started from (``state.t`` before it: the step's own clock
+        starts at 0)
+    kkt_warned : whether the step warned that the consistent reactions are singular
+    warnings : the step's warnings so far, one a line
+    poor_solves : (k, 2) the time and backward error of converged time steps whose linear
+        solves stayed inaccurate, not yet warned of, or None
     """
 
     time: float = 0.0
@@ -102,6 +123,12 @@ class DynamicProgress:
     external_work: float = 0.0
     constraint_work: float = 0.0
     initial_energy: float = 0.0
+    initial_kinetic: float = 0.0
+    initial_momenta: NDArray | None = None
+    t_start: float = 0.0
+    kkt_warned: bool = False
+    warnings: str = ""
+    poor_solves: NDArray | None = None
 
 
 @dataclass
