@@ -110,7 +110,7 @@ def _cmd_run(args, petsc: list[str]) -> int:
     if args.restart:
         from fem.io.restart import parse_target
 
-        out = results_path(deck, parse_target(args.restart).path)
+        out = results_path(deck, parse_target(args.restart).path, restart=True)
     else:
         out = results_path(deck, args.output or os.path.splitext(args.deck)[0] + ".h5")
     interrupt.check()

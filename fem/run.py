@@ -62,10 +62,13 @@ def inputs(deck: Deck) -> list[str]:
     return paths + list(deck.extra.get("inputs", ()))
 
 
-def results_path(deck: Deck, output: str) -> str:
-    """The checked absolute path of the results file ``output`` for a run of ``deck``."""
+def results_path(deck: Deck, output: str, restart: bool = False) -> str:
+    """The checked absolute path of the results file ``output`` for a run of ``deck``.
+
+    ``restart``: ``output`` is the file a restart continues (:func:`fem.io.files.results_path`).
+    """
     beside = [s["name"] for s in deck.steps if STEP_TYPES[s["type"]].WRITES]
-    return files.results_path(output, inputs(deck), beside)
+    return files.results_path(output, inputs(deck), beside, restart=restart)
 
 
 def run(deck: Deck, output: str, progress=None, restart: str | None = None) -> RunResult:
@@ -128,8 +131,8 @@ def _continue(deck: Deck, output: str | None, restart: str, system: System,
               progress=None) -> RunResult:
     """Continue the run that wrote a results file from a checkpoint (:mod:`fem.io.restart`)."""
     target = restart_io.parse_target(restart)
-    path = results_path(deck, target.path)
-    if output is not None and os.path.abspath(results_path(deck, output)) != path:
+    path = results_path(deck, target.path, restart=True)
+    if output is not None and os.path.abspath(results_path(deck, output, restart=True)) != path:
         raise ResultsFileError(f"-o {output}: a restart continues the results file it starts "
                                f"from, {path}; leave -o out or give that file")
     ck = restart_io.prepare(path, deck, target)

@@ -116,11 +116,13 @@ def _same(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> str:
+def results_path(output: str, inputs: list[str] = (), steps: list[str] = (),
+                 restart: bool = False) -> str:
     """The absolute results path for ``-o output``; refuses a clash with an input of the run.
 
     ``inputs`` are the files the run reads (the deck, its mesh); ``steps`` the names of the steps
-    that write mode-shape XDMF files.
+    that write mode-shape XDMF files. ``restart``: the results file is the one a restart
+    continues (:mod:`fem.io.restart` checks it), not one to replace.
     """
     base, ext = os.path.splitext(output)
     if ext == "":
@@ -146,8 +148,10 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = ()) -> 
         if os.path.lexists(out) and not os.path.isfile(out):
             raise ResultsFileError(f"-o {output}: cannot write {out}: it exists and is not a "
                                    "regular file")
-    for out in written:
-        if os.path.isfile(out) and not written_by_fem(out, os.path.basename(path)):
+    for out in written[1:] if restart else written:
+        # a file another program holds open is refused where it would be replaced (replace)
+        if os.path.isfile(out) and not in_use(out) \
+                and not written_by_fem(out, os.path.basename(path)):
             raise ResultsFileError(f"-o {output}: {out} exists and was not written by fem; a "
                                    "run never replaces a file it did not write: remove it or "
                                    "choose another results file")

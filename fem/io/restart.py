@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from dataclasses import dataclass
 
 import h5py
@@ -318,8 +317,16 @@ def truncate(path: str, ck: Checkpoint, beside=()) -> None:
     keep = ck.steps[:ck.position + 1]
     tmp = files.temporary_beside(path, ".h5")
     try:
-        shutil.copyfile(path, tmp)
-        with h5py.File(tmp, "r+", locking=False) as h5:
+        # a fresh file with the objects copied, not a byte copy cut in place: a run killed
+        # between commits leaves HDF5's free-space records behind its data (space allocated
+        # past the recorded end), and deleting objects in such a file fails ("len not positive
+        # after adjustment for EOA"); reading them, and editing a sound copy, does not
+        with h5py.File(path, "r", locking=False) as src, \
+                h5py.File(tmp, "w", locking=False) as h5:
+            for key, value in src.attrs.items():
+                h5.attrs[key] = value
+            for name in src:
+                src.copy(src[name], h5, name=name)
             _cut(h5, ck, keep)
         files.replace(tmp, path)
         tmp = None
