@@ -10,6 +10,7 @@ from benchmarks import (
     beam_assembly,
     cms,
     dynamics,
+    forces,
     linearize_memory,
     modal,
     multibody,
@@ -25,7 +26,8 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "dynamics": dynamics.main, "slender_arch": slender_arch.main,
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
-              "linearize_memory": linearize_memory.main, "output": output.main}
+              "linearize_memory": linearize_memory.main, "output": output.main,
+              "forces": forces.main}
 
 
 def main(argv: list[str]) -> int:

@@ -81,9 +81,11 @@ class DofMap:
         """
         n, ns = model.n_nodes, model.nslots
         active = np.zeros((n, ns), dtype=bool)
-        for g in (*model.groups, *getattr(model, "constraints", ())):
+        # an element group acts on its cells' nodes (a sphere set's: all its spheres)
+        for g, nodes in [*((g, g.cells) for g in model.groups),
+                         *((c, c.conn) for c in getattr(model, "constraints", ()))]:
             cols = [model.slots.index(d) for d in g.dof_names]
-            active[np.ix_(np.unique(g.cells), cols)] = True
+            active[np.ix_(np.unique(nodes), cols)] = True
         fixed = model.fixed & active
         for p in model.prescribed:
             fixed[p.nodes, p.slot] |= active[p.nodes, p.slot]
