@@ -10,6 +10,7 @@ from benchmarks import (
     beam_assembly,
     cms,
     dynamics,
+    forces,
     linearize_memory,
     modal,
     multibody,
@@ -27,7 +28,7 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
               "linearize_memory": linearize_memory.main, "output": output.main,
-              "restart": restart.main}
+              "restart": restart.main, "forces": forces.main}
 
 
 def main(argv: list[str]) -> int:

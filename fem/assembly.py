@@ -61,10 +61,15 @@ class Assembler:
     def __init__(self, model, dofmap: DofMap):
         self.dofmap = dofmap
         n_free = dofmap.n_free
+        #: the element groups' ``conn`` the pattern was made for (a sphere set's changes)
+        self.conns = tuple(g.conn for g in model.groups)
         constraints = getattr(model, "constraints", ())
-        edofs = [np.hstack([dofmap.element_dofs(g.conn, g.dof_names), inner])
-                 for g, inner in zip(model.groups, dofmap.internal or
-                                     [np.zeros((len(g), 0), np.int64) for g in model.groups],
+        # a group without internal unknowns takes its current element count (a sphere set's
+        # candidate pairs change)
+        edofs = [np.hstack([dofmap.element_dofs(g.conn, g.dof_names),
+                            inner if inner is not None and inner.shape[1]
+                            else np.zeros((len(g), 0), np.int64)])
+                 for g, inner in zip(model.groups, dofmap.internal or [None] * len(model.groups),
                                      strict=True)]
         edofs += [np.hstack([dofmap.element_dofs(c.conn, c.dof_names), lam])
                   for c, lam in zip(constraints, dofmap.multipliers, strict=True)]

@@ -81,9 +81,11 @@ class DofMap:
         """
         n, ns = model.n_nodes, model.nslots
         active = np.zeros((n, ns), dtype=bool)
-        for g in (*model.groups, *getattr(model, "constraints", ())):
+        # an element group acts on its cells' nodes (a sphere set's: all its spheres)
+        for g, nodes in [*((g, g.cells) for g in model.groups),
+                         *((c, c.conn) for c in getattr(model, "constraints", ()))]:
             cols = [model.slots.index(d) for d in g.dof_names]
-            active[np.ix_(np.unique(g.conn), cols)] = True
+            active[np.ix_(np.unique(nodes), cols)] = True
         fixed = model.fixed & active
         for p in model.prescribed:
             fixed[p.nodes, p.slot] |= active[p.nodes, p.slot]
@@ -139,7 +141,8 @@ class DofMap:
     def element_dofs(self, conn: NDArray, dof_names: tuple[str, ...]) -> NDArray:
         """(E, nen * len(dof_names)) full-vector positions of the nodal DOFs of each element."""
         cols = [self.slots.index(d) for d in dof_names]
-        return self.index[conn][:, :, cols].reshape(len(conn), -1)
+        # (E, nen * ndn) even for no elements (a sphere set without candidate pairs)
+        return self.index[conn][:, :, cols].reshape(len(conn), conn.shape[1] * len(cols))
 
     # --- scatter and gather, with the index arrays computed once (Newton calls them per
     # iteration, a mask over the node slots each time was most of their cost)

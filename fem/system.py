@@ -44,6 +44,17 @@ class System:
                                   else self._constraint_scales(model))
         self.additive = self._additive_nodes(model)
 
+    def repattern(self) -> bool:
+        """Make the assembler again if a group's elements changed (a sphere set's broad phase).
+
+        Returns whether it did; the CSR pattern (and so every matrix of the old one) changed.
+        """
+        if all(g.conn is c for g, c in zip(self.model.groups, self.assembler.conns,
+                                             strict=True)):
+            return False
+        self.assembler = Assembler(self.model, self.dofmap)
+        return True
+
     @staticmethod
     def _additive_nodes(model) -> NDArray | None:
         """3D nodes whose rotations only small-displacement elements use: additive rotation vectors.

@@ -94,11 +94,8 @@ class StepBase:
         self.loads = loads
         self.solver_options = dict(solver_options or {})
         self.prefix = options_prefix(name)
-        blocks = system.dofmap.blocks
         # the matrix and direct solver Newton fills and solves with (open_solver chooses them)
-        self.linear = LinearSystem(system.assembler, system.n_free,
-                                   blocks["multipliers"].stop > blocks["multipliers"].start,
-                                   self.prefix, self.solver_options)
+        self.linear = self._linear_system()
         self.warnings: list[str] = []
         self._poor_pending: list[float] = []             # this increment's inaccurate solves
         self._poor_done: list[tuple[float, float]] = []  # (time, worst) of converged ones
@@ -307,6 +304,13 @@ class StepBase:
                 "step's time, so make the function start where the step finds the joint")
 
     # --- the linear solver Newton drives (fem.solvers.newton.Newton) --------------------------
+    def _linear_system(self) -> LinearSystem:
+        """A linear system on the system's current assembler (its pattern)."""
+        blocks = self.system.dofmap.blocks
+        return LinearSystem(self.system.assembler, self.system.n_free,
+                            blocks["multipliers"].stop > blocks["multipliers"].start,
+                            self.prefix, self.solver_options)
+
     def open_solver(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the step's matrix and direct solver (:meth:`LinearSystem.open`)."""
         self.linear.open(defaults, banded)

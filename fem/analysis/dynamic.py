@@ -314,7 +314,12 @@ class DynamicStep(StepBase):
         # a step below a few ulps of the time scale no longer advances time
         policy.smallest = 4 * np.spacing(max(abs(s0.t), self.settings.time_step))
         while True:
-            limit = self.events.max_step(s0) if self.events is not None else np.inf
+            limit = np.inf
+            if self.events is not None:
+                # sphere sets list their candidate pairs for a step of at most this size
+                if self.events.broad_phase(s0, min(policy.size, self.settings.duration - s0.t)):
+                    self.repattern()
+                limit = self.events.max_step(s0)
             policy.size = h = min(policy.size, self.settings.duration - s0.t, limit)
             try:
                 result = self._newton(s0, h)
@@ -332,6 +337,13 @@ class DynamicStep(StepBase):
                 continue
             policy.success(self._stats["iterations"])
             return result
+
+    def repattern(self) -> None:
+        """A new assembler and linear system where a group's elements changed (a sphere set)."""
+        if self.system.repattern():
+            self.linear.close()
+            self.linear = self._linear_system()
+            self.open_solver(banded=True)
 
     def _newton(self, s0, h):
         """Newton on the time step of size ``h`` from ``s0``; (s1, strain, (work, constraint))."""

@@ -3,6 +3,10 @@
 Element groups with the capability ``"step_control"`` (:mod:`fem.elements.contact`) are asked,
 through :class:`StepEvents`, the few things the time loop of :mod:`fem.analysis.dynamic` needs:
 
+* before a time step, sphere sets (``"broad_phase"``, :mod:`fem.elements.contact.sphere_set`)
+  list their candidate pairs again where a step may outrun the list (``broad_phase(state, h)``;
+  the step then makes its pattern and solver again), and the energy of pairs dropped from a
+  list stays in their history's ``dissipated_dropped``;
 * before a time step, the longest step from the committed state (``max_step(state, mass)``: an
   open contact about to close, a closed one whose impact must be resolved): the step taken is the
   smallest of that, the CutBack policy's size and the time left, and the policy grows back
@@ -57,6 +61,17 @@ class StepEvents:
                 state.history[g.name] = g.conserving_start(state)
         return cls(groups, mass, keeps)
 
+    def broad_phase(self, state, h: float) -> bool:
+        """The candidate pairs of sphere sets at the committed ``state`` for a step ``<= h``.
+
+        Returns whether a group's elements changed (the step makes a new pattern).
+        """
+        changed = False
+        for g in self.groups:
+            if "broad_phase" in g.capabilities:
+                changed |= g.broad_phase(state, h)
+        return changed
+
     def max_step(self, state) -> float:
         """The longest time step the groups allow from ``state`` (inf: any)."""
         return min([g.max_step(state, self.mass) for g in self.groups] + [np.inf])
@@ -80,7 +95,9 @@ class StepEvents:
         """Energy the dissipative groups took since the step began (None: no such group)."""
         if not self.dissipative:
             return None
+        # a sphere set keeps the energy of the pairs its broad phase dropped apart
         return float(sum(state.history[g.name]["dissipated"].sum()
+                         + np.sum(state.history[g.name].get("dissipated_dropped", 0.0))
                          for g in self.dissipative))
 
     def actuator_work(self, state) -> float | None:

@@ -63,6 +63,8 @@ CAPABILITIES = {
                     "integrator (contacts, fem.analysis.events)",
     "dissipation": "energy taken by damping or friction, booked in energy/damping",
     "damping": "a damping matrix d(force)/d(velocity) (the linearize step's D)",
+    "broad_phase": "elements (candidate pairs) listed again before each time step, a new "
+                   "pattern when they change (sphere sets, fem.elements.contact.sphere_set)",
 }
 
 
@@ -146,6 +148,15 @@ class ElementGroup:
         return len(self.conn)
 
     @property
+    def cells(self) -> NDArray:
+        """(C, nen) what results files and drawings show, and the nodes the group acts on.
+
+        The elements (``conn``); a group whose elements change during a run (the candidate
+        pairs of a sphere set) shows what stays (its spheres).
+        """
+        return self.conn
+
+    @property
     def nd(self) -> int:
         """DOFs per element."""
         return self.nen * len(self.dof_names)
@@ -174,7 +185,7 @@ class ElementGroup:
         """(E, nd) element values of an ``(n, nslots)`` nodal array (slots of ``dof_names``)."""
         slots = ("ux", "uy", "rz") if self.dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
         cols = [slots.index(d) for d in self.dof_names]
-        return nodal[self.conn][:, :, cols].reshape(len(self), -1)
+        return nodal[self.conn][:, :, cols].reshape(len(self), self.nen * len(cols))
 
     # --- protocol defaults ----------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True) -> tuple[NDArray, NDArray | None]:

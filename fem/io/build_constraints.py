@@ -40,7 +40,7 @@ def ties(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
     scale = max(float(np.abs(X).max()), 1.0) if len(X) else 1.0
     connected = np.zeros(len(X), dtype=bool)
     for g in groups:
-        connected[g.conn] = True
+        connected[g.cells] = True
     fixed = fixed.copy()
     for p in prescribed:
         fixed[p.nodes, p.slot] = True

@@ -151,7 +151,7 @@ def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs
         piece = family.deck.build(e, inputs)
         nodes = piece.nodes
         if spec.node_set:
-            nodes = nodes.with_sets({name: np.unique(piece.group.conn)}, keep=True)
+            nodes = nodes.with_sets({name: np.unique(piece.group.cells)}, keep=True)
         own = piece.group.n_internal if getattr(piece.group, "internal_always", False) else 0
         inputs = replace(inputs, nodes=nodes, n_elements=inputs.n_elements + len(piece.group),
                          n_internal=inputs.n_internal + len(piece.group) * own)

@@ -114,7 +114,7 @@ def encode(blocks: list[tuple[str, NDArray]]) -> Topology:
 def element_topology(model) -> tuple[Topology, tuple]:
     """The cells of every drawn element group (in group order) and the groups drawn."""
     groups = drawn_groups(model)
-    return encode([(g.cell_type, g.conn) for g in groups]), tuple(groups)
+    return encode([(g.cell_type, g.cells) for g in groups]), tuple(groups)
 
 
 # --- shapes ---------------------------------------------------------------------------------------
@@ -359,8 +359,8 @@ def drawing(model) -> Drawing:
     part_of = {g.name: i for i, g in enumerate(model.groups)}
     elements = {}
     for g in drawn_groups(model):
-        elements[g.name] = Span(0, b.cell_count, len(g))
-        b.cells(g.cell_type, g.conn, part_of[g.name], KINDS["element"])
+        elements[g.name] = Span(0, b.cell_count, len(g.cells))
+        b.cells(g.cell_type, g.cells, part_of[g.name], KINDS["element"])
     _draw_bodies(b, model, part_of, extent)
     constraints = _draw_constraints(b, model, extent)
     recovered, extra_points = _draw_superelements(b, model, part_of)

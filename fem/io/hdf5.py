@@ -360,7 +360,7 @@ class ResultsFile:
             gg.attrs["cell_type"] = grp.cell_type
             for key, value in grp.options().items():
                 gg.attrs[key] = value
-            gg.create_dataset("connectivity", data=grp.conn)
+            gg.create_dataset("connectivity", data=grp.cells)
             for key, val in grp.properties().items():
                 gg.create_dataset(key, data=val)
         cells = g.create_dataset("cells", data=topo.cells)

@@ -1,7 +1,10 @@
 """The deck entry of contact groups: the ``[[contacts]]`` table.
 
 One entry is one group of pairs with one law: ``pairs`` of nodes carrying spheres
-(:class:`~fem.elements.contact.SphereContact`), or ``nodes`` against the plane through
+(:class:`~fem.elements.contact.SphereContact`), ``spheres``: a node set whose every pair may
+touch, found by a broad phase before each time step (:class:`~fem.elements.contact.sphere_set.
+SphereSetContact`; the ground is a second entry with the same nodes against a plane), or
+``nodes`` against the plane through
 ``plane_point`` with normal ``plane_normal`` (:class:`~fem.elements.contact.PlaneContact`: the
 ground; a node set of beams or shells). The stiffness is ``stiffness`` or, for the Hertz laws,
 from ``material`` (and ``plane_material``) and the radii (Ma, Menon & Lankarani eqs. 2-3).
@@ -13,6 +16,7 @@ import numpy as np
 
 from fem.elements.contact.group import PlaneContact, SphereContact
 from fem.elements.contact.laws import LAWS, NormalLaw, hertz_stiffness
+from fem.elements.contact.sphere_set import SphereSetContact
 from fem.errors import DeckError
 from fem.io.keys import Key
 from fem.io.keys.entries import Entry, lookup
@@ -24,6 +28,14 @@ MAX_STEPS_PER_CONTACT = 10_000       # a count that sets the time step while a c
 KEYS = [
     Key("pairs", "matrix", None, "`[[node_id, node_id], ...]`: pairs of nodes carrying spheres "
         "that touch each other (give pairs, or nodes with a plane)"),
+    Key("spheres", "nodes", None, "node-set name or list of ids: spheres of `radius` (or "
+        "`radii`) every pair of which may touch (a heap); a broad phase lists the candidate "
+        "pairs before each time step"),
+    Key("radii", "vector", None, "with spheres: one radius per sphere, in the order of "
+        "spheres (instead of radius)"),
+    Key("padding", "float", None, "with spheres: the broad phase's smallest padding (length): "
+        "pairs whose gap is below it are listed, and the list is made again once a sphere may "
+        "have moved half of it (default: a tenth of the largest radius)", positive=True),
     Key("nodes", "nodes", None, "node id, list of ids or node-set name: nodes (spheres of "
         "`radius`, or bare nodes) against the plane"),
     Key("plane_point", "vector", None, "a point of the plane (with nodes)"),
@@ -65,9 +77,14 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     """A contact group from its validated deck entry."""
     v, w, dim = e.values, e.where, inputs.dim
     kind = v["law"]
-    if (v["pairs"] is None) == (v["nodes"] is None):
-        raise DeckError(w, "expected pairs (spheres against each other) or nodes (against a "
-                        f"plane), got {'both' if v['pairs'] is not None else 'neither'}")
+    given = [k for k in ("pairs", "spheres", "nodes") if v[k] is not None]
+    if len(given) != 1:
+        raise DeckError(w, "expected one of pairs (spheres against each other), spheres (a set "
+                        "of spheres, every pair) or nodes (against a plane), got "
+                        + ({0: "none", 2: "both "}.get(len(given), "") + " and ".join(given)))
+    for key in ("radii", "padding"):
+        if v[key] is not None and v["spheres"] is None:
+            raise DeckError(f"{w}.{key}", "applies with spheres (a set of spheres)")
     for key in ("restitution", "damping"):
         if v[key] is not None and NEEDS.get(kind) != key:
             raise DeckError(f"{w}.{key}", f"not used by law = \"{kind}\"")
@@ -92,6 +109,8 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         group = SphereContact(v["name"], conn, inputs.nodes.X, dim, law, radii=[R, R],
                               **_options(v))
         return GroupPiece(group, inputs.nodes)
+    if v["spheres"] is not None:
+        return _sphere_set(e, inputs, kind, n, e_r)
     nodes = inputs.nodes.indices(v["nodes"], f"{w}.nodes")
     for key in ("plane_point", "plane_normal"):
         if v[key] is None:
@@ -107,6 +126,48 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     law = NormalLaw(kind, np.full(len(nodes), K), n, e_r or 1.0, v["damping"] or 0.0)
     group = PlaneContact(v["name"], nodes, inputs.nodes.X, dim, law, v["plane_point"], normal,
                          radius=R, **_options(v))
+    return GroupPiece(group, inputs.nodes)
+
+
+def _sphere_set(e: Entry, inputs: GroupInputs, kind: str, n: float, e_r) -> GroupPiece:
+    """The group of ``spheres``: every pair a candidate of the broad phase."""
+    v, w, dim = e.values, e.where, inputs.dim
+    for key in ("plane_point", "plane_normal", "plane_material"):
+        if v[key] is not None:
+            raise DeckError(f"{w}.{key}", "applies to nodes against a plane, not to spheres (give "
+                            "the ground as a second entry with nodes)")
+    nodes = inputs.nodes.indices(v["spheres"], f"{w}.spheres")
+    if len(np.unique(nodes)) != len(nodes):
+        raise DeckError(f"{w}.spheres", "lists a node twice")
+    if len(nodes) < 2:
+        raise DeckError(f"{w}.spheres", f"expected at least two spheres, got {len(nodes)}")
+    if v["radii"] is not None:
+        if v["radius"]:
+            raise DeckError(f"{w}.radii", "expected radius or radii, got both")
+        radii = np.asarray(v["radii"], dtype=float)
+        if radii.shape != nodes.shape:
+            raise DeckError(f"{w}.radii", f"expected one radius per sphere ({len(nodes)}), got "
+                            f"{len(radii)}")
+    else:
+        radii = np.full(len(nodes), float(v["radius"]))
+    if not np.all(np.isfinite(radii) & (radii > 0)):
+        raise DeckError(f"{w}.radii" if v["radii"] is not None else f"{w}.radius",
+                        "expected positive radii: spheres of a set touch by their surfaces")
+    if v["stiffness"] is not None:
+        K = float(_stiffness(v, inputs, w, n, 1.0, 1.0))
+
+        def stiffness(Ri, Rj):
+            return K
+    else:
+        _stiffness(v, inputs, w, n, float(radii[0]), float(radii[0]))     # checks the material
+        mat = lookup(inputs.materials, v["material"], "material", f"{w}.material")
+
+        def stiffness(Ri, Rj):
+            return hertz_stiffness(Ri, Rj, mat.E, mat.nu, mat.E, mat.nu)
+    padding = v["padding"] if v["padding"] is not None else 0.1 * float(radii.max())
+    law = NormalLaw(kind, np.zeros(0), n, e_r or 1.0, v["damping"] or 0.0)
+    group = SphereSetContact(v["name"], nodes, inputs.nodes.X, dim, law, radii, stiffness,
+                             padding, **_options(v))
     return GroupPiece(group, inputs.nodes)
 
 

@@ -299,9 +299,12 @@ class Contact(ElementGroup):
         both = (ma > 0) & (mb > 0)
         return np.where(both, ma * mb / np.where(both, ma + mb, 1.0), np.maximum(ma, mb))
 
-    def _largest(self, m, v):
-        """Estimated largest penetration of an elastic impact at ``v`` of mass ``m``."""
-        n, K = self.law.n, self.law.K
+    def _largest(self, m, v, which=slice(None)):
+        """Estimated largest penetration of an elastic impact at ``v`` of mass ``m``.
+
+        ``m`` and ``v`` are of the pairs ``which`` (a mask or all).
+        """
+        n, K = self.law.n, self.law.K[which]
         return ((n + 1) * m * v**2 / (2 * K)) ** (1 / (n + 1))
 
     def check_step(self, s0, s1, mass: NDArray) -> str | None:
@@ -332,8 +335,8 @@ class Contact(ElementGroup):
         out = np.inf
         closed = (d > 0) & (m > 0)
         if closed.any():
-            v = np.sqrt(rate[closed] ** 2 + 2 * self.law.potential(d[closed]) / m[closed])
-            dm = self._largest(m[closed], v)
+            v = np.sqrt(rate[closed] ** 2 + 2 * self.law.potential(d)[closed] / m[closed])
+            dm = self._largest(m[closed], v, closed)
             ok = v > 0
             if ok.any():
                 tc = contact_time_factor(self.law.n) * dm[ok] / v[ok]
@@ -341,7 +344,7 @@ class Contact(ElementGroup):
         coming = (d <= 0) & (rate > 0) & (m > 0)
         if coming.any():
             v = rate[coming]
-            dm = self._largest(m[coming], v)
+            dm = self._largest(m[coming], v, coming)
             out = min(out, float(((-d[coming] + 0.5 * self.max_penetration * dm) / v).min()))
         return out
 
