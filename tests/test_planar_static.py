@@ -97,6 +97,9 @@ class Record:
     def frame(self, *args, **kwargs):
         pass
 
+    def keep_checkpoints(self, progress):
+        pass
+
     def close(self):
         pass
 

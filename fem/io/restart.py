@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass
 
 import h5py
@@ -316,31 +317,74 @@ def truncate(path: str, ck: Checkpoint, beside=()) -> None:
     """
     keep = ck.steps[:ck.position + 1]
     tmp = files.temporary_beside(path, ".h5")
+    repaired = None
     try:
-        # a fresh file with the objects copied, not a byte copy cut in place: a run killed
-        # between commits leaves HDF5's free-space records behind its data (space allocated
-        # past the recorded end), and deleting objects in such a file fails ("len not positive
-        # after adjustment for EOA"); reading them, and editing a sound copy, does not
-        with h5py.File(path, "r", locking=False) as src, \
-                h5py.File(tmp, "w", locking=False) as h5:
-            for key, value in src.attrs.items():
-                h5.attrs[key] = value
-            for name in src:
-                src.copy(src[name], h5, name=name)
-            _cut(h5, ck, keep)
+        try:
+            _rebuild(path, tmp, ck, keep)
+        except (OSError, RuntimeError, KeyError, ValueError):
+            # killed inside a commit: metadata written past the end the superblock records
+            repaired = files.temporary_beside(path, ".h5")
+            shutil.copyfile(path, repaired)
+            if not _extend_to_eof(repaired):
+                raise
+            _rebuild(repaired, tmp, ck, keep)
         files.replace(tmp, path)
         tmp = None
     except (OSError, RuntimeError, KeyError, ValueError) as err:
         raise ResultsFileError(f"--restart: cannot cut {path} back to its checkpoint: "
                                f"{files.reason(err)}; the file is as it was") from None
     finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        for t in (tmp, repaired):
+            if t is not None:
+                try:
+                    os.unlink(t)
+                except OSError:
+                    pass
     for p in beside:
         _remove_xdmf(p, path)
+
+
+def _rebuild(source: str, target: str, ck: Checkpoint, keep: list[str]) -> None:
+    """Write ``target`` afresh: ``source``'s objects copied, then cut back to ``ck``.
+
+    A fresh file, not a byte copy cut in place: a run killed between commits leaves HDF5's
+    free-space records behind its data (space allocated past the recorded end), and deleting
+    objects in such a file fails ("len not positive after adjustment for EOA"); reading them,
+    and editing a sound copy, does not.
+    """
+    with h5py.File(source, "r", locking=False) as src, \
+            h5py.File(target, "w", locking=False) as h5:
+        for key, value in src.attrs.items():
+            h5.attrs[key] = value
+        for name in src:
+            src.copy(src[name], h5, name=name)
+        _cut(h5, ck, keep)
+
+
+#: where a version-0 superblock keeps the end-of-allocation address (HDF5 file format
+#: specification, "Version 0 superblock": after the signature, eight version and size bytes,
+#: the group K values, the consistency flags, the base and free-space addresses)
+EOA_V0 = 40
+
+
+def _extend_to_eof(path: str) -> bool:
+    """Set the end of allocation of the file ``path`` to its size, as ``h5clear -i`` does.
+
+    A run killed inside a commit leaves objects the flush wrote past the end of allocation its
+    superblock still records (the superblock is written last): HDF5 then refuses to read them
+    ("addr overflow"). Their bytes are in the file; recording its size as the end makes them
+    readable. Only for a version-0 superblock (no checksum; what fem writes); False otherwise.
+    """
+    with open(path, "r+b") as fh:
+        head = fh.read(EOA_V0 + 8)
+        if len(head) < EOA_V0 + 8 or head[8] != 0 or head[13] != 8:
+            return False                # another superblock version, or 4-byte addresses
+        size = os.fstat(fh.fileno()).st_size
+        if int.from_bytes(head[EOA_V0:EOA_V0 + 8], "little") >= size:
+            return False                # nothing past the recorded end: another damage
+        fh.seek(EOA_V0)
+        fh.write(size.to_bytes(8, "little"))
+    return True
 
 
 def _cut(h5: h5py.File, ck: Checkpoint, keep: list[str]) -> None:

@@ -51,8 +51,10 @@ def state_from_group(g: h5py.Group) -> State:
         k for k in g if isinstance(g[k], h5py.Dataset)]
     arrays = {k: g[k][()] for k in order}
     if "order" not in g.attrs:                  # nested names (load_scales/P)
-        g.visititems(lambda n, o: arrays.setdefault(n, o[()]) if isinstance(o, h5py.Dataset)
-                     and not n.startswith("progress/") else None)
+        def nested(name, obj) -> None:          # None: visititems stops at anything else
+            if isinstance(obj, h5py.Dataset) and not name.startswith("progress/"):
+                arrays.setdefault(name, obj[()])
+        g.visititems(nested)
     state = State.from_arrays(arrays)
     for name in g.attrs.get("empty", ()):      # tables without arrays (fem.io.hdf5.empty_tables)
         field, _, key = str(name).partition("/")
