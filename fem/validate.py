@@ -8,7 +8,8 @@ value::
     step = "load"                # the deck step
     kind = "displacement"        # displacement | rotation | reaction | section | load_factor
                                  # | buckling_factor | limit_load_factor | frequency
-                                 # | damping_ratio (a linearize step's -Re p / |p|)
+                                 # | damping_ratio (a linearize step's -Re p / |p|, a modal
+                                 #   step's phi^T C phi / (2 omega))
                                  # | critical_speed | energy | period | chord_offset
                                  # | relative_position
     node = 11                    # displacement, rotation, reaction: node id and DOF name

@@ -39,10 +39,12 @@ Written to ``/modes/<step>/``: ``eigenvalues`` (omega^2), ``frequencies`` (rad/s
 translation or rotation of 1), ``participation`` ``(m, 6)`` (``phi^T M r_d`` for unit rigid
 translations ``x, y, z`` and rotations about the global axes through the origin),
 ``effective_mass`` ``(m, 6)`` (their squares: summed over all modes, the mass each rigid motion
-moves) and ``backward_error`` (of the original problem, per pair). ParaView: the shapes in
-``<out>_<step>_modes.xdmf`` (each mode named ``mode i: f Hz``, its frequency in Hz as "time"),
-and ``<out>_<step>_vibration.xdmf``, every mode vibrating through one period in 20 frames
-(:func:`fem.io.paraview_modes.write_vibration`).
+moves), ``backward_error`` (of the original problem, per pair) and, in a damped model
+(Rayleigh damping, dampers: groups with a damping matrix ``C``), ``damping_ratios``
+(``phi^T C phi / (2 omega)``: ``alpha / (2 omega) + beta omega / 2`` for Rayleigh damping).
+ParaView: the shapes in ``<out>_<step>_modes.xdmf`` (each mode named ``mode i: f Hz``, its
+frequency in Hz as "time"), and ``<out>_<step>_vibration.xdmf``, every mode vibrating
+through one period in 20 frames (:func:`fem.io.paraview_modes.write_vibration`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class ModalStep(StepBase):
         self.pairs: eigen.Eigenpairs | None = None
         self.sigma = 0.0
         self.shapes = np.zeros((0,))
+        self.zeta: NDArray | None = None
         self.xdmf = None
 
     # --- matrices -----------------------------------------------------------------------------
@@ -163,6 +166,9 @@ class ModalStep(StepBase):
         gamma = (R.T @ MX[: R.shape[0]]).T if X.shape[1] else np.zeros((0, 6))   # (m, 6)
         peak = np.abs(X[nodal]).max(axis=0) if X.shape[1] else np.zeros(0)
         omega2 = pairs.values
+        zeta = self.damping_ratios(state, M, X)
+        self.zeta = zeta
+        extra = {} if zeta is None else {"damping_ratios": zeta}
         if results is not None:
             self.xdmf = results.write_modes(
                 self.name, "modal", omega2, shapes,
@@ -171,11 +177,31 @@ class ModalStep(StepBase):
                 extra={"frequencies": self.frequencies(), "hertz": self.frequencies() / (2 * np.pi),
                        "modal_mass": 1.0 / np.maximum(peak, 1e-300) ** 2,
                        "participation": gamma, "effective_mass": gamma**2,
-                       "backward_error": pairs.residuals},
+                       "backward_error": pairs.residuals, **extra},
                 labels=[f"mode {i + 1}: {f:.6g} Hz" for i, f in
                         enumerate(self.frequencies() / (2 * np.pi))],
                 times=self.frequencies() / (2 * np.pi), vibration=True)
         return state
+
+    def damping_ratios(self, state, M, X) -> NDArray | None:
+        """(m,) each mode's damping ratio ``phi^T C phi / (2 omega phi^T M phi)``, or None.
+
+        ``C`` the element groups' damping matrices (capability ``"damping"``: Rayleigh damping,
+        dampers) at ``state``; for Rayleigh damping ``C = alpha M + beta K`` this is
+        ``alpha / (2 omega) + beta omega / 2`` (Clough & Penzien 1993, eq. 12-41); for other
+        damping, the modal (diagonal) approximation of the non-proportional damping.
+        """
+        groups = self.system.model.groups
+        if not any("damping" in g.capabilities for g in groups) or not X.shape[1]:
+            return None
+        asm = self.system.assembler
+        C = asm.to_scipy(asm.matrix([g.damping(state) if "damping" in g.capabilities else None
+                                     for g in groups])).tocsr()
+        w = self.frequencies()
+        num = np.einsum("ij,ij->j", X, C @ X)
+        den = 2 * w * np.einsum("ij,ij->j", X, M @ X)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(w > 0, num / den, np.nan)
 
     def frequencies(self) -> NDArray:
         """(m,) circular frequencies ``sqrt(omega^2)``.
@@ -186,9 +212,11 @@ class ModalStep(StepBase):
         return np.sign(w2) * np.sqrt(np.abs(w2))
 
     def summary(self) -> list[str]:
-        """The frequencies of the modes, rad/s and Hz."""
+        """The frequencies of the modes, rad/s and Hz (and damping ratios, when damped)."""
         w = self.frequencies()
+        zeta = self.zeta
         return [f"mode {i + 1}: {wi:.6g} rad/s ({hz:.6g} Hz)"
+                + (f", damping ratio {zeta[i]:.6g}" if zeta is not None else "")
                 for i, (wi, hz) in enumerate(zip(w, w / (2 * np.pi), strict=True))]
 
     def rigid_motions(self) -> NDArray:

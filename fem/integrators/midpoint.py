@@ -92,7 +92,18 @@ class MidpointRule(Integrator):
     family = "midpoint"
 
     def _elements(self, s0, s1, kin, tangent: bool):
-        sm = midpoint_state(s0, s1, self.additive, kin)
+        f, K, extra = self._static_elements(s0, s1, kin, tangent)
+        if K is not None:
+            # dampers at the mid-point see the mean rate dx/h: d f / d q1 = C / h
+            sysm = self.system
+            C = [g.damping(self._sm) if "damping" in g.capabilities else None
+                 for g in sysm.model.groups]
+            if any(c is not None for c in C):
+                K = K + sysm.assembler.matrix(C) / self.h
+        return f, K, extra
+
+    def _static_elements(self, s0, s1, kin, tangent: bool):
+        sm = self._sm = midpoint_state(s0, s1, self.additive, kin)
         sysm = self.system
         lie = self.inertia.lie
         if not tangent or not lie.any():

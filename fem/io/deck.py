@@ -23,6 +23,7 @@ from fem.errors import DeckError, did_you_mean
 from fem.io import (
     build,
     build_constraints,
+    build_damping,
     build_inertia,
     build_joint_forces,
     build_loads,
@@ -110,6 +111,8 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     groups += build_joint_forces.forces(
         _array(data, "joints"), joints, nodes.X, funcs,
         {g.name for g in groups} | {t.name for t in ties} | {j.name for j in joints})
+    groups += build_damping.damping(_array(data, "damping"), groups, masses, dim,
+                                    len(nodes.X))
     loads, load_entries = build_loads.loads(_array(data, "loads"), nodes, funcs, groups)
     # gravity is one more named load (steps apply, hold and remove it like the [[loads]])
     weight = build_loads.gravity(_table(data, "gravity"), dim, funcs, load_entries)

@@ -216,8 +216,10 @@ def _value(h5: h5py.File, q: dict, node_ids: np.ndarray, slots: list[str]) -> fl
         return float(_mode(h5, f"modes/{q['step']}/eigenvalues", q))
     if kind == "critical_speed":
         return _critical_speed(h5, q)
-    if kind == "damping_ratio":                    # a linearize step: -Re p / |p|
-        return float(_mode(h5, f"linear/{q['step']}/damping_ratios", q))
+    if kind == "damping_ratio":      # a linearize step: -Re p / |p|; a modal step: its ratios
+        if f"linear/{q['step']}" in h5:
+            return float(_mode(h5, f"linear/{q['step']}/damping_ratios", q))
+        return float(_mode(h5, f"modes/{q['step']}/damping_ratios", q))
     if kind == "frequency":
         unit = q.get("unit", "rad/s")
         if f"linear/{q['step']}" in h5:            # a linearize step: |Im p|, nearest the shift

@@ -118,6 +118,20 @@ SCHEMA: dict[str, list[Key]] = {
             "about z), [Ixx, Iyy, Izz] or [[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]] (3D, "
             "global axes; symmetric, positive semi-definite)"),
     ],
+    "damping": [
+        Key("groups", "groups", None, "element groups this entry damps (a name or a list); "
+            "default: the whole model, every structural group (beams, trusses, shells, "
+            "springs, rigid bodies; not connectors, contacts or superelements) no other entry "
+            "names, and the [[masses]]"),
+        Key("alpha", "float", 0.0, "mass-proportional factor (1/s): alpha M, M the mass the "
+            "dynamic steps integrate", nonnegative=True),
+        Key("beta", "float", 0.0, "stiffness-proportional factor (s): beta K; a mode's damping "
+            "ratio is alpha / (2 omega) + beta omega / 2", nonnegative=True),
+        Key("stiffness", "str", "tangent", "the K of beta K: tangent (the material tangent at "
+            "the current configuration: never gives energy, leaves rigid motions undamped) or "
+            "initial (the reference stiffness, constant: also damps large rigid rotations)",
+            choices=("tangent", "initial")),
+    ],
     "supports": [
         NODES,
         Key("fixed", "names", REQUIRED, "DOF names (ux, uy, uz, rx, ry, rz) or [\"all\"]"),

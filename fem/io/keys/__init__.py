@@ -408,6 +408,8 @@ TOP = {
                 "with impact laws and friction (array of tables)",
     "connectors": "force elements between two nodes or a node and the ground: axial and "
                   "rotational spring-dampers (array of tables)",
+    "damping": "structural (Rayleigh) damping C = alpha M + beta K of the whole model or of "
+               "named element groups (array of tables)",
     "supports": "fixed DOFs (array of tables)",
     "prescribed": "prescribed DOF values (array of tables)",
     "ties": "pins between members: coincident nodes whose translations are equal (array of "
@@ -426,8 +428,8 @@ TOP = {
 
 
 ARRAYS = ("materials", "sections", "shell_sections", "elements", "springs", "bodies", "masses",
-          "contacts", "connectors", "supports", "prescribed", "ties", "joints", "functions",
-          "loads", "velocities", "steps")
+          "contacts", "connectors", "damping", "supports", "prescribed", "ties", "joints",
+          "functions", "loads", "velocities", "steps")
 
 
 @dataclass(frozen=True)
