@@ -287,3 +287,23 @@ def unit(v: NDArray) -> tuple[NDArray, NDArray]:
 def outer(a: NDArray, b: NDArray) -> NDArray:
     """Batched outer product ``a b^T``."""
     return np.einsum("...i,...j->...ij", a, b)
+
+
+class EvaluatedGroup(ElementGroup):
+    """An element group whose :meth:`evaluate` gives its force and tangent from one kinematics.
+
+    The force elements and contacts (:mod:`fem.elements.force`, :mod:`fem.elements.contact`)
+    compute both at once; their internal force and (material) tangent are read from it.
+    """
+
+    def internal_force(self, state) -> NDArray:
+        """(E, nd) the forces on the nodes (resisting)."""
+        return self.evaluate(state, tangent=False)[0]
+
+    def tangent(self, state) -> NDArray:
+        """(E, nd, nd) the tangent :meth:`evaluate` gives."""
+        return self.evaluate(state)[1]
+
+    def material_tangent(self, state) -> NDArray:
+        """The tangent: these groups have no separate geometric stiffness."""
+        return self.tangent(state)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import ElementGroup, outer
+from fem.elements.base import EvaluatedGroup, outer
 from fem.elements.contact.laws import HISTORY_LAWS, NormalLaw, contact_time_factor
 
 HISTORY = ("approach_speed", "max_penetration", "contact_time", "dissipated")
@@ -56,7 +56,7 @@ def history_of(state, name: str) -> dict | None:
     return state.history.get(name) or None
 
 
-class Contact(ElementGroup):
+class Contact(EvaluatedGroup):
     """What both contact groups share: the law, friction, step forms and step control.
 
     Parameters
@@ -145,15 +145,6 @@ class Contact(ElementGroup):
             return f, None
         return f, dF[:, None, None] * outer(grad, grad) - F[:, None, None] * hess
 
-    def internal_force(self, state) -> NDArray:
-        """(E, nd) contact forces on the nodes (resisting)."""
-        return self.evaluate(state, tangent=False)[0]
-
-    def tangent(self, state) -> NDArray:
-        """(E, nd, nd) the elastic tangent."""
-        return self.evaluate(state)[1]
-
-    material_tangent = tangent
 
     def stress(self, state) -> NDArray:
         """(E, 1) normal force."""

@@ -102,15 +102,6 @@ class SpringDamper(ForceElement):
              + (dFd / l)[:, None, None] * outer(n, (P @ vr[:, :, None])[..., 0]))
         return f, spread_matrix(k, self.nen)
 
-    def internal_force(self, state) -> NDArray:
-        """(E, nd) the element's forces on the nodes (resisting)."""
-        return self.evaluate(state, tangent=False)[0]
-
-    def tangent(self, state) -> NDArray:
-        """(E, nd, nd) (module doc)."""
-        return self.evaluate(state)[1]
-
-    material_tangent = tangent
 
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``F_d' n n^T``: the force's derivative by the velocities."""

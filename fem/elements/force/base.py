@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import ElementGroup
+from fem.elements.base import EvaluatedGroup
 
 
-class ForceElement(ElementGroup):
+class ForceElement(EvaluatedGroup):
     """Base class of force elements (module doc)."""
 
     cell_type = "line"

@@ -243,15 +243,6 @@ class CoordinateForce(ForceElement):
         Hv = np.einsum("eji,ej->ei", H, self.element_vector(state.v))      # d(q')/dx
         return f, a[:, None, None] * outer(G, G) + b[:, None, None] * outer(G, Hv) + QH
 
-    def internal_force(self, state) -> NDArray:
-        """(E, nd) the forces on the nodes (resisting)."""
-        return self.evaluate(state, tangent=False)[0]
-
-    def tangent(self, state) -> NDArray:
-        """(E, nd, nd) (module doc)."""
-        return self.evaluate(state)[1]
-
-    material_tangent = tangent
 
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``dQ/dq' G G^T``."""

@@ -153,15 +153,9 @@ class RayleighDamping(ForceElement):
         f = np.einsum("eij,ej->ei", C, self.element_vector(state.v))
         return f, (np.zeros_like(C) if tangent else None)
 
-    def internal_force(self, state) -> NDArray:
-        """(E, nd) the damping force at the state's velocities."""
-        return self.evaluate(state, tangent=False)[0]
-
     def tangent(self, state) -> NDArray:
         """(E, nd, nd) zeros: the force's dependence on the positions is left out."""
         return np.zeros((len(self), self.nd, self.nd))
-
-    material_tangent = tangent
 
     def geometric_stiffness(self, state, stress) -> NDArray:
         """(E, nd, nd) zeros."""
