@@ -259,8 +259,15 @@ def alpha(folder: Path) -> Path:
     return path
 
 
+def contact(folder: Path) -> Path:
+    """Two spheres' plastic impact: the contact history (approach speed, dent, dissipation) and
+    the step control at the impact carried across the restart."""
+    return shortened("sphere_impact_plastic", folder, {}, 2)
+
+
 #: (deck maker, step, frames at the SIGTERM, frames at the kill -9)
-CASES_STOPPED = {"load_control": (cantilever, "bend", 9, 30),
+CASES_STOPPED = {"contact": (contact, "impact", 7, 14),
+                 "load_control": (cantilever, "bend", 9, 30),
                  "arclength_lee": (lee, "path", 20, 40),
                  "energy_conserving_meijaard": (meijaard, "run", 6, 16),
                  "superelement": (superelement, "run", 6, 16),
