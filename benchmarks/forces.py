@@ -25,16 +25,23 @@ The steps per second count the time loop alone (from the first step's callback t
 each rate is the best of 3 runs, the baseline Exudyn's, measured in the same run.
 """
 
-import time
 
 import numpy as np
 
-from benchmarks.multibody import STEPS, G, H, J, L, M, chain_deck, fastest, timed_solve
+from benchmarks.multibody import (
+    STEPS,
+    G,
+    H,
+    J,
+    L,
+    M,
+    chain_deck,
+    fastest,
+    run_fem_chain_deck,
+    timed_solve,
+)
 from fem import __version__ as fem_version
 from fem import _petsc
-from fem.io.deck import from_dict
-from fem.run import make_step
-from fem.system import System
 
 N_CHAIN = 100
 K_JOINT, C_JOINT = 20.0, 0.05          # N m / rad, N m s / rad
@@ -51,24 +58,9 @@ def spring_chain_deck(n: int) -> dict:
 
 def run_fem_chain(n: int) -> dict:
     """The chain in fem: its rate, Newton iterations, free-end tip and bar centres."""
-    dk = from_dict(spring_chain_deck(n))
-    sysm = System(dk.model)
-    state = sysm.reference_state()
-    step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
-    stamps, its = [], [0]
-
-    def on_step(s):
-        stamps.append(time.perf_counter())
-        its[0] += step._stats["iterations"]
-
-    step.on_step = on_step
-    step.run(state, None)
-    k = np.searchsorted(dk.model.node_ids, np.arange(1, n + 1))
-    x = dk.model.X[k, :2] + state.u[k, :2]
-    phi = state.rot[k[-1]]
-    tip = x[-1] + 0.5 * L * np.array([np.cos(phi), np.sin(phi)])
-    return {"rate": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "its": its[0] / step.steps,
-            "tip": tip, "centres": x}
+    got = run_fem_chain_deck(spring_chain_deck(n), n)
+    del got["state"], got["nodes"]
+    return got
 
 
 def run_exudyn_chain(exu, n: int, h: float = H, solver: str = "GeneralizedAlpha") -> dict:

@@ -106,7 +106,18 @@ def energy_change(y, v, w) -> float:
 
 def run_fem(n: int, grouped: bool) -> dict:
     """Run the chain in fem and return its rate, Newton iterations, free-end tip and energy."""
-    dk = from_dict(chain_deck(n, grouped))
+    got = run_fem_chain_deck(chain_deck(n, grouped), n)
+    state, k, x = got.pop("state"), got.pop("nodes"), got["centres"]
+    return dict(got, energy=energy_change(x[:, 1], state.v[k, :2], state.v[k, 2]))
+
+
+def run_fem_chain_deck(deck: dict, n: int) -> dict:
+    """Run a chain deck of ``n`` bars (nodes 1..n their centres) in fem, timing the time loop.
+
+    Its rate (steps per second of the loop alone), Newton iterations a step, the free end's
+    tip, the bars' centres, and the final ``state`` with the bars' node indices ``nodes``.
+    """
+    dk = from_dict(deck)
     sysm = System(dk.model)
     state = sysm.reference_state()
     step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
@@ -123,8 +134,7 @@ def run_fem(n: int, grouped: bool) -> dict:
     phi = state.rot[k[-1]]
     tip = x[-1] + 0.5 * L * np.array([np.cos(phi), np.sin(phi)])
     return {"rate": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "its": its[0] / step.steps,
-            "tip": tip, "centres": x,
-            "energy": energy_change(x[:, 1], state.v[k, :2], state.v[k, 2])}
+            "tip": tip, "centres": x, "state": state, "nodes": k}
 
 
 def timed_solve(exu, mbs, steps: int, end: float, solver: str, what: str) -> float:
