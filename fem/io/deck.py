@@ -87,18 +87,12 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     group_inputs = GroupInputs(dim, materials, sections, nodes, base_dir=base_dir,
                                shell_sections=shell_sections)
     groups, nodes = _groups("elements", _family_entries(data, "elements"), group_inputs, ())
-    springs, nodes = _groups("springs", _family_entries(data, "springs"),
-                             replace(group_inputs, nodes=nodes), groups)
-    groups += springs
-    bodies, nodes = _groups("bodies", _family_entries(data, "bodies"),
-                            replace(group_inputs, nodes=nodes), groups)
-    groups += bodies
-    contacts, nodes = _groups("contacts", _family_entries(data, "contacts"),
+    # the other group tables, in this order (their groups' order in the model), each seeing the
+    # nodes the tables before it added (ground points) and their groups' names
+    for table in ("springs", "bodies", "contacts", "connectors"):
+        more, nodes = _groups(table, _family_entries(data, table),
                               replace(group_inputs, nodes=nodes), groups)
-    groups += contacts
-    connectors, nodes = _groups("connectors", _family_entries(data, "connectors"),
-                                replace(group_inputs, nodes=nodes), groups)
-    groups += connectors
+        groups += more
     masses = build_inertia.masses(_array(data, "masses"), nodes)
     fixed = build_loads.supports(_array(data, "supports"), nodes)
     prescribed, prescribed_entries = build_loads.prescribed(_array(data, "prescribed"), nodes,
