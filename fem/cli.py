@@ -28,6 +28,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 import warnings
 
 from fem import __version__, _petsc, interrupt
@@ -58,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a deck")
     r.add_argument("deck", help="TOML deck")
     r.add_argument("-o", "--output", help="results file (default: <deck>.h5 beside the deck)")
+    # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run ...``
+    r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="log progress: a line per output frame on stderr")
     r.add_argument("--restart", metavar="OUT.h5[:STEP[:FRAME]]",
                    help="continue the run that wrote OUT.h5 from its last checkpoint (or the one "
                    "after frame FRAME of step STEP) into that file; the deck's model must be the "
@@ -99,6 +103,7 @@ def _cmd_run(args, petsc: list[str]) -> int:
     from fem.io import solver_options
     from fem.run import results_path, run
 
+    started = time.perf_counter()
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
     _petsc.init(petsc)
     solver_options.check(deck.solver_options, deck.text, [s["name"] for s in deck.steps])
@@ -129,6 +134,7 @@ def _cmd_run(args, petsc: list[str]) -> int:
         print(f"MATLAB: {x}")
     for x in result.plots:
         print(f"plot: {x}")
+    print(f"wall time: {time.perf_counter() - started:.3g} s")
     sys.stdout.flush()
     return 0
 

@@ -10,6 +10,7 @@ import subprocess
 import termios
 from pathlib import Path
 
+import pytest
 from results_checks import env, fem_command, run_fem
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -23,9 +24,13 @@ def test_nothing_on_a_pipe_unless_asked(tmp_path):
     assert proc.stdout.startswith("step snap (static)")
 
 
-def test_verbose_prints_a_line_per_output_frame(tmp_path):
-    proc = run_fem("-v", "run", str(CASES / "von_mises_truss" / "deck.toml"), "-o",
-                   str(tmp_path / "vm.h5"))
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_prints_a_line_per_output_frame(tmp_path, where):
+    """``fem -v run deck`` and ``fem run deck -v`` (as the README shows it) both log a line per
+    frame; the run ends with its wall time."""
+    deck = ("run", str(CASES / "von_mises_truss" / "deck.toml"), "-o", str(tmp_path / "vm.h5"))
+    proc = run_fem(*(("-v", *deck) if where == "before" else (*deck, "-v")))
+    assert re.fullmatch(r"wall time: [0-9.e+-]+ s", proc.stdout.splitlines()[-1]), proc.stdout
     assert proc.returncode == 0
     lines = [line for line in proc.stderr.splitlines() if " frame " in line]
     import h5py
