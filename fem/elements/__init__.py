@@ -26,7 +26,7 @@ from fem.elements.beam import Beam
 from fem.elements.beam import deck as beam_deck
 from fem.elements.contact import Contact
 from fem.elements.contact import deck as contact_deck
-from fem.elements.force import CoordinateForce, SpringDamper
+from fem.elements.force import Bushing, CoordinateForce, SpringDamper
 from fem.elements.force import deck as force_deck
 from fem.elements.rigid_body import RigidBody
 from fem.elements.shell import Shell
@@ -76,7 +76,8 @@ register("superelement", Superelement, superelement_deck)
 register("contact", Contact, contact_deck)
 register("spring_damper", SpringDamper, force_deck.AXIAL)
 register("rotational_spring_damper", CoordinateForce, force_deck.ROTATIONAL)
+register("bushing", Bushing, force_deck.BUSHING)
 
-__all__ = ["Beam", "Contact", "CoordinateForce", "FAMILIES", "Family", "GroundSpring",
+__all__ = ["Beam", "Bushing", "Contact", "CoordinateForce", "FAMILIES", "Family", "GroundSpring",
            "RigidBody", "Shell", "SpringDamper", "Superelement", "Truss", "families", "register",
            "unregister"]

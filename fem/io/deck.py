@@ -139,6 +139,7 @@ def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs
     """
     spec = FAMILY_TABLES[table]
     taken = {g.name for g in before}
+    inputs = replace(inputs, before=tuple(before))
     build.unique([e for _, e in entries], spec.item)
     groups = []
     for family, e in entries:

@@ -255,3 +255,93 @@ def _rotational(e: Entry, inputs: GroupInputs) -> GroupPiece:
 ROTATIONAL = FamilyDeck("rotational spring-dampers", [PAIRS, GROUND, AXIS, STIFFNESS, DAMPING,
                                                       FREE_ANGLE, SPRING_TABLE, DAMPER_TABLE],
                         _rotational)
+
+
+STIFFNESS_MATRIX = Key("stiffness_matrix", "number_vector_or_matrix", None, "bushing: the "
+                       "stiffness in the local frame, a diagonal `[k_x, k_y, k_rz]` or a full "
+                       "symmetric positive semi-definite 3x3 matrix (ux, uy, rz; force/length, "
+                       "moment/rad)")
+DAMPING_MATRIX = Key("damping_matrix", "number_vector_or_matrix", None, "bushing: the damping "
+                     "in the local frame, a diagonal or a symmetric positive semi-definite "
+                     "matrix like stiffness_matrix")
+AXES = Key("axes", "matrix", None, "bushing: `[[a_x, a_y]]`, the local x axis at the "
+           "reference (default the global x); the frame turns with the first node")
+
+
+def bushing_matrix(value, n: int, where: str) -> np.ndarray:
+    """(n, n) a symmetric positive semi-definite matrix from a diagonal or a full matrix."""
+    if not isinstance(value, list) or not value:
+        raise DeckError(where, f"expected a diagonal of {n} numbers or a {n}x{n} matrix, got "
+                        f"{shown(value)}")
+    if all(not isinstance(x, list) for x in value):
+        a = np.asarray(value, dtype=float)
+        if a.shape != (n,):
+            raise DeckError(where, f"expected a diagonal of {n} numbers (ux, uy, rz), got "
+                            f"{len(value)}")
+        if not np.all(np.isfinite(a)) or np.any(a < 0):
+            k = int(np.flatnonzero(~(a >= 0))[0])
+            raise DeckError(f"{where}[{k}]", f"expected a nonnegative number, got {a[k]!r}")
+        return np.diag(a)
+    if any(not isinstance(r, list) for r in value) or len(value) != n or any(
+            len(r) != n for r in value):
+        raise DeckError(where, f"expected a {n}x{n} matrix (ux, uy, rz), got "
+                        f"{shown(value)}")
+    a = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise DeckError(where, f"expected finite numbers, got {shown(value)}")
+    scale = max(float(np.abs(a).max()), 1e-300)
+    if np.any(np.abs(a - a.T) > 1e-12 * scale):
+        i, j = np.argwhere(np.abs(a - a.T) > 1e-12 * scale)[0]
+        raise DeckError(where, f"expected a symmetric matrix, got {a[i, j]!r} at [{i}][{j}] "
+                        f"and {a[j, i]!r} at [{j}][{i}]")
+    low = float(np.linalg.eigvalsh(0.5 * (a + a.T)).min())
+    if low < -1e-12 * scale:
+        raise DeckError(where, f"expected a positive semi-definite matrix (it stores energy, "
+                        f"its damping takes it), got the eigenvalue {low:.6g}")
+    return 0.5 * (a + a.T)
+
+
+def _bushing(e: Entry, inputs: GroupInputs) -> GroupPiece:
+    """A group of bushings from its validated deck entry."""
+    from fem.elements.force.bushing import Bushing
+
+    v, w, dim = e.values, e.where, inputs.dim
+    if dim != 2:
+        raise DeckError(f"{w}.type", "bushings are built for 2D models only so far (the 3D "
+                        "bushing is open in issue 30)")
+    conn, grounded = pairs_or_ground(e, inputs)
+    rotations = np.zeros(len(inputs.nodes.X), dtype=bool)
+    for g in inputs.before:
+        if "rz" in getattr(g, "dof_names", ()):
+            rotations[g.conn] = True
+    loose = np.flatnonzero(~rotations[conn].all(axis=1))
+    if len(loose):
+        k = int(loose[0])
+        node = next(int(n) for n in conn[k] if not rotations[n])
+        key = f"{w}.pairs[{k}]" if not grounded else f"{w}.ground"
+        raise DeckError(key, f"expected nodes of beams or rigid bodies, got node "
+                        f"{inputs.nodes.ids[node]}, which has no rotations (no beam or body "
+                        "uses it)")
+    if v["stiffness_matrix"] is None:
+        raise DeckError(f"{w}.stiffness_matrix", "required: the bushing's stiffness, a diagonal "
+                        "[k_x, k_y, k_rz] or a 3x3 matrix")
+    K = bushing_matrix(v["stiffness_matrix"], 3, f"{w}.stiffness_matrix")
+    C = (None if v["damping_matrix"] is None else
+         bushing_matrix(v["damping_matrix"], 3, f"{w}.damping_matrix"))
+    F = None
+    if v["axes"] is not None:
+        rows = v["axes"]
+        if len(rows) != 1:
+            raise DeckError(f"{w}.axes", f"expected one row [[a_x, a_y]] (the local x axis) in "
+                            f"2D, got {len(rows)}")
+        a = vector(rows[0], 2, f"{w}.axes[0]")[:2]
+        if not np.linalg.norm(a) > 0:
+            raise DeckError(f"{w}.axes[0]", f"expected a nonzero axis, got {shown(rows[0])}")
+        a = a / np.linalg.norm(a)
+        F = np.array([[a[0], -a[1]], [a[1], a[0]]])
+    group = Bushing(v["name"], conn, inputs.nodes.X, dim, K, C, axes=F)
+    return GroupPiece(group, inputs.nodes)
+
+
+BUSHING = FamilyDeck("bushings", [PAIRS, GROUND, STIFFNESS_MATRIX, DAMPING_MATRIX, AXES],
+                     _bushing)

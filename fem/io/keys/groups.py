@@ -71,6 +71,8 @@ class GroupInputs:
     base_dir: str = "."
     #: the ``[[shell_sections]]`` (layered shell sections, :class:`fem.model.ShellSection`)
     shell_sections: Mapping[str, ShellSection] = field(default_factory=dict)
+    #: the element groups built before this table's (connectors check their nodes' DOFs)
+    before: tuple = ()
 
 
 @dataclass(frozen=True)
