@@ -31,9 +31,9 @@ EIGEN_CALLS = {"eig", "eigh", "eigvals", "eigvalsh", "eigsh", "eigs", "eig_bande
 BACKENDS = {"lanczos", "lanczos2", "slepc", "dense"}
 #: (file, call) outside the package allowed to call an eigen routine, and why
 ALLOWED = {
-    ("fem/io/keys/entries.py", "eigvalsh"): "the principal values of a 3 x 3 rotary inertia "
-    "tensor given in the deck (a check that it is positive semi-definite), not a model's "
-    "eigen-solve",
+    ("fem/io/keys/entries.py", "eigvalsh"): "the lowest eigenvalue of a small matrix given in "
+    "the deck, a rotary inertia or a bushing's stiffness or damping (lowest_eigenvalue: a check "
+    "that it is positive semi-definite), not a model's eigen-solve",
     ("fem/io/drawing.py", "eigh"): "the principal axes of a rigid body's 3 x 3 inertia tensor, "
     "the box ParaView draws for it, not a model's eigen-solve",
 }

@@ -13,7 +13,7 @@ import numpy as np
 from fem.elements.force.laws import Curve
 from fem.errors import DeckError
 from fem.io.keys import Key, shown
-from fem.io.keys.entries import Entry, vector
+from fem.io.keys.entries import Entry, lowest_eigenvalue, vector
 from fem.io.keys.groups import GroupInputs, GroupPiece, node_pairs
 
 TABLE = "connectors"
@@ -294,7 +294,7 @@ def bushing_matrix(value, n: int, where: str) -> np.ndarray:
         i, j = np.argwhere(np.abs(a - a.T) > 1e-12 * scale)[0]
         raise DeckError(where, f"expected a symmetric matrix, got {a[i, j]!r} at [{i}][{j}] "
                         f"and {a[j, i]!r} at [{j}][{i}]")
-    low = float(np.linalg.eigvalsh(0.5 * (a + a.T)).min())
+    low = lowest_eigenvalue(a)
     if low < -1e-12 * scale:
         raise DeckError(where, f"expected a positive semi-definite matrix (it stores energy, "
                         f"its damping takes it), got the eigenvalue {low:.6g}")

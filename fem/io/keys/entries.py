@@ -147,7 +147,7 @@ def inertia_tensor(dim: int, inertia, where: str) -> np.ndarray:
             raise DeckError(where, f"expected a symmetric matrix, got I{axes[i]}{axes[j]} = "
                             f"{float(J[i, j])!r} and I{axes[j]}{axes[i]} = {float(J[j, i])!r}")
         J = 0.5 * (J + J.T)
-        lowest = np.linalg.eigvalsh(J)[0]
+        lowest = lowest_eigenvalue(J)
         if lowest < -1e-12 * scale:
             raise DeckError(where, "expected a positive semi-definite matrix (a rotary inertia), "
                             f"got one with the principal value {lowest:.6g}")
@@ -160,3 +160,12 @@ def inertia_tensor(dim: int, inertia, where: str) -> np.ndarray:
     if np.any(np.diag(J) < 0):
         raise DeckError(where, f"expected rotary inertias >= 0, got {shown(inertia)}")
     return J
+
+
+def lowest_eigenvalue(a: np.ndarray) -> float:
+    """The lowest eigenvalue of a small symmetric matrix the deck gives.
+
+    A rotary inertia, a bushing's stiffness: for the check that it is positive semi-definite,
+    not a model's eigen-solve (those go through fem.solvers.eigen).
+    """
+    return float(np.linalg.eigvalsh(0.5 * (a + a.T))[0])
