@@ -11,6 +11,7 @@ energy-conserving scheme is the mid-point rule for this linear system: its discr
 
 import numpy as np
 import pytest
+from helpers import with_changes
 
 from fem.elements.force import Bushing
 from fem.errors import DeckError
@@ -204,12 +205,7 @@ def test_turned_axes_oscillate_along_the_local_axis(tmp_path):
 
 def _changed(**changes):
     data = body_deck([KX, KY, KR], {"velocity": [1.0, 0.0]})
-    entry = data["connectors"][0]
-    for key, v in changes.items():
-        if v is None:
-            entry.pop(key, None)
-        else:
-            entry[key] = v
+    with_changes(data["connectors"][0], changes)
     return data
 
 

@@ -8,6 +8,7 @@ central finite differences of the forces, and the closed forms of Ma, Menon & La
 
 import numpy as np
 import pytest
+from helpers import with_changes
 
 from fem.elements.contact import NormalLaw, PlaneContact, SphereContact, hertz_stiffness
 from fem.elements.contact.laws import LAWS, contact_time_factor
@@ -182,12 +183,7 @@ def case(name):
 
 def with_contact(data, **changes):
     data = copy.deepcopy(data)
-    entry = data["contacts"][0]
-    for k, v in changes.items():
-        if v is None:
-            entry.pop(k, None)
-        else:
-            entry[k] = v
+    with_changes(data["contacts"][0], changes)
     return data
 
 

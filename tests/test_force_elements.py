@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import with_changes
 
 from fem.elements.force import Curve, SpringDamper
 from fem.errors import DeckError
@@ -149,12 +150,7 @@ def case(name):
 
 def changed(data, table="connectors", k=0, **changes):
     data = copy.deepcopy(data)
-    entry = data[table][k]
-    for key, v in changes.items():
-        if v is None:
-            entry.pop(key, None)
-        else:
-            entry[key] = v
+    with_changes(data[table][k], changes)
     return data
 
 
