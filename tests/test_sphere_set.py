@@ -143,6 +143,28 @@ def test_small_heap_equals_explicit_pairs(tmp_path):
         assert forces.shape[1] == 4
 
 
+@pytest.mark.parametrize("integrator", ["energy_conserving", "trapezoidal"])
+def test_second_dynamic_step_equals_explicit_pairs(tmp_path, integrator):
+    """A second dynamic step with a shorter time step, against the run with every pair listed.
+
+    Its start lists the pairs within the deck's padding, fewer than the first step's last list
+    (padded by 4 tau), and its first broad phase builds nothing: the matrix pattern must follow
+    the list made at the start (it stayed the first step's, a traceback).
+    """
+    runs = {}
+    for explicit in (False, True):
+        data = heap(explicit=explicit, padding=None if explicit else 2e-4)
+        data["steps"][0]["integrator"] = integrator
+        second = dict(data["steps"][0], name="fall2", time_step=1e-5, duration=1e-4,
+                      output_interval=1e-4)
+        data["steps"].append(second)
+        d = deck_io.from_dict(data, base_dir=str(tmp_path))
+        run(d, str(tmp_path / f"{explicit}.h5"))
+        with h5py.File(tmp_path / f"{explicit}.h5") as f:
+            runs[explicit] = f["steps/fall2/displacement"][-1]
+    np.testing.assert_allclose(runs[False], runs[True], rtol=0, atol=1e-12)
+
+
 def test_elastic_heap_conserves_energy(tmp_path):
     """Elastic Hertz contacts: total energy (kinetic + contact - gravity's work) constant."""
     e, _, _, _ = run_heap(tmp_path, heap(n=6, padding=5e-4), "elastic")

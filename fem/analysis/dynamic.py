@@ -316,9 +316,11 @@ class DynamicStep(StepBase):
         while True:
             limit = np.inf
             if self.events is not None:
-                # sphere sets list their candidate pairs for a step of at most this size
-                if self.events.broad_phase(s0, min(policy.size, self.settings.duration - s0.t)):
-                    self.repattern()
+                # sphere sets list their candidate pairs for a step of at most this size; the
+                # pattern follows the groups' elements, also a list made at the step's start
+                # (conserving_start), which the broad phase does not count as a change
+                self.events.broad_phase(s0, min(policy.size, self.settings.duration - s0.t))
+                self.repattern()
                 limit = self.events.max_step(s0)
             policy.size = h = min(policy.size, self.settings.duration - s0.t, limit)
             try:
@@ -339,7 +341,10 @@ class DynamicStep(StepBase):
             return result
 
     def repattern(self) -> None:
-        """A new assembler and linear system where a group's elements changed (a sphere set)."""
+        """A new assembler and linear system where a group's elements changed (a sphere set).
+
+        Cheap when none did (:meth:`fem.system.System.repattern` compares the arrays by identity).
+        """
         if self.system.repattern():
             self.linear.close()
             self.linear = self._linear_system()
