@@ -123,9 +123,11 @@ def test_conserving_tangent_is_the_derivative(kind, make, friction):
 
 @pytest.mark.parametrize("make", [spheres, plane])
 def test_static_tangent_is_the_derivative(make):
-    """The elastic force and tangent at a state (static steps): central differences."""
+    """The elastic force and tangent at a state (static steps): central differences of the
+    force and of the potential."""
     rng = np.random.default_rng(3)
     g, X = make("hertz")
+    touching = 0
     for _ in range(5):
         s, _ = states(g, X, rng, scale=0.02)
         s.v[:] = 0.0
@@ -140,9 +142,19 @@ def test_static_tangent_is_the_derivative(make):
                     fs.append(g.internal_force(t))
                 np.testing.assert_allclose(K[:, :, a * g.dim + i], (fs[0] - fs[1]) / (2 * eps),
                                            atol=1e-6 * np.abs(K).max())
-        # and the force is the gradient of the energy
-        e = g.energy(s)
-        assert np.all(e >= 0)
+        # and the force is the gradient of the energy (central differences of the potential)
+        f = g.internal_force(s)
+        for a in range(g.nen):
+            for i in range(g.dim):
+                es = []
+                for sign in (1, -1):
+                    t = s.copy()
+                    t.u[g.conn[:, a], i] += sign * eps
+                    es.append(g.energy(t))
+                np.testing.assert_allclose(f[:, a * g.dim + i], (es[0] - es[1]) / (2 * eps),
+                                           atol=1e-6 * np.abs(f).max())
+        touching += int(np.sum(g._gap(s)[0] < 0))
+    assert touching > 0                                 # the checks saw forces
 
 
 def test_no_tension_and_open_gap():

@@ -93,8 +93,9 @@ def heap(n=4, explicit=False, damping=None, padding=None, duration=0.03, seed=1)
     """``n`` spheres of 10 mm (3D, 10 g each, Hertz K = 1e7) dropped 2 mm onto the ground."""
     rng = np.random.default_rng(seed)
     R = 0.01
-    X = np.array([[0, 0, 0], [2.05, 0, 0], [1.02, 1.8, 0], [1.0, 0.6, 1.7], [0.3, 2.2, 1.8],
-                  [2.2, 1.6, 1.9]])[:n] * R
+    # three on the ground, one on them, a fifth above it, a sixth beside: 0.1-1.2 mm apart
+    X = np.array([[0, 0, 0], [2.05, 0, 0], [1.02, 1.8, 0], [1.0, 0.6, 1.7], [1.0, 0.6, 3.8],
+                  [3.8, 1.2, 0]])[:n] * R
     X = X + rng.uniform(-0.02, 0.02, X.shape) * R + [0, 0, R + 0.002]
     ids = list(range(1, n + 1))
     law = {"law": "hunt_crossley", "damping": damping} if damping else {"law": "hertz"}
@@ -143,6 +144,28 @@ def test_small_heap_equals_explicit_pairs(tmp_path):
         assert forces.shape[1] == 4
 
 
+@pytest.mark.parametrize("integrator", ["energy_conserving", "trapezoidal"])
+def test_second_dynamic_step_equals_explicit_pairs(tmp_path, integrator):
+    """A second dynamic step with a shorter time step, against the run with every pair listed.
+
+    Its start lists the pairs within the deck's padding, fewer than the first step's last list
+    (padded by 4 tau), and its first broad phase builds nothing: the matrix pattern must follow
+    the list made at the start (it stayed the first step's, a traceback).
+    """
+    runs = {}
+    for explicit in (False, True):
+        data = heap(explicit=explicit, padding=None if explicit else 2e-4)
+        data["steps"][0]["integrator"] = integrator
+        second = dict(data["steps"][0], name="fall2", time_step=1e-5, duration=1e-4,
+                      output_interval=1e-4)
+        data["steps"].append(second)
+        d = deck_io.from_dict(data, base_dir=str(tmp_path))
+        run(d, str(tmp_path / f"{explicit}.h5"))
+        with h5py.File(tmp_path / f"{explicit}.h5") as f:
+            runs[explicit] = f["steps/fall2/displacement"][-1]
+    np.testing.assert_allclose(runs[False], runs[True], rtol=0, atol=1e-12)
+
+
 def test_elastic_heap_conserves_energy(tmp_path):
     """Elastic Hertz contacts: total energy (kinetic + contact - gravity's work) constant."""
     e, _, _, _ = run_heap(tmp_path, heap(n=6, padding=5e-4), "elastic")
@@ -153,9 +176,11 @@ def test_elastic_heap_conserves_energy(tmp_path):
 
 def test_damped_heap_books_its_dissipation(tmp_path):
     """Hunt-Crossley damping: total + damping constant, pairs dropped from the list included."""
-    e, _, _, _ = run_heap(tmp_path, heap(n=6, damping=3e4, padding=5e-4, duration=0.05),
+    e, _, _, _ = run_heap(tmp_path, heap(n=6, damping=1e7, padding=5e-4, duration=0.05),
                           "damped")
     assert e["damping"][-1] > 1e-2 * e["kinetic"].max()
+    with h5py.File(tmp_path / "damped.h5") as f:         # pairs that took energy left the list
+        assert f["steps/fall/state/history/heap/dissipated_dropped"][0] > 1e-2 * e["damping"][-1]
     balance = e["total"] + e["damping"]
     assert np.abs(balance - balance[0]).max() < 1e-9 * e["kinetic"].max()
 

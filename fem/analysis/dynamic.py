@@ -9,9 +9,10 @@ ulps of ``t``), the step stops with a :class:`~fem.errors.ConvergenceError` and 
 so far stay in the results file. Output times are computed, never counted up one interval at a
 time, and :func:`fem.interrupt.check` runs at every time step and Newton iteration.
 
-Contact groups (capability ``"step_control"``, :mod:`fem.analysis.events`) bound the time step
-before it is taken (an impact about to begin or under way), may refuse a converged one (a contact
-closed too deep: halved as a failed step is) and keep their history with every integrator.
+Groups with the capability ``"step_control"`` (contacts, force elements; :mod:`fem.analysis.events`)
+bound the time step before it is taken (an impact about to begin or under way), may refuse a
+converged one (a contact closed too deep: halved as a failed step is) and keep their history with
+every integrator.
 
 A singular effective tangent is not a reason to cut the step when a free DOF has no mass: no time
 step can help, and the step raises a :class:`~fem.errors.ModelError` naming it (every free DOF
@@ -35,8 +36,12 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
     ``total(start) - total``: energy the scheme removed (negative: energy it created);
 ``damping``
     only for models with dissipative groups (contacts with damping, friction or restitution
-    below one, :mod:`fem.analysis.events`): the energy they took since the step started, so that
-    ``total + damping`` is constant in free motion with the energy-conserving scheme;
+    below one, dampers and friction of force elements, :mod:`fem.analysis.events`): the energy
+    they took since the step started, so that ``total + damping`` is constant in free motion with
+    the energy-conserving scheme;
+``actuator_work``
+    only with joint efforts or controllers: the work they did (``total + damping -
+    actuator_work`` constant);
 ``linear_momentum``, ``angular_momentum``
     about the origin (mid-point schemes conserve both for free bodies).
 """
@@ -316,9 +321,11 @@ class DynamicStep(StepBase):
         while True:
             limit = np.inf
             if self.events is not None:
-                # sphere sets list their candidate pairs for a step of at most this size
-                if self.events.broad_phase(s0, min(policy.size, self.settings.duration - s0.t)):
-                    self.repattern()
+                # sphere sets list their candidate pairs for a step of at most this size; the
+                # pattern follows the groups' elements, also a list made at the step's start
+                # (conserving_start), which the broad phase does not count as a change
+                self.events.broad_phase(s0, min(policy.size, self.settings.duration - s0.t))
+                self.repattern()
                 limit = self.events.max_step(s0)
             policy.size = h = min(policy.size, self.settings.duration - s0.t, limit)
             try:
@@ -339,7 +346,10 @@ class DynamicStep(StepBase):
             return result
 
     def repattern(self) -> None:
-        """A new assembler and linear system where a group's elements changed (a sphere set)."""
+        """A new assembler and linear system where a group's elements changed (a sphere set).
+
+        Cheap when none did (:meth:`fem.system.System.repattern` compares the arrays by identity).
+        """
         if self.system.repattern():
             self.linear.close()
             self.linear = self._linear_system()
