@@ -102,7 +102,6 @@ class SpringDamper(ForceElement):
              + (dFd / l)[:, None, None] * outer(n, (P @ vr[:, :, None])[..., 0]))
         return f, spread_matrix(k, self.nen)
 
-
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``F_d' n n^T``: the force's derivative by the velocities."""
         _, _, n, _, _, _, _, _, dFd = self._at(state)
