@@ -1,4 +1,4 @@
-"""Force elements and contact beside Exudyn: a chain with joint spring-dampers, a sphere heap.
+"""Force elements beside Exudyn: a chain of rigid bars with joint spring-dampers.
 
 **Chain** (issue 30's benchmark point): the chain of :mod:`benchmarks.multibody` (100 rigid bars
 of 1 kg and 0.1 m on revolute joints, pinned to the ground at the origin, released at rest from
@@ -18,8 +18,6 @@ Exudyn (``pip install --no-deps exudyn``)
 
 Sameness: the free end's position against a reference run (Exudyn's generalized-alpha with
 h / 10) and fem's against Exudyn's, and the largest distance of a bar centre from the reference.
-
-**Heap**: a heap of ``n`` spheres (point masses with radii), see :func:`heap_deck`.
 
 The steps per second count the time loop alone (from the first step's callback to the end);
 each rate is the best of 3 runs, the baseline Exudyn's, measured in the same run.

@@ -14,11 +14,14 @@ import numpy as np
 import pytest
 from helpers import with_changes
 
+from fem import rotations as so3
 from fem.elements.force import Curve, SpringDamper
+from fem.elements.force.coordinate import CoordinateForce, CoordinateGeometry
 from fem.errors import DeckError
 from fem.io import deck as deck_io
 from fem.run import run
 from fem.state import State
+from fem.time_functions import Ramp, Table
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
@@ -220,10 +223,6 @@ def test_oscillator_is_the_midpoint_rule_and_books_the_damping(tmp_path):
 
 
 # --- forces on joint coordinates -----------------------------------------------------------------
-
-from fem import rotations as so3  # noqa: E402
-from fem.elements.force.coordinate import CoordinateForce, CoordinateGeometry  # noqa: E402
-from fem.time_functions import Ramp, Table  # noqa: E402
 
 COORDS = [(2, "angle"), (2, "slide"), (3, "angle"), (3, "slide")]
 

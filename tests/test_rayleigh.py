@@ -162,6 +162,30 @@ def test_single_dof_oscillator_decays_as_the_closed_form(tmp_path, integrator, t
         np.testing.assert_allclose(total + damping, 0.5, rtol=1e-8)
 
 
+
+@pytest.mark.parametrize("integrator", ["energy_conserving", "midpoint", "trapezoidal",
+                                        "generalized_alpha"])
+@pytest.mark.parametrize("law", ["rayleigh", "connector"])
+def test_linear_damped_step_takes_one_newton_iteration(tmp_path, integrator, law):
+    """Every integrator's Newton matrix holds the exact damping tangent: one iteration a step.
+
+    The heavily damped oscillator (Rayleigh ``alpha = 200`` 1/s, or the same ``c = 200`` N s/m
+    as an axial connector's damper) is linear, so an exact Newton matrix converges in one
+    correction; without the damping's share (``gamma / (beta h) C``, the mid-point's ``C / h``,
+    the step form's ``C / h``: as large as ``4 M / h^2`` here) it takes many or diverges.
+    """
+    data = oscillator(integrator, alpha=200.0, beta=0.0, h=1e-2, duration=0.1)
+    data["steps"] = data["steps"][:1]
+    data["steps"][0]["tolerance"] = 1e-9
+    if law == "connector":
+        del data["damping"]
+        data["connectors"] = [{"name": "c", "type": "spring_damper", "ground": [1],
+                               "points": [[-1.0, 0.0]], "damping": 200.0}]
+    run(deck_io.from_dict(data, base_dir=str(tmp_path)), str(tmp_path / "out.h5"))
+    with h5py.File(tmp_path / "out.h5") as f:
+        iterations = f["steps/free/increments/iterations"][1:]
+    assert len(iterations) == 10 and np.all(iterations == 1), iterations
+
 def test_cantilever_case_balance_closes(tmp_path):
     """The case's energy-conserving run: ``total + damping`` constant to 1e-8, damping > 0."""
     data = case("rayleigh_cantilever")

@@ -27,7 +27,7 @@ def _structural(g) -> str | None:
         return "a force element (give it a damping of its own)"
     if isinstance(g, Contact):
         return "a contact group (its law has its damping)"
-    if getattr(g, "inertia", "lumped") in ("superelement", "floating"):
+    if g.inertia in ("superelement", "floating"):
         return "a superelement (give it modal damping: modal_damping)"
     return None
 

@@ -102,7 +102,6 @@ class SpringDamper(ForceElement):
              + (dFd / l)[:, None, None] * outer(n, (P @ vr[:, :, None])[..., 0]))
         return f, spread_matrix(k, self.nen)
 
-
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``F_d' n n^T``: the force's derivative by the velocities."""
         _, _, n, _, _, _, _, _, dFd = self._at(state)
@@ -154,9 +153,13 @@ class SpringDamper(ForceElement):
         N, dN = S, dS
         D = np.zeros(len(self))
         if self.damper is not None:
-            Fd, dFd = self.damper((l1 - l0) / h)
+            # l_1 - l_0 = c . (d_1 - d_0), from the displacements' increment: no cancellation
+            # of the lengths when the step is small beside them
+            du = (s1.u - s0.u)[self.conn][:, :, :self.dim]
+            dl = np.einsum("ei,ei->e", c, du[:, -1] - (du[:, 0] if self.nen == 2 else 0.0))
+            Fd, dFd = self.damper(dl / h)
             N, dN = N + Fd, dN + dFd / h
-            D = Fd * (l1 - l0)
+            D = Fd * dl
         f = spread(N[:, None] * c, self.nen)
         K = spread_matrix(dN[:, None, None] * outer(c, n1) + N[:, None, None] * dc, self.nen)
         return f, K, self.spring.integral(e1), self._booked(hist, D)

@@ -232,17 +232,17 @@ class CoordinateForce(ForceElement):
     # --- at a state -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True):
         """Force ``Q G`` and its tangent (module doc)."""
-        q, G, _ = self._static(state)
+        # H, the coordinate's second derivative: the rows' d(G^T mu)/dq at mu = 1 (it is linear
+        # in mu, so Q H needs no second evaluation of the rows)
+        q, G, H = self._static(state, np.ones(len(self)) if tangent else None)
         rate = self._q_rate(state, G)
         Q, a, b = self._Q(q, rate, state.t)
         f = Q[:, None] * G
         if not tangent:
             return f, None
-        _, _, QH = self._static(state, Q)
-        _, _, H = self._static(state, np.ones(len(self)))
         Hv = np.einsum("eji,ej->ei", H, self.element_vector(state.v))      # d(q')/dx
-        return f, a[:, None, None] * outer(G, G) + b[:, None, None] * outer(G, Hv) + QH
-
+        return f, (a[:, None, None] * outer(G, G) + b[:, None, None] * outer(G, Hv)
+                   + Q[:, None, None] * H)
 
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``dQ/dq' G G^T``."""

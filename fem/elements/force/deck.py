@@ -57,8 +57,9 @@ def spring_law(v: dict, where: str, preload: float = 0.0) -> Curve | None:
     """The spring's curve of ``stiffness`` (and ``preload``) or ``spring_table``; or None."""
     if v["spring_table"] is not None:
         if v["stiffness"] is not None or preload:
-            raise DeckError(f"{where}.spring_table", "give stiffness (and preload) or "
-                            "spring_table, not both")
+            raise DeckError(f"{where}.spring_table", "give stiffness"
+                            + (" (and preload)" if "preload" in v else "")
+                            + " or spring_table, not both")
         return Curve.table(table(v["spring_table"], f"{where}.spring_table"))
     if v["stiffness"] is None and not preload:
         return None

@@ -104,7 +104,7 @@ class RayleighDamping(ForceElement):
 
         host = self.host
         ref = State.reference(self.dim, self._n)
-        if getattr(host, "inertia", "lumped") == "consistent":
+        if host.inertia == "consistent":
             return host.mass(ref, lumped=False)
         if "mass" not in host.capabilities:
             return np.zeros((len(self), self.nd, self.nd))
