@@ -383,6 +383,9 @@ def test_restart_errors_are_one_line_each(tmp_path, capsys, monkeypatch):
     with h5py.File(bare, "r+") as h5:
         del h5["steps/bend/checkpoints"]
     refused(deck, bare, what="has no checkpoint")
+    with h5py.File(bare, "r+") as h5:              # a fem before checkpoints: no model_hash
+        del h5.attrs["model_hash"]
+    refused(deck, bare, what="has no checkpoint")
     with h5py.File(out, "r"):                     # a reader holds it (a shared lock)
         refused(deck, out, what="open in another program")
     text = tmp_path / "text.h5"

@@ -9,10 +9,10 @@ ulps of ``t``), the step stops with a :class:`~fem.errors.ConvergenceError` and 
 so far stay in the results file. Output times are computed, never counted up one interval at a
 time, and :func:`fem.interrupt.check` runs at every time step and Newton iteration.
 
-Groups with the capability ``"step_control"`` (contacts, force elements; :mod:`fem.analysis.events`)
-bound the time step before it is taken (an impact about to begin or under way), may refuse a
-converged one (a contact closed too deep: halved as a failed step is) and keep their history with
-every integrator.
+Groups with the capability ``"step_control"`` (contacts, and force elements with damping or
+actuation, :mod:`fem.analysis.events`) keep their history with every integrator; contacts also
+bound the time step before it is taken (an impact about to begin or under way) and may refuse a
+converged one (a contact closed too deep: halved as a failed step is).
 
 A singular effective tangent is not a reason to cut the step when a free DOF has no mass: no time
 step can help, and the step raises a :class:`~fem.errors.ModelError` naming it (every free DOF
@@ -36,12 +36,12 @@ Energy bookkeeping, written at every output frame (``/steps/<s>/energy/*``):
     ``total(start) - total``: energy the scheme removed (negative: energy it created);
 ``damping``
     only for models with dissipative groups (contacts with damping, friction or restitution
-    below one, dampers and friction of force elements, :mod:`fem.analysis.events`): the energy
-    they took since the step started, so that ``total + damping`` is constant in free motion with
-    the energy-conserving scheme;
+    below one; spring-dampers, bushings, Rayleigh damping, joint friction: :mod:`fem.analysis.
+    events`): the energy they took since the step started, so that ``total + damping`` is
+    constant in free motion with the energy-conserving scheme;
 ``actuator_work``
-    only with joint efforts or controllers: the work they did (``total + damping -
-    actuator_work`` constant);
+    only for models with joint efforts or controllers: the work they did since the step
+    started (``total + damping - actuator_work`` is then constant);
 ``linear_momentum``, ``angular_momentum``
     about the origin (mid-point schemes conserve both for free bodies).
 """

@@ -98,7 +98,7 @@ from fem.io import (
     superelement_file,
 )
 from fem.io.files import ResultsFileError  # noqa: F401 - re-exported for callers and tests
-from fem.io.step_writer import FRAME_OVERHEAD, StepWriter
+from fem.io.step_writer import FRAME_OVERHEAD, StepWriter, clock_at
 
 log = logging.getLogger(__name__)
 
@@ -262,8 +262,7 @@ class ResultsFile:
             attrs = {"type": str(g.attrs["type"]), "index": index}
             offset, clock = float(g.attrs["time_offset"]), str(g.attrs["clock"])
             for j, t in enumerate(g["time"][()]):
-                at = offset + (float(j + 1) if clock == "count" else
-                               abs(t) if clock == "abs" else t)
+                at = offset + clock_at(clock, t, j)
                 view = paraview_views.stored_view(self.h5, name, j, attrs)
                 self.series.add(f"{name} {j}", at, view)
                 self.frames.append(paraview_views.Frame(name, j, float(at)))

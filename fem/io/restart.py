@@ -209,12 +209,14 @@ def prepare(path: str, deck, target: Target) -> Checkpoint:
         stored_text = str(h5.attrs["deck"])
         stored = parse(stored_text, path) if stored_text else {}
         given = deck_data(deck)
-        _check_model(h5, stored, given, deck, path)
+        # first: a file of a fem without checkpoints has no model_hash either, and would be
+        # told that its model changed
         found = _checkpoints(h5)
         if not found:
             raise ResultsFileError(f"--restart: {path} has no checkpoint to continue from (it "
                                    "was written before the first step's first checkpoint, or by "
                                    "a fem without checkpoints): run the deck without --restart")
+        _check_model(h5, stored, given, deck, path)
         chosen = _choose(found, target, path)
         position, frame, name, g = chosen
         steps = [s.get("name") for s in stored.get("steps", [])]

@@ -27,6 +27,16 @@ CHUNK_MAX = 1 << 20         # bytes
 FRAME_OVERHEAD = 1 << 20    # bytes a frame may need beyond its data (views, metadata, XDMF)
 
 
+def clock_at(clock: str, time: float, index: int) -> float:
+    """Where frame ``index`` (from 0) stands on a step's ParaView clock, before its offset.
+
+    ``clock`` is the step's (:class:`StepWriter`), ``time`` the frame's time or load factor.
+    """
+    if clock == "count":
+        return float(index + 1)
+    return abs(time) if clock == "abs" else time
+
+
 def _chunk(shape: tuple[int, ...], itemsize: int = 8) -> tuple[int, ...]:
     """Chunk of an extendable ``(T,) + shape`` dataset: about one frame, 4 KiB to 1 MiB.
 
@@ -112,9 +122,8 @@ class StepWriter:
         self.series_time = self.time_offset
         if self.count:
             self.last_time = float(self.g["time"][self.count - 1])
-            self.count -= 1
-            self.series_time = self.time_offset + self._clock(self.last_time)
-            self.count += 1
+            self.series_time = self.time_offset + clock_at(self.clock, self.last_time,
+                                                           self.count - 1)
         self.results.step_index = self.attrs["index"] + 1
 
     def keep_checkpoints(self, progress) -> None:
@@ -141,9 +150,7 @@ class StepWriter:
 
     def _clock(self, time: float) -> float:
         """Where frame ``self.count`` (the next one) stands on the step's clock."""
-        if self.clock == "count":
-            return float(self.count + 1)
-        return abs(time) if self.clock == "abs" else time
+        return clock_at(self.clock, time, self.count)
 
     def advance(self, value: float, iterations: int | None = None) -> None:
         """Tell the progress display that the step reached ``value`` (not a frame).
