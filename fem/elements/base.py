@@ -289,6 +289,15 @@ def outer(a: NDArray, b: NDArray) -> NDArray:
     return np.einsum("...i,...j->...ij", a, b)
 
 
+def spread_matrix(k: NDArray, nen: int = 2) -> NDArray:
+    """(E, nd, nd) ``B^T k B`` of a block ``k (E, m, m)`` on node b's motion minus node a's.
+
+    ``[[k, -k], [-k, k]]`` for two-node elements (bars, spring-dampers, sphere pairs); ``k``
+    itself for one node against the ground (``nen = 1``).
+    """
+    return k if nen == 1 else np.block([[k, -k], [-k, k]])
+
+
 class EvaluatedGroup(ElementGroup):
     """An element group whose :meth:`evaluate` gives its force and tangent from one kinematics.
 

@@ -22,15 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import ElementGroup, outer, unit
+from fem.elements.base import ElementGroup, outer, spread_matrix, unit
 
 FORMULATIONS = ("linear", "corotational")
 STRAINS = ("engineering", "green")
-
-
-def _pair(k: NDArray) -> NDArray:
-    """Assemble ``[[k, -k], [-k, k]]`` from ``k (E, d, d)``."""
-    return np.block([[k, -k], [-k, k]])
 
 
 class Truss(ElementGroup):
@@ -108,7 +103,7 @@ class Truss(ElementGroup):
     def material_tangent(self, state) -> NDArray:
         """(E, 2 dim, 2 dim) stiffness from the change of stress, at fixed geometry."""
         b = self._force_direction(state)                      # dN = (EA/l0) b.du21 in all three
-        return _pair((self.EA / self.l0)[:, None, None] * outer(b, b))
+        return spread_matrix((self.EA / self.l0)[:, None, None] * outer(b, b))
 
     def geometric_stiffness(self, state, stress: NDArray) -> NDArray:
         """(E, 2 dim, 2 dim) initial-stress stiffness for axial forces ``stress (E, 1)``."""
@@ -121,7 +116,7 @@ class Truss(ElementGroup):
         else:
             _, e, l = self._chord(state)
             k = (n / l)[:, None, None] * (eye - outer(e, e))
-        return _pair(k)
+        return spread_matrix(k)
 
     def stress_rate(self, state, due: NDArray) -> NDArray:
         """(E, 1) linearized change of the axial force for element increments ``due (E, 2 dim)``."""
@@ -204,7 +199,7 @@ class Truss(ElementGroup):
                  + (beta * Nav / (2 * lm))[:, None, None] * (eye - outer(em, em)))
         nb = Nav[:, None] * b
         energy = 0.5 * N1**2 * l0 / EA
-        return np.concatenate([-nb, nb], axis=1), _pair(k), energy, {}
+        return np.concatenate([-nb, nb], axis=1), spread_matrix(k), energy, {}
 
     def _displacement(self, state) -> NDArray:
         return self.element_vector(state.dof_values())

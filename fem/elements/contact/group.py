@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import EvaluatedGroup, outer
+from fem.elements.base import EvaluatedGroup, outer, spread_matrix
 from fem.elements.contact.laws import HISTORY_LAWS, NormalLaw, contact_time_factor
 
 HISTORY = ("approach_speed", "max_penetration", "contact_time", "dissipated")
@@ -219,7 +219,7 @@ class Contact(EvaluatedGroup):
             # d v_t / d(relative end position): the projection, and the step normal's turning
             J = (eye - outer(nm, nm) - outer(nm, dr) @ dn
                  - np.einsum("ei,ei->e", dr, nm)[:, None, None] * dn) / h
-            Kt = self._spread_matrix(dphi @ J)
+            Kt = spread_matrix(dphi @ J, self.nen)
             # through the normal force: d phi = mu v_t / den dF, dF = -dF/dd1 grad1 . dq1
             dir_ = self._spread(self.friction * vt / den[:, None])
             K = K + Kt - outer(dir_, dF[:, None] * grad1)
@@ -257,10 +257,6 @@ class Contact(EvaluatedGroup):
         t = np.where(opening, t + h * d0 / (-dd), t)
         return {"approach_speed": hist["approach_speed"], "max_penetration": dm1,
                 "contact_time": t, "dissipated": hist["dissipated"] + D}
-
-    def _spread_matrix(self, k: NDArray) -> NDArray:
-        """(E, nd, nd) ``B^T k B`` of a relative-motion block ``k (E, dim, dim)``."""
-        raise NotImplementedError
 
     # --- the Newmark family's history (fem.analysis.events) -------------------------------------
     def commit(self, s0, s1, hist) -> dict:
@@ -359,7 +355,7 @@ class SphereContact(Contact):
         n = d / l[:, None]
         P = np.eye(self.dim) - outer(n, n)
         grad = np.concatenate([-n, n], axis=1)
-        hess = self._spread_matrix(P / l[:, None, None])
+        hess = spread_matrix(P / l[:, None, None])
         return l - self.R, grad, hess, n
 
     def _gap_step(self, s0, s1):
@@ -373,16 +369,13 @@ class SphereContact(Contact):
         nm = c / lc[:, None]
         dn = (np.eye(self.dim) - outer(nm, nm)) @ dc / lc[:, None, None]
         return (l0 - self.R, l1 - self.R, np.concatenate([-c, c], axis=1),
-                self._spread_matrix(dc), np.concatenate([-n1, n1], axis=1), nm, dn)
+                spread_matrix(dc), np.concatenate([-n1, n1], axis=1), nm, dn)
 
     def _relative(self, q):
         return q[:, self.dim:] - q[:, :self.dim]
 
     def _spread(self, phi):
         return np.concatenate([-phi, phi], axis=1)
-
-    def _spread_matrix(self, k):
-        return np.block([[k, -k], [-k, k]])
 
 
 class PlaneContact(Contact):
@@ -420,5 +413,3 @@ class PlaneContact(Contact):
     def _spread(self, phi):
         return phi
 
-    def _spread_matrix(self, k):
-        return k

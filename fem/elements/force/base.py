@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.elements.base import EvaluatedGroup
+from fem.elements.base import EvaluatedGroup, spread_matrix  # noqa: F401 - for the family
 
 
 class ForceElement(EvaluatedGroup):
@@ -104,8 +104,3 @@ class ForceElement(EvaluatedGroup):
 def spread(phi: NDArray, nen: int) -> NDArray:
     """(E, nen * k) the element vector of a force ``phi (E, k)`` on ``b`` minus ``a``."""
     return phi if nen == 1 else np.concatenate([-phi, phi], axis=1)
-
-
-def spread_matrix(k: NDArray, nen: int) -> NDArray:
-    """(E, nd, nd) ``B^T k B`` of a block ``k (E, m, m)`` on ``b`` minus ``a``."""
-    return k if nen == 1 else np.block([[k, -k], [-k, k]])
