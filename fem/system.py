@@ -14,6 +14,8 @@ group's discrete gradient, so that ideal joints do no work over a step).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -101,17 +103,19 @@ class System:
         energy-conserving step starts it).
         """
         blocks = self.dofmap.blocks
-        declared = self.__dict__.get("_declared")
-        if declared is None:            # the groups' declarations, once
-            history = {g.name: {k: (shape, 0.0) for k, shape in g.history_fields().items()}
-                       for g in self.model.groups}
-            declared = self._declared = (rate_fields(self.model),
-                                         {k: v for k, v in history.items() if v})
+        rates, history = self._declared
         return State.reference(self.model.dim, self.model.n_nodes,
                                n_internal=blocks["internal"].stop - blocks["internal"].start,
                                n_multipliers=blocks["multipliers"].stop
                                - blocks["multipliers"].start,
-                               rates=declared[0], history=declared[1])
+                               rates=rates, history=history)
+
+    @cached_property
+    def _declared(self) -> tuple[dict, dict]:
+        """The groups' declared rates and history, ``{group: {name: (shape, fill)}}``, once."""
+        history = {g.name: {k: (shape, 0.0) for k, shape in g.history_fields().items()}
+                   for g in self.model.groups}
+        return rate_fields(self.model), {k: v for k, v in history.items() if v}
 
     # --- constraint groups (fem.constraints) --------------------------------------------------
     def _constraint_scales(self, model) -> list[float]:

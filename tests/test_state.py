@@ -108,6 +108,22 @@ def test_states_of_older_files_are_read_into_the_typed_fields():
     assert np.array_equal(got.internal_v, floating["conserving/rod.rates/eta"])
 
 
+def test_older_files_with_two_superelements_read_their_modal_rates_as_at_rest(caplog):
+    """Two superelements' ``<g>.rates`` in an older file do not say where each one's ``eta``
+    lie among the internal unknowns: ``internal_v``, ``internal_a`` stay at rest (never one
+    group's rates in the other's places) and a warning says so."""
+    rng = np.random.default_rng(5)
+    old = {k: v for k, v in State.reference(2, 3, n_internal=4).arrays().items()
+           if not k.startswith("internal_")}
+    for g in ("a", "b"):
+        old[f"conserving/{g}.rates/v"] = rng.normal(size=(1, 2))
+        old[f"conserving/{g}.rates/a"] = rng.normal(size=(1, 2))
+    with caplog.at_level("WARNING", logger="fem.state"):
+        got = State.from_arrays(old)
+    assert not got.internal_v.any() and not got.internal_a.any()
+    assert "modal rates of 2 superelements" in caplog.text
+
+
 def test_the_reference_state_holds_every_declared_field():
     """``System.reference_state`` creates the rates the inertia groups declare (a consistent
     beam's director rates and their NaN stamps) and the history the element groups declare,

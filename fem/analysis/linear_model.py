@@ -152,7 +152,7 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
     """
     asm = system.assembler
     none = [None] * len(system.model.groups)
-    inertia = system_inertia(system, state, spin)
+    inertia = system_inertia(system, state)
     # the nodal group's own masses (an InertiaSum's ``m`` adds the element groups' estimates)
     f_in, Mb, Db, Kb = inertial_forces(getattr(inertia, "nodal", inertia), state,
                                        system.model.X, spin, center)
@@ -186,34 +186,30 @@ def linear_model(system, state, loads, *, spin=None, center=None, geometric: boo
 def _element_blocks(system, inertia, state, Omega=None, c=None):
     """Per element group: the element-level inertia groups' ``f``, ``M``, ``D``, ``K`` blocks.
 
-    In the frame turning at ``Omega (3,)`` about ``c (3,)`` (each group's spin terms).
-
+    In the frame turning at ``Omega (3,)`` about ``c (3,)`` (each group's spin terms);
     ``(None, None, None, None)`` without such groups (the nodal inertia alone).
     """
-    extras = getattr(inertia, "extras", [])
-    if not extras:
+    if not inertia.extras:
         return None, None, None, None
     n = len(system.model.groups)
     out = [[None] * n for _ in range(4)]
-    for x in extras:
-        for part, block in zip(out, x.linear_blocks(state, Omega, c),
-                               strict=True):
+    for x in inertia.extras:
+        for part, block in zip(out, x.linear_blocks(state, Omega, c), strict=True):
             part[x.index] = block if part[x.index] is None else part[x.index] + block
     return tuple(out)
 
 
-def system_inertia(system, state, spin=None):
+def system_inertia(system, state):
     """The model's inertia: nodal, and superelements' element-level groups (module doc).
 
-    Refused by name: beams with ``inertia = "consistent"``. ``spin`` is not used (the
-    superelements' terms of a turning frame are their groups' ``linear_blocks``).
+    Refused by name: beams with ``inertia = "consistent"`` (the superelements' terms of a
+    turning frame are their groups' ``linear_blocks``).
     """
     from fem.errors import ModelError
     from fem.inertia import inertia_groups
 
     inertia = inertia_groups(system, state)
-    extras = getattr(inertia, "extras", [])
-    beams = [system.model.groups[x.index].name for x in extras
+    beams = [system.model.groups[x.index].name for x in inertia.extras
              if not hasattr(x, "linear_blocks")]
     if beams:
         raise ModelError(f"element group(s) {', '.join(beams)}: inertia = \"consistent\" is not "

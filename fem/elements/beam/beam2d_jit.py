@@ -41,17 +41,9 @@ _ec_kernel = Kernel("fem.elements.beam.beam2d_ec_kernel")
 _kernel = Kernel("fem.elements.beam.beam2d_kernel")
 
 
-def enabled() -> bool:
-    """Whether the compiled kernel can be used (numba importable, ``FEM_JIT`` not ``0``)."""
-    return _ec_kernel.enabled()
-
-
-def compiled(n: int, conserving: bool = False) -> bool:
-    """Whether a group of ``n`` beams takes the kernel (:func:`fem.kernels.compiled`).
-
-    From :data:`fem.kernels.MIN_ELEMENTS` (``conserving``: :data:`MIN_CONSERVING`) beams.
-    """
-    return kernels.compiled(_ec_kernel, n, MIN_CONSERVING if conserving else None)
+_family = kernels.Family(_kernel, _ec_kernel, MIN_CONSERVING)
+enabled = _family.enabled      # (conserving=False): whether the kernel can be used
+compiled = _family.compiled    # (n, conserving=False): whether a group of n takes it
 
 
 @dataclass(frozen=True)
