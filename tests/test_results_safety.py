@@ -228,7 +228,7 @@ def test_a_file_fem_did_not_write_is_never_replaced(tmp_path, name, content):
     else:
         mine.write_bytes(content)
     before = _digest(mine)
-    with pytest.raises(ResultsFileError, match="was not written by fem") as err:
+    with pytest.raises(ResultsFileError, match="never replaces a file it did not write") as err:
         results_path(str(tmp_path / "out.h5"), [], ["lin"])
     assert name in str(err.value)
     assert _digest(mine) == before and not written_by_fem(str(mine), "out.h5")

@@ -13,6 +13,7 @@ import copy
 import h5py
 import numpy as np
 import pytest
+from helpers import with_changes
 
 from fem.elements.contact import NormalLaw
 from fem.elements.contact.sphere_set import SphereSetContact, candidate_pairs
@@ -198,10 +199,7 @@ def test_damped_heap_books_its_dissipation(tmp_path):
 def test_deck_errors(changes, where, says):
     """Bad input of a sphere set is a deck error naming the key."""
     data = heap()
-    entry = data["contacts"][0]
-    entry.update(changes)
-    for k in [k for k, v in entry.items() if v is None]:
-        del entry[k]
+    with_changes(data["contacts"][0], changes)
     with pytest.raises(DeckError) as err:
         deck_io.from_dict(data)
     assert err.value.key == where and says in str(err.value), str(err.value)

@@ -152,9 +152,12 @@ def results_path(output: str, inputs: list[str] = (), steps: list[str] = (),
         # a file another program holds open is refused where it would be replaced (replace)
         if os.path.isfile(out) and not in_use(out) \
                 and not written_by_fem(out, os.path.basename(path)):
-            raise ResultsFileError(f"-o {output}: {out} exists and was not written by fem; a "
-                                   "run never replaces a file it did not write: remove it or "
-                                   "choose another results file")
+            why = ("is not an HDF5 file fem can read (a run killed while writing it leaves "
+                   "one; fem run --restart may continue it)"
+                   if out == path and not _hdf5_readable(out) else "was not written by fem")
+            raise ResultsFileError(f"-o {output}: {out} exists and {why}; a run never replaces "
+                                   "a file it did not write: remove it or choose another "
+                                   "results file")
     return path
 
 
@@ -195,6 +198,17 @@ def written_by_fem(path: str, h5_name: str) -> bool:
     except (OSError, ValueError, TypeError, KeyError, RuntimeError):
         return False
     return False
+
+
+def _hdf5_readable(path: str) -> bool:
+    """Whether h5py opens ``path`` (a torn file, or another kind of file, it does not)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r", locking=False):
+            return True
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def png_text(path: str) -> dict[str, str]:

@@ -298,11 +298,11 @@ def _check(key: Key, value, where: str):
     if key.choices and value not in key.choices:
         raise DeckError(where, f"expected one of {', '.join(key.choices)}, got {shown(value)}"
                         + did_you_mean(str(value), key.choices))
-    noun = "integer" if k == "int" else "number"
+    noun, an = ("integer", "an") if k == "int" else ("number", "a")
     if key.positive and _is_number(value) and not value > 0:
         raise DeckError(where, f"expected a positive {noun}, got {value!r}")
     if key.nonnegative and _is_number(value) and not value >= 0:
-        raise DeckError(where, f"expected a {noun} >= 0, got {value!r}")
+        raise DeckError(where, f"expected {an} {noun} >= 0, got {value!r}")
     if key.maximum is not None and _is_number(value) and value > key.maximum:
         low = 1 if key.positive else 0
         raise DeckError(where, f"expected an integer from {low} to {key.maximum} (a bound on "
