@@ -14,7 +14,10 @@ sys.path.insert(0, str(HERE.parent))
 project = "fem"
 author = "the fem developers"
 copyright = "the fem developers"
-extensions = ["myst_parser", "sphinx.ext.doctest", "fem_docs"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "fem_docs"]
+napoleon_google_docstring = False
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build"]
