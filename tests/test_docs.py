@@ -38,6 +38,7 @@ def blocks(path: Path, language: str) -> list[str]:
     return [body for lang, body in FENCE.findall(path.read_text()) if lang == language]
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning")
 def test_sphinx_builds_the_docs_without_warnings(tmp_path):
     for module in ("sphinx", "myst_parser"):
         if importlib.util.find_spec(module) is None:

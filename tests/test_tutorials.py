@@ -8,8 +8,8 @@ published table or an invariant:
 * frame: the reactions balance the applied loads at every load factor (exact), and the nonlinear
   sway is the linear hand solution of cases/portal_frame amplified by the roof load (P-delta);
 * mechanism: total energy constant (energy-conserving scheme) and the joints closed at every frame;
-* shell: tip deflection P L^3 / 3EI and first frequency 3.5160 sqrt(EI / rho A) / L^2 of the strip
-  as a beam (nu = 0; Blevins 1979, Table 8-1);
+* shell: tip deflection P L^3 / 3EI, top stress M c / I at mid-length and first frequency
+  3.5160 sqrt(EI / rho A) / L^2 of the strip as a beam (nu = 0; Blevins 1979, Table 8-1);
 * rotor: frequencies at rest and under spin from the 4-DOF closed form of cases/jeffcott_rotor,
   critical speeds equal to that case's reference values;
 * superelement: the reduced cantilever's frequencies against Blevins's lambda^2 = 3.5160,
@@ -99,7 +99,9 @@ def test_shell_strip_bends_and_vibrates_as_a_beam(results):
         ids = f["model/node_ids"][()]
         tip = f["steps/bend/displacement"][-1, np.isin(ids, [31, 32, 33]), 2]
         omega = f["modes/modes/frequencies"][()]
+        middle = f["steps/bend/nodal/s_top_xx"][-1, np.isin(ids, [16, 17, 18])]   # x = L / 2
     np.testing.assert_allclose(tip, -P * L**3 / (3 * EI), rtol=2e-3)
+    np.testing.assert_allclose(middle, P * (L / 2) * (t / 2) / (b * t**3 / 12), rtol=1e-2)
     assert omega[0] == pytest.approx(3.5160 * np.sqrt(EI / (rho * b * t)) / L**2, rel=1e-2)
 
 
