@@ -18,7 +18,7 @@ ifneq ($(SLEPC_DIR),)
 export SLEPC_DIR
 endif
 
-.PHONY: env test demo validate info bench images clean
+.PHONY: env test demo validate info bench images docs clean
 
 env: $(STAMP)
 
@@ -51,9 +51,15 @@ info: env
 bench: env
 	$(PY) -m benchmarks
 
-# the README's pictures of the sweeps (docs/images/), from cases/jeffcott_rotor and a column
+# the docs (docs/: Sphinx and MyST from the docs extra), warnings as errors; the deck reference
+# pages are written from the schema at each build (docs/_ext/fem_docs.py), never committed
+docs: env
+	$(PY) -m sphinx -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
+	@echo "docs: $(abspath docs/_build/html/index.html)"
+
+# the docs' pictures of the sweeps (docs/images/), from cases/jeffcott_rotor and a column
 images: env
 	OPENBLAS_NUM_THREADS=1 $(PY) scripts/rotor_images.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results .pytest_cache docs/_build docs/deck

@@ -4,7 +4,7 @@ A deck builds an immutable :class:`~fem.model.Model`, a :class:`~fem.dofs.DofMap
 equations, analysis steps advance a :class:`~fem.state.State` and results go to HDF5 with an XDMF
 file for ParaView. The modules form eight import layers, from the base (errors, rotations, time
 functions) through data, physics, system, numerics, procedures and io to the application (run,
-validate, cli): the README's "Layout and development" lists them, and ``tests/test_layers.py``
+validate, cli): docs/development.md lists them, and ``tests/test_layers.py``
 fails on an import that runs up the layers.
 """
 

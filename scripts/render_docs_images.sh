@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make the README's pictures again, docs/images/{mechanism,shell,mode}.png: the renders of
+# Make the docs' pictures (docs/results.md) again, docs/images/{mechanism,shell,mode}.png: the renders of
 # tests/test_paraview.py (Bricard's mechanism with its joint forces, the Scordelis-Lo roof
 # coloured by its top von Mises stress, a labelled vibrating mode of cases/cantilever_modes), written where
 # $FEM_RENDER_DIR says. Needs ParaView (apt-get install paraview python3-paraview xvfb).

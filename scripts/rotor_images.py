@@ -1,4 +1,4 @@
-"""Regenerate the sweep pictures of the README in docs/images/ (``make images``).
+"""Regenerate the sweep pictures of the docs (docs/theory.md) in docs/images/ (``make images``).
 
 * ``jeffcott_campbell.png``, ``jeffcott_stability.png``: cases/jeffcott_rotor (the fixed-frame
   Campbell diagram in rpm with its forward and backward whirl and critical speeds; the

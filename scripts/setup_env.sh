@@ -174,8 +174,8 @@ if [ "${FEM_PETSC_FROM_SOURCE:-0}" = 1 ] && ! has_petsc "$venv/bin/python"; then
         "$venv/bin/pip" install -q -c "$constraints" petsc petsc4py slepc slepc4py >"$log" 2>&1
 fi
 
-say "installing fem (editable) with its test extra"
-"$venv/bin/pip" install -q --disable-pip-version-check -c "$constraints" -e ".[test]" >"$log" 2>&1
+say "installing fem (editable) with its test and docs extras"
+"$venv/bin/pip" install -q --disable-pip-version-check -c "$constraints" -e ".[test,docs]" >"$log" 2>&1
 if ! "$venv/bin/python" -c 'import fem, fem.linalg' >"$log" 2>&1; then
     err "fem was installed into $venv but does not import"
     show_log

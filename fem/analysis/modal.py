@@ -16,7 +16,7 @@ by their backward errors, multiplicities verified, mode signs normalized, the te
   solver (MUMPS ``L D L^T`` by default, the step's PETSc options), each block one
   multi-right-hand-side solve (:func:`fem.linalg.solve_block`); it needs no SLEPc, and on the
   benchmark lattice of 1e5 DOFs it took (with its factorization) 0.8 of SLEPc's time
-  (``benchmarks/modal.py``, README "Performance");
+  (``benchmarks/modal.py``, docs/performance.md);
 * ``method = "slepc"``: SLEPc's Krylov-Schur with the shift-and-invert spectral transformation on
   the same factorization;
 * ``method = "dense"``: every pair by LAPACK (at most :data:`DENSE_LIMIT` unknowns), the

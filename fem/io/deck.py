@@ -6,7 +6,7 @@ each a function of what was built before that returns its pieces (:mod:`fem.io.b
 :mod:`fem.elements`), and puts the pieces together. Every mistake raises one
 :class:`~fem.errors.DeckError` naming the deck key (``elements[2].section``) and, where it can be
 found in the text, its line (:mod:`fem.io.deck_text` parses the text and finds the lines). The
-deck format is documented in the README's deck reference, generated from the schema.
+deck format is documented in the deck reference (docs/deck/), generated from the schema.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ attributes of each frame's own grid.
 
 **XDMF, not VTKHDF.** ParaView 5.11's VTKHDF reader reads no time series and meshio 5.3.5 no
 VTKHDF, while this XDMF reads in ParaView (both Xdmf3 readers), meshio and PyVista alike, at the
-writer's former cost per frame (``python -m benchmarks output``, README "Performance").
+writer's former cost per frame (``python -m benchmarks output``, docs/performance.md).
 
 **Every attribute a plain dataset.** Each attribute of frame ``k`` of step ``s`` names one dataset,
 ``out.h5:/xdmf/steps/<s>/<name>/<k>``, never a hyperslab (meshio reads a whole dataset,

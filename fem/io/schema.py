@@ -4,8 +4,9 @@ The keys of the element families' tables (``[[elements]]``, ``[[springs]]``) are
 families themselves (``fem/elements/<family>_deck.py``) and collected here from the registry
 (:func:`table_keys`); the other tables' keys are below, the steps' come from their settings
 dataclasses (:mod:`fem.analysis.settings`). :func:`fem.io.keys.take` validates one table against
-its keys and :func:`reference_markdown` renders them all as the README's deck reference, so that
-the two never disagree (a test compares them). The machinery (:class:`~fem.io.keys.Key`,
+its keys and :func:`reference_markdown` renders them all as the deck reference (``fem
+deck-reference``, and the docs' pages docs/deck/<table>.md, written from it at each build), so
+that the two never disagree. The machinery (:class:`~fem.io.keys.Key`,
 :func:`~fem.io.keys.take`, the bounds) is in :mod:`fem.io.keys`, below the element registry, and
 is re-exported here.
 """
@@ -13,7 +14,6 @@ is re-exported here.
 from __future__ import annotations
 
 import dataclasses
-import sys
 
 from fem.analysis import STEP_TYPES
 from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, deck_fields
@@ -343,7 +343,7 @@ def family_keys(table: str, family) -> list[Key]:
 
 
 def reference_markdown() -> str:
-    """The deck reference, as Markdown tables (copied verbatim into the README)."""
+    """The deck reference, as Markdown tables (cut into the docs' deck pages by docs/_ext)."""
     lines = []
     for table, doc in TOP.items():
         header = f"[[{table}]]" if table in ARRAYS else f"[{table}]"
@@ -428,19 +428,5 @@ LIMITS = [
 ]
 
 
-
-def update_readme(path: str = "README.md") -> None:
-    """Write the deck reference between the README's ``deck-reference`` markers."""
-    text = open(path, encoding="utf-8").read()
-    start, end = "<!-- deck-reference:start -->", "<!-- deck-reference:end -->"
-    head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(f"{head}{start}\n{reference_markdown()}{end}{tail}")
-
-
 if __name__ == "__main__":
-    if "--update-readme" in sys.argv:
-        update_readme()
-    else:
-        print(reference_markdown(), end="")
+    print(reference_markdown(), end="")

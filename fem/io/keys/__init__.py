@@ -3,8 +3,8 @@
 :class:`Key` declares one deck key; :func:`take` validates one deck table against its keys (unknown
 keys with a "did you mean", types, ranges, choices). The keys of each table are declared where
 they are used: the element families' in their deck modules (:mod:`fem.elements`), the others in
-:mod:`fem.io.schema`, which also renders them as the README's deck reference. This module imports
-nothing of fem but its errors, so that element deck modules can declare keys with it while
+:mod:`fem.io.schema`, which also renders them as the deck reference (docs/deck/). This module
+imports nothing of fem but its errors, so that element deck modules can declare keys with it while
 :mod:`fem.io.schema` collects them from the element registry (no import cycle).
 
 Its modules are the rest of the deck leaves, what a family's deck module builds its group with
