@@ -231,3 +231,15 @@ def test_bad_damping_ratios_are_deck_errors(seg, ratios, key, says):
     with pytest.raises(DeckError) as err:
         run(d, base)
     assert key in str(err.value) and says in str(err.value)
+
+
+def test_rayleigh_damping_of_a_superelement_points_to_its_ratios(seg):
+    """``[[damping]]`` naming a superelement: a deck error that names its ``damping_ratios``."""
+    base, _ = seg
+    d = planar([superelement(None)], [1, 2], supports=CLAMPED,
+               damping=[{"groups": ["se"], "beta": 1e-3}],
+               steps=[{"name": "modes", "type": "modal", "modes": 2}])
+    del d["elements"][0]["damping_ratios"]
+    with pytest.raises(DeckError) as err:
+        run(d, base)
+    assert "damping[0].groups" in str(err.value) and "damping_ratios" in str(err.value)
