@@ -245,14 +245,3 @@ def test_node_without_rotations_is_refused():
         deck_io.from_dict(data)
     assert err.value.key == "connectors[0].pairs[0]" and "node 2" in str(err.value) \
         and "no rotations" in str(err.value), str(err.value)
-
-
-def test_3d_is_refused():
-    data = _changed()
-    data["model"]["dim"] = 3
-    data["nodes"]["coordinates"] = [[0.0, 0.0, 0.0]]
-    data["bodies"][0]["inertia"] = [1.0, 1.0, 1.0]
-    data["velocities"][0]["velocity"] = [1.0, 0.0, 0.0]
-    with pytest.raises(DeckError) as err:
-        deck_io.from_dict(data)
-    assert err.value.key == "connectors[0].type" and "2D" in str(err.value)

@@ -164,7 +164,7 @@ class ModalStep(StepBase):
         R = self.rigid_motions()
         MX = M @ X
         gamma = (R.T @ MX[: R.shape[0]]).T if X.shape[1] else np.zeros((0, 6))   # (m, 6)
-        peak = np.abs(X[nodal]).max(axis=0) if X.shape[1] else np.zeros(0)
+        peak = np.abs(X[nodal]).max(axis=0, initial=0.0) if X.shape[1] else np.zeros(0)
         omega2 = pairs.values
         zeta = self.damping_ratios(state, M, X)
         self.zeta = zeta

@@ -70,7 +70,8 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
     from fem.state import State
 
     sm = State(dim=s0.dim, t=0.5 * (s0.t + s1.t), u=0.5 * (s0.u + s1.u), rot=s0.rot,
-               v=0.5 * (s0.v + s1.v), a=s0.a, internal=0.5 * (s0.internal + s1.internal))
+               v=0.5 * (s0.v + s1.v), a=s0.a, internal=0.5 * (s0.internal + s1.internal),
+               internal_v=0.5 * (s0.internal_v + s1.internal_v))
     if s0.dim == 2:
         sm.rot = 0.5 * (s0.rot + s1.rot)
         return sm

@@ -124,8 +124,11 @@ class MidpointRule(Integrator):
 
     def _parts(self, s0, s1, tangent=False):
         # the unknowns the evaluation depends on: positions, rotations, element-internal
-        # unknowns (superelements' modal coordinates) and (constraint forces) the multipliers
-        key = (s1.u.copy(), s1.rot.copy(), s1.internal.copy(), s1.multipliers.copy())
+        # unknowns (superelements' modal coordinates) and (constraint forces) the multipliers;
+        # the step's times too: a committed s0 may be the same object, moved, at the next step
+        # (a model whose nodes all stand still moves only its eta)
+        key = (np.array([s0.t, s1.t]), s1.u.copy(), s1.rot.copy(), s1.internal.copy(),
+               s1.multipliers.copy())
         cached = self._cache
         if (cached is not None and cached[0] is s0
                 and all(np.array_equal(a, b) for a, b in zip(cached[1], key, strict=True))

@@ -28,7 +28,7 @@ def _structural(g) -> str | None:
     if isinstance(g, Contact):
         return "a contact group (its law has its damping)"
     if g.inertia in ("superelement", "floating"):
-        return "a superelement (give it modal damping: modal_damping)"
+        return "a superelement (give it modal damping: its damping_ratios)"
     return None
 
 

@@ -4,6 +4,7 @@
 :mod:`~fem.elements.force.base` what the groups share (history, dissipation, the dynamic
 step's protocol); :mod:`~fem.elements.force.axial` axial spring-dampers;
 :mod:`~fem.elements.force.bushing` plane bushings;
+:mod:`~fem.elements.force.bushing3d` 3D bushings;
 :mod:`~fem.elements.force.coordinate` forces on a joint coordinate (rotational spring-dampers,
 the forces in joints: springs, dampers, friction, stops, efforts, PD controllers);
 :mod:`~fem.elements.force.deck` the ``[[connectors]]`` table.
@@ -12,7 +13,8 @@ the forces in joints: springs, dampers, friction, stops, efforts, PD controllers
 from fem.elements.force.axial import SpringDamper
 from fem.elements.force.base import ForceElement
 from fem.elements.force.bushing import Bushing
+from fem.elements.force.bushing3d import Bushing3D
 from fem.elements.force.coordinate import CoordinateForce
 from fem.elements.force.laws import Curve
 
-__all__ = ["Bushing", "CoordinateForce", "Curve", "ForceElement", "SpringDamper"]
+__all__ = ["Bushing", "Bushing3D", "CoordinateForce", "Curve", "ForceElement", "SpringDamper"]

@@ -23,7 +23,7 @@ the uncoupled bushing).
   Nonlinear Sci. 6 (1996) 449, the discrete gradient of a quadratic potential in a strain
   measure). Its tangent is the exact derivative by ``q_1``.
 
-Three-dimensional bushings are not built yet (the deck refuses them).
+Three-dimensional bushings: :mod:`fem.elements.force.bushing3d`.
 """
 
 from __future__ import annotations

@@ -261,23 +261,27 @@ ROTATIONAL = FamilyDeck("rotational spring-dampers", [PAIRS, GROUND, AXIS, STIFF
 STIFFNESS_MATRIX = Key("stiffness_matrix", "number_vector_or_matrix", None, "bushing: the "
                        "stiffness in the local frame, a diagonal `[k_x, k_y, k_rz]` or a full "
                        "symmetric positive semi-definite 3x3 matrix (ux, uy, rz; force/length, "
-                       "moment/rad)")
+                       "moment/rad); 3D: a diagonal of 6 or a 6x6 matrix (ux, uy, uz, rx, ry, "
+                       "rz)")
 DAMPING_MATRIX = Key("damping_matrix", "number_vector_or_matrix", None, "bushing: the damping "
                      "in the local frame, a diagonal or a symmetric positive semi-definite "
                      "matrix like stiffness_matrix")
 AXES = Key("axes", "matrix", None, "bushing: `[[a_x, a_y]]`, the local x axis at the "
-           "reference (default the global x); the frame turns with the first node")
+           "reference (default the global x); 3D: `[x_axis, y_axis]` (y made normal to x, z = "
+           "x cross y) or the three axes `[x_axis, y_axis, z_axis]` (orthonormal, right-handed); "
+           "the frame turns with the first node")
 
 
 def bushing_matrix(value, n: int, where: str) -> np.ndarray:
     """(n, n) a symmetric positive semi-definite matrix from a diagonal or a full matrix."""
+    slots = "ux, uy, rz" if n == 3 else "ux, uy, uz, rx, ry, rz"
     if not isinstance(value, list) or not value:
         raise DeckError(where, f"expected a diagonal of {n} numbers or a {n}x{n} matrix, got "
                         f"{shown(value)}")
     if all(not isinstance(x, list) for x in value):
         a = np.asarray(value, dtype=float)
         if a.shape != (n,):
-            raise DeckError(where, f"expected a diagonal of {n} numbers (ux, uy, rz), got "
+            raise DeckError(where, f"expected a diagonal of {n} numbers ({slots}), got "
                             f"{len(value)}")
         if not np.all(np.isfinite(a)) or np.any(a < 0):
             k = int(np.flatnonzero(~(a >= 0))[0])
@@ -285,7 +289,7 @@ def bushing_matrix(value, n: int, where: str) -> np.ndarray:
         return np.diag(a)
     if any(not isinstance(r, list) for r in value) or len(value) != n or any(
             len(r) != n for r in value):
-        raise DeckError(where, f"expected a {n}x{n} matrix (ux, uy, rz), got "
+        raise DeckError(where, f"expected a {n}x{n} matrix ({slots}), got "
                         f"{shown(value)}")
     a = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(a)):
@@ -305,11 +309,9 @@ def bushing_matrix(value, n: int, where: str) -> np.ndarray:
 def _bushing(e: Entry, inputs: GroupInputs) -> GroupPiece:
     """A group of bushings from its validated deck entry."""
     from fem.elements.force.bushing import Bushing
+    from fem.elements.force.bushing3d import Bushing3D
 
     v, w, dim = e.values, e.where, inputs.dim
-    if dim != 2:
-        raise DeckError(f"{w}.type", "bushings are built for 2D models only so far (the 3D "
-                        "bushing is open in issue 30)")
     conn, grounded = pairs_or_ground(e, inputs)
     rotations = np.zeros(len(inputs.nodes.X), dtype=bool)
     for g in inputs.before:
@@ -323,12 +325,18 @@ def _bushing(e: Entry, inputs: GroupInputs) -> GroupPiece:
         raise DeckError(key, f"expected nodes of beams or rigid bodies, got node "
                         f"{inputs.nodes.ids[node]}, which has no rotations (no beam or body "
                         "uses it)")
+    n = 3 if dim == 2 else 6
     if v["stiffness_matrix"] is None:
         raise DeckError(f"{w}.stiffness_matrix", "required: the bushing's stiffness, a diagonal "
-                        "[k_x, k_y, k_rz] or a 3x3 matrix")
-    K = bushing_matrix(v["stiffness_matrix"], 3, f"{w}.stiffness_matrix")
+                        + ("[k_x, k_y, k_rz] or a 3x3 matrix" if dim == 2 else
+                           "of 6 (ux, uy, uz, rx, ry, rz) or a 6x6 matrix"))
+    K = bushing_matrix(v["stiffness_matrix"], n, f"{w}.stiffness_matrix")
     C = (None if v["damping_matrix"] is None else
-         bushing_matrix(v["damping_matrix"], 3, f"{w}.damping_matrix"))
+         bushing_matrix(v["damping_matrix"], n, f"{w}.damping_matrix"))
+    if dim == 3:
+        F = None if v["axes"] is None else axes_3d(v["axes"], f"{w}.axes")
+        return GroupPiece(Bushing3D(v["name"], conn, inputs.nodes.X, dim, K, C, axes=F),
+                          inputs.nodes)
     F = None
     if v["axes"] is not None:
         rows = v["axes"]
@@ -342,6 +350,32 @@ def _bushing(e: Entry, inputs: GroupInputs) -> GroupPiece:
         F = np.array([[a[0], -a[1]], [a[1], a[0]]])
     group = Bushing(v["name"], conn, inputs.nodes.X, dim, K, C, axes=F)
     return GroupPiece(group, inputs.nodes)
+
+
+def axes_3d(rows, where: str) -> np.ndarray:
+    """(3, 3) the local axes (columns) of ``[x, y]`` or ``[x, y, z]`` rows (see :data:`AXES`)."""
+    if not isinstance(rows, list) or len(rows) not in (2, 3):
+        raise DeckError(where, "expected two rows [x_axis, y_axis] or three [x_axis, y_axis, "
+                        f"z_axis] in 3D, got {shown(rows)}")
+    a = [vector(r, 3, f"{where}[{k}]") for k, r in enumerate(rows)]
+    for k, r in enumerate(a):
+        if not np.linalg.norm(r) > 0:
+            raise DeckError(f"{where}[{k}]", f"expected a nonzero axis, got {shown(rows[k])}")
+    x = a[0] / np.linalg.norm(a[0])
+    if len(a) == 3:
+        F = np.column_stack([r / np.linalg.norm(r) for r in a])
+        off = np.abs(F.T @ F - np.eye(3)).max()
+        if off > 1e-9 or np.linalg.det(F) < 0:
+            raise DeckError(where, "expected three orthonormal right-handed axes (z = x cross "
+                            f"y), got {shown(rows)}" + (f" (|F^T F - I| = {off:.3g})"
+                                                         if off > 1e-9 else " (left-handed)"))
+        return F
+    y = a[1] - (a[1] @ x) * x
+    if not np.linalg.norm(y) > 1e-9 * np.linalg.norm(a[1]):
+        raise DeckError(f"{where}[1]", f"expected a y axis not along x, got {shown(rows[1])} "
+                        f"with x = {shown(rows[0])}")
+    y = y / np.linalg.norm(y)
+    return np.column_stack([x, y, np.cross(x, y)])
 
 
 BUSHING = FamilyDeck("bushings", [PAIRS, GROUND, STIFFNESS_MATRIX, DAMPING_MATRIX, AXES],

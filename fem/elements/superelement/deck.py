@@ -7,7 +7,8 @@ mapped in order onto the model's ``nodes`` (default: the nodes of the same ids).
 ``"linear"`` (small displacements, :class:`~fem.elements.superelement.Superelement`) or
 ``"corotational"`` (planar large motion on a floating frame,
 :class:`~fem.elements.superelement.corot.CorotSuperelement`: 2D models, files reduced with
-``mass = "lumped"``, components without supports).
+``mass = "lumped"``, components without supports). ``damping_ratios``: modal damping of the
+component modes (linear superelements, :mod:`fem.elements.superelement.group`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ KEYS = [Key("file", "str", REQUIRED, "superelements: the superelement file (HDF5
         Key("geometric_stiffening", "bool", None, "co-rotational superelements: stiffening "
             "by the mean axial strain (the chord elongation plus the bending's second-order "
             "elongation, with the file's chord stiffening: 2D components with two interface "
-            "nodes); default true when the file has it, false turns it off")]
+            "nodes); default true when the file has it, false turns it off"),
+        Key("damping_ratios", "number_or_vector", None, "superelements: modal damping, the "
+            "damping ratio of each component mode (a list, one per generalized coordinate, "
+            "in the order of their frequencies) or one ratio for all; the interface unknowns "
+            "are not damped (linear formulation)")]
 NOT_USED: dict[str, str] = {}
 
 PLACEMENT = 1e-6        # interface positions agree to this share of the interface's size
@@ -97,6 +102,12 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     elif v["geometric_stiffening"]:
         raise DeckError(f"{e.where}.geometric_stiffening", "used by formulation = "
                         "\"corotational\" only")
+    if v["damping_ratios"] is not None:
+        if cls is CorotSuperelement:
+            raise DeckError(f"{e.where}.damping_ratios", "modal damping is built for "
+                            "formulation = \"linear\" superelements only so far")
+        extra["damping_ratios"] = damping_ratios(v["damping_ratios"], data.n_modal,
+                                                 f"{e.where}.damping_ratios")
     group = cls(v["name"], nodes, inputs.nodes.X, inputs.dim, data,
                 internal_start=inputs.n_internal, path=os.path.abspath(path), **extra)
     if cls is CorotSuperelement:
@@ -112,6 +123,21 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
                             f"(|K r| = {defect:.3g} of |K| |r|): reduce the component without "
                             "supports, with method = \"craig_bampton\"")
     return GroupPiece(group, inputs.nodes)
+
+
+def damping_ratios(value, m: int, where: str) -> np.ndarray:
+    """(m,) modal damping ratios from one number or a list of ``m``, each in ``[0, 1)``."""
+    a = np.atleast_1d(np.asarray(value, dtype=float))
+    if a.ndim != 1 or len(a) not in (1, m):
+        raise DeckError(where, f"expected one ratio or {m} (one per generalized coordinate of "
+                        f"the superelement), got {len(a)}")
+    bad = np.flatnonzero(~((a >= 0) & (a < 1)))
+    if len(bad):
+        k = int(bad[0])
+        key = where if np.ndim(value) == 0 else f"{where}[{k}]"
+        raise DeckError(key, f"expected a damping ratio in [0, 1) (1 is critical damping), got "
+                        f"{a[k]!r}")
+    return np.broadcast_to(a, (m,)).copy()
 
 
 def _corotational(e: Entry, data) -> None:

@@ -55,6 +55,31 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
                              (:mod:`fem.inertia.floating`)
 
 Version 1 files (no ``/component/mass``) are still read: linear superelements need nothing more.
+
+Modal damping (issue 30, item 1; the deck's ``damping_ratios``): ratios ``zeta_i`` of the
+component modes give the reduced damping matrix on the generalized coordinates alone::
+
+    D_eta = M_ee Phi diag(2 zeta_i omega_i) Phi^T M_ee,   K_ee Phi = M_ee Phi diag(omega_i^2)
+
+(``Phi^T M_ee Phi = I``), the modes of the reduced model with its interface held (``u_b = 0``),
+in the order of their frequencies: for Craig-Bampton the file's fixed-interface modes (``M_ee =
+I``, ``K_ee = diag(omega^2)``, so ``D_eta = diag(2 zeta_i omega_i)``), for the free interface the
+modes of its ``eta`` block. The boundary unknowns (the constraint or attachment modes) are not
+damped: ``D`` is zero on ``u_b`` and between ``u_b`` and ``eta``; so when the interface is
+clamped, the system's modes are those modes and their damping ratios are the ``zeta_i`` exactly
+(Craig & Kurdila, Fundamentals of Structural Dynamics, 2006, section 10.4, modal damping
+``2 zeta omega``; Clough & Penzien eq. 12-41 for a modal damping matrix ``M Phi diag(2 zeta
+omega) Phi^T M``). The damping force ``D q'`` is linear in the rates ``q' = [v_b; eta']``:
+
+* the Newmark family (``evaluate``) takes ``D q'`` at the step's ends and ``D`` (capability
+  ``"damping"``) times ``gamma / (beta h)`` in its Newton matrix, booking the dissipation by the
+  trapezoidal rule of the power ``q'^T D q'`` (capability ``"step_control"``,
+  :mod:`fem.analysis.events`); the plain mid-point rule takes it at the mid-point rates;
+* the energy-conserving scheme (``conserving``) takes ``D dq / h`` (the step's mean rate), tangent
+  ``D / h``, and books ``dq^T D dq / h >= 0`` in the history's ``dissipated`` (exactly the work
+  the force did), so that ``total + damping`` (``energy/damping``) stays constant to the Newton
+  tolerance;
+* the linearize step's ``D`` and the modal step's damping ratios take :meth:`damping`.
 """
 
 from __future__ import annotations
@@ -227,7 +252,7 @@ class Superelement(ElementGroup):
     stress_names = ()
 
     def __init__(self, name: str, nodes, X, dim: int, data: SuperelementData,
-                 internal_start: int = 0, path: str = ""):
+                 internal_start: int = 0, path: str = "", damping_ratios=None):
         nodes = np.asarray(nodes, dtype=np.int64)
         self.nen = len(nodes)
         super().__init__(name, nodes[None, :], X, dim)
@@ -251,6 +276,14 @@ class Superelement(ElementGroup):
         self.momentum = G
         #: (3,) the translation from the file's interface to the model's
         self.offset = (np.asarray(X, dtype=float)[nodes] - data.coordinates).mean(axis=0)
+        #: (m,) the modal damping ratios, or None (undamped)
+        self.damping_ratios = None
+        self.De = None
+        if damping_ratios is not None:
+            zeta = np.broadcast_to(np.asarray(damping_ratios, dtype=float), (m,)).copy()
+            self.damping_ratios = zeta
+            self.De = self._embed(modal_damping(data, zeta))
+            self.capabilities = self.capabilities | {"damping", "dissipation", "step_control"}
 
     def _embed(self, A: NDArray) -> NDArray:
         """(1, nd + m, nd + m) the reduced matrix ``A`` on the element vector."""
@@ -285,10 +318,19 @@ class Superelement(ElementGroup):
         out[d.component_dofs[:, 0], d.component_dofs[:, 1]] = d.T @ q
         return d.component_ids, out
 
+    def rates(self, state) -> NDArray:
+        """(E, nd + m) the element vector's rates ``[v_b (nodal slots); eta']``."""
+        m = self.n_internal
+        inner = state.internal_v[self.internal_start:self.internal_start + m][None, :]
+        return np.hstack([self.element_vector(state.v), inner])
+
     # --- the element protocol (linear) ---------------------------------------------------------
     def internal_force(self, state) -> NDArray:
-        """(E, nd + m) ``K q``."""
-        return np.einsum("eij,ej->ei", self.Ke, self.coordinates(state))
+        """(E, nd + m) ``K q`` (and ``D q'`` with modal damping)."""
+        f = np.einsum("eij,ej->ei", self.Ke, self.coordinates(state))
+        if self.De is not None:
+            f = f + np.einsum("eij,ej->ei", self.De, self.rates(state))
+        return f
 
     def tangent(self, state) -> NDArray:
         """(E, nd + m, nd + m) ``K`` (constant)."""
@@ -313,14 +355,13 @@ class Superelement(ElementGroup):
         """Zeros: its mass is its own inertia group's (:mod:`fem.inertia.superelement`)."""
         return np.zeros((1, self.nen)), np.zeros((1, self.nen, 3, 3))
 
-    def outputs(self, state) -> dict[str, NDArray]:
-        """``modal_coordinates (E, m)``: ``eta`` per frame."""
-        return {"modal_coordinates": self.modal(state).copy()}
-
     def properties(self) -> dict[str, NDArray]:
-        """The component's normal-mode frequencies (rad/s) and the interface's node ids."""
-        return {"component_frequencies": self.data.frequencies[None, :],
-                "interface_ids": self.data.node_ids[None, :]}
+        """The component frequencies (rad/s), interface node ids, modal damping ratios."""
+        out = {"component_frequencies": self.data.frequencies[None, :],
+               "interface_ids": self.data.node_ids[None, :]}
+        if self.damping_ratios is not None:
+            out["damping_ratios"] = self.damping_ratios[None, :]
+        return out
 
     def options(self) -> dict[str, str]:
         """The file, its reduction method and mass."""
@@ -331,13 +372,71 @@ class Superelement(ElementGroup):
         """``"modal coordinate 3 of superelement 'outer'"``."""
         return f"modal coordinate {j + 1} of superelement '{self.name}'"
 
+    # --- modal damping (module doc) ---------------------------------------------------------------
+    def damping(self, state) -> NDArray:
+        """(E, nd + m, nd + m) ``D`` (constant; zeros when undamped)."""
+        return self.De.copy() if self.De is not None else np.zeros_like(self.Ke)
+
+    def power(self, state) -> NDArray:
+        """(E,) ``q'^T D q'``, the power the modal damping takes."""
+        if self.De is None:
+            return np.zeros(1)
+        r = self.rates(state)
+        return np.einsum("ei,eij,ej->e", r, self.De, r)
+
+    def commit(self, s0, s1, hist) -> dict:
+        """The history at ``s1`` for the Newmark family: trapezoidal rule of the power."""
+        return {"dissipated": hist["dissipated"]
+                + 0.5 * (s1.t - s0.t) * (self.power(s0) + self.power(s1))}
+
+    def check_step(self, s0, s1, mass) -> str | None:
+        """Never refused."""
+        return None
+
+    def max_step(self, state, mass) -> float:
+        """Any step."""
+        return np.inf
+
     # --- the energy-conserving scheme ------------------------------------------------------------
     def conserving_start(self, state) -> dict:
-        """No history."""
-        return {}
+        """``dissipated`` from zero with modal damping; else no history."""
+        return {} if self.De is None else {"dissipated": np.zeros(1)}
 
     def conserving(self, s0, s1, sm, inc, hist, **kinematics):
-        """``K (q_0 + q_1) / 2``, tangent ``K / 2``: exact work for the quadratic energy."""
-        qm = 0.5 * (self.coordinates(s0) + self.coordinates(s1))
-        f = np.einsum("eij,ej->ei", self.Ke, qm)
-        return f, 0.5 * self.Ke, self.energy(s1), {}
+        """``K (q_0 + q_1) / 2``, tangent ``K / 2``: exact work for the quadratic energy.
+
+        With modal damping, plus ``D dq / h`` (tangent ``D / h``), whose work ``dq^T D dq / h``
+        is booked in ``dissipated``.
+        """
+        q0, q1 = self.coordinates(s0), self.coordinates(s1)
+        f = np.einsum("eij,ej->ei", self.Ke, 0.5 * (q0 + q1))
+        if self.De is None:
+            return f, 0.5 * self.Ke, self.energy(s1), {}
+        h = s1.t - s0.t
+        dq = q1 - q0
+        fd = np.einsum("eij,ej->ei", self.De, dq) / h
+        booked = {"dissipated": hist["dissipated"] + np.einsum("ei,ei->e", fd, dq)}
+        return f + fd, 0.5 * self.Ke + self.De / h, self.energy(s1), booked
+
+    def outputs(self, state) -> dict[str, NDArray]:
+        """``modal_coordinates (E, m)``: ``eta`` per frame (and ``dissipated`` when damped)."""
+        out = {"modal_coordinates": self.modal(state).copy()}
+        hist = state.history.get(self.name)
+        if hist:
+            out["dissipated"] = hist["dissipated"]
+        return out
+
+
+def modal_damping(data: SuperelementData, zeta: NDArray) -> NDArray:
+    """(r, r) the reduced damping matrix of modal damping ratios ``zeta (m,)`` (module doc)."""
+    import scipy.linalg as sla
+
+    nb, r = len(data.boundary_slot), data.K.shape[0]
+    Kee, Mee = data.K[nb:, nb:], data.M[nb:, nb:]
+    lam, Phi = sla.eigh(0.5 * (Kee + Kee.T), 0.5 * (Mee + Mee.T))
+    omega = np.sqrt(np.maximum(lam, 0.0))
+    MP = Mee @ Phi
+    D = np.zeros((r, r))
+    D[nb:, nb:] = (MP * (2.0 * zeta * omega)) @ MP.T
+    D[nb:, nb:] = 0.5 * (D[nb:, nb:] + D[nb:, nb:].T)
+    return D

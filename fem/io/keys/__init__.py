@@ -407,7 +407,7 @@ TOP = {
     "contacts": "penalty contact: spheres on nodes against each other or nodes against a plane, "
                 "with impact laws and friction (array of tables)",
     "connectors": "force elements between two nodes or a node and the ground: axial and "
-                  "rotational spring-dampers, plane bushings (array of tables)",
+                  "rotational spring-dampers, bushings (array of tables)",
     "damping": "structural (Rayleigh) damping C = alpha M + beta K of the whole model or of "
                "named element groups (array of tables)",
     "supports": "fixed DOFs (array of tables)",
