@@ -12,6 +12,7 @@ from fem.analysis.base import Resume
 from fem.info import versions
 from fem.io import files
 from fem.io import restart as restart_io
+from fem.io import sensors as sensors_io
 from fem.io.deck import Deck
 from fem.io.files import ResultsFileError
 from fem.io.hdf5 import ResultsFile
@@ -101,6 +102,9 @@ def _steps(deck: Deck, system: System, results: ResultsFile, state, first: int,
     summaries = []
     written = {"xdmf": [], "matlab": [], "plots": []}       # beside the results file
     results.checkpoint_interval = deck.output["checkpoint_interval"]
+    results.sensors = deck.extra.get("sensors", ())
+    if any(s.source.startswith("elements/") for s in results.sensors):
+        sensors_io.check_outputs(results.sensors, system.outputs(system.reference_state()))
     for i, spec in enumerate(deck.steps[first:], first):
         interrupt.check()
         results.step_position = i

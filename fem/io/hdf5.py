@@ -214,6 +214,7 @@ class ResultsFile:
         self.step_index = 0
         self.step_position = 0          # the running step's place in the deck (checkpoints)
         self.checkpoint_interval = 0    # frames between checkpoints (0: at step ends only)
+        self.sensors: tuple = ()        # what every frame writes under sensors/ (fem.io.sensors)
         self.frames: list[paraview_views.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views

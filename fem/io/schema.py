@@ -19,6 +19,7 @@ from fem.analysis import STEP_TYPES
 from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, deck_fields
 from fem.elements import families
 from fem.elements.force.deck import JOINT_FORCE_KEYS
+from fem.io import sensors as sensors_io
 from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers and tests
     ARRAYS,
     BYTES_PER_ELEMENT,
@@ -240,6 +241,7 @@ SCHEMA: dict[str, list[Key]] = {
             "of a static or dynamic step; 0: at the end of every step only (always written "
             "there)", nonnegative=True),
     ],
+    "sensors": sensors_io.KEYS,
     "solver": [
         Key("petsc_options", "table", None, "PETSc options without the step prefix, e.g. "
             "`{ ksp_type = \"gmres\", pc_type = \"ilu\" }`; the command line wins"),
