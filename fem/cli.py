@@ -1,4 +1,4 @@
-"""The ``fem`` command: ``run``, ``validate``, ``info``, ``deck-reference``.
+"""The ``fem`` command: ``run``, ``validate``, ``plot``, ``info``, ``deck-reference``.
 
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
@@ -48,6 +48,9 @@ def _completed_note(args) -> None:
             print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 
 
+COMMANDS = ("run", "validate", "plot", "info", "deck-reference")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fem", description="Finite-element flexible multibody "
                                 "solver. PETSc options (-<prefix>ksp_type ...) may follow.")
@@ -70,9 +73,74 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
     v.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
+    _plot_parser(sub)
     sub.add_parser("info", help="versions and solver packages")
     sub.add_parser("deck-reference", help="print the deck reference (Markdown)")
     return p
+
+
+def _plot_parser(sub) -> None:
+    """``fem plot``'s arguments (:mod:`fem.plot`)."""
+    from fem.plot import FIELDS
+
+    pl = sub.add_parser("plot", help="plot sensors, nodal fields, the energy balance or a "
+                        "sweep's frequencies from a results file (PNG, SVG, PDF, CSV)",
+                        description="Plot curves from a results file: sensors by name, a "
+                        "node's DOF, the energy balance, a stability sweep's frequencies. "
+                        "Several curves go in one figure; -o and --csv may be repeated.")
+    pl.add_argument("results", help="results file (out.h5)")
+    pl.add_argument("sensors", nargs="*", metavar="SENSOR", help="sensor names ([[sensors]])")
+    pl.add_argument("--against", default="time", metavar="time|load_factor|SENSOR",
+                    help="the x axis: the step's time (load factor in static steps), the "
+                    "load factor, or a sensor (default: time)")
+    pl.add_argument("--node", type=int, action="append", default=[], help="node id (repeat "
+                    "for several)")
+    pl.add_argument("--dof", action="append", default=[], help="DOF of --node: ux, uy, uz, "
+                    "rx, ry, rz (repeat for several)")
+    pl.add_argument("--field", default="displacement", choices=FIELDS,
+                    help="what of --node (default: displacement)")
+    pl.add_argument("--energy", action="store_true", help="the energy balance (dynamic steps)")
+    pl.add_argument("--sweep", metavar="STEP", help="a stability sweep's frequencies against "
+                    "its parameter")
+    pl.add_argument("--step", action="append", help="only these steps (repeat for several)")
+    pl.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="figure file: .png, .svg or .pdf (default: <results>_plot.png)")
+    pl.add_argument("--csv", action="append", default=[], metavar="FILE",
+                    help="the plotted numbers as CSV")
+
+
+def _cmd_plot(args) -> int:
+    import h5py
+
+    from fem import plot
+
+    path = args.results
+    if not os.path.isfile(path):
+        raise plot.PlotError(f"{path}: no such results file")
+    try:
+        with h5py.File(path, "r", locking=False) as h5:
+            fem_file = "fem_version" in h5.attrs and "model" in h5
+    except OSError:
+        fem_file = False
+    if not fem_file:
+        raise plot.PlotError(f"{path}: not a results file written by fem")
+    if args.sweep:
+        if args.sensors or args.node or args.energy:
+            raise plot.PlotError("--sweep plots a sweep's frequencies alone")
+        table = plot.sweep(path, args.sweep)
+    else:
+        table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
+                             quantity=args.field, energy=args.energy, against=args.against,
+                             steps=args.step)
+    outputs = args.output or ([] if args.csv else [os.path.splitext(path)[0] + "_plot.png"])
+    for out in outputs:
+        plot.draw(table, out)
+        print(f"plot: {out}")
+    for out in args.csv:
+        plot.write_csv(table, out)
+        if out != "-":
+            print(f"csv: {out}")
+    return 0
 
 
 def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -88,7 +156,7 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
             # a value follows unless it is an option, a deck (``fem run -x_ksp_view deck.toml``)
             # or a subcommand
             if (nxt is not None and not nxt.startswith("-") and not nxt.endswith(".toml")
-                    and nxt not in ("run", "validate", "info", "deck-reference")):
+                    and nxt not in COMMANDS):
                 petsc.append(nxt)
                 i += 1
         else:
@@ -159,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fem`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, petsc = _split_petsc(argv)
-    args = _parser().parse_args(ours)
+    parser = _parser()
+    args, extra = parser.parse_known_args(ours)
+    if extra and args.command == "plot" and not any(x.startswith("-") for x in extra):
+        args.sensors += extra           # sensor names after options: fem plot out.h5 -o a.png b
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="fem: %(levelname)s: %(message)s" if not args.debug else
                         "%(levelname)s %(name)s: %(message)s", force=True)
@@ -181,6 +254,8 @@ def _dispatch(args, petsc: list[str]) -> int:
             return _cmd_run(args, petsc)
         if args.command == "validate":
             return _cmd_validate(args)
+        if args.command == "plot":
+            return _cmd_plot(args)
         if args.command == "info":
             from fem.info import report
 

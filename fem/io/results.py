@@ -108,6 +108,29 @@ class Results:
         """
         return _value(self.h5, q, self.node_ids, self.slots)
 
+    def frame_steps(self) -> list[str]:
+        """The steps with output frames, in the order they ran."""
+        steps = self.h5.get("steps", {})
+        found = [name for name in steps if len(steps[name].get("time", ())) > 0]
+        return sorted(found, key=lambda name: int(steps[name].attrs["index"]))
+
+    def sensors(self, step: str) -> list[str]:
+        """The names of the sensors step ``step`` wrote (``/steps/<s>/sensors``)."""
+        return list(self.h5[f"steps/{step}"].get("sensors", ()))
+
+    def series(self, step: str, source: str, index: tuple = (), offset: float = 0.0
+               ) -> np.ndarray:
+        """``(T,)`` ``source[:, *index] + offset`` of step ``step``; NaN where it has none.
+
+        ``source`` is a dataset of ``/steps/<s>`` (``displacement``, ``sensors/<name>``, ...),
+        ``index`` its place in one frame (a :class:`fem.io.sensors.Sensor`'s).
+        """
+        s = self.h5[f"steps/{step}"]
+        d = s.get(source)
+        if d is None:
+            return np.full(len(s["time"]), np.nan)
+        return d[(slice(None),) + tuple(index)] + offset
+
     def close(self) -> None:
         """Close the file."""
         self.h5.close()

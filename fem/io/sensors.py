@@ -103,7 +103,7 @@ class Sensor:
         return out
 
 
-def _nodal(where: str, e, node: int, label: str, slots: tuple[str, ...], X) -> Sensor:
+def nodal(where: str, e, node: int, label: str, slots: tuple[str, ...], X) -> Sensor:
     """A node's (or body's) sensor of ``e`` (the checked entry) at node index ``node``."""
     quantity = e["quantity"] or "displacement"
     if quantity not in NODE_QUANTITIES:
@@ -163,7 +163,7 @@ def build(entries, model) -> tuple[Sensor, ...]:
             if not len(hit):
                 raise DeckError(f"{where}.node", f"no node {e['node']} in the model (ids "
                                 f"{int(ids.min())} to {int(ids.max())})")
-            out.append(_nodal(where, e, int(hit[0]), f"node {e['node']}", model.slots, model.X))
+            out.append(nodal(where, e, int(hit[0]), f"node {e['node']}", model.slots, model.X))
         elif kind == "body":
             g = groups.get(e["body"])
             bodies = [n for n, g in groups.items() if type(g).__name__ == "RigidBody"]
@@ -172,7 +172,7 @@ def build(entries, model) -> tuple[Sensor, ...]:
                                 + (did_you_mean(e["body"], bodies) or "; the rigid-body groups "
                                    f"are: {', '.join(bodies) or 'none'}"))
             k = _element(where, e, len(g.conn), f"rigid-body group '{e['body']}'")
-            out.append(_nodal(where, e, int(g.conn[k, 0]), f"body {k + 1} of '{e['body']}'",
+            out.append(nodal(where, e, int(g.conn[k, 0]), f"body {k + 1} of '{e['body']}'",
                               model.slots, model.X))
         elif kind == "group":
             name = e["group"]
