@@ -73,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
     v.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
+    v.add_argument("--report", metavar="DIR", help="also write an HTML report to DIR/index.html: "
+                   "every case's values, errors, tolerances, plots of its curves, and the "
+                   "environment")
     _plot_parser(sub)
     sub.add_parser("info", help="versions and solver packages")
     sub.add_parser("deck-reference", help="print the deck reference (Markdown)")
@@ -213,13 +216,23 @@ def _cmd_validate(args) -> int:
     from fem import validate
 
     root = Path(args.cases_dir) if args.cases_dir else validate.default_cases_dir()
-    rows = []
-    for case in validate.case_dirs(root, args.cases):
-        rows.extend(validate.check_case(case, args.keep))
+    cases = validate.case_dirs(root, args.cases)
+    rows, page = [], None
+    if args.report:
+        from fem import report
+
+        reports = report.run_cases(cases, args.report, args.keep)
+        rows = [r for c in reports for r in c.rows]
+        page = report.write(args.report, reports)
+    else:
+        for case in cases:
+            rows.extend(validate.check_case(case, args.keep))
     print(validate.table(rows))
     failed = [r for r in rows if not r.passed]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} quantities PASS"
           + (f", {len(failed)} FAIL" if failed else ""))
+    if page:
+        print(f"report: {page}")
     return 1 if failed else 0
 
 
