@@ -1,4 +1,6 @@
-"""The ``fem`` command: ``run``, ``validate``, ``plot``, ``info``, ``deck-reference``.
+"""The ``fem`` command: ``run``, ``validate``, ``plot``, ``info``, ``deck-reference``, ...
+
+The subcommands are also ``deck-schema`` (a JSON Schema of the deck).
 
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
@@ -48,7 +50,7 @@ def _completed_note(args) -> None:
             print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 
 
-COMMANDS = ("run", "validate", "plot", "info", "deck-reference")
+COMMANDS = ("run", "validate", "plot", "info", "deck-reference", "deck-schema")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,12 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log progress: a line per output frame on stderr")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a deck")
+    r = sub.add_parser("run", help="run a deck", description="Run the steps of a deck and write "
+                       "the results. PETSc options (-<step>_ksp_type ..., -help) may follow.",
+                       epilog=_run_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("deck", help="TOML deck")
     r.add_argument("-o", "--output", help="results file (default: <deck>.h5 beside the deck)")
-    # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run ...``
-    r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                   help="log progress: a line per output frame on stderr")
     r.add_argument("--restart", metavar="OUT.h5[:STEP[:FRAME]]",
                    help="continue the run that wrote OUT.h5 from its last checkpoint (or the one "
                    "after frame FRAME of step STEP) into that file; the deck's model must be the "
@@ -78,13 +79,60 @@ def _parser() -> argparse.ArgumentParser:
                    "environment")
     _plot_parser(sub)
     sub.add_parser("info", help="versions and solver packages")
-    sub.add_parser("deck-reference", help="print the deck reference (Markdown)")
+    d = sub.add_parser("deck-reference", help="print the deck reference (Markdown), or one "
+                       "table's")
+    d.add_argument("table", nargs="?", help="one table, e.g. joints or steps (default: all)")
+    sub.add_parser("deck-schema", help="print a JSON Schema of the deck (for editors: VS Code's "
+                   "TOML extensions read it)")
+    for sp in sub.choices.values():
+        # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run``
+        sp.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="log progress: a line per output frame on stderr")
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of internal errors")
     return p
+
+
+#: the exit codes, as ``fem run --help`` lists them (the module docstring's table)
+EXIT_CODES = (
+    (0, "done"),
+    (1, "fem validate: some quantity failed"),
+    (2, "bad input: the deck, the mesh, the results path (or it is open elsewhere)"),
+    (3, "no convergence, or a result would not be accurate in double precision"),
+    (4, "the results cannot be written (disk full, I/O error); the frames before stay"),
+    (70, "an internal error (a bug: please report it, with --debug)"),
+    (130, "interrupted by Ctrl-C (SIGINT); 143: by SIGTERM; the frames written stay"),
+)
+
+
+def _run_epilog() -> str:
+    """``fem run --help``'s end: the files a run writes and the exit codes."""
+    from fem.io import files
+
+    h5, step = "out.h5", "<step>"
+    written = [
+        (h5, "the results (HDF5): model, every step's frames, modes, sensors"),
+        (files.xdmf_path(h5), "the static and dynamic frames for ParaView"),
+        (files.modes_xdmf_path(h5, step), "buckling, modal, cms_reduce, modify steps: the "
+         "mode shapes"),
+        (files.vibration_xdmf_path(h5, step), "modal, cms_reduce, modify steps: each mode "
+         "vibrating"),
+        (files.matlab_path(h5, step), "linearize steps with inputs or outputs: the "
+         "state-space model for MATLAB"),
+        (files.sweep_png_path(h5, step, "campbell"), "stability sweeps: the Campbell "
+         "diagram (and _stability.png)"),
+    ]
+    width = max(len(f) for f, _ in written)
+    lines = ["files written (beside -o out.h5; a step named like the suffix, e.g. modes, "
+             "gives out_modes.xdmf):"]
+    lines += [f"  {f:<{width}}  {what}" for f, what in written]
+    lines += ["", "exit codes:"] + [f"  {code:<4} {what}" for code, what in EXIT_CODES]
+    return "\n".join(lines)
 
 
 def _plot_parser(sub) -> None:
     """``fem plot``'s arguments (:mod:`fem.plot`)."""
-    from fem.plot import FIELDS
+    from fem.io.sensors import NODE_QUANTITIES as FIELDS
 
     pl = sub.add_parser("plot", help="plot sensors, nodal fields, the energy balance or a "
                         "sweep's frequencies from a results file (PNG, SVG, PDF, CSV)",
@@ -274,9 +322,16 @@ def _dispatch(args, petsc: list[str]) -> int:
 
             print(report())
             return 0
+        if args.command == "deck-schema":
+            import json
+
+            from fem.io.schema import json_schema
+
+            print(json.dumps(json_schema(), indent=1))
+            return 0
         from fem.io.schema import reference_markdown
 
-        print(reference_markdown(), end="")
+        print(reference_markdown(args.table), end="")
         return 0
     except BrokenPipeError:
         # the reader of our output went away (``fem run ... | head``): not an error of the run;

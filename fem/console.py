@@ -12,7 +12,7 @@ import sys
 
 from fem.progress import Progress
 
-UNITS = {"time": "time", "abs": "load factor", "count": "increment"}
+UNITS = {"time": "time", "abs": "load factor", "count": "increment", "value": "value"}
 
 
 class Bar(Progress):

@@ -430,8 +430,8 @@ class ResultsFile:
         """``/<group>/<name>/``: arrays ``data``, scipy sparse ``matrices`` as CSR groups.
 
         With ``matlab``, also ``<out>_<name>.mat`` (``scipy.io.savemat``): the state-space
-        ``A``, ``B``, ``C``, ``D`` of ``data`` and ``Mass``, ``Damping``, ``Stiffness``; its path
-        is returned.
+        ``A``, ``B``, ``C``, ``D`` of ``data``, ``Mass``, ``Damping``, ``Stiffness``, and the
+        channel names ``InputName``, ``OutputName`` (cell arrays); its path is returned.
         """
         size = sum(np.asarray(v).nbytes for v in data.values() if np.asarray(v).dtype != object)
         size += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in matrices.values())
@@ -459,6 +459,9 @@ class ResultsFile:
         names = {"mass": "Mass", "damping": "Damping", "stiffness": "Stiffness"}
         content = {k: data[k] for k in ("A", "B", "C", "D") if k in data}
         content.update({names[k]: m.tocsc() for k, m in matrices.items()})
+        for key, cell in (("input_names", "InputName"), ("output_names", "OutputName")):
+            if key in data:             # a column cell array of char, as MATLAB's ss takes
+                content[cell] = np.array(list(data[key]), dtype=object).reshape(-1, 1)
         content[files.MAT_MARK] = f"fem {fem_version}"      # a later run may replace it
         try:
             scipy.io.savemat(path, content)
