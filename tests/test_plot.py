@@ -92,10 +92,15 @@ def test_node_dof_energy_and_against_a_sensor(runs, tmp_path):
 
 
 def test_sweep_frequencies_against_the_parameter(tmp_path):
+    from tests.test_cli_points import Recorder
     from tests.test_sweep import PI2, column
 
     h5 = str(tmp_path / "col.h5")
-    run(from_dict(column([0.0, 0.5 * PI2])), h5)
+    seen = Recorder()
+    run(from_dict(column([0.0, 0.25 * PI2, 0.5 * PI2])), h5, progress=seen)
+    # a sweep shows its progress value by value (issue 34: every step type shows progress)
+    assert seen.calls == [("begin", "sweep", "stability_sweep", 3.0), ("update", 1.0),
+                          ("update", 2.0), ("update", 3.0), ("end",)]
     table = str(tmp_path / "f.csv")
     assert main(["plot", h5, "--sweep", "sweep", "--csv", table]) == 0
     got = _csv(table)
