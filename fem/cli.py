@@ -183,7 +183,15 @@ def _cmd_plot(args) -> int:
         table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
                              quantity=args.field, energy=args.energy, against=args.against,
                              steps=args.step)
-    outputs = args.output or ([] if args.csv else [os.path.splitext(path)[0] + "_plot.png"])
+    outputs = args.output
+    if not outputs and not args.csv:
+        from fem.io.files import written_by_fem
+
+        default = os.path.splitext(path)[0] + "_plot.png"
+        if os.path.exists(default) and not written_by_fem(default, ""):
+            raise plot.PlotError(f"{default} exists and was not written by fem; name the "
+                                 "figure with -o")
+        outputs = [default]
     for out in outputs:
         plot.draw(table, out)
         print(f"plot: {out}")
