@@ -148,8 +148,10 @@ def _plot_parser(sub) -> None:
                     "for several)")
     pl.add_argument("--dof", action="append", default=[], help="DOF of --node: ux, uy, uz, "
                     "rx, ry, rz (repeat for several)")
-    pl.add_argument("--field", default="displacement", choices=FIELDS,
-                    help="what of --node (default: displacement)")
+    pl.add_argument("--field", default="displacement", metavar="|".join(FIELDS) + "|NODAL",
+                    help="what of --node (default: displacement), or a nodal field of the "
+                    "results (/steps/<s>/nodal/<name>, e.g. a shell stress)")
+    pl.add_argument("--component", type=int, help="of a vector nodal field: 0, 1 or 2")
     pl.add_argument("--energy", action="store_true", help="the energy balance (dynamic steps)")
     pl.add_argument("--sweep", metavar="STEP", help="a stability sweep's frequencies against "
                     "its parameter")
@@ -182,7 +184,7 @@ def _cmd_plot(args) -> int:
     else:
         table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
                              quantity=args.field, energy=args.energy, against=args.against,
-                             steps=args.step)
+                             steps=args.step, component=args.component)
     outputs = args.output
     if not outputs and not args.csv:
         from fem.io.files import written_by_fem

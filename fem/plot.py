@@ -5,7 +5,9 @@ What it plots (several curves in one call, one column each in the CSV):
 * sensors by name (``[[sensors]]``, :mod:`fem.io.sensors`), over the frames of every step that
   has frames (or the ``--step`` ones), against the step's ``time`` (its load factor in static
   steps), ``load_factor`` (``increments/load_factor``) or another sensor;
-* a nodal field (``--node 12 --dof uz``, ``--field velocity``), picked as a sensor would pick it;
+* a node's DOF (``--node 12 --dof uz``, ``--field velocity``), picked as a sensor would pick
+  it, or any nodal field of the results (``--node 12 --field mises_top``, ``--component`` for
+  vector fields);
 * ``--energy``: the energy balance of the dynamic steps (every scalar of ``energy/``);
 * ``--sweep STEP``: a stability sweep's frequencies (one line per tracked mode) against its
   parameter.
@@ -82,10 +84,41 @@ def _nodal_sensor(res: Results, node: int, dof: str, quantity: str) -> sensors_i
         raise PlotError(f"--{option}: {err.message}") from None
 
 
+def _nodal_field(res: Results, steps: list[str], nodes: list[int], name: str,
+                 component: int | None) -> dict[str, tuple]:
+    """The picks of nodal field ``nodal/<name>`` (shell stresses, ...) at ``nodes``."""
+    shapes = {}
+    for st in steps:
+        g = res.h5[f"steps/{st}"].get("nodal", {})
+        shapes.update({k: g[k].ndim for k in g})
+    if name not in shapes:
+        raise PlotError(f"--field {name}: expected one of {', '.join(FIELDS)} or a nodal field "
+                        "of the chosen steps" + _listing(sorted(shapes), "nodal fields"))
+    if not nodes:
+        raise PlotError(f"--field {name} needs --node")
+    vector = shapes[name] == 3
+    if vector and component not in (0, 1, 2):
+        raise PlotError(f"--field {name} is a vector at each node: give --component 0, 1 or 2")
+    out = {}
+    for node in nodes:
+        hit = np.flatnonzero(res.node_ids == node)
+        if not len(hit):
+            raise PlotError(f"--node {node}: no such node in the results file (node ids "
+                            f"{int(res.node_ids.min())} to {int(res.node_ids.max())})")
+        index = (int(hit[0]), component) if vector else (int(hit[0]),)
+        label = f"node {node} {name}" + (f"[{component}]" if vector else "")
+        out[label] = (f"nodal/{name}", index, 0.0)
+    return out
+
+
 def history(path: str, sensors: list[str] = (), *, nodes: list[int] = (),
             dofs: list[str] = (), quantity: str = "displacement", energy: bool = False,
-            against: str = "time", steps: list[str] | None = None) -> Table:
+            against: str = "time", steps: list[str] | None = None,
+            component: int | None = None) -> Table:
     """The table of curves over the frames of ``steps`` (default: all with frames).
+
+    ``quantity`` is one of :data:`FIELDS` (with ``dofs``) or the name of a nodal field
+    ``nodal/<name>`` (with ``component`` for the vector ones).
 
     PlotError (exit code 2) for a sensor, node, DOF or step the file does not have, listing
     those it has.
@@ -99,12 +132,15 @@ def history(path: str, sensors: list[str] = (), *, nodes: list[int] = (),
                                 + _listing(known, "sensors") + (
                                     "" if known else " (a deck names them in [[sensors]])"))
         picks: dict[str, tuple] = {n: (f"sensors/{n}", (), 0.0) for n in sensors}
-        if nodes and not dofs:
-            raise PlotError("--node needs --dof (" + ", ".join(res.slots) + ")")
-        for node in nodes:
-            for dof in dofs:
-                s = _nodal_sensor(res, node, dof, quantity)
-                picks[s.name] = (s.source, s.index, s.offset)
+        if quantity in FIELDS:
+            if nodes and not dofs:
+                raise PlotError("--node needs --dof (" + ", ".join(res.slots) + ")")
+            for node in nodes:
+                for dof in dofs:
+                    s = _nodal_sensor(res, node, dof, quantity)
+                    picks[s.name] = (s.source, s.index, s.offset)
+        else:
+            picks.update(_nodal_field(res, chosen, nodes, quantity, component))
         if energy:
             terms = []
             for st in chosen:

@@ -137,3 +137,31 @@ def test_a_file_that_is_not_fems_results(tmp_path, capsys):
     assert main(["plot", str(other), "a"]) == 2
     assert "not a results file written by fem" in capsys.readouterr().err
 
+
+
+def test_any_nodal_field_of_a_shell(tmp_path, capsys):
+    """A shell's nodal fields (the Scordelis-Lo roof case): a scalar and a vector's component."""
+    h5 = str(tmp_path / "roof.h5")
+    run(from_dict(case_deck("scordelis_lo_roof")), h5)
+    with h5py.File(h5, "r") as f:
+        ids = f["model/node_ids"][()]
+        a, b = int(ids[3]), int(ids[-1])
+        s = f["steps/weight"]
+        mises = s["nodal/s_top_mises"][()]
+        normal = s["nodal/normal"][()]
+    table = str(tmp_path / "n.csv")
+    assert main(["plot", h5, "--node", str(a), "--node", str(b), "--field", "s_top_mises",
+                 "--csv", table]) == 0
+    got = _csv(table)
+    np.testing.assert_array_equal(got[f"node {a} s_top_mises"], mises[:, 3])
+    np.testing.assert_array_equal(got[f"node {b} s_top_mises"], mises[:, -1])
+    assert np.isfinite(mises[:, 3]).all()
+    assert main(["plot", h5, "--node", str(a), "--field", "normal", "--component", "2",
+                 "--csv", table]) == 0
+    np.testing.assert_array_equal(_csv(table)[f"node {a} normal[2]"], normal[:, 3, 2])
+    capsys.readouterr()
+    assert main(["plot", h5, "--node", str(a), "--field", "s_top_miss"]) == 2
+    err = capsys.readouterr().err
+    assert "--field s_top_miss: expected one of displacement" in err and "s_top_mises" in err
+    assert main(["plot", h5, "--node", str(a), "--field", "normal"]) == 2
+    assert "give --component 0, 1 or 2" in capsys.readouterr().err
