@@ -88,10 +88,10 @@ class StepBase:
     #: from their start
     RESUMABLE = False
     #: whether its progress shows through its frames' writer (static, dynamic); the others are
-    #: shown by the run as one piece (:mod:`fem.run`) on the clock :data:`CLOCK`, to
-    #: :meth:`progress_span`
+    #: shown by the run as one piece (:mod:`fem.run`) on the clock :data:`CLOCK` (``"once"``:
+    #: no clock, the step runs and ends; a sweep: ``"value"``), to :meth:`progress_span`
     FRAMES = False
-    CLOCK = "count"
+    CLOCK = "once"
 
     def progress_span(self) -> float | None:
         """Where the step's progress clock ends, when it is known (a sweep: its values)."""
