@@ -110,8 +110,10 @@ def _draw(path: str, curve: dict, quantities: list[dict], title: str) -> None:
         for i, q in enumerate(quantities):
             color = f"C{(i + 1) % 10}"
             label = f"reference: {q['name']}"
-            if q["kind"] == "limit_load_factor" or ("statistic" in q
-                                                    and q.get("report") != "time"):
+            if q.get("statistic") == "amplitude":          # not a level of the curve
+                ax.plot([], [], " ", label=f"{label} = {q['value']:.6g} (amplitude)")
+            elif q["kind"] == "limit_load_factor" or ("statistic" in q
+                                                      and q.get("report") != "time"):
                 ax.axhline(q["value"], color=color, ls="--", lw=1.0, label=label)
             elif q.get("report") == "time":
                 ax.axvline(q["value"], color=color, ls="--", lw=1.0, label=label)

@@ -29,7 +29,7 @@ SPEED_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
 WHIRL = {"forward": 1, "backward": -1, "none": 0}
 #: the kinds whose value is read from a history over a step's frames (:meth:`Results.curve`)
 HISTORY_KINDS = ("displacement", "rotation", "section", "energy", "chord_offset",
-                 "relative_position", "period")
+                 "relative_position")
 STATISTICS = ("minimum", "maximum", "first_maximum", "amplitude", "mean")
 
 
