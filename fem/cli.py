@@ -1,4 +1,6 @@
-"""The ``fem`` command: ``run``, ``validate``, ``info``, ``deck-reference``.
+"""The ``fem`` command: ``run``, ``validate``, ``plot``, ``info``, ``deck-reference``, ...
+
+The subcommands are also ``deck-schema`` (a JSON Schema of the deck).
 
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
@@ -48,6 +50,9 @@ def _completed_note(args) -> None:
             print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 
 
+COMMANDS = ("run", "validate", "plot", "info", "deck-reference", "deck-schema")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fem", description="Finite-element flexible multibody "
                                 "solver. PETSc options (-<prefix>ksp_type ...) may follow.")
@@ -56,12 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log progress: a line per output frame on stderr")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a deck")
+    r = sub.add_parser("run", help="run a deck", description="Run the steps of a deck and write "
+                       "the results. PETSc options (-<step>_ksp_type ..., -help) may follow.",
+                       epilog=_run_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("deck", help="TOML deck")
     r.add_argument("-o", "--output", help="results file (default: <deck>.h5 beside the deck)")
-    # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run ...``
-    r.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                   help="log progress: a line per output frame on stderr")
     r.add_argument("--restart", metavar="OUT.h5[:STEP[:FRAME]]",
                    help="continue the run that wrote OUT.h5 from its last checkpoint (or the one "
                    "after frame FRAME of step STEP) into that file; the deck's model must be the "
@@ -70,9 +74,134 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
     v.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
+    v.add_argument("--report", metavar="DIR", help="also write an HTML report to DIR/index.html: "
+                   "every case's values, errors, tolerances, plots of its curves, and the "
+                   "environment")
+    _plot_parser(sub)
     sub.add_parser("info", help="versions and solver packages")
-    sub.add_parser("deck-reference", help="print the deck reference (Markdown)")
+    d = sub.add_parser("deck-reference", help="print the deck reference (Markdown), or one "
+                       "table's")
+    d.add_argument("table", nargs="?", help="one table, e.g. joints or steps (default: all)")
+    sub.add_parser("deck-schema", help="print a JSON Schema of the deck (for editors: VS Code's "
+                   "TOML extensions read it)")
+    for sp in sub.choices.values():
+        # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run``
+        sp.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="log progress: a line per output frame on stderr")
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of internal errors")
     return p
+
+
+#: the exit codes, as ``fem run --help`` lists them (the module docstring's table)
+EXIT_CODES = (
+    (0, "done"),
+    (1, "fem validate: some quantity failed"),
+    (2, "bad input: the deck, the mesh, the results path (or it is open elsewhere)"),
+    (3, "no convergence, or a result would not be accurate in double precision"),
+    (4, "the results cannot be written (disk full, I/O error); the frames before stay"),
+    (70, "an internal error (a bug: please report it, with --debug)"),
+    (130, "interrupted by Ctrl-C (SIGINT); 143: by SIGTERM; the frames written stay"),
+)
+
+
+def _run_epilog() -> str:
+    """``fem run --help``'s end: the files a run writes and the exit codes."""
+    from fem.io import files
+
+    h5, step = "out.h5", "<step>"
+    written = [
+        (h5, "the results (HDF5): model, every step's frames, modes, sensors"),
+        (files.xdmf_path(h5), "the static and dynamic frames for ParaView"),
+        (files.modes_xdmf_path(h5, step), "buckling, modal, cms_reduce, modify steps: the "
+         "mode shapes"),
+        (files.vibration_xdmf_path(h5, step), "modal, cms_reduce, modify steps: each mode "
+         "vibrating"),
+        (files.matlab_path(h5, step), "linearize steps with inputs or outputs: the "
+         "state-space model for MATLAB"),
+        (files.sweep_png_path(h5, step, "campbell"), "stability sweeps: the Campbell "
+         "diagram (and _stability.png)"),
+    ]
+    width = max(len(f) for f, _ in written)
+    lines = ["files written (beside -o out.h5; a step named like the suffix, e.g. modes, "
+             "gives out_modes.xdmf):"]
+    lines += [f"  {f:<{width}}  {what}" for f, what in written]
+    lines += ["", "exit codes:"] + [f"  {code:<4} {what}" for code, what in EXIT_CODES]
+    return "\n".join(lines)
+
+
+def _plot_parser(sub) -> None:
+    """``fem plot``'s arguments (:mod:`fem.plot`)."""
+    from fem.io.sensors import NODE_QUANTITIES as FIELDS
+
+    pl = sub.add_parser("plot", help="plot sensors, nodal fields, the energy balance or a "
+                        "sweep's frequencies from a results file (PNG, SVG, PDF, CSV)",
+                        description="Plot curves from a results file: sensors by name, a "
+                        "node's DOF, the energy balance, a stability sweep's frequencies. "
+                        "Several curves go in one figure; -o and --csv may be repeated.")
+    pl.add_argument("results", help="results file (out.h5)")
+    pl.add_argument("sensors", nargs="*", metavar="SENSOR", help="sensor names ([[sensors]])")
+    pl.add_argument("--against", default="time", metavar="time|load_factor|SENSOR",
+                    help="the x axis: the step's time (load factor in static steps), the "
+                    "load factor, or a sensor (default: time)")
+    pl.add_argument("--node", type=int, action="append", default=[], help="node id (repeat "
+                    "for several)")
+    pl.add_argument("--dof", action="append", default=[], help="DOF of --node: ux, uy, uz, "
+                    "rx, ry, rz (repeat for several)")
+    pl.add_argument("--field", default="displacement", metavar="|".join(FIELDS) + "|NODAL",
+                    help="what of --node (default: displacement), or a nodal field of the "
+                    "results (/steps/<s>/nodal/<name>, e.g. a shell stress)")
+    pl.add_argument("--component", type=int, help="of a vector nodal field: 0, 1 or 2")
+    pl.add_argument("--energy", action="store_true", help="the energy balance (dynamic steps)")
+    pl.add_argument("--sweep", metavar="STEP", help="a stability sweep's frequencies against "
+                    "its parameter")
+    pl.add_argument("--step", action="append", help="only these steps (repeat for several)")
+    pl.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="figure file: .png, .svg or .pdf (default: <results>_plot.png)")
+    pl.add_argument("--csv", action="append", default=[], metavar="FILE",
+                    help="the plotted numbers as CSV")
+
+
+def _cmd_plot(args) -> int:
+    import h5py
+
+    from fem import plot
+
+    path = args.results
+    if not os.path.isfile(path):
+        raise plot.PlotError(f"{path}: no such results file")
+    try:
+        with h5py.File(path, "r", locking=False) as h5:
+            fem_file = "fem_version" in h5.attrs and "model" in h5
+    except OSError:
+        fem_file = False
+    if not fem_file:
+        raise plot.PlotError(f"{path}: not a results file written by fem")
+    if args.sweep:
+        if args.sensors or args.node or args.energy:
+            raise plot.PlotError("--sweep plots a sweep's frequencies alone")
+        table = plot.sweep(path, args.sweep)
+    else:
+        table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
+                             quantity=args.field, energy=args.energy, against=args.against,
+                             steps=args.step, component=args.component)
+    outputs = args.output
+    if not outputs and not args.csv:
+        from fem.io.files import written_by_fem
+
+        default = os.path.splitext(path)[0] + "_plot.png"
+        if os.path.exists(default) and not written_by_fem(default, ""):
+            raise plot.PlotError(f"{default} exists and was not written by fem; name the "
+                                 "figure with -o")
+        outputs = [default]
+    for out in outputs:
+        plot.draw(table, out)
+        print(f"plot: {out}")
+    for out in args.csv:
+        plot.write_csv(table, out)
+        if out != "-":
+            print(f"csv: {out}")
+    return 0
 
 
 def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -88,7 +217,7 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
             # a value follows unless it is an option, a deck (``fem run -x_ksp_view deck.toml``)
             # or a subcommand
             if (nxt is not None and not nxt.startswith("-") and not nxt.endswith(".toml")
-                    and nxt not in ("run", "validate", "info", "deck-reference")):
+                    and nxt not in COMMANDS):
                 petsc.append(nxt)
                 i += 1
         else:
@@ -145,13 +274,23 @@ def _cmd_validate(args) -> int:
     from fem import validate
 
     root = Path(args.cases_dir) if args.cases_dir else validate.default_cases_dir()
-    rows = []
-    for case in validate.case_dirs(root, args.cases):
-        rows.extend(validate.check_case(case, args.keep))
+    cases = validate.case_dirs(root, args.cases)
+    rows, page = [], None
+    if args.report:
+        from fem import report
+
+        reports = report.run_cases(cases, args.report, args.keep)
+        rows = [r for c in reports for r in c.rows]
+        page = report.write(args.report, reports)
+    else:
+        for case in cases:
+            rows.extend(validate.check_case(case, args.keep))
     print(validate.table(rows))
     failed = [r for r in rows if not r.passed]
     print(f"\n{len(rows) - len(failed)} of {len(rows)} quantities PASS"
           + (f", {len(failed)} FAIL" if failed else ""))
+    if page:
+        print(f"report: {page}")
     return 1 if failed else 0
 
 
@@ -159,7 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fem`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, petsc = _split_petsc(argv)
-    args = _parser().parse_args(ours)
+    parser = _parser()
+    args, extra = parser.parse_known_args(ours)
+    if extra and args.command == "plot" and not any(x.startswith("-") for x in extra):
+        args.sensors += extra           # sensor names after options: fem plot out.h5 -o a.png b
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="fem: %(levelname)s: %(message)s" if not args.debug else
                         "%(levelname)s %(name)s: %(message)s", force=True)
@@ -181,14 +325,23 @@ def _dispatch(args, petsc: list[str]) -> int:
             return _cmd_run(args, petsc)
         if args.command == "validate":
             return _cmd_validate(args)
+        if args.command == "plot":
+            return _cmd_plot(args)
         if args.command == "info":
             from fem.info import report
 
             print(report())
             return 0
+        if args.command == "deck-schema":
+            import json
+
+            from fem.io.schema import json_schema
+
+            print(json.dumps(json_schema(), indent=1))
+            return 0
         from fem.io.schema import reference_markdown
 
-        print(reference_markdown(), end="")
+        print(reference_markdown(args.table), end="")
         return 0
     except BrokenPipeError:
         # the reader of our output went away (``fem run ... | head``): not an error of the run;

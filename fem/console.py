@@ -12,7 +12,8 @@ import sys
 
 from fem.progress import Progress
 
-UNITS = {"time": "time", "abs": "load factor", "count": "increment"}
+UNITS = {"time": "time", "abs": "load factor", "count": "increment", "value": "value",
+         "once": "step"}
 
 
 class Bar(Progress):
@@ -32,7 +33,10 @@ class Bar(Progress):
         total = float(span) if span else None
         fmt = ("{desc}: {percentage:3.0f}%|{bar}| {n:.4g}/{total:.4g}{postfix} "
                "[{elapsed}<{remaining}]") if total else "{desc}: {n:.4g}{postfix} [{elapsed}]"
-        self.bar = tqdm(total=total, desc=f"{step} ({UNITS.get(clock, clock)})", file=self.stream,
+        desc = f"{step} ({UNITS.get(clock, clock)})"
+        if clock == "once":             # a step without a clock (modal, linearize): it runs
+            fmt, desc = "{desc}: running [{elapsed}]", f"{step} ({kind})"
+        self.bar = tqdm(total=total, desc=desc, file=self.stream,
                         bar_format=fmt, leave=False, dynamic_ncols=True, mininterval=0.2)
 
     def update(self, value, iterations=None):

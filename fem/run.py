@@ -12,6 +12,7 @@ from fem.analysis.base import Resume
 from fem.info import versions
 from fem.io import files
 from fem.io import restart as restart_io
+from fem.io import sensors as sensors_io
 from fem.io.deck import Deck
 from fem.io.files import ResultsFileError
 from fem.io.hdf5 import ResultsFile
@@ -68,7 +69,28 @@ def results_path(deck: Deck, output: str, restart: bool = False) -> str:
     ``restart``: ``output`` is the file a restart continues (:func:`fem.io.files.results_path`).
     """
     beside = [s["name"] for s in deck.steps if STEP_TYPES[s["type"]].WRITES]
-    return files.results_path(output, inputs(deck), beside, restart=restart)
+    path = files.results_path(output, inputs(deck), beside, restart=restart)
+    _distinct_beside(deck, path)
+    return path
+
+
+def _distinct_beside(deck: Deck, h5: str) -> None:
+    """A DeckError when two steps would write the same file beside ``h5``.
+
+    Names are said once (:func:`fem.io.files.modes_xdmf_path`), so steps ``x`` and ``x_modes``
+    that both write mode shapes would share ``out_x_modes.xdmf``.
+    """
+    from fem.errors import DeckError
+
+    seen: dict[str, str] = {}
+    for i, spec in enumerate(deck.steps):
+        for kind in STEP_TYPES[spec["type"]].WRITES:
+            for p in BESIDE[kind][1](h5, spec["name"]):
+                if p in seen and seen[p] != spec["name"]:
+                    raise DeckError(f"steps[{i}].name", f"step '{spec['name']}' would write "
+                                    f"{os.path.basename(p)}, which step '{seen[p]}' writes "
+                                    "too: rename one of them")
+                seen[p] = spec["name"]
 
 
 def run(deck: Deck, output: str, progress=None, restart: str | None = None) -> RunResult:
@@ -101,6 +123,9 @@ def _steps(deck: Deck, system: System, results: ResultsFile, state, first: int,
     summaries = []
     written = {"xdmf": [], "matlab": [], "plots": []}       # beside the results file
     results.checkpoint_interval = deck.output["checkpoint_interval"]
+    results.sensors = deck.extra.get("sensors", ())
+    if any(s.source.startswith("elements/") for s in results.sensors):
+        sensors_io.check_outputs(results.sensors, system.outputs(system.reference_state()))
     for i, spec in enumerate(deck.steps[first:], first):
         interrupt.check()
         results.step_position = i
@@ -111,10 +136,18 @@ def _steps(deck: Deck, system: System, results: ResultsFile, state, first: int,
             resume = Resume(checkpoint.start or system.reference_state(), checkpoint.progress)
         step = make_step(spec, system, deck, deck.output["every"])
         log.info("step %s (%s)", spec["name"], spec["type"])
-        if resume is not None:
-            step.run(state, results, resume=resume)
-        else:
-            step.run(state, results)
+        # steps without frames show their progress as one piece (a sweep: value by value)
+        shown = results.progress if not step.FRAMES else None
+        if shown is not None:
+            shown.begin(spec["name"], spec["type"], step.progress_span(), step.CLOCK)
+        try:
+            if resume is not None:
+                step.run(state, results, resume=resume)
+            else:
+                step.run(state, results)
+        finally:
+            if shown is not None:
+                shown.end()
         results.write_state(spec["name"], state, progress=step.checkpoint_progress())
         if not step.resumable:
             results.end_checkpoint(spec["name"], state, step.checkpoint_progress())

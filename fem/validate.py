@@ -206,8 +206,12 @@ def _prepare(case: Path, work: str) -> Path:
     return folder
 
 
-def check_case(case: Path, workdir: str | None = None) -> list[Row]:
-    """Run one case and compare every reference quantity; failures become FAIL rows."""
+def check_case(case: Path, workdir: str | None = None, inspect=None) -> list[Row]:
+    """Run one case and compare every reference quantity; failures become FAIL rows.
+
+    ``inspect(results, quantities)``, when given, is called with the open
+    :class:`~fem.io.results.Results` of the run and the quantities (the report's curves).
+    """
     try:
         quantities = _reference(case)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as err:
@@ -244,15 +248,25 @@ def check_case(case: Path, workdir: str | None = None) -> list[Row]:
                     err /= abs(q["value"])
                 rows.append(Row(case.name, q["name"], q["value"], computed, err, tol, absolute,
                                 "" if np.isfinite(computed) else failure))
+            if inspect is not None:
+                inspect(results, quantities)
     return rows
+
+
+HEAD = ("case", "quantity", "reference", "computed", "error", "tolerance", "")
+
+
+def cells(r: Row) -> tuple[str, ...]:
+    """A row's cells as the table prints them (and the HTML report, :mod:`fem.report`)."""
+    return (r.case, r.quantity, f"{r.reference:.10g}", f"{r.computed:.10g}",
+            f"{r.error:.2e}" + (" abs" if r.absolute else " rel"), f"{r.tolerance:.1e}",
+            "PASS" if r.passed else "FAIL")
 
 
 def table(rows: list[Row]) -> str:
     """The validation table printed by ``fem validate``."""
-    head = ("case", "quantity", "reference", "computed", "error", "tolerance", "")
-    body = [(r.case, r.quantity, f"{r.reference:.10g}", f"{r.computed:.10g}",
-             f"{r.error:.2e}" + (" abs" if r.absolute else " rel"), f"{r.tolerance:.1e}",
-             "PASS" if r.passed else "FAIL") for r in rows]
+    head = HEAD
+    body = [cells(r) for r in rows]
     widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]

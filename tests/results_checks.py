@@ -268,6 +268,23 @@ def expected_mode(h5, lay: Layout, step: str, i: int) -> dict:
     return out
 
 
+def _xdmf_step(h5, xdmf: str, h5_path: str, kind: str) -> str | None:
+    """The step whose modes or vibration file ``xdmf`` is (None: the time series).
+
+    By the file names the run gives them (fem.io.files: a step named ``modes`` writes
+    ``out_modes.xdmf``, its suffix said once).
+    """
+    from fem.io import files
+
+    if kind == "series":
+        return None
+    path = files.modes_xdmf_path if kind == "modes" else files.vibration_xdmf_path
+    found = [s for s in h5.get("modes", {})
+             if os.path.basename(path(h5_path, s)) == os.path.basename(xdmf)]
+    assert len(found) == 1, (xdmf, found)
+    return found[0]
+
+
 def check_with_meshio(xdmf: str, h5_path: str, rotations: bool) -> int:
     """Read ``xdmf`` with meshio's time-series reader and check every array of every frame
     against the results file's own datasets (``/steps``, ``/modes``); returns the frames read.
@@ -293,7 +310,7 @@ def check_with_meshio(xdmf: str, h5_path: str, rotations: bool) -> int:
         scale = 1e-12 * max(1.0, float(np.ptp(lay.points, axis=0).max()))
         assert reader.num_steps == len(names)
         times = []
-        step = os.path.basename(xdmf)[len(os.path.basename(h5_path)[:-3]) + 1:].rsplit("_", 1)[0]
+        step = _xdmf_step(h5, xdmf, h5_path, kind)
         for k, name in enumerate(names):
             t, pd, cd = reader.read_data(k)
             times.append(t)

@@ -87,6 +87,15 @@ class StepBase:
     #: results, resume=...)``); other steps run in one piece, and a restart runs them again
     #: from their start
     RESUMABLE = False
+    #: whether its progress shows through its frames' writer (static, dynamic); the others are
+    #: shown by the run as one piece (:mod:`fem.run`) on the clock :data:`CLOCK` (``"once"``:
+    #: no clock, the step runs and ends; a sweep: ``"value"``), to :meth:`progress_span`
+    FRAMES = False
+    CLOCK = "once"
+
+    def progress_span(self) -> float | None:
+        """Where the step's progress clock ends, when it is known (a sweep: its values)."""
+        return None
 
     def __init__(self, name: str, system, loads, solver_options: dict | None = None):
         self.name = name

@@ -105,6 +105,7 @@ class DynamicStep(StepBase):
     Settings = DynamicSettings
     LOADS_STAY = True
     RESUMABLE = True
+    FRAMES = True             # its writer shows its progress
     LOADS_RAMP = False           # a load without a time function is on from the start
     events = None                # contact groups' step control (fem.analysis.events)
 

@@ -49,8 +49,11 @@ rad/s), ``damping_ratios`` (``-Re p / |p|``), ``error_bounds`` (absolute, on ``p
 ``steady_displacement`` (nodal, the relative equilibrium under ``spin``), and with
 ``inputs``/``outputs`` the first-order state-space model ``x' = A x + B u``, ``y = C x + D u`` on
 the state ``x = [q; q']`` of the independent coordinates (the null space of the joints' rows):
-``A``, ``B``, ``C``, ``D``, also written to ``<out>_<step>.mat`` for MATLAB (``scipy.io.savemat``)
-with ``Mass``, ``Damping``, ``Stiffness``.
+``A``, ``B``, ``C``, ``D`` and the channels' names ``input_names`` (``"<node> <dof> force"``),
+``output_names`` (``"<node> <dof> displacement"`` or ``velocity``), also written to
+``<out>_<step>.mat`` for MATLAB (``scipy.io.savemat``) with ``Mass``, ``Damping``, ``Stiffness``
+and the names as ``InputName`` and ``OutputName``, cell arrays (column) of char as MATLAB's
+``ss(A, B, C, D, 'InputName', InputName, 'OutputName', OutputName)`` takes them.
 """
 
 from __future__ import annotations
@@ -386,6 +389,20 @@ class LinearizeStep(StepBase):
         dm = self.system.dofmap
         return [(int(dm.index[node, slot]), quantity) for node, slot, quantity in entries]
 
+    def channel_names(self) -> dict[str, list[str]]:
+        """``input_names``, ``output_names``: ``"<node> <dof> force"``, ``"... displacement"``.
+
+        The state-space model's channels as the deck named them (the MATLAB file's
+        ``InputName`` and ``OutputName``).
+        """
+        model = self.system.model
+
+        def name(node, slot, quantity):
+            return f"{int(model.node_ids[node])} {model.slots[slot]} {quantity}"
+
+        return {"input_names": [name(n, k, "force") for n, k, _ in self.settings.inputs or []],
+                "output_names": [name(n, k, q) for n, k, q in self.settings.outputs or []]}
+
     def state_space_model(self, lm: LinearModel) -> dict:
         """``A, B, C, D`` on ``x = [z; z']``, ``q = N z``, ``N`` the null space of the joints."""
         ins = self._selection(self.settings.inputs or [])
@@ -438,6 +455,7 @@ class LinearizeStep(StepBase):
         matrices = {"mass": lm.M, "damping": lm.D, "stiffness": lm.K}
         if self.state_space is not None:
             data.update({k: v for k, v in self.state_space.items() if k != "N"})
+            data.update(self.channel_names())
         attrs = {"stable": v.state == "stable", "verdict": v.state, "max_real": v.max_real,
                  "max_real_bound": v.max_real_bound, "neutral_pairs": v.neutral_pairs,
                  "method": self.settings.method,

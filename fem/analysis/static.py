@@ -66,6 +66,7 @@ class StaticStep(StepBase):
     Settings = StaticSettings
     LOADS_STAY = True
     RESUMABLE = True               # nonlinear ones (resumable)
+    FRAMES = True                  # its writer shows its progress
     fused = False          # internal force and tangent are evaluated separately
 
     describe = staticmethod(static_deck.describe)

@@ -163,14 +163,23 @@ class SweepStep(LinearizeStep):
         interrupt.check()
         return SweepPoint(value, self.checked(lm), base, lm.M)
 
+    CLOCK = "value"
+
+    def progress_span(self) -> float:
+        """The number of values: the progress counts the values done."""
+        return float(len(self.settings.values))
+
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):
         """Sweep from ``state`` (not changed), locate the boundary, write data and plots."""
         s = self.settings
         self.loads.begin(state)
+        shown = getattr(results, "progress", None)
         try:
             start = state
-            for v in s.values:
+            for i, v in enumerate(s.values):
+                if shown is not None and i:
+                    shown.update(float(i))
                 try:
                     p = self.point(float(v), start)
                 except ConvergenceError as err:
@@ -186,6 +195,8 @@ class SweepStep(LinearizeStep):
                 self.warn_inaccurate(p.eigen, f" at {s.parameter} = {v:g}")
                 log.info("step %s: %s = %g, %s", self.name, s.parameter, v,
                          p.verdict.describe())
+            if shown is not None:
+                shown.update(float(len(self.points)))
             self.boundary = self._boundary()
         finally:
             self.close()

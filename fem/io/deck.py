@@ -29,6 +29,7 @@ from fem.io import (
     build_loads,
     build_steps,
 )
+from fem.io import sensors as sensors_io
 from fem.io.deck_text import locate, parse, strip_bom
 from fem.io.keys import FAMILY_TABLES, unknown_key
 from fem.io.keys.entries import Entry
@@ -124,9 +125,10 @@ def from_dict(data: dict, base_dir: str = ".", text: str = "", path: str = "") -
     steps = build_steps.steps(_array(data, "steps"), build_steps.StepInputs(
         model, nodes, velocities, output["every"], base_dir=base_dir, inputs=tuple(inputs)))
     solver = take(data.get("solver", {}), SCHEMA["solver"], "solver")
+    sensors = sensors_io.build(_array(data, "sensors"), model)
     return Deck(model=model, steps=steps, output=output,
                 solver_options=_petsc_options(solver["petsc_options"]), text=text, path=path,
-                extra={"inputs": inputs, "data": data})
+                extra={"inputs": inputs, "data": data, "sensors": sensors})
 
 
 def _groups(table: str, entries: list[tuple[object, Entry]], inputs: GroupInputs,

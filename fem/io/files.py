@@ -89,14 +89,31 @@ def xdmf_path(h5: str) -> str:
     return os.path.splitext(h5)[0] + ".xdmf"
 
 
+def _beside(h5: str, step: str, what: str, ext: str) -> str:
+    """``<h5 stem>_<step>_<what><ext>``, with ``what`` said once.
+
+    A step named ``modes`` (or ``first_modes``) gives ``out_modes.xdmf``, never
+    ``out_modes_modes.xdmf``.
+
+    >>> _beside("out.h5", "modes", "modes", ".xdmf"), _beside("out.h5", "m", "modes", ".xdmf")
+    ('out_modes.xdmf', 'out_m_modes.xdmf')
+    >>> _beside("out.h5", "rotor campbell", "campbell", ".png")
+    'out_rotor campbell.png'
+    """
+    base = os.path.splitext(h5)[0]
+    if step == what or any(step.endswith(sep + what) for sep in "_- "):
+        return f"{base}_{step}{ext}"
+    return f"{base}_{step}_{what}{ext}"
+
+
 def modes_xdmf_path(h5: str, step: str) -> str:
     """The mode-shape XDMF file of step ``step`` beside results file ``h5``."""
-    return os.path.splitext(h5)[0] + f"_{step}_modes.xdmf"
+    return _beside(h5, step, "modes", ".xdmf")
 
 
 def vibration_xdmf_path(h5: str, step: str) -> str:
     """The XDMF file of the modes of modal step ``step`` vibrating, beside results file ``h5``."""
-    return os.path.splitext(h5)[0] + f"_{step}_vibration.xdmf"
+    return _beside(h5, step, "vibration", ".xdmf")
 
 
 def matlab_path(h5: str, step: str) -> str:
@@ -106,7 +123,7 @@ def matlab_path(h5: str, step: str) -> str:
 
 def sweep_png_path(h5: str, step: str, plot: str) -> str:
     """The PNG ``plot`` (``campbell``, ``stability``) of sweep step ``step`` beside ``h5``."""
-    return os.path.splitext(h5)[0] + f"_{step}_{plot}.png"
+    return _beside(h5, step, plot, ".png")
 
 
 def _same(a: str, b: str) -> bool:

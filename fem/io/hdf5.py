@@ -214,6 +214,7 @@ class ResultsFile:
         self.step_index = 0
         self.step_position = 0          # the running step's place in the deck (checkpoints)
         self.checkpoint_interval = 0    # frames between checkpoints (0: at step ends only)
+        self.sensors: tuple = ()        # what every frame writes under sensors/ (fem.io.sensors)
         self.frames: list[paraview_views.Frame] = []          # committed frames
         self.pending: list[tuple[StepWriter, paraview_views.Frame]] = []
         self._groups: dict = {}                         # group ids by path, for the views
@@ -429,8 +430,8 @@ class ResultsFile:
         """``/<group>/<name>/``: arrays ``data``, scipy sparse ``matrices`` as CSR groups.
 
         With ``matlab``, also ``<out>_<name>.mat`` (``scipy.io.savemat``): the state-space
-        ``A``, ``B``, ``C``, ``D`` of ``data`` and ``Mass``, ``Damping``, ``Stiffness``; its path
-        is returned.
+        ``A``, ``B``, ``C``, ``D`` of ``data``, ``Mass``, ``Damping``, ``Stiffness``, and the
+        channel names ``InputName``, ``OutputName`` (cell arrays); its path is returned.
         """
         size = sum(np.asarray(v).nbytes for v in data.values() if np.asarray(v).dtype != object)
         size += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in matrices.values())
@@ -458,6 +459,9 @@ class ResultsFile:
         names = {"mass": "Mass", "damping": "Damping", "stiffness": "Stiffness"}
         content = {k: data[k] for k in ("A", "B", "C", "D") if k in data}
         content.update({names[k]: m.tocsc() for k, m in matrices.items()})
+        for key, cell in (("input_names", "InputName"), ("output_names", "OutputName")):
+            if key in data:             # a column cell array of char, as MATLAB's ss takes
+                content[cell] = np.array(list(data[key]), dtype=object).reshape(-1, 1)
         content[files.MAT_MARK] = f"fem {fem_version}"      # a later run may replace it
         try:
             scipy.io.savemat(path, content)

@@ -1,4 +1,4 @@
-"""Plots written beside the results: the Campbell diagram and the stability plot of a sweep.
+"""Plots: the Campbell diagram and the stability plot of a sweep, and ``fem plot``'s curves.
 
 matplotlib with its file-only backend (Agg: no screen needed), imported when a sweep writes.
 Both take their data in the units to draw (the step converts); each says what it shows: the
@@ -9,6 +9,7 @@ within round-off.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -25,6 +26,9 @@ STYLES = {1: ("-", "forward whirl"), -1: ("--", "backward whirl"), 0: (":", "no 
 WHIRL_NAMES = {1: "forward", -1: "backward", 0: "no whirl"}
 #: PNG text: marks the plot as fem's, so a later run may replace it (fem.io.files.written_by_fem)
 _METADATA = {"Software": f"{PNG_SOFTWARE} {__version__}"}
+#: the same mark in the formats ``fem plot`` writes besides PNG
+_CREATOR = {".png": _METADATA, ".svg": {"Creator": f"{PNG_SOFTWARE} {__version__}"},
+            ".pdf": {"Creator": f"{PNG_SOFTWARE} {__version__}"}}
 
 
 def _pyplot():
@@ -201,5 +205,42 @@ def stability(path: str, parameter: NDArray, max_real: NDArray, *, label: str,
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.savefig(path, dpi=120, bbox_inches="tight", metadata=_METADATA)
+    finally:
+        plt.close(fig)
+
+
+def curves(path: str, x: NDArray, columns: dict[str, NDArray], *, xlabel: str, ylabel: str = "",
+           title: str = "", steps: list[str] | None = None) -> None:
+    """Curves ``columns {label: (N,)}`` against ``x (N,)``, one figure (PNG, SVG or PDF).
+
+    ``steps`` (N,) names each point's step: a curve is not drawn across a change of step, and
+    with several steps the step boundaries are marked. NaN points are gaps.
+    """
+    plt = _pyplot()
+    x = np.asarray(x, dtype=float)
+    steps = list(steps) if steps is not None else [""] * len(x)
+    cuts = [i for i in range(1, len(steps)) if steps[i] != steps[i - 1]]
+    parts = list(zip([0] + cuts, cuts + [len(x)], strict=True))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    try:
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for j, (label, y) in enumerate(columns.items()):
+            y = np.asarray(y, dtype=float)
+            color = colors[j % len(colors)]
+            for k, (a, b) in enumerate(parts):
+                ax.plot(x[a:b], y[a:b], "-", color=color, lw=1.4,
+                        marker="o" if b - a <= 30 else None, ms=3,
+                        label=label if k == 0 else None)
+        if len(parts) > 1 and len(set(steps)) == len(parts):
+            for a, _ in parts[1:]:
+                ax.axvline(x[a], color="0.6", lw=0.8, ls=":")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel or (next(iter(columns)) if len(columns) == 1 else "value"))
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        if len(columns) > 1:
+            ax.legend(fontsize=8, loc="best")
+        fig.savefig(path, dpi=120, bbox_inches="tight",
+                    metadata=_CREATOR.get(os.path.splitext(path)[1].lower(), {}))
     finally:
         plt.close(fig)

@@ -27,6 +27,9 @@ KINDS = ("displacement", "rotation", "reaction", "section", "load_factor", "buck
 FREQUENCY_UNITS = {"rad/s": "frequencies", "Hz": "hertz"}    # unit -> dataset of /modes/<s>/
 SPEED_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
 WHIRL = {"forward": 1, "backward": -1, "none": 0}
+#: the kinds whose value is read from a history over a step's frames (:meth:`Results.curve`)
+HISTORY_KINDS = ("displacement", "rotation", "section", "energy", "chord_offset",
+                 "relative_position")
 STATISTICS = ("minimum", "maximum", "first_maximum", "amplitude", "mean")
 
 
@@ -107,6 +110,49 @@ class Results:
         a mode, a node, a dataset it lacks); NaN when the statistic or frame does not exist.
         """
         return _value(self.h5, q, self.node_ids, self.slots)
+
+    def curve(self, q: dict) -> tuple[np.ndarray, np.ndarray, str] | None:
+        """``(x, y, xlabel)``: the computed curve quantity ``q`` is read from, or None.
+
+        A history over the frames of its step (``y`` against the step's time or load factor)
+        for the kinds read from one (:data:`HISTORY_KINDS`), the load path (load factor
+        against the watched DOF) for ``limit_load_factor``; None for a single number (a
+        frequency, a critical speed) or a step with fewer than two frames.
+        """
+        s = self.h5.get(f"steps/{q['step']}")
+        if s is None or len(s.get("time", ())) < 2:
+            return None
+        t = s["time"][()]
+        if q["kind"] == "limit_load_factor":
+            return _dof_history(s, q, self.node_ids, self.slots), t, \
+                f"{q['dof']} of node {q['node']}"
+        if q["kind"] not in HISTORY_KINDS:
+            return None
+        label = "time" if s.attrs.get("type") == "dynamic" else "load factor"
+        return t, _history(self.h5, s, q, self.node_ids, self.slots), label
+
+    def frame_steps(self) -> list[str]:
+        """The steps with output frames, in the order they ran."""
+        steps = self.h5.get("steps", {})
+        found = [name for name in steps if len(steps[name].get("time", ())) > 0]
+        return sorted(found, key=lambda name: int(steps[name].attrs["index"]))
+
+    def sensors(self, step: str) -> list[str]:
+        """The names of the sensors step ``step`` wrote (``/steps/<s>/sensors``)."""
+        return list(self.h5[f"steps/{step}"].get("sensors", ()))
+
+    def series(self, step: str, source: str, index: tuple = (), offset: float = 0.0
+               ) -> np.ndarray:
+        """``(T,)`` ``source[:, *index] + offset`` of step ``step``; NaN where it has none.
+
+        ``source`` is a dataset of ``/steps/<s>`` (``displacement``, ``sensors/<name>``, ...),
+        ``index`` its place in one frame (a :class:`fem.io.sensors.Sensor`'s).
+        """
+        s = self.h5[f"steps/{step}"]
+        d = s.get(source)
+        if d is None:
+            return np.full(len(s["time"]), np.nan)
+        return d[(slice(None),) + tuple(index)] + offset
 
     def close(self) -> None:
         """Close the file."""

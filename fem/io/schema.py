@@ -19,7 +19,10 @@ from fem.analysis import STEP_TYPES
 from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, deck_fields
 from fem.elements import families
 from fem.elements.force.deck import JOINT_FORCE_KEYS
+from fem.errors import DeckError, did_you_mean
+from fem.io import sensors as sensors_io
 from fem.io.keys import (  # noqa: F401 - the machinery, re-exported for callers and tests
+    _NAME,
     ARRAYS,
     BYTES_PER_ELEMENT,
     BYTES_PER_NODE,
@@ -240,6 +243,7 @@ SCHEMA: dict[str, list[Key]] = {
             "of a static or dynamic step; 0: at the end of every step only (always written "
             "there)", nonnegative=True),
     ],
+    "sensors": sensors_io.KEYS,
     "solver": [
         Key("petsc_options", "table", None, "PETSc options without the step prefix, e.g. "
             "`{ ksp_type = \"gmres\", pc_type = \"ilu\" }`; the command line wins"),
@@ -342,10 +346,21 @@ def family_keys(table: str, family) -> list[Key]:
     return own + list(family.deck.KEYS)
 
 
-def reference_markdown() -> str:
-    """The deck reference, as Markdown tables (cut into the docs' deck pages by docs/_ext)."""
+def reference_markdown(only: str | None = None) -> str:
+    """The deck reference, as Markdown tables (cut into the docs' deck pages by docs/_ext).
+
+    ``only``: one table's (``joints``, ``steps``; the header's brackets may be given), a
+    DeckError listing the tables for another name.
+    """
     lines = []
-    for table, doc in TOP.items():
+    tables = TOP
+    if only is not None:
+        name = only.strip("[]")
+        if name not in TOP:
+            raise DeckError(only, "no such deck table" + did_you_mean(name, TOP)
+                            + f"; the tables are: {', '.join(TOP)}")
+        tables = {name: TOP[name]}
+    for table, doc in tables.items():
         header = f"[[{table}]]" if table in ARRAYS else f"[{table}]"
         lines.append(f"#### `{header}`: {doc}")
         lines.append("")
@@ -363,8 +378,87 @@ def reference_markdown() -> str:
                                      {k.name: ", ".join(u) or "all" for k, u in pairs})
             continue
         lines += _table_markdown(table_keys(table))
-    lines += LIMITS
+    if only is None:
+        lines += LIMITS
     return "\n".join(lines).rstrip() + "\n"
+
+
+# --- a JSON Schema of the deck, for editors (fem deck-schema) -----------------------------------
+
+_NUMBER = {"type": "number"}
+_VECTOR = {"type": "array", "items": _NUMBER}
+_MATRIX = {"type": "array", "items": _VECTOR}
+JSON_KINDS = {
+    "str": {"type": "string"},
+    "name": {"type": "string", "pattern": f"^{_NAME.pattern}$", "maxLength": NAME_MAX},
+    "int": {"type": "integer"},
+    "float": _NUMBER,
+    "bool": {"type": "boolean"},
+    "vector": _VECTOR,
+    "matrix": _MATRIX,
+    "nodes": {"anyOf": [{"type": "integer"}, {"type": "string"},
+                        {"type": "array", "items": {"type": "integer"}}]},
+    "names": {"type": "array", "items": {"type": "string"}},
+    "groups": {"anyOf": [{"type": "string"},
+                         {"type": "array", "items": {"type": "string"}, "minItems": 1}]},
+    "table": {"type": "object"},
+    "tables": {"type": "array", "items": {"type": "object"}, "minItems": 1},
+    "number_or_vector": {"anyOf": [_NUMBER, _VECTOR]},
+    "number_vector_or_matrix": {"anyOf": [_NUMBER, _VECTOR, _MATRIX]},
+}
+
+
+def _json_key(k: Key) -> dict:
+    """The JSON Schema of one key: its kind's type, its choices and bounds, its doc."""
+    out = dict(JSON_KINDS[k.kind])
+    if k.doc:
+        out["description"] = k.doc
+    if k.choices:
+        out["enum"] = list(k.choices)
+    if k.kind in ("int", "float"):
+        if k.positive:
+            out["exclusiveMinimum"] = 0
+        elif k.nonnegative:
+            out["minimum"] = 0
+        if k.maximum is not None:
+            out["maximum"] = k.maximum
+    if k.kind == "tables" and k.maximum is not None:
+        out["maxItems"] = k.maximum
+    if not k.required and isinstance(k.default, (bool, int, float, str)):
+        out["default"] = k.default
+    return out
+
+
+def _json_table(keys: list[Key], doc: str) -> dict:
+    return {"type": "object", "description": doc,
+            "properties": {k.name: _json_key(k) for k in keys},
+            "required": [k.name for k in keys if k.required], "additionalProperties": False}
+
+
+def json_schema() -> dict:
+    """A JSON Schema (draft 2020-12) of the deck, from the same keys :func:`take` checks.
+
+    What a schema can say: the tables, their keys, types, choices, bounds and required keys.
+    The checks across keys and against the model (a node that exists, a key only one step
+    type takes) are the deck reader's; a deck the schema accepts may still be refused there.
+    """
+    props = {}
+    for table, doc in TOP.items():
+        if table == "sets":
+            props[table] = {"type": "object", "description": doc,
+                            "additionalProperties": {"type": "array", "items": _NUMBER}}
+            continue
+        t = _json_table(table_keys(table), doc)
+        if table in FAMILY_TABLES:      # what each family requires differs: the table's own
+            spec = FAMILY_TABLES[table]
+            t["required"] = [k.name for k in spec.keys if k.required] + (
+                ["type"] if spec.typed else [])
+        props[table] = {"type": "array", "description": doc, "items": t} if table in ARRAYS \
+            else t
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "fem deck", "description": "A deck of fem (TOML): the model and its steps",
+            "type": "object", "properties": props, "required": ["model", "nodes"],
+            "additionalProperties": False}
 
 
 def _table_markdown(keys: list[Key], used=None) -> list[str]:

@@ -196,6 +196,8 @@ class StepWriter:
             values[f"energy/{k}"] = v
         values.update(paraview_views.frame_arrays(self.results.drawing, sysm.model, self.name,
                                                   values))
+        sensors = {s.dataset: s.value(values) for s in self.results.sensors}
+        values.update(sensors)
         clock = self._clock(time)
         at = self.time_offset + clock
         need = sum(np.asarray(v).nbytes for v in values.values())
@@ -207,6 +209,10 @@ class StepWriter:
                                                              and (self.count + 1) % every == 0))
         with interrupt.critical():
             self._write(values)
+            for s in self.results.sensors:
+                d = self.datasets[s.dataset]
+                if "what" not in d.attrs:
+                    d.attrs.update(s.attrs(sysm.model.units))
             self.results.pending.append((self, paraview_views.Frame(self.name, self.count - 1,
                                                                     at, frozenset(values))))
             self.last_time = time

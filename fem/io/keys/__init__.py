@@ -423,13 +423,15 @@ TOP = {
     "velocities": "initial velocity fields for dynamic steps (array of tables)",
     "steps": "the analysis steps, run in order (array of tables)",
     "output": "what is written to the results file",
+    "sensors": "named time series written at every output frame: a node's or body's motion, "
+               "an element's or joint's output, an energy term (array of tables)",
     "solver": "linear-solver options",
 }
 
 
 ARRAYS = ("materials", "sections", "shell_sections", "elements", "springs", "bodies", "masses",
           "contacts", "connectors", "damping", "supports", "prescribed", "ties", "joints",
-          "functions", "loads", "velocities", "steps")
+          "functions", "loads", "velocities", "steps", "sensors")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,219 @@
+"""``fem plot``: curves from a results file, to PNG, SVG, PDF and CSV, without writing Python.
+
+What it plots (several curves in one call, one column each in the CSV):
+
+* sensors by name (``[[sensors]]``, :mod:`fem.io.sensors`), over the frames of every step that
+  has frames (or the ``--step`` ones), against the step's ``time`` (its load factor in static
+  steps), ``load_factor`` (``increments/load_factor``) or another sensor;
+* a node's DOF (``--node 12 --dof uz``, ``--field velocity``), picked as a sensor would pick
+  it, or any nodal field of the results (``--node 12 --field mises_top``, ``--component`` for
+  vector fields);
+* ``--energy``: the energy balance of the dynamic steps (every scalar of ``energy/``);
+* ``--sweep STEP``: a stability sweep's frequencies (one line per tracked mode) against its
+  parameter.
+
+The CSV holds exactly the numbers the plot draws (17 significant digits, ``nan`` where a frame
+has no value), read from the file by :class:`fem.io.results.Results`, the one reader.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fem.errors import DeckError, FemError
+from fem.io import sensors as sensors_io
+from fem.io.results import Results
+
+AGAINST = ("time", "load_factor")
+FIELDS = sensors_io.NODE_QUANTITIES
+FORMATS = (".png", ".svg", ".pdf")
+
+
+class PlotError(FemError):
+    """A curve or file ``fem plot`` was asked for that the results file does not have."""
+
+    exit_code = 2
+
+
+@dataclass
+class Table:
+    """Curves on one x axis: ``x (N,)``, ``columns {name: (N,)}``, the step of every row."""
+
+    xname: str
+    x: np.ndarray
+    columns: dict[str, np.ndarray]
+    steps: list[str] = field(default_factory=list)
+    ylabel: str = ""
+    title: str = ""
+
+
+def _listing(names, what: str) -> str:
+    return f"; the {what} are: {', '.join(names)}" if names else f"; there are no {what}"
+
+
+def _steps(res: Results, wanted: list[str] | None) -> list[str]:
+    have = res.frame_steps()
+    if not wanted:
+        if not have:
+            raise PlotError("the results file has no steps with output frames")
+        return have
+    for s in wanted:
+        if s not in have:
+            raise PlotError(f"--step {s}: no such step with frames" + _listing(have, "steps "
+                                                                               "with frames"))
+    return wanted
+
+
+def _nodal_sensor(res: Results, node: int, dof: str, quantity: str) -> sensors_io.Sensor:
+    hit = np.flatnonzero(res.node_ids == node)
+    if not len(hit):
+        ids = res.node_ids
+        raise PlotError(f"--node {node}: no such node in the results file (node ids "
+                        f"{int(ids.min())} to {int(ids.max())})")
+    X = res.h5["model/nodes"][()]
+    entry = {"name": f"node {node} {dof}" + ("" if quantity == "displacement" else
+                                            f" {quantity}"), "quantity": quantity, "dof": dof}
+    try:
+        return sensors_io.nodal("", entry, int(hit[0]), f"node {node}", tuple(res.slots), X)
+    except DeckError as err:
+        option = {"quantity": "field"}.get(err.key.lstrip("."), err.key.lstrip("."))
+        raise PlotError(f"--{option}: {err.message}") from None
+
+
+def _nodal_field(res: Results, steps: list[str], nodes: list[int], name: str,
+                 component: int | None) -> dict[str, tuple]:
+    """The picks of nodal field ``nodal/<name>`` (shell stresses, ...) at ``nodes``."""
+    shapes = {}
+    for st in steps:
+        g = res.h5[f"steps/{st}"].get("nodal", {})
+        shapes.update({k: g[k].ndim for k in g})
+    if name not in shapes:
+        raise PlotError(f"--field {name}: expected one of {', '.join(FIELDS)} or a nodal field "
+                        "of the chosen steps" + _listing(sorted(shapes), "nodal fields"))
+    if not nodes:
+        raise PlotError(f"--field {name} needs --node")
+    vector = shapes[name] == 3
+    if vector and component not in (0, 1, 2):
+        raise PlotError(f"--field {name} is a vector at each node: give --component 0, 1 or 2")
+    out = {}
+    for node in nodes:
+        hit = np.flatnonzero(res.node_ids == node)
+        if not len(hit):
+            raise PlotError(f"--node {node}: no such node in the results file (node ids "
+                            f"{int(res.node_ids.min())} to {int(res.node_ids.max())})")
+        index = (int(hit[0]), component) if vector else (int(hit[0]),)
+        label = f"node {node} {name}" + (f"[{component}]" if vector else "")
+        out[label] = (f"nodal/{name}", index, 0.0)
+    return out
+
+
+def history(path: str, sensors: list[str] = (), *, nodes: list[int] = (),
+            dofs: list[str] = (), quantity: str = "displacement", energy: bool = False,
+            against: str = "time", steps: list[str] | None = None,
+            component: int | None = None) -> Table:
+    """The table of curves over the frames of ``steps`` (default: all with frames).
+
+    ``quantity`` is one of :data:`FIELDS` (with ``dofs``) or the name of a nodal field
+    ``nodal/<name>`` (with ``component`` for the vector ones).
+
+    PlotError (exit code 2) for a sensor, node, DOF or step the file does not have, listing
+    those it has.
+    """
+    with Results(path) as res:
+        chosen = _steps(res, steps)
+        known = list(dict.fromkeys(n for s in res.frame_steps() for n in res.sensors(s)))
+        for name in list(sensors) + ([] if against in AGAINST else [against]):
+            if name not in known:
+                raise PlotError(f"no sensor {name!r} in {path}"
+                                + _listing(known, "sensors") + (
+                                    "" if known else " (a deck names them in [[sensors]])"))
+        picks: dict[str, tuple] = {n: (f"sensors/{n}", (), 0.0) for n in sensors}
+        if quantity in FIELDS:
+            if nodes and not dofs:
+                raise PlotError("--node needs --dof (" + ", ".join(res.slots) + ")")
+            for node in nodes:
+                for dof in dofs:
+                    s = _nodal_sensor(res, node, dof, quantity)
+                    picks[s.name] = (s.source, s.index, s.offset)
+        else:
+            picks.update(_nodal_field(res, chosen, nodes, quantity, component))
+        if energy:
+            terms = []
+            for st in chosen:
+                g = res.h5[f"steps/{st}"].get("energy", {})
+                terms += [k for k in g if g[k].ndim == 1]
+            if not terms:
+                raise PlotError("--energy: no energy in the chosen steps (dynamic steps write "
+                                "it)")
+            for k in dict.fromkeys(terms):
+                picks[k] = (f"energy/{k}", (), 0.0)
+        if not picks:
+            raise PlotError("nothing to plot: name sensors, or give --node and --dof, "
+                            "--energy or --sweep" + _listing(known, "sensors"))
+        rows = [len(res.h5[f"steps/{s}/time"]) for s in chosen]
+        xs = []
+        cols = {name: [] for name in picks}
+        for st in chosen:
+            if against == "time":
+                xs.append(res.series(st, "time"))
+            elif against == "load_factor":
+                lam = res.series(st, "increments/load_factor")
+                xs.append(lam)
+            else:
+                xs.append(res.series(st, f"sensors/{against}"))
+            for name, (source, index, offset) in picks.items():
+                cols[name].append(res.series(st, source, index, offset))
+        static = all(res.h5[f"steps/{s}"].attrs["type"] != "dynamic" for s in chosen)
+    xname = "load_factor" if against == "time" and static else against
+    return Table(xname, np.concatenate(xs), {k: np.concatenate(v) for k, v in cols.items()},
+                 [s for s, n in zip(chosen, rows, strict=True) for _ in range(n)],
+                 ylabel="energy" if energy and not sensors and not nodes else "",
+                 title=os.path.basename(path))
+
+
+def sweep(path: str, step: str) -> Table:
+    """A stability sweep's frequencies (in its frame) against its parameter, one column a mode."""
+    with Results(path) as res:
+        sweeps = list(res.h5.get("sweep", ()))
+        if step not in sweeps:
+            raise PlotError(f"--sweep {step}: no such stability sweep in {path}"
+                            + _listing(sweeps, "sweeps"))
+        g = res.h5[f"sweep/{step}"]
+        x = g["parameter"][()]
+        F = g["frequencies"][()]
+        label = str(g.attrs.get("parameter", "parameter"))
+    cols = {f"mode {j + 1}": F[:, j] for j in range(F.shape[1])}
+    return Table(label, x, cols, [step] * len(x), ylabel="frequency (rad/s)",
+                 title=f"{os.path.basename(path)}: {step}")
+
+
+def write_csv(table: Table, path: str) -> None:
+    """The table as CSV: ``step``, the x column, one column per curve; 17 digits, ``nan``.
+
+    ``path`` ``-``: standard output.
+    """
+    import contextlib
+    import sys
+
+    with (contextlib.nullcontext(sys.stdout) if path == "-" else
+          open(path, "w", newline="", encoding="utf-8")) as fh:
+        w = csv.writer(fh)
+        w.writerow(["step", table.xname, *table.columns])
+        cols = list(table.columns.values())
+        for i, x in enumerate(table.x):
+            w.writerow([table.steps[i], f"{x:.17g}", *(f"{c[i]:.17g}" for c in cols)])
+
+
+def draw(table: Table, path: str) -> None:
+    """The curves of ``table`` in one figure at ``path`` (PNG, SVG or PDF by its suffix)."""
+    from fem.io import plots
+
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise PlotError(f"-o {path}: expected a file ending in {', '.join(FORMATS)}")
+    plots.curves(path, table.x, table.columns, xlabel=table.xname.replace("_", " "),
+                 ylabel=table.ylabel, title=table.title, steps=table.steps)
