@@ -155,6 +155,8 @@ def _plot_parser(sub) -> None:
     pl.add_argument("--energy", action="store_true", help="the energy balance (dynamic steps)")
     pl.add_argument("--sweep", metavar="STEP", help="a stability sweep's frequencies against "
                     "its parameter")
+    pl.add_argument("--modes", metavar="STEP", help="a modal step's natural frequencies "
+                    "against the mode number")
     pl.add_argument("--step", action="append", help="only these steps (repeat for several)")
     pl.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                     help="figure file: .png, .svg or .pdf (default: <results>_plot.png)")
@@ -181,6 +183,10 @@ def _cmd_plot(args) -> int:
         if args.sensors or args.node or args.energy:
             raise plot.PlotError("--sweep plots a sweep's frequencies alone")
         table = plot.sweep(path, args.sweep)
+    elif args.modes:
+        if args.sensors or args.node or args.energy:
+            raise plot.PlotError("--modes plots a modal step's frequencies alone")
+        table = plot.modes(path, args.modes)
     else:
         table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
                              quantity=args.field, energy=args.energy, against=args.against,

@@ -10,7 +10,8 @@ What it plots (several curves in one call, one column each in the CSV):
   vector fields);
 * ``--energy``: the energy balance of the dynamic steps (every scalar of ``energy/``);
 * ``--sweep STEP``: a stability sweep's frequencies (one line per tracked mode) against its
-  parameter.
+  parameter;
+* ``--modes STEP``: a modal step's natural frequencies (rad/s and Hz) against the mode number.
 
 The CSV holds exactly the numbers the plot draws (17 significant digits, ``nan`` where a frame
 has no value), read from the file by :class:`fem.io.results.Results`, the one reader.
@@ -188,6 +189,22 @@ def sweep(path: str, step: str) -> Table:
         label = str(g.attrs.get("parameter", "parameter"))
     cols = {f"mode {j + 1}": F[:, j] for j in range(F.shape[1])}
     return Table(label, x, cols, [step] * len(x), ylabel="frequency (rad/s)",
+                 title=f"{os.path.basename(path)}: {step}")
+
+
+def modes(path: str, step: str) -> Table:
+    """A modal step's natural frequencies, rad/s and Hz, against the mode number."""
+    with Results(path) as res:
+        steps = list(res.h5.get("modes", ()))
+        if step not in steps:
+            raise PlotError(f"--modes {step}: no such modal step in {path}"
+                            + _listing(steps, "modal steps"))
+        g = res.h5[f"modes/{step}"]
+        omega = g["frequencies"][()]
+        hertz = g["hertz"][()]
+    n = np.arange(1, len(omega) + 1, dtype=float)
+    return Table("mode", n, {"frequency (rad/s)": omega, "frequency (Hz)": hertz},
+                 [step] * len(n), ylabel="frequency",
                  title=f"{os.path.basename(path)}: {step}")
 
 

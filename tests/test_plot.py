@@ -118,6 +118,7 @@ def test_sweep_frequencies_against_the_parameter(tmp_path):
      "1 to 3)"),
     (["--node", "3", "--dof", "uz"], "--dof: expected one of ux, uy, rz"),
     (["--sweep", "tip_force"], "no such stability sweep"),
+    (["--modes", "tip_force"], "no such modal step"),
     (["tip uy", "--step", "swing"], "--step swing: no such step with frames; the steps with "
      "frames are: tip_force, tip_moment"),
     (["tip uy", "-o", "x.jpg"], "expected a file ending in .png, .svg, .pdf"),
