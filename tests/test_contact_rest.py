@@ -96,3 +96,15 @@ def test_settle_without_equilibrium_is_an_error(tmp_path):
     data["gravity"]["acceleration"] = [0.0, G]
     with pytest.raises(ConvergenceError, match="settle = true"):
         run_deck(tmp_path, data)
+
+
+def test_settle_only_with_multipliers():
+    """The eliminating formulations integrate by RK4 from the given state: settle is refused."""
+    from fem.errors import DeckError
+
+    data = resting([0.1])
+    data["steps"][0] = {"name": "rest", "type": "dynamic", "formulation": "partitioning",
+                        "duration": 0.01, "time_step": 1e-3, "settle": True}
+    with pytest.raises(DeckError) as err:
+        deck_io.from_dict(data)
+    assert err.value.key == "steps[0].settle", str(err.value)

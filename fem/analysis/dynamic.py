@@ -534,4 +534,6 @@ class DynamicStep(StepBase):
             a, b = first[key], last[key]
             lines.append(f"{key.replace('_', ' ')}: {np.array2string(b, precision=6)} "
                          f"(change {np.linalg.norm(b - a):.2e})")
+        if getattr(self, "settled", None) is not None:
+            lines.append(f"settled to the static equilibrium in {self.settled} iterations")
         return lines
