@@ -110,13 +110,15 @@ class BodyPlaneContact(Contact):
              + np.einsum("ei,ei->e", self.d_ref, turn))
         return du, theta, n, g
 
-    def _gap(self, state):
+    def _gap(self, state, hessian=True):
         du, _, n, g = self._parts(state)
         r = self.d_ref + du
         p = _perp(n)
         E = len(self)
         grad = np.zeros((E, 6))
         grad[:, 0:2], grad[:, 3:5], grad[:, 5] = n, -n, np.einsum("ei,ei->e", r, p)
+        if not hessian:
+            return g, grad, None, n
         hess = np.zeros((E, 6, 6))
         hess[:, 0:2, 5] = hess[:, 5, 0:2] = p
         hess[:, 3:5, 5] = hess[:, 5, 3:5] = -p
