@@ -247,15 +247,151 @@ def test_deck_errors(changes, where, says):
     assert err.value.key == where and says in str(err.value), str(err.value)
 
 
-def test_deck_refuses_a_body_plane_in_3d():
-    data = plate_impact()
+def plate_impact_3d(offset=0.0, tilt=0.0):
+    """:func:`plate_impact` in space, the plate turned by ``tilt`` about x at the start."""
+    data = plate_impact(offset)
     data["model"]["dim"] = 3
     data["nodes"]["coordinates"] = [[*x, 0.0] for x in data["nodes"]["coordinates"]]
-    for b in data["bodies"]:
-        b["inertia"] = [b["inertia"]] * 3
+    data["bodies"][0]["inertia"] = [J_S] * 3
+    data["bodies"][1]["inertia"] = [J_P, J_P, J_P]
     c = data["contacts"][0]
     c["plane_point"], c["plane_normal"] = [0.0, 0.005, 0.0], [0.0, 1.0, 0.0]
     data["velocities"][0]["velocity"] = [0.0, -V0, 0.0]
-    with pytest.raises(DeckError) as err:
-        deck_io.from_dict(data)
-    assert err.value.key == "contacts[0].plane_body" and "plane models" in str(err.value)
+    return data
+
+
+def test_hit_on_a_free_plate_3d(tmp_path):
+    """3D, eccentric in x and z: the impulse 2 m_eff V0 (1/m_eff = 1/m + 1/M + (a^2 + b^2)/J
+    for the isotropic plate), energy to 1e-8, linear momentum to 1e-10."""
+    a, b = 0.06, 0.03
+    data = plate_impact_3d(offset=a)
+    data["nodes"]["coordinates"][0][2] = b
+    f, s = run_impact(tmp_path, data)
+    with f:
+        e = s["energy"]
+        total, T0 = e["total"][()], e["kinetic"][0]
+        P, L = e["linear_momentum"][()], e["angular_momentum"][()]
+        v = s["velocity"][-1]
+        tc, gap = s["elements/hit/contact_time"][-1, 0], s["elements/hit/gap"][-1, 0]
+    assert tc > 0 and gap > 0
+    m_eff = 1 / (1 / M_S + 1 / M_P + (a**2 + b**2) / J_P)
+    impulse = 2 * m_eff * V0
+    assert M_S * (v[0, 1] + V0) == pytest.approx(impulse, rel=1e-4)
+    # the plate's spin: J w = r x P, r = (a, 0.005, b) from its centre to the contact point
+    np.testing.assert_allclose(J_P * v[1, 3:6], np.cross([a, 0.005, b], [0, -impulse, 0]),
+                               rtol=1e-4, atol=1e-12 * impulse)
+    assert np.abs(total - total[0]).max() < 1e-8 * T0
+    assert np.abs(P - P[0]).max() < 1e-10 * M_S * V0
+    # not exact for exp nodes (module doc): 1.7e-12 here
+    assert np.abs(L - L[0]).max() < 1e-10 * M_S * V0 * 0.1
+
+
+# --- 3D: the body turned by spins -------------------------------------------------------------
+from fem import rotations as so3  # noqa: E402
+
+
+def group3(kind, E=5):
+    X = np.zeros((E + 1, 3))
+    X[:E, 0] = np.linspace(-0.3, 0.4, E)
+    X[:E, 1] = np.linspace(0.1, -0.2, E)
+    X[:E, 2] = 0.05
+    X[E] = [0.05, -0.02, -0.2]
+    g = BodyPlaneContact("c", np.arange(E), E, X, 3, law(kind, E), point=[0.0, 0.0, 0.0],
+                         normal=[0.1, -0.2, 1.0], radius=0.05)
+    return g, X
+
+
+def states3(g, X, rng, scale=0.02, h=1e-3, turn=0.3):
+    n = len(X)
+    s0 = State.reference(3, n)
+    s0.u[:] = scale * rng.normal(size=(n, 3))
+    s0.rot[:] = so3.quat_from_rotvec(turn * rng.normal(size=(n, 3)))
+    s0.v[:] = scale / h * rng.normal(size=(n, 6))
+    s1 = s0.copy()
+    s1.t = h
+    s1.u[:] += scale * rng.normal(size=(n, 3))
+    s1.rot[:] = so3.rotate_spatial(s0.rot, turn * rng.normal(size=(n, 3)))
+    return s0, s1
+
+
+def increment3(g, s0, s1):
+    nodal = np.zeros_like(s0.v)
+    nodal[:, :3] = s1.u - s0.u
+    R0 = so3.quat_to_matrix(s0.rot)
+    nodal[:, 3:6] = np.einsum("nij,nj->ni", R0, so3.rotvec_from_quat(
+        so3.quat_mul(so3.quat_conj(s0.rot), s1.rot)))
+    return g.element_vector(nodal)
+
+
+@pytest.mark.parametrize("kind", LAWS)
+def test_discrete_gradient_3d(kind):
+    """3D: ``f . dq = U1 - U0 + D`` to round-off (``dq``: translations and the spatial rotation
+    vectors of the step), equal and opposite forces, the sphere's rotation taking none."""
+    rng = np.random.default_rng(8)
+    seen = set()
+    for _ in range(20):
+        g, X = group3(kind)
+        s0, s1 = states3(g, X, rng)
+        hist = g.conserving_start(s0)
+        hist["approach_speed"] = np.abs(hist["approach_speed"]) + 0.5
+        hist["max_penetration"] = np.maximum(hist["max_penetration"],
+                                             -g._gap(s0)[0] + 0.02 * rng.random(len(g)))
+        U0 = g.law.energy(-g._gap(s0)[0], hist)
+        inc = increment3(g, s0, s1)
+        f, _, U1, h1 = g.conserving(s0, s1, None, inc, hist)
+        d0, d1 = -g._gap(s0)[0], -g._gap(s1)[0]
+        seen |= {("closing" if a <= 0 < b else "opening" if b <= 0 < a else
+                  "closed" if a > 0 else "open") for a, b in zip(d0, d1, strict=True)}
+        work = np.einsum("ei,ei->e", f, inc)
+        D = h1["dissipated"]
+        scale = np.abs(U0) + np.abs(U1) + np.abs(work) + 1e-300
+        np.testing.assert_array_less(np.abs(work - (U1 - U0 + D)), 1e-12 * scale + 1e-300)
+        if not g.law.dissipative:
+            np.testing.assert_array_less(np.abs(D), 1e-12 * scale + 1e-300)
+        np.testing.assert_allclose(f[:, 0:3], -f[:, 6:9], rtol=0, atol=1e-12 * np.abs(f).max())
+        assert np.all(f[:, 3:6] == 0)
+    assert seen == {"closing", "opening", "closed", "open"}
+
+
+def _moved(s, g, a, i, eps):
+    """``s`` with node ``a`` of every pair moved by ``eps`` along DOF ``i`` (rotations: spins)."""
+    t = s.copy()
+    nodes = g.conn[:, a]
+    if i < 3:
+        t.u[nodes, i] += eps
+    else:
+        w = np.zeros((len(nodes), 3))
+        w[:, i - 3] = eps
+        t.rot[nodes] = so3.rotate_spatial(t.rot[nodes], w)
+    return t
+
+
+@pytest.mark.parametrize("kind", ["hertz", "hunt_crossley", "hertz_plastic"])
+def test_tangents_3d_are_the_derivatives_by_spins(kind):
+    """3D: the step form's tangent and the static one against central differences along
+    Newton's corrections (translations added, rotations turned by spatial spins)."""
+    rng = np.random.default_rng(9)
+    g, X = group3(kind)
+    checked = 0
+    for _ in range(3):
+        s0, s1 = states3(g, X, rng, scale=0.01)
+        hist = g.conserving_start(s0)
+        hist["approach_speed"] = hist["approach_speed"] + 0.7
+        _, K, _, _ = g.conserving(s0, s1, None, increment3(g, s0, s1), hist)
+        s1.v[:] = 0.0
+        _, Ks = g.evaluate(s1)
+        eps = 1e-7
+        for a in range(2):
+            for i in range(6):
+                fs, ss = [], []
+                for sign in (1, -1):
+                    t = _moved(s1, g, a, i, sign * eps)
+                    fs.append(g.conserving(s0, t, None, increment3(g, s0, t), hist)[0])
+                    ss.append(g.internal_force(t))
+                col = 6 * a + i
+                np.testing.assert_allclose(K[:, :, col], (fs[0] - fs[1]) / (2 * eps),
+                                           atol=1e-6 * (np.abs(K).max() + 1e-300))
+                np.testing.assert_allclose(Ks[:, :, col], (ss[0] - ss[1]) / (2 * eps),
+                                           atol=1e-6 * (np.abs(Ks).max() + 1e-300))
+        checked += int(np.sum(-g._gap(s1)[0] > 0))
+    assert checked > 0

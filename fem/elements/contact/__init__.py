@@ -5,7 +5,7 @@ Lankarani-Nikravesh, Kelvin-Voigt, Hertz with permanent indentation) and their s
 :mod:`~fem.elements.contact.group` the groups (:class:`SphereContact`: spheres on nodes against
 each other; :class:`PlaneContact`: spheres or bare nodes against a plane), regularized Coulomb
 friction and the time-step control; :mod:`~fem.elements.contact.body_plane` a plane carried by a
-rigid body (:class:`BodyPlaneContact`, plane models); :mod:`~fem.elements.contact.sphere_set` a
+rigid body (:class:`BodyPlaneContact`); :mod:`~fem.elements.contact.sphere_set` a
 set of spheres whose every pair may touch (:class:`SphereSetContact`: a broad phase before each
 time step); :mod:`~fem.elements.contact.deck` the ``[[contacts]]`` table.
 """

@@ -45,8 +45,9 @@ KEYS = [
     Key("plane_normal", "vector", None, "the plane's normal, pointing to the open side (with "
         "nodes; any nonzero length)"),
     Key("plane_body", "int", None, "node id of a body carrying the plane (a rigid body, or a "
-        "node with a rotation; plane models): plane_point and plane_normal are given at the "
-        "reference and move and turn with the node (default: the ground)"),
+        "node with rotations): plane_point and plane_normal are given at the reference and move "
+        "and turn with the node (default: the ground); the spheres' nodes take rotation DOFs "
+        "too (make them rigid bodies, or fix their rotations)"),
     Key("radius", "float", 0.0, "radius of every sphere (0: bare nodes against a plane)",
         nonnegative=True),
     Key("law", "str", "hertz", "normal law: hertz (K delta^n), hunt_crossley (K delta^n + "
@@ -183,10 +184,8 @@ def _sphere_set(e: Entry, inputs: GroupInputs, kind: str, n: float, e_r) -> Grou
 
 
 def _plane_body(v: dict, inputs: GroupInputs, w: str, nodes: np.ndarray) -> int:
-    """The index of ``plane_body``: a known node of a plane model, not one of the spheres."""
+    """The index of ``plane_body``: a known node, not one of the spheres."""
     where = f"{w}.plane_body"
-    if inputs.dim != 2:
-        raise DeckError(where, "a body's plane is built for plane models (model.dim = 2) only")
     if v["friction"] > 0:
         raise DeckError(f"{w}.friction", "friction against a body's plane is not built (give "
                         "friction = 0)")
