@@ -211,3 +211,37 @@ def test_padding_only_with_spheres():
     with pytest.raises(DeckError) as err:
         deck_io.from_dict(data)
     assert err.value.key == "contacts[0].padding"
+
+
+@pytest.mark.parametrize("kind", ["hertz", "kelvin_voigt", "hertz_plastic"])
+def test_step_form_skips_open_pairs_exactly(kind):
+    """The set's step form (on the touching pairs alone) equals the pair group's on all pairs."""
+    from fem.elements.contact import SphereContact
+
+    rng = np.random.default_rng(7)
+    n, R = 40, 0.01
+    X = np.zeros((n, 3))
+    X[:, :3] = rng.uniform(0.0, 0.08, (n, 3))
+    args = {"hertz": {}, "kelvin_voigt": {"damping": 20.0}, "hertz_plastic": {"restitution": 0.6}}
+    nexp = 1.0 if kind == "kelvin_voigt" else 1.5
+    law = NormalLaw(kind, np.zeros(0), nexp, **args[kind])
+    g = SphereSetContact("heap", np.arange(n), X, 3, law, R, lambda a, b: 1e7 + 0 * a,
+                         padding=0.01)
+    s0 = State.reference(3, n)
+    s0.u[:] = 2e-3 * rng.normal(size=(n, 3))
+    s0.v[:, :3] = 0.3 * rng.normal(size=(n, 3))
+    s1 = s0.copy()
+    s1.t = 1e-3
+    s1.u[:] += 2e-3 * rng.normal(size=(n, 3))
+    hist = g.conserving_start(s0)                       # the list at s0
+    ref = SphereContact("ref", g.conn, X, 3, NormalLaw(kind, g.law.K.copy(), nexp,
+                                                       **args[kind]), radii=[R, R])
+    d0, d1 = -g._gap(s0)[0], -g._gap(s1)[0]
+    assert np.any((d0 <= 0) & (d1 <= 0)) and np.any((d0 > 0) | (d1 > 0))   # both kinds
+    inc = g.element_vector(s1.u - s0.u)
+    got = g.conserving(s0, s1, None, inc, hist)
+    want = ref.conserving(s0, s1, None, inc, {k: hist[k] for k in ref.conserving_start(s0)})
+    for a, b in zip(got[:3], want[:3], strict=True):
+        np.testing.assert_array_equal(a, b)
+    for key, value in want[3].items():
+        np.testing.assert_array_equal(got[3][key], value)

@@ -57,6 +57,7 @@ from fem.analysis import dynamic_deck
 from fem.analysis.base import StepBase
 from fem.analysis.dynamic_deck import DynamicSettings
 from fem.analysis.events import StepEvents
+from fem.analysis.settle import settle
 from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
@@ -187,6 +188,9 @@ class DynamicStep(StepBase):
         self.inertia = inertia
         if s.velocities and resume is None:
             self.project_velocities(state, inertia)
+        self.settled = None
+        if s.settle and resume is None:         # bodies resting on contacts: no initial jump
+            self.settled = settle(self, state, inertia)
         # the residual's reference per block of the convergence test, from the integrator's
         # inertial, internal and external forces
         integ = make_integrator(s.integrator, self.system, inertia, self.loads, s.time_step,
@@ -531,4 +535,6 @@ class DynamicStep(StepBase):
             a, b = first[key], last[key]
             lines.append(f"{key.replace('_', ' ')}: {np.array2string(b, precision=6)} "
                          f"(change {np.linalg.norm(b - a):.2e})")
+        if getattr(self, "settled", None) is not None:
+            lines.append(f"settled to the static equilibrium in {self.settled} iterations")
         return lines

@@ -26,7 +26,7 @@ from fem.io.keys import sci
 from fem.io.keys.entries import lookup
 
 #: the keys only the multiplier formulation uses
-MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts")
+MULTIPLIER_KEYS = ("integrator", "rho_inf", "tolerance", "max_cuts", "settle")
 INTEGRATORS = ("energy_conserving", "midpoint", "trapezoidal", "generalized_alpha")
 #: how the joints enter the equations of motion (:mod:`fem.analysis.eliminated`)
 FORMULATIONS = ("multipliers", "partitioning", "nullspace")
@@ -69,6 +69,9 @@ class DynamicSettings(OneVariant):
                           "(the time step's first tangent reused while each iteration reduces "
                           "the residual at least 4-fold; multipliers)",
                           choices=("full", "modified"))
+    settle: bool = setting("bool", False, "first move the free positions to the static "
+                           "equilibrium under the loads at the step's start (bodies resting on "
+                           "contacts start without a jump; fem.analysis.settle; multipliers)")
 
     REMOVES = ("",)
 

@@ -58,6 +58,7 @@ class NodalInertia:
         additive = system.additive
         self.lie = (np.ones(n, dtype=bool) if additive is None else ~additive) & (self.dim == 3)
         self._mass2d = None          # (h, M / h, 2 M / h^2 blocks) of 2D nodes, midpoint_force
+        self._spinning = None        # whether any node has rotary inertia (3D), midpoint_force
 
     #: no element-level groups beside it (what a :class:`fem.inertia.InertiaSum` holds in
     #: ``extras``)
@@ -178,6 +179,10 @@ class NodalInertia:
         m = self.m
         f[:, :d] = m[:, None] * (s1.v[:, :d] - s0.v[:, :d]) / h
         K[:, range(d), range(d)] = (2 * m / h**2)[:, None]
+        if self._spinning is None:
+            self._spinning = bool(np.any(self.J))
+        if not self._spinning:       # no rotary inertia (point masses): Pi = 0, no rotation terms
+            return f, K
         lie = self.lie
         R1 = s1.rotation_matrices() if R1 is None else R1
         Pi0 = self.spatial_momentum(s0) if Pi0 is None else Pi0

@@ -6,14 +6,17 @@ touch, found by a broad phase before each time step (:class:`~fem.elements.conta
 SphereSetContact`; the ground is a second entry with the same nodes against a plane), or
 ``nodes`` against the plane through
 ``plane_point`` with normal ``plane_normal`` (:class:`~fem.elements.contact.PlaneContact`: the
-ground; a node set of beams or shells). The stiffness is ``stiffness`` or, for the Hertz laws,
-from ``material`` (and ``plane_material``) and the radii (Ma, Menon & Lankarani eqs. 2-3).
+ground; a node set of beams or shells), or, with ``plane_body``, against a plane that moves and
+turns with a body node (:class:`~fem.elements.contact.BodyPlaneContact`). The stiffness is
+``stiffness`` or, for the Hertz laws, from ``material`` (and ``plane_material``) and the radii
+(Ma, Menon & Lankarani eqs. 2-3).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fem.elements.contact.body_plane import BodyPlaneContact
 from fem.elements.contact.group import PlaneContact, SphereContact
 from fem.elements.contact.laws import LAWS, NormalLaw, hertz_stiffness
 from fem.elements.contact.sphere_set import SphereSetContact
@@ -41,6 +44,10 @@ KEYS = [
     Key("plane_point", "vector", None, "a point of the plane (with nodes)"),
     Key("plane_normal", "vector", None, "the plane's normal, pointing to the open side (with "
         "nodes; any nonzero length)"),
+    Key("plane_body", "int", None, "node id of a body carrying the plane (a rigid body, or a "
+        "node with rotations): plane_point and plane_normal are given at the reference and move "
+        "and turn with the node (default: the ground); the spheres' nodes take rotation DOFs "
+        "too (make them rigid bodies, or fix their rotations)"),
     Key("radius", "float", 0.0, "radius of every sphere (0: bare nodes against a plane)",
         nonnegative=True),
     Key("law", "str", "hertz", "normal law: hertz (K delta^n), hunt_crossley (K delta^n + "
@@ -100,7 +107,7 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     n = v["exponent"] if v["exponent"] is not None else (1.0 if kind == "kelvin_voigt" else 1.5)
     R = v["radius"]
     if v["pairs"] is not None:
-        for key in ("plane_point", "plane_normal", "plane_material"):
+        for key in ("plane_point", "plane_normal", "plane_material", "plane_body"):
             if v[key] is not None:
                 raise DeckError(f"{w}.{key}", "applies to nodes against a plane, not to pairs")
         conn = _pairs(v["pairs"], inputs, f"{w}.pairs")
@@ -124,6 +131,11 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
                         f"{v['plane_normal']!r}")
     K = _stiffness(v, inputs, w, n, R, np.inf)
     law = NormalLaw(kind, np.full(len(nodes), K), n, e_r or 1.0, v["damping"] or 0.0)
+    if v["plane_body"] is not None:
+        body = _plane_body(v, inputs, w, nodes)
+        group = BodyPlaneContact(v["name"], nodes, body, inputs.nodes.X, dim, law,
+                                 v["plane_point"], normal, radius=R, **_options(v))
+        return GroupPiece(group, inputs.nodes)
     group = PlaneContact(v["name"], nodes, inputs.nodes.X, dim, law, v["plane_point"], normal,
                          radius=R, **_options(v))
     return GroupPiece(group, inputs.nodes)
@@ -132,7 +144,7 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
 def _sphere_set(e: Entry, inputs: GroupInputs, kind: str, n: float, e_r) -> GroupPiece:
     """The group of ``spheres``: every pair a candidate of the broad phase."""
     v, w, dim = e.values, e.where, inputs.dim
-    for key in ("plane_point", "plane_normal", "plane_material"):
+    for key in ("plane_point", "plane_normal", "plane_material", "plane_body"):
         if v[key] is not None:
             raise DeckError(f"{w}.{key}", "applies to nodes against a plane, not to spheres (give "
                             "the ground as a second entry with nodes)")
@@ -169,6 +181,19 @@ def _sphere_set(e: Entry, inputs: GroupInputs, kind: str, n: float, e_r) -> Grou
     group = SphereSetContact(v["name"], nodes, inputs.nodes.X, dim, law, radii, stiffness,
                              padding, **_options(v))
     return GroupPiece(group, inputs.nodes)
+
+
+def _plane_body(v: dict, inputs: GroupInputs, w: str, nodes: np.ndarray) -> int:
+    """The index of ``plane_body``: a known node, not one of the spheres."""
+    where = f"{w}.plane_body"
+    if v["friction"] > 0:
+        raise DeckError(f"{w}.friction", "friction against a body's plane is not built (give "
+                        "friction = 0)")
+    body = int(inputs.nodes.indices([v["plane_body"]], where)[0])
+    if body in nodes:
+        raise DeckError(where, f"node {v['plane_body']} is also one of the nodes against its "
+                        "plane")
+    return body
 
 
 def _options(v: dict) -> dict:

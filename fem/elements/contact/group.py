@@ -92,8 +92,11 @@ class Contact(EvaluatedGroup):
         self.capabilities = frozenset(caps)
 
     # --- geometry, given by each pair type ------------------------------------------------------
-    def _gap(self, state) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-        """``g (E,)``, its gradient ``(E, nd)``, Hessian ``(E, nd, nd)``, normal ``(E, dim)``."""
+    def _gap(self, state, hessian: bool = True) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """``g (E,)``, its gradient ``(E, nd)``, Hessian ``(E, nd, nd)``, normal ``(E, dim)``.
+
+        The Hessian only if ``hessian`` (else None): the step control needs the gaps alone.
+        """
         raise NotImplementedError
 
     def _gap_step(self, s0, s1):
@@ -152,7 +155,7 @@ class Contact(EvaluatedGroup):
 
     def energy(self, state) -> NDArray:
         """(E,) the contact potential at the penetration of ``state``."""
-        return self.law.potential(-self._gap(state)[0])
+        return self.law.potential(-self._gap(state, hessian=False)[0])
 
     def mass(self, state=None, lumped: bool = False) -> NDArray:
         """(E, nd, nd) zeros: contacts are massless."""
@@ -185,7 +188,7 @@ class Contact(EvaluatedGroup):
     # --- the energy-conserving scheme -----------------------------------------------------------
     def conserving_start(self, state) -> dict:
         """The history at the start of a dynamic step (a contact closed there keeps its rate)."""
-        g, grad, _, _ = self._gap(state)
+        g, grad, _, _ = self._gap(state, hessian=False)
         rate = -np.einsum("ei,ei->e", grad, self.element_vector(state.v))
         d = -g
         return {"approach_speed": np.where(d > 0, np.maximum(rate, 0.0), 0.0),
@@ -230,7 +233,7 @@ class Contact(EvaluatedGroup):
         closing = (d0 <= 0) & (d1 > 0)
         if not closing.any():
             return hist
-        _, grad0, _, _ = self._gap(s0)
+        _, grad0, _, _ = self._gap(s0, hessian=False)
         rate0 = -np.einsum("ei,ei->e", grad0, self.element_vector(s0.v))
         v = np.where(rate0 > 0, rate0, (d1 - d0) / h)
         hist = dict(hist)
@@ -262,7 +265,7 @@ class Contact(EvaluatedGroup):
     def commit(self, s0, s1, hist) -> dict:
         """The history at ``s1`` for schemes that evaluate at states (trapezoidal dissipation)."""
         h = s1.t - s0.t
-        d0, d1 = -self._gap(s0)[0], -self._gap(s1)[0]
+        d0, d1 = -self._gap(s0, hessian=False)[0], -self._gap(s1, hessian=False)[0]
         hist = self._closing(s0, d0, d1, h, hist)
         D = 0.5 * h * (self.power(s0) + self.power(s1))
         return self._advance(hist, d0, d1, h, D)
@@ -296,12 +299,12 @@ class Contact(EvaluatedGroup):
 
     def check_step(self, s0, s1, mass: NDArray) -> str | None:
         """Why the step ``s0 -> s1`` is refused (a contact closed too deep), or None."""
-        d0, d1 = -self._gap(s0)[0], -self._gap(s1)[0]
+        g0, grad0, _, _ = self._gap(s0, hessian=False)
+        d0, d1 = -g0, -self._gap(s1, hessian=False)[0]
         closing = (d0 <= 0) & (d1 > 0)
         if not closing.any():
             return None
         h = s1.t - s0.t
-        _, grad0, _, _ = self._gap(s0)
         rate0 = -np.einsum("ei,ei->e", grad0, self.element_vector(s0.v))
         v = np.maximum(rate0, (d1 - d0) / h)
         dm = self._largest(self._pair_mass(mass), v)
@@ -315,7 +318,7 @@ class Contact(EvaluatedGroup):
 
     def max_step(self, state, mass: NDArray) -> float:
         """The longest time step from ``state`` that resolves its impacts (module doc)."""
-        g, grad, _, _ = self._gap(state)
+        g, grad, _, _ = self._gap(state, hessian=False)
         d = -g
         rate = -np.einsum("ei,ei->e", grad, self.element_vector(state.v))
         m = self._pair_mass(mass)
@@ -349,12 +352,14 @@ class SphereContact(Contact):
         x = self.positions(state)[:, :, :self.dim]
         return x[:, 1] - x[:, 0]
 
-    def _gap(self, state):
+    def _gap(self, state, hessian=True):
         d = self._d(state)
         l = np.linalg.norm(d, axis=1)
         n = d / l[:, None]
-        P = np.eye(self.dim) - outer(n, n)
         grad = np.concatenate([-n, n], axis=1)
+        if not hessian:
+            return l - self.R, grad, None, n
+        P = np.eye(self.dim) - outer(n, n)
         hess = spread_matrix(P / l[:, None, None])
         return l - self.R, grad, hess, n
 
@@ -396,10 +401,11 @@ class PlaneContact(Contact):
     def _g(self, state):
         return self.g_ref + state.u[self.conn[:, 0], :self.dim] @ self.normal
 
-    def _gap(self, state):
+    def _gap(self, state, hessian=True):
         E = len(self)
         n = np.broadcast_to(self.normal, (E, self.dim))
-        return self._g(state), n.copy(), np.zeros((E, self.dim, self.dim)), n
+        return (self._g(state), n.copy(), np.zeros((E, self.dim, self.dim)) if hessian else None,
+                n)
 
     def _gap_step(self, s0, s1):
         E = len(self)

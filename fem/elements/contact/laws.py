@@ -81,8 +81,9 @@ def mean_power(d0: NDArray, d1: NDArray, m: float) -> tuple[NDArray, NDArray]:
     if small.any():
         pm = np.maximum(0.5 * (d0 + d1), 0.0)
         A = np.where(small, np.where(pm > 0, pm**m, 0.0), A)
-        dA = np.where(small, 0.5 * m * np.where(pm > 0, pm ** (m - 1) if m != 1 else 1.0, 0.0),
-                      dA)
+        # the power of a positive base only (m = 0, the Kelvin-Voigt damper's: no 0^-1)
+        pos = np.where(pm > 0, pm, 1.0)
+        dA = np.where(small, 0.5 * m * np.where(pm > 0, pos ** (m - 1), 0.0), dA)
     return A, dA
 
 
