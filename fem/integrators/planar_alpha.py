@@ -15,8 +15,10 @@ own), as they are the same forces.
 
 :meth:`PlanarAlphaStep.eligible` says why a model is not taken; anything the loop does not
 converge plainly (a failure to report or to cut back from) runs again through the general path,
-which stays the reference: ``tests/test_planar_alpha.py`` compares iterations, norms and states
-of whole runs to 1e-12 (the element forces are summed in another order).
+which stays the reference: ``tests/test_planar_alpha.py`` compares iterations, norms, states
+and energy balances of whole runs to 1e-12 (the element forces are summed in another order;
+the accelerations, ``1 / (beta h^2)`` times the states' round-off, to 1e-10). The step's strain
+energy is computed in the loop at convergence (:func:`.planar_alpha_kernel.strain_energy`).
 """
 
 from __future__ import annotations
