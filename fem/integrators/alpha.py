@@ -104,23 +104,20 @@ class GeneralizedAlpha(Integrator):
     def start_step(self, s0) -> None:
         """Inertial, internal and external forces at ``t0``, once per time step.
 
-        Those of the compiled step's last converged state where the step starts from it
-        (:meth:`fem.integrators.planar_alpha.PlanarAlphaStep.start_forces`).
+        The internal ones by the compiled step's kernel where it takes the model
+        (:meth:`fem.integrators.planar_alpha.PlanarAlphaStep.internal_force`).
         """
         super().start_step(s0)
         if self._planar is False:            # made at the first step (numba is imported then)
             from fem.integrators.planar_alpha import PlanarAlphaStep
 
             self._planar = PlanarAlphaStep.make(self)
-        forces = None if self._planar is None else self._planar.start_forces(s0)
-        if forces is not None:
-            self._f0 = tuple(forces)
-            return
         dm = self.system.dofmap
         fi0 = dm.from_nodal(self.nodal.newmark_force(s0))
         f_x = self.element_inertia("newmark_force", s0, tangent=False)[0]
-        self._f0 = (fi0 if f_x is None else fi0 + f_x,
-                    self.system.internal_force(s0), dm.from_nodal(self.f_ext0))
+        fint0 = (self.system.internal_force(s0) if self._planar is None
+                 else self._planar.internal_force(s0))
+        self._f0 = (fi0 if f_x is None else fi0 + f_x, fint0, dm.from_nodal(self.f_ext0))
 
     def _end0(self, s0):
         return self._f0

@@ -9,9 +9,10 @@ interpreter calls an iteration, and the forces at the step's start evaluated aga
 as the static increment does, :mod:`fem.analysis.planar_static`; nodal inertia only; no joints,
 ties, element damping, or loads that turn with the structure), its loop
 :mod:`fem.integrators.planar_alpha_kernel`, its band LU the step's
-(``step.linear.banded``). The forces at a step's start are the last converged evaluation's when
-that step starts where the last one ended (the dynamic step copies the converged state into its
-own), as they are the same forces.
+(``step.linear.banded``). The internal forces at a step's start are computed by the loop's
+kernel too (:meth:`PlanarAlphaStep.internal_force`), so that they are the numbers the last step
+converged with, and a step depends on its start state alone (a restart continues to the same
+bits).
 
 :meth:`PlanarAlphaStep.eligible` says why a model is not taken; anything the loop does not
 converge plainly (a failure to report or to cut back from) runs again through the general path,
@@ -38,17 +39,10 @@ _kernel = Kernel("fem.integrators.planar_alpha_kernel", "step")
 class _Converged:
     """The state a compiled time step converged on, and what the step's end needs of it."""
 
-    t: float
-    values: NDArray          # u, rot, v, a of the state, in one vector (start_forces)
-    forces: NDArray          # (3, n_active) inertial, internal, external forces
     inc: NDArray             # (n, 3) the step's increment
     external: NDArray        # (n, 3) the external forces (integ.external)
     energy: float            # the strain energy
     s1: object               # the trial state it converged on (until the next iterate)
-
-
-def _values(s) -> NDArray:
-    return np.concatenate((s.u.ravel(), s.rot, s.v.ravel(), s.a.ravel()))
 
 
 class PlanarAlphaStep:
@@ -83,6 +77,7 @@ class PlanarAlphaStep:
             "n_free": dm.n_free, "free_node": free_node, "free_slot": free_slot}
         self._h = None
         self._settings = None
+        self._scratch = None
         self._last: _Converged | None = None
 
     @staticmethod
@@ -130,12 +125,23 @@ class PlanarAlphaStep:
                 return None
         return cls(integ, preps)
 
-    def start_forces(self, s0) -> NDArray | None:
-        """``(3, n_active)`` the forces at ``s0`` if the last compiled step converged on it."""
-        last = self._last
-        if last is None or last.t != s0.t or not np.array_equal(last.values, _values(s0)):
-            return None
-        return last.forces
+    def internal_force(self, s0) -> NDArray:
+        """``(n_active,)`` the beams' internal forces at ``s0``, by the loop's own kernel.
+
+        The step's start forces (:meth:`fem.integrators.alpha.GeneralizedAlpha.start_step`):
+        the same numbers the loop computed where the last step converged, so that a step's
+        result depends on its start state alone (a restart continues to the same bits).
+        """
+        from fem.analysis.planar_static_kernel import evaluate
+
+        d, E = self.data, len(self.data["l0"])
+        if self._scratch is None:
+            self._scratch = (np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(0))
+        f_e, K_e, K = self._scratch
+        f = np.empty(self.n_active)
+        evaluate(s0.u, s0.rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"],
+                 d["slot"], False, f_e, K_e, f, K)
+        return f
 
     def iterate(self, integ, step, s0, s1) -> tuple[int, NDArray] | None:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
@@ -180,8 +186,7 @@ class PlanarAlphaStep:
             return None
         test.start()
         test.norms = [float(x) for x in norms[:it + 1]]
-        self._last = _Converged(s1.t, _values(s1), np.stack([f_in, f_int, fe]), inc, external,
-                                float(energy[0]), s1)
+        self._last = _Converged(inc, external, float(energy[0]), s1)
         return it, r
 
     def converged(self, s1) -> _Converged | None:
