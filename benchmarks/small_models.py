@@ -24,7 +24,9 @@ Flexible pendulum, fem beside Exudyn: time steps per second
     under gravity 9.81 along -y; 1000 steps of 1e-3 s. fem: co-rotational Euler-Bernoulli
     beams with the lumped inertia, the energy-conserving scheme, tolerance 1e-9, with full
     Newton and with modified Newton (``newton = "modified"``: the time step's first tangent
-    reused while it contracts; both compared with Exudyn). Exudyn:
+    reused while it contracts; both compared with Exudyn), and generalized-alpha (``fem, g-a``,
+    rho_inf 0.8, full Newton; issue 32 asks it within 1.5x of the energy-conserving step, its
+    ratio printed). Exudyn:
     ``ObjectBeamGeometricallyExact2D`` (Simo and Vu-Quoc's beam, shear stiffness EA: the shear
     flexibility changes the bending by EI / (EA L^2) = 2.5e-4; stiffer shear made its Newton
     fail beyond 100 elements) between
@@ -159,10 +161,11 @@ SHEAR = EA                              # Exudyn's shear stiffness: EI / (SHEAR 
 H, STEPS = 1e-3, 1000
 
 
-def pendulum_deck(n: int, newton: str = "full") -> dict:
+def pendulum_deck(n: int, newton: str = "full", integrator: str = "energy_conserving") -> dict:
     """The flexible pendulum with ``n`` elements as a deck dict (area 1: E = EA, Iz = EI / EA).
 
-    ``newton``: the dynamic step's ``newton`` key (full, or modified Newton).
+    ``newton``: the dynamic step's ``newton`` key (full, or modified Newton); ``integrator``
+    its integrator.
     """
     return {"model": {"dim": 2, "title": f"flexible pendulum, {n} beams"},
             "materials": [{"name": "m", "E": EA, "nu": 0.0}],
@@ -175,7 +178,7 @@ def pendulum_deck(n: int, newton: str = "full") -> dict:
                           "divisions": n}],
             "supports": [{"nodes": "pin", "fixed": ["ux", "uy"]}],
             "gravity": {"acceleration": [0.0, -G]},
-            "steps": [{"name": "swing", "type": "dynamic", "integrator": "energy_conserving",
+            "steps": [{"name": "swing", "type": "dynamic", "integrator": integrator,
                        "time_step": H, "duration": H * STEPS, "output_interval": H * STEPS,
                        "newton": newton}]}
 
@@ -187,14 +190,14 @@ class _OutOfTime(Exception):
     pass
 
 
-def fem_pendulum(n: int, newton: str = "full") -> dict:
+def fem_pendulum(n: int, newton: str = "full", integrator: str = "energy_conserving") -> dict:
     """fem on the pendulum: steps per second over the time loop, iterations/step, tip y.
 
     A run still going after :data:`BUDGET` seconds is stopped and reported unfinished, with
     the time it reached and its step-size halvings.
     """
     _petsc.init()
-    deck = from_dict(pendulum_deck(n, newton))
+    deck = from_dict(pendulum_deck(n, newton, integrator))
     system = System(deck.model)
     state = system.reference_state()
     step = make_step(deck.steps[0], system, deck, deck.output["every"])
@@ -288,19 +291,24 @@ def main(sizes=SIZES):
     except ImportError:
         exu = None
     print(f"Flexible pendulum (pinned beam under gravity), {STEPS} steps of {H:g} s: steps per "
-          "second; fem energy-conserving" + (", Exudyn generalized-alpha" if exu else ""))
+          "second; fem energy-conserving and generalized-alpha (g-a)"
+          + (", Exudyn generalized-alpha" if exu else ""))
     if exu is None:
         print("Exudyn is missing (the extra 'peers'): fem's rows only")
     print(f"{'elements':>8} {'program':<10} {'steps/s':>9} {'its/step':>8} {'tip y':>10}")
-    ratios = []
+    ratios, alpha = [], []
     for n in sizes:
         repeat = 1 if n >= 1000 else 3
         fems = {}
-        for newton in ("full", "modified"):
-            f = fems[newton] = _fastest(lambda n=n, nw=newton: fem_pendulum(n, nw), repeat)
-            name = "fem" if newton == "full" else "fem, mod."
+        for newton, integrator, name in (("full", "energy_conserving", "fem"),
+                                         ("modified", "energy_conserving", "fem, mod."),
+                                         ("full", "generalized_alpha", "fem, g-a")):
+            f = fems[name] = _fastest(lambda n=n, nw=newton, i=integrator:
+                                      fem_pendulum(n, nw, i), repeat)
             print(f"{n:>8} {name:<10} {f['rate']:>9.4g} {f['its']:>8.3g} {f['tip']:>10.6f}"
                   + (f"  {f['unfinished']}" if "unfinished" in f else ""))
+        alpha.append(f"{n:>8} elements: fem generalized-alpha / energy-conserving steps per "
+                     f"second {fems['fem, g-a']['rate'] / fems['fem']['rate']:.3g}")
         if exu:
             try:
                 x = _fastest(lambda n=n: exudyn_pendulum(exu, n), repeat)
@@ -309,7 +317,8 @@ def main(sizes=SIZES):
                 continue
             print(f"{n:>8} {'Exudyn':<10} {x['rate']:>9.4g} {x['its']:>8.3g} {x['tip']:>10.6f}")
             ratios.append(f"{n:>8} elements: fem / Exudyn steps per second "
-                          f"{fems['full']['rate'] / x['rate']:.3g} (full Newton), "
-                          f"{fems['modified']['rate'] / x['rate']:.3g} (modified)")
-    for line in ratios:
+                          f"{fems['fem']['rate'] / x['rate']:.3g} (full Newton), "
+                          f"{fems['fem, mod.']['rate'] / x['rate']:.3g} (modified), "
+                          f"{fems['fem, g-a']['rate'] / x['rate']:.3g} (generalized-alpha)")
+    for line in alpha + ratios:
         print(line)

@@ -8,6 +8,12 @@ NumPy's import included). Each row is a process of its own, so the rows overlap 
 up. The ratio is to the 0.8 s target (below 1 passes). The machine's load average is printed
 too: other processes on the cores stretch every row.
 
+Beside Exudyn (issue 32: one-element ``fem run`` under 2x Exudyn's import and one step): the
+peer's row is a cold process that imports Exudyn, builds a point mass under gravity and takes
+one time step of its default solver (:data:`EXUDYN`), run in turn with ``fem run`` (fem, Exudyn,
+fem, ...), so that both sample the machine's speed alike; the ratio is fem's median over
+Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), the row says so.
+
 Python compiles fem's modules on every start when bytecode caching is off
 (``PYTHONDONTWRITEBYTECODE``): the header says which, as it moves the times by about 0.1 s.
 """
@@ -22,7 +28,29 @@ import time
 from pathlib import Path
 
 TARGET = 0.8            # seconds, issue 14
+PEER_TARGET = 2.0       # fem run / Exudyn's import and one step, issue 32
 REPEAT = 5
+
+#: Exudyn's import and one time step of one point mass under gravity (its default solver,
+#: generalized-alpha), no solution file; prints the mass's height, -g h^2 / 2.
+EXUDYN = """\
+import exudyn as exu
+from exudyn.itemInterface import LoadForceVector, MarkerNodePosition, MassPoint, NodePoint
+
+mbs = exu.SystemContainer().AddSystem()
+n = mbs.AddNode(NodePoint(referenceCoordinates=[0.0, 0.0, 0.0]))
+mbs.AddObject(MassPoint(nodeNumber=n, mass=1.0))
+mbs.AddLoad(LoadForceVector(markerNumber=mbs.AddMarker(MarkerNodePosition(nodeNumber=n)),
+                            loadVector=[0.0, -9.81, 0.0]))
+mbs.Assemble()
+s = exu.SimulationSettings()
+s.timeIntegration.numberOfSteps = 1
+s.timeIntegration.endTime = 1e-3
+s.timeIntegration.verboseMode = 0
+s.solution.file.write = False
+exu.SolveDynamic(mbs, s)
+print(mbs.GetNodeOutput(n, exu.OutputVariableType.Position)[1])
+"""
 
 #: A 2D cantilever of one linear beam element under a tip force (units N, mm).
 DECK = """\
@@ -94,6 +122,27 @@ def median_wall(command: list[str], repeat: int = REPEAT, make_args=None) -> flo
     return statistics.median(times)
 
 
+def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[float]:
+    """Median wall time of each command, the commands run in turn ``repeat`` times.
+
+    A command is a list of arguments or a callable ``i -> arguments``.
+    """
+    times = [[] for _ in commands]
+    for i in range(repeat):
+        for command, t in zip(commands, times, strict=True):
+            t.append(median_wall(command(i) if callable(command) else command, repeat=1))
+    return [statistics.median(t) for t in times]
+
+
+def exudyn_available() -> str | None:
+    """Why Exudyn cannot run in this interpreter, or None."""
+    proc = subprocess.run([sys.executable, "-c", "import exudyn"], capture_output=True,
+                          text=True)
+    if proc.returncode == 0:
+        return None
+    return (proc.stderr.strip().splitlines() or ["it does not import"])[-1]
+
+
 def main():
     caching = "off" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
     print(f"Start-up: median wall time of {REPEAT} cold runs (bytecode caching {caching}, "
@@ -109,9 +158,20 @@ def main():
             ("python -c 'import fem'", median_wall(py + ["import fem"])),
             ("python -c 'import fem.run'", median_wall(py + ["import fem.run"])),
             ("PETSc and MPI start", median_wall(py + ["from fem import _petsc; _petsc.init()"])),
-            ("fem run one-element deck", median_wall(
-                fem + ["run", str(deck)], make_args=lambda i: ["-o", str(Path(tmp) / f"{i}.h5")])),
         ]
+        run = lambda i: fem + ["run", str(deck), "-o", str(Path(tmp) / f"{i}.h5")]  # noqa: E731
+        why = exudyn_available()
+        if why is None:
+            t_fem, t_exu = interleaved([run, py + [EXUDYN]])
+        else:
+            t_fem, t_exu = interleaved([run])[0], None
+        rows.append(("fem run one-element deck", t_fem))
     print(f"{'command':<28} {'median s':>9} {'/ target':>9}")
     for name, t in rows:
         print(f"{name:<28} {t:>9.3f} {t / TARGET:>9.2f}")
+    if t_exu is None:
+        print(f"Exudyn: not run ({why})")
+        return
+    print(f"{'Exudyn import + one step':<28} {t_exu:>9.3f}")
+    print(f"fem run / Exudyn's import + one step: {t_fem / t_exu:.2f} (target below "
+          f"{PEER_TARGET:g})")

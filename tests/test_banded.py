@@ -14,6 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from fem import linalg
+from fem.integrators import planar_alpha
 from fem.io.deck import from_dict
 from fem.run import make_step
 from fem.solvers import banded
@@ -132,8 +133,10 @@ def run(deck, monkeypatch=None, petsc=False):
 
 @pytest.mark.parametrize("integrator", ["midpoint", "generalized_alpha"])
 def test_dynamic_steps_of_small_models_solve_banded_as_petsc_does(integrator, monkeypatch):
-    """(The energy-conserving scheme of this model runs compiled time steps, which use the
-    banded LU's kernels directly: tests/test_planar_step.py.)"""
+    """(The energy-conserving scheme and generalized-alpha of this model run compiled time
+    steps, which use the banded LU's kernels directly: tests/test_planar_step.py and
+    tests/test_planar_alpha.py; here generalized-alpha takes the general path.)"""
+    monkeypatch.setattr(planar_alpha.PlanarAlphaStep, "make", classmethod(lambda cls, i: None))
     deck = pendulum(integrator=integrator)
     fast, seen = run(deck)
     assert seen and all(isinstance(b, banded.BandedLU) for b in seen)

@@ -26,6 +26,7 @@ class GeneralizedAlpha(Integrator):
 
     name = "generalized_alpha"
     family = "newmark"
+    _planar = False           # compiled time steps of planar beam models: None if not taken
 
     def __init__(self, system, inertia, loads, h, rho_inf: float = 0.8):
         super().__init__(system, inertia, loads, h)
@@ -101,13 +102,22 @@ class GeneralizedAlpha(Integrator):
         return None, None
 
     def start_step(self, s0) -> None:
-        """Inertial, internal and external forces at ``t0``, once per time step."""
+        """Inertial, internal and external forces at ``t0``, once per time step.
+
+        The internal ones by the compiled step's kernel where it takes the model
+        (:meth:`fem.integrators.planar_alpha.PlanarAlphaStep.internal_force`).
+        """
         super().start_step(s0)
+        if self._planar is False:            # made at the first step (numba is imported then)
+            from fem.integrators.planar_alpha import PlanarAlphaStep
+
+            self._planar = PlanarAlphaStep.make(self)
         dm = self.system.dofmap
         fi0 = dm.from_nodal(self.nodal.newmark_force(s0))
         f_x = self.element_inertia("newmark_force", s0, tangent=False)[0]
-        self._f0 = (fi0 if f_x is None else fi0 + f_x,
-                    self.system.internal_force(s0), dm.from_nodal(self.f_ext0))
+        fint0 = (self.system.internal_force(s0) if self._planar is None
+                 else self._planar.internal_force(s0))
+        self._f0 = (fi0 if f_x is None else fi0 + f_x, fint0, dm.from_nodal(self.f_ext0))
 
     def _end0(self, s0):
         return self._f0
@@ -153,12 +163,26 @@ class GeneralizedAlpha(Integrator):
         return r, scale, K
 
     def finish(self, s0, s1) -> tuple[float, float]:
-        """Rates of ``s1``; its strain energy and the step's external work (trapezoidal)."""
+        """Rates of ``s1``; its strain energy and the step's external work (trapezoidal).
+
+        After a compiled step (:mod:`fem.integrators.planar_alpha`) the rates are its last
+        evaluation's, the same formulas at the same ``s1``.
+        """
+        done = None if not self._planar else self._planar.converged(s1)
+        if done is not None:
+            f_ext = 0.5 * (self.f_ext0 + done.external)        # external(s0), external(s1)
+            return done.energy, float(np.sum(f_ext * done.inc))
         kin = self.kinematics(s0, s1)
         newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma,
                       *self._cached(s0))
         f_ext = 0.5 * (self.external(s0, s0.t) + self.external(s1, s1.t))
         return self.system.strain_energy(s1), float(np.sum(f_ext * kin.increment))
+
+
+    def increment(self, s0, s1):
+        """The step's increment (the compiled step's own, where it converged on ``s1``)."""
+        done = None if not self._planar else self._planar.converged(s1)
+        return super().increment(s0, s1) if done is None else done.inc
 
 
 class Trapezoidal(GeneralizedAlpha):

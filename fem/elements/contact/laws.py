@@ -39,7 +39,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import gamma
 
 LAWS = ("hertz", "hunt_crossley", "lankarani_nikravesh", "kelvin_voigt", "hertz_plastic")
 #: laws whose force needs the pair's history (approach speed, largest penetration)
@@ -62,6 +61,8 @@ def contact_time_factor(n: float) -> float:
     ``C = 2 sqrt(pi) Gamma(1 + 1/(n+1)) / Gamma(1/2 + 1/(n+1))``: 2.9432 for ``n = 3/2``
     (Hertz; eq. 15's 2.94), ``pi`` for ``n = 1``.
     """
+    from scipy.special import gamma  # here: a run without contact never imports it
+
     a = 1.0 / (n + 1)
     return float(2 * np.sqrt(np.pi) * gamma(1 + a) / gamma(0.5 + a))
 

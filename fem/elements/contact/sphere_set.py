@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial import cKDTree
 
 from fem.elements.contact.group import HISTORY, SphereContact
 from fem.elements.contact.laws import NormalLaw
@@ -55,6 +54,8 @@ def candidate_pairs(x: NDArray, R: NDArray, padding: float) -> NDArray:
     Sorted by ``(i, j)``; from a k-d tree query at the largest reach ``2 max R + padding``, then
     each pair's own ``R_i + R_j + padding``.
     """
+    from scipy.spatial import cKDTree  # here: a run without sphere sets never imports it
+
     if len(x) < 2:
         return np.zeros((0, 2), dtype=np.int64)
     reach = 2 * float(R.max()) + padding

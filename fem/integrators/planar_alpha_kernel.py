@@ -1,0 +1,184 @@
+"""The Newton iterations of one generalized-alpha time step of a planar beam model, compiled.
+
+What :meth:`fem.solvers.newton.Newton.iterate` does on :class:`fem.analysis.dynamic.TimeStep`
+with :meth:`fem.integrators.alpha.GeneralizedAlpha.evaluate` (Chung & Hulbert 1993, eqs. 10-12:
+equilibrium at the interpolated times, Newmark's updates) on a model of 2D beams and nodal
+inertia, written out in one loop as :mod:`fem.integrators.planar_newton_kernel` does it for the
+energy-conserving step: :func:`rates` (Newmark's accelerations and velocities of
+:func:`fem.integrators.base.newmark_rates`, 2D, and the nodal inertial forces ``M a`` of
+:meth:`fem.inertia.nodal.NodalInertia.newmark_force`), the beams' forces and tangents at the end
+of the step (:func:`fem.analysis.planar_static_kernel.evaluate`, the static increment's), the
+residual ``(1 - alpha_m) M a1 + alpha_m M a0 + (1 - alpha_f) (f_int - f_ext)_1 + alpha_f (f_int -
+f_ext)_0`` and its tangent ``(1 - alpha_f) K + (1 - alpha_m) M / (beta h^2)``, then the test,
+floors, banded factorization, refined solve and correction the compiled steps share
+(:mod:`fem.solvers.newton_kernel`). Nothing here is new arithmetic: the rates and the residual
+are written in numpy's order of operations; ``tests/test_planar_alpha.py`` compares whole runs
+with the general path. Anything but a plain convergence returns :data:`FALLBACK`.
+"""
+
+import math
+
+import numpy as np
+
+from fem.kernels import configure_cache
+
+configure_cache()                  # before the njit decorators: the source-keyed cache folder
+
+from numba import njit  # noqa: E402
+
+from fem.analysis.planar_static_kernel import evaluate  # noqa: E402
+from fem.solvers import newton_kernel as nk  # noqa: E402
+from fem.solvers.banded_kernel import factor, fill  # noqa: E402
+from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
+
+
+@njit(cache=True, nogil=True)
+def rates(u0, u1, rot0, rot1, v0, a0, h, beta, gamma, mass, index, inc, v1, a1, f_in):
+    """Newmark's rates of ``s1`` and the nodal inertial forces (``n`` nodes, slots ux, uy, rz).
+
+    ``inc (n, 3)``: the increment (``dx, dy``, the angle's); ``a1 = (inc - h v0 - h^2 (1/2 -
+    beta) a0) / (beta h^2)``, ``v1 = v0 + h ((1 - gamma) a0 + gamma a1)`` in numpy's order of
+    :func:`fem.integrators.base.newmark_rates`; ``f_in (n_active,)``: ``mass * a1`` at the
+    active slots (``index (n, 3)``, -1 where inactive), every other entry zero.
+    """
+    c0 = h * h * (0.5 - beta)
+    c1 = beta * h * h
+    f_in[:] = 0.0
+    for i in range(u0.shape[0]):
+        inc[i, 0] = u1[i, 0] - u0[i, 0]
+        inc[i, 1] = u1[i, 1] - u0[i, 1]
+        inc[i, 2] = rot1[i] - rot0[i]
+        for j in range(3):
+            a = (inc[i, j] - h * v0[i, j] - c0 * a0[i, j]) / c1
+            a1[i, j] = a
+            v1[i, j] = v0[i, j] + h * ((1 - gamma) * a0[i, j] + gamma * a)
+            k = index[i, j]
+            if k >= 0:
+                f_in[k] = mass[i, j] * a
+
+
+@njit(cache=True, nogil=True)
+def strain_energy(u, rot, conn, chord0, l0, Sc, Hc):
+    """The beams' strain energy ``sum 1/2 eps^T S eps`` at ``u, rot`` (Beam.energy).
+
+    The frame and Meijaard's strains of :func:`fem.elements.beam.beam2d_kernel.chunk`.
+    """
+    total = 0.0
+    for e in range(l0.shape[0]):
+        le = l0[e]
+        n0, n1 = conn[e, 0], conn[e, 1]
+        h11, h12, h22 = Hc[e, 0], Hc[e, 1], Hc[e, 2]
+        cx, cy = chord0[e, 0], chord0[e, 1]
+        c = math.sqrt(cx * cx + cy * cy)
+        cx, cy = cx / c, cy / c
+        dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
+        dy = chord0[e, 1] + (u[n1, 1] - u[n0, 1])
+        l = math.sqrt(dx * dx + dy * dy)
+        ex, ey = dx / l, dy / l
+        psi = math.atan2(cx * ey - cy * ex, cx * ex + cy * ey)
+        a = rot[n0] - psi
+        p = math.atan2(math.sin(a), math.cos(a))
+        a = rot[n1] - psi
+        r = math.atan2(math.sin(a), math.cos(a))
+        eps0 = (l - le) + 0.5 * (h11 * p * p + 2 * h12 * p * r + h22 * r * r)
+        eps1, eps2 = -le * p, le * r
+        total += 0.5 * (Sc[e, 0] * eps0 * eps0 + eps1 * (Sc[e, 1] * eps1 + Sc[e, 2] * eps2)
+                        + eps2 * (Sc[e, 2] * eps1 + Sc[e, 3] * eps2))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def tangent_of(K, one_minus_af, mass_k, rows):
+    """``K <- (1 - alpha_f) K + (1 - alpha_m) M / (beta h^2)``: ``mass_k (n, 3)`` the latter.
+
+    ``rows (n, 3)``: the CSR position of each slot's diagonal entry, -1 where not free.
+    """
+    for p in range(K.shape[0]):
+        K[p] = one_minus_af * K[p]
+    for i in range(rows.shape[0]):
+        for j in range(3):
+            p = rows[i, j]
+            if p >= 0:
+                K[p] += mass_k[i, j]
+
+
+@njit(cache=True, nogil=True)
+def step(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, index,
+         conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, f0, fe, kind, n_free, lever,
+         free_node, free_slot, diag_rows, indptr, indices, pos, order, ab, kl, settings, inc,
+         f_in, f_int, r, norms, K, reference_out, tangent_out, energy_out):
+    """Iterate ``u1, rot1`` (and ``v1, a1``) to the time step's equilibrium in place.
+
+    ``coefficients``: alpha_m, alpha_f, beta, gamma; ``f0 (3, n_active)``: the inertial,
+    internal and external forces at the step's start; ``fe``: the external forces at its end;
+    ``mass_k (n, 3)``: ``(1 - alpha_m) (mass / (beta h^2))``. ``settings`` as in
+    :func:`fem.integrators.planar_newton_kernel.step`. Returns ``(status, iterations)``; ``r``
+    holds the last residual (every active row: the reactions), ``f_in`` and ``f_int`` the
+    inertial and internal forces of the last evaluation, ``norms`` the residual norm of each
+    iteration, ``reference_out`` the last references of the blocks, ``K`` the last tangent
+    computed (``tangent_out[0]``: 1 if at the last evaluation), ``energy_out[0]`` the strain
+    energy of the state converged on (:func:`strain_energy`). As Newton's loop does, an
+    evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
+    the factorization (modified Newton), computes no tangent unless the test then asks for one.
+    """
+    am, af, beta, gamma = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
+    max_it, eps, null = int(settings[2]), settings[4], settings[5]
+    refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
+    modified, contraction = settings[9] != 0.0, settings[10]
+    n_act = r.shape[0]
+    b = np.zeros(NBLOCKS)
+    prev = np.zeros(NBLOCKS)
+    floor = np.zeros(NBLOCKS)
+    q = np.empty(n_free)
+    absKq = np.empty(n_free)
+    scale_rows = np.empty(n_free)
+    x = np.empty(n_free)
+    y = np.empty(n_free)
+    res = np.empty(n_free)
+    Kf = np.empty_like(K)              # the factored tangent (modified Newton keeps it)
+    f_K = np.empty(n_act)              # the forces of a second evaluation for the tangent
+    norm = 0.0
+    stale = True                       # a tangent to factor at the next iteration
+    du_ratio = np.inf
+    for it in range(max_it + 2):
+        # --- evaluate (GeneralizedAlpha.evaluate) ---------------------------------------------
+        rates(u0, u1, rot0, rot1, v0, a0, h, beta, gamma, mass, index, inc, v1, a1, f_in)
+        tangent = stale and not du_ratio <= 1e-8
+        evaluate(u1, rot1, conn, chord0, l0, Sc, Hc, edofs, slot, tangent, f_e, K_e, f_int, K)
+        if tangent:
+            tangent_of(K, 1 - af, mass_k, diag_rows)
+        tangent_out[0] = 1 if tangent else 0
+        for i in range(n_act):
+            r[i] = ((1 - am) * f_in[i] + am * f0[0, i] + (1 - af) * (f_int[i] - fe[i])
+                    + af * (f0[1, i] - f0[2, i]))
+        nk.references(f_in, f_int, fe, kind, lever, reference_out)
+        # --- the convergence test (NormTest.converged) --------------------------------------
+        status = nk.test(r, kind, n_free, it, reference_out, settings, du_ratio, norms, b, prev,
+                         floor)
+        if status != GOING:
+            if status == CONVERGED:
+                energy_out[0] = strain_energy(u1, rot1, conn, chord0, l0, Sc, Hc)
+            return status, it
+        if modified and not stale and it >= 1 and norms[it] > contraction * norms[it - 1]:
+            stale = True                 # the old tangent no longer contracts: a new one
+        if stale:
+            if not tangent:                  # the tangent after all (Newton's with_tangent)
+                evaluate(u1, rot1, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, f_K,
+                         K)
+                tangent_of(K, 1 - af, mass_k, diag_rows)
+                tangent_out[0] = 1
+            # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
+            nk.positions(X, u1, rot1, free_node, free_slot, q)
+            nk.floors(indptr, indices, K, q, kind, eps, absKq, floor)
+            norm = fill(indptr, K, pos, order, ab, scale_rows)
+            if factor(ab, kl, scale_rows, null):
+                return FALLBACK, it
+            Kf[:] = K
+            stale = not modified
+        # --- solve (BandedLU.solve), correct (System.update_unknowns, 2D) --------------------
+        if not nk.solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
+                        max_refine, poor):
+            return FALLBACK, it              # the general path keeps the record of it
+        nk.correct(u1, rot1, x, free_node, free_slot)
+        du_ratio = nk.correction_ratio(X, u1, rot1, x, free_node, free_slot, q)
+    return FALLBACK, max_it + 1
