@@ -39,8 +39,8 @@ def study(args, petsc: list[str]) -> int:
     n = len(todo)
     if args.resume:
         todo = [t for t in todo if not runner.finished(t)]
-    how = (f"{comm.Get_size()} MPI ranks" if comm is not None else
-           f"{jobs} worker processes" if jobs > 1 else "in this process")
+    how = (f"on {comm.Get_size()} MPI ranks" if comm is not None else
+           f"in {jobs} worker processes" if jobs > 1 else "in this process")
     verbose = getattr(args, "verbose", False)
     first: list[float] = []
 

@@ -268,10 +268,12 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
             waiting = still
             if waiting:
                 waiting[0].wait(0.05)
-        workers.close()
-    finally:
-        workers.terminate()
+    except BaseException:
+        workers.terminate()             # SIGTERM: a variant being computed is dropped
         workers.join()
+        raise
+    workers.close()
+    workers.join()
     return out
 
 

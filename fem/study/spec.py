@@ -454,8 +454,8 @@ def _outputs(table) -> list[Output]:
         if not isinstance(path, str) or not path.strip("/"):
             raise DeckError(f"{where}.path", "expected the path of a dataset of the results "
                             f"file, such as modes/modes/frequencies, got {shown(path)}")
-        index = spec.get("index", ())
-        index = (index,) if not isinstance(index, list) else tuple(index)
+        index = spec.get("index", [])
+        index = tuple(index) if isinstance(index, list) else (index,)
         for i in index:
             if not (i == ":" or (isinstance(i, int) and not isinstance(i, bool))):
                 raise DeckError(f"{where}.index", f"expected integers or \":\" (all), got "
