@@ -173,6 +173,11 @@ value = 0.012
             np.testing.assert_allclose(d, exact, rtol=1e-7)
             np.testing.assert_allclose(f[f"sensitivity/{name}_normalized"][()],
                                        [0.5, -0.5, 1.0], rtol=1e-7)
+            # the exact (Hutton & Smith) ones: K, M linear in E and rho, so exact to round-off;
+            # K_bending ~ h^3 is differenced at relative step 1e-4: O(h^2) = 1e-8
+            hs = f[f"sensitivity/{name}_exact"][()]
+            np.testing.assert_allclose(hs[:2], exact[:2], rtol=1e-9)
+            np.testing.assert_allclose(hs[2], exact[2], rtol=1e-7)
 
 
 def test_expansion_product_zip_ranges():

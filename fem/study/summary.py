@@ -10,7 +10,10 @@ as datasets: ``variant`` (n,), ``values`` (n, P) with attribute ``keys``, ``stat
 A ``sensitivity`` study adds the central differences ``d out / d p = (out(p (1 + h)) - out(p (1 -
 h))) / (2 h p)``: ``sensitivity.csv`` (a row per output, a column per parameter) and
 ``sensitivity/<output>`` (P,) in ``summary.h5`` with attributes ``keys``, ``relative_step``,
-``nominal`` (the outputs at the nominal values); also the normalized ``(p / out) d out / d p``.
+``nominal`` (the outputs at the nominal values); also the normalized ``(p / out) d out / d p``,
+and for modal frequencies the exact derivatives beside them, ``sensitivity/<output>_exact``
+(:mod:`fem.study.exact`; where not offered, the attribute ``exact`` of ``sensitivity/<output>``
+says why).
 """
 
 from __future__ import annotations
@@ -105,21 +108,32 @@ def differences(study: Study, rows: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _sensitivity(study: Study, rows: list[dict], f, out_dir: str) -> None:
+    from fem.study.exact import exact
+
     d = differences(study, rows)
+    found, why = exact(study)
     p0 = np.array(study.variants[0], dtype=float)
     g = f.create_group("sensitivity")
     g.attrs["keys"] = study.keys
     g.attrs["relative_step"] = study.relative_step
     g.attrs["method"] = "central differences, truncation error O(h^2)"
+    nan = [math.nan] * len(study.keys)
     with open(os.path.join(out_dir, "sensitivity.csv"), "w", newline="",
               encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["output", "nominal", *(f"d/d {k}" for k in study.keys),
-                    *(f"normalized {k}" for k in study.keys)])
+                    *(f"normalized {k}" for k in study.keys),
+                    *(f"exact d/d {k}" for k in study.keys), "exact: why not"])
         for o in study.outputs:
             y0 = float(rows[0]["outputs"].get(o.name, math.nan))
             g[o.name] = d[o.name]
             g[o.name].attrs["nominal"] = y0
             g[f"{o.name}_normalized"] = d[o.name] * p0 / y0
+            if o.name in found:
+                g[f"{o.name}_exact"] = found[o.name]
+                g[f"{o.name}_exact"].attrs["method"] = "Hutton & Smith eq. (8) (fem.study.exact)"
+            elif o.name in why:
+                g[o.name].attrs["exact"] = why[o.name]
             w.writerow([o.name, _cell(y0), *map(_cell, d[o.name].tolist()),
-                        *map(_cell, (d[o.name] * p0 / y0).tolist())])
+                        *map(_cell, (d[o.name] * p0 / y0).tolist()),
+                        *map(_cell, found.get(o.name, nan)), why.get(o.name, "")])
