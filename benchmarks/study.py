@@ -9,9 +9,13 @@ and 2 worker processes against 1.
    not a per-variant cost. Goal (issue 35): at least 10x less per variant than the loop.
 2. Workers: ``VARIANTS`` variants of a small modal deck (the 8-element cantilever of
    tests/test_study.py) with ``-j 1`` and ``-j 2``; the speed-up (goal 1.8x on 2 free cores) is
-   bounded by the cores other processes leave: the load average is printed before and after.
+   bounded by the cores other processes leave: the load average is printed before and after,
+   and the sums of the variants' CPU and wall times (their records): equal CPU sums say the
+   workers add no work per variant, and a wall sum well above the CPU sum says the cores were
+   taken by others.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +67,12 @@ def study_file(path: Path, key: str, values: list[float]) -> str:
     return str(path)
 
 
+def records(folder: Path) -> tuple[float, float]:
+    """The sums of the variants' CPU and wall times (their records; CPU: the running process)."""
+    recs = [json.loads(p.read_text()) for p in folder.glob("variant_*.json")]
+    return sum(r["cpu_time"] for r in recs), sum(r["wall_time"] for r in recs)
+
+
 def wall(args: list[str], shell: bool = False) -> float:
     t = time.perf_counter()
     proc = subprocess.run(args, capture_output=True, text=True, shell=shell)
@@ -107,8 +117,10 @@ def main():
         j2 = wall(fem + ["study", str(modal), st, "-o", str(tmp / "j2"), "-j", "2"])
         load1 = os.getloadavg()[0]
         print(f"\n2. {VARIANTS} variants of an 8-element modal deck")
-        print(f"{'fem study -j 1':<38} {j1:>8.2f}")
-        print(f"{'fem study -j 2':<38} {j2:>8.2f}")
+        print(f"{'':<38} {'wall s':>8} {'variants: CPU s':>16} {'wall s':>8}")
+        for name, t, folder in (("fem study -j 1", j1, "j1"), ("fem study -j 2", j2, "j2")):
+            cpu, w = records(tmp / folder)
+            print(f"{name:<38} {t:>8.2f} {cpu:>16.2f} {w:>8.2f}")
         print(f"speed-up -j 2 / -j 1: {j1 / j2:.2f}x (goal 1.8x on 2 free cores); load average "
               f"{load0:.1f} at the start, {load1:.1f} at the end, {os.cpu_count()} cores")
 

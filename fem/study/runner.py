@@ -2,8 +2,9 @@
 
 Each variant runs in-process through :func:`fem.run.run` into ``<out>/variant_0007.h5``; the
 variant's values go to the file's root attributes (``study_variant``, ``study_keys`` and one
-``study:<key path>`` per parameter), and its record (status, exit code, message, wall time, the
-named outputs) to ``<out>/variant_0007.json``, written last under a temporary name and renamed:
+``study:<key path>`` per parameter), and its record (status, exit code, message, wall and CPU
+time of this process, the named outputs) to ``<out>/variant_0007.json``, written last under a
+temporary name and renamed:
 
 * ``jobs = 1``: in this process, one after another;
 * ``jobs > 1``: a pool of ``jobs`` worker processes started by the ``forkserver`` method from a
@@ -168,10 +169,10 @@ def run_variant(task: Task) -> dict:
     from fem.io import deck as deck_io
     from fem.run import run
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     rec = {"index": task.index, "values": dict(zip(task.keys, task.values, strict=True)),
            "status": "failed", "exit_code": 70, "message": "", "wall_time": 0.0,
-           "outputs": {}}
+           "cpu_time": 0.0, "outputs": {}}
     _remove_partial(task.out)
     stop = None
     try:
@@ -188,6 +189,7 @@ def run_variant(task: Task) -> dict:
         log.debug("variant %d", task.index, exc_info=True)
         rec.update(exit_code=70, message=f"internal error: {type(err).__name__}: {err}")
     rec["wall_time"] = time.perf_counter() - started
+    rec["cpu_time"] = time.process_time() - cpu
     if rec["status"] == "done":
         rec["outputs"], errors = read_outputs(task.out, task.outputs)
         if errors:
