@@ -93,7 +93,8 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
     own = {"-o", "-v", "-h", "-j"}
     while i < len(argv):
         a = argv[i]
-        if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2:
+        if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2 \
+                and not (a.startswith("-j") and a[2:].isdigit()):        # fem study -j2
             petsc.append(a)
             nxt = argv[i + 1] if i + 1 < len(argv) else None
             # a value follows unless it is an option, a deck (``fem run -x_ksp_view deck.toml``)

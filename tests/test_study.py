@@ -359,3 +359,11 @@ def test_crank_64_variants_pool_mpi_resume(tmp_path):
                        check=True, env=env, capture_output=True, text=True)
     assert f"{64 - len(first)} to run" in r.stdout
     assert _table(c) == _table(a)
+
+
+def test_jobs_option_is_fems_not_petscs():
+    from fem.cli import _parser, _split_petsc
+
+    for given in (["-j", "2"], ["-j2"]):
+        ours, petsc = _split_petsc(["study", "a.toml", *given, "-s_ksp_view"])
+        assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
