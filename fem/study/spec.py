@@ -494,20 +494,6 @@ def variant_error(study: Study, i: int, err: FemError) -> DeckError:
 
 def scalar(h5, out: Output) -> float:
     """The value of output ``out`` in open results file ``h5`` (KeyError, ValueError: why not)."""
-    if out.path not in h5:
-        raise KeyError(f"no dataset {out.path!r} in the results file")
-    y = np.asarray(h5[out.path][()], dtype=float)
-    if out.index:
-        idx = tuple(slice(None) if i == ":" else i for i in out.index)
-        if len(idx) > y.ndim:
-            raise ValueError(f"index {list(out.index)}: {out.path} has {y.ndim} axes")
-        y = y[idx]
-    if out.reduce == "final":
-        y = y[-1] if y.ndim else y
-    elif out.reduce is not None:
-        y = {"max": np.max, "min": np.min, "max_abs": lambda a: np.max(np.abs(a)),
-             "spread": np.ptp}[out.reduce](y)
-    if np.ndim(y) != 0:
-        raise ValueError(f"{out.path} gives shape {np.shape(y)}: expected one number; give an "
-                         "index or a reduction")
-    return float(y)
+    from fem.io.results import dataset_scalar
+
+    return dataset_scalar(h5, out.path, out.index, out.reduce)
