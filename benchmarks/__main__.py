@@ -21,6 +21,7 @@ from benchmarks import (
     slender_arch,
     small_models,
     startup,
+    study,
 )
 
 BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.main,
@@ -28,7 +29,7 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
               "linearize_memory": linearize_memory.main, "output": output.main,
-              "restart": restart.main, "forces": forces.main}
+              "restart": restart.main, "forces": forces.main, "study": study.main}
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,5 @@
-"""The ``fem`` command: ``run``, ``validate``, ``plot``, ``info``, ``deck-reference``, ...
-
-The subcommands are also ``deck-schema`` (a JSON Schema of the deck).
+"""The ``fem`` command: ``run``, ``study``, ``validate``, ``plot``, ``info``,
+``deck-reference``, ``deck-schema`` (a JSON Schema of the deck).
 
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is
@@ -50,7 +49,7 @@ def _completed_note(args) -> None:
             print(f"fem: ParaView: {xdmf}", file=sys.stderr)
 
 
-COMMANDS = ("run", "validate", "plot", "info", "deck-reference", "deck-schema")
+COMMANDS = ("run", "study", "validate", "plot", "info", "deck-reference", "deck-schema")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,6 +69,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="continue the run that wrote OUT.h5 from its last checkpoint (or the one "
                    "after frame FRAME of step STEP) into that file; the deck's model must be the "
                    "one it ran, its steps may go on")
+    s = sub.add_parser("study", help="run a parameter study: many variants of one deck "
+                       "(fem.study)")
+    s.add_argument("deck", help="base TOML deck (may hold the [study] table)")
+    s.add_argument("study", nargs="?", help="TOML file with the [study] table")
+    s.add_argument("-o", "--output", help="folder of the results (default: <deck>_study)")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: "
+                   "in this process); under mpiexec the ranks share the variants instead")
+    s.add_argument("--resume", action="store_true", help="run only the variants the folder "
+                   "does not hold finished")
+    s.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="a line per variant")
     v = sub.add_parser("validate", help="run the validation cases and compare with references")
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
@@ -214,10 +224,11 @@ def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:
     """Separate PETSc options (single dash, not fem's own) from fem's arguments."""
     ours, petsc = [], []
     i = 0
-    own = {"-o", "-v", "-h"}
+    own = {"-o", "-v", "-h", "-j"}
     while i < len(argv):
         a = argv[i]
-        if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2:
+        if a.startswith("-") and not a.startswith("--") and a not in own and len(a) > 2 \
+                and not (a.startswith("-j") and a[2:].isdigit()):        # fem study -j2
             petsc.append(a)
             nxt = argv[i + 1] if i + 1 < len(argv) else None
             # a value follows unless it is an option, a deck (``fem run -x_ksp_view deck.toml``)
@@ -325,10 +336,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(args, petsc: list[str]) -> int:
     try:
-        if args.command != "run":
+        if args.command not in ("run", "study"):
             _petsc.init(petsc)
         if args.command == "run":
             return _cmd_run(args, petsc)
+        if args.command == "study":
+            from fem.study.command import study
+
+            return study(args, petsc)
         if args.command == "validate":
             return _cmd_validate(args)
         if args.command == "plot":

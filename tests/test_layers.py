@@ -13,7 +13,7 @@ Every ``import``, ``from ... import`` and relative import is resolved to the mod
 4 numerics     linalg, solvers/
 5 procedures   integrators/, cms/, analysis/
 6 io           io/ (all but keys)
-7 app          run, validate, report, plot, cli, console, progress, info
+7 app          run, validate, report, plot, cli, console, progress, info, study/
 
 ``interrupt`` holds the signal flag that solvers and the results writer poll; it imports only
 ``errors`` and sits in the base layer (DESIGN.md lists it with the app, which would make every
@@ -43,7 +43,7 @@ LAYERS = {
     "fem.integrators": 5, "fem.cms": 5, "fem.analysis": 5,
     "fem.io": 6,
     "fem.run": 7, "fem.validate": 7, "fem.cli": 7, "fem.console": 7, "fem.progress": 7,
-    "fem.info": 7, "fem.report": 7, "fem.plot": 7,
+    "fem.info": 7, "fem.report": 7, "fem.plot": 7, "fem.study": 7,
 }
 
 

@@ -3,6 +3,8 @@
 * :func:`read_state` gives the :class:`~fem.state.State` at the end of a step, with its
   resumable progress; :func:`state_from_group` and :func:`progress_from_group` read them from
   any group that holds them (a checkpoint's, what a restart reads, :mod:`fem.io.restart`);
+* :func:`dataset_scalar` reads one number from any dataset, by index and reduction (the named
+  outputs of a study, :mod:`fem.study`);
 * :class:`Results` reads the quantities a validation case's ``reference.toml`` names
   (:mod:`fem.validate`: displacements, rotations, reactions, section forces, load factors,
   buckling factors, frequencies, critical speeds, energies, periods, chord offsets, relative
@@ -353,3 +355,34 @@ def _period(s, q: dict, node_ids: np.ndarray, slots: list[str]) -> float:
         return float("nan")
     times = t[up] - u[up] * (t[up + 1] - t[up]) / (u[up + 1] - u[up])
     return float((times[-1] - times[0]) / (len(times) - 1))
+
+
+#: reductions of :func:`dataset_scalar`, over every value left after the index
+REDUCTIONS = {"max": np.max, "min": np.min, "max_abs": lambda a: np.max(np.abs(a)),
+              "spread": np.ptp}
+
+
+def dataset_scalar(h5: h5py.File, path: str, index: tuple = (), reduce: str | None = None
+                   ) -> float:
+    """One number from dataset ``path`` of open results file ``h5`` (a study's outputs).
+
+    ``index``: integers or ``":"`` (a whole axis), applied first; ``reduce``: ``final`` (the
+    last entry of the first axis left, e.g. the last frame) or one of :data:`REDUCTIONS`.
+    KeyError or ValueError say why there is no one number.
+    """
+    if path not in h5 or not isinstance(h5[path], h5py.Dataset):
+        raise KeyError(f"no dataset {path!r} in the results file")
+    y = np.asarray(h5[path][()], dtype=float)
+    if index:
+        if len(index) > y.ndim:
+            raise ValueError(f"index {list(index)}: {path} has {y.ndim} axes")
+        y = y[tuple(slice(None) if i == ":" else i for i in index)]
+    if reduce == "final":
+        y = y[-1] if y.ndim else y
+    elif reduce is not None:
+        y = REDUCTIONS[reduce](y)
+    if np.ndim(y) != 0:
+        raise ValueError(f"{path} gives shape {np.shape(y)}: expected one number; give an "
+                         "index or a reduction")
+    return float(y)
+

@@ -1,0 +1,298 @@
+"""Running a study's variants: in-process, in worker processes, or over MPI ranks.
+
+Each variant runs in-process through :func:`fem.run.run` into ``<out>/variant_0007.h5``; the
+variant's values go to the file's root attributes (``study_variant``, ``study_keys`` and one
+``study:<key path>`` per parameter), and its record (status, exit code, message, wall and CPU
+time of this process, the named outputs) to ``<out>/variant_0007.json``, written last under a
+temporary name and renamed:
+
+* ``jobs = 1``: in this process, one after another;
+* ``jobs > 1``: a pool of ``jobs`` worker processes started by the ``forkserver`` method from a
+  server that imported fem once (:func:`pool`); each worker starts PETSc once and runs the
+  variants it is handed in-process. Workers ignore SIGINT: a Ctrl-C reaches the parent, which
+  terminates them and keeps what finished;
+* under an MPI launcher (``mpiexec -n N fem study ...``, :func:`launched`): rank ``r`` runs the
+  variants ``r, r + N, ...`` (a static split: the same order whatever the timing), and rank 0
+  writes the summary once all ranks are through.
+
+BLAS and OpenMP threads are pinned to one per process in workers and under a launcher
+(:func:`pin_threads`): N processes on N cores, not N times the cores' threads.
+
+A variant that fails (no convergence, a model error that only shows when it runs) is recorded
+with its exit code and message; the study goes on. ``resume`` skips the variants whose record says
+done with a complete results file (every step of the deck has its end state,
+``/steps/<s>/state``, which the results writer adds when the step is through) or failed with an
+error of the variant itself (not an interrupt); any other is run again, its partial files removed.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import logging
+import os
+import signal
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fem import interrupt
+from fem.errors import FemError, Interrupted
+from fem.study.spec import Output, Study, scalar
+
+log = logging.getLogger(__name__)
+
+#: environment variables that say a launcher (mpiexec, srun) started this process
+LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
+                 "SLURM_NTASKS")
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+               "BLIS_NUM_THREADS", "NUMBA_NUM_THREADS")
+INTERRUPTS = (130, 143)
+
+
+class ResultsFolderError(FemError):
+    """The study's results folder cannot be used as asked (exit code 2, like any bad input)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to run one variant (picklable)."""
+
+    index: int
+    data: dict
+    base_dir: str
+    text: str
+    path: str
+    out: str
+    keys: tuple
+    values: tuple
+    outputs: tuple[Output, ...]
+    steps: tuple[str, ...]
+
+
+def variant_path(out_dir: str, i: int) -> str:
+    """``<out>/variant_0007.h5``."""
+    return os.path.join(out_dir, f"variant_{i:04d}.h5")
+
+
+def record_path(h5: str) -> str:
+    """The record beside a variant's results file: ``variant_0007.json``."""
+    return os.path.splitext(h5)[0] + ".json"
+
+
+def launched() -> bool:
+    """Whether an MPI launcher started this process (its environment variables are set)."""
+    return any(v in os.environ for v in LAUNCHER_VARS)
+
+
+def pin_threads() -> None:
+    """One BLAS/OpenMP thread per process (before numpy loads; inherited by workers)."""
+    for v in THREAD_VARS:
+        os.environ[v] = "1"
+
+
+def tasks(study: Study, out_dir: str) -> list[Task]:
+    """Every variant of ``study`` as a :class:`Task` writing into ``out_dir``."""
+    steps = tuple(s["name"] for s in study.base.get("steps", ()) if isinstance(s, dict))
+    return [Task(i, study.data(i), study.base_dir, study.text, study.path,
+                 variant_path(out_dir, i), tuple(study.keys), study.variants[i],
+                 tuple(study.outputs), steps) for i in range(len(study.variants))]
+
+
+def complete(h5: str, steps: tuple[str, ...]) -> bool:
+    """Whether results file ``h5`` holds the end state of every step (a finished run)."""
+    import h5py
+
+    try:
+        with h5py.File(h5, "r") as f:
+            return all(f"steps/{s}/state" in f for s in steps) and "study_variant" in f.attrs
+    except (OSError, RuntimeError):
+        return False
+
+
+def read_record(h5: str) -> dict | None:
+    """The record of the variant whose results file is ``h5`` (None: none, or unreadable)."""
+    try:
+        with open(record_path(h5), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def finished(task: Task) -> bool:
+    """Whether ``task`` needs no run on ``--resume``."""
+    rec = read_record(task.out)
+    if rec is None:
+        return False
+    if rec.get("status") == "failed":
+        return rec.get("exit_code") not in INTERRUPTS
+    return rec.get("status") == "done" and complete(task.out, task.steps)
+
+
+def _remove_partial(h5: str) -> None:
+    """Remove what an earlier, unfinished run of this variant left (the study owns the folder)."""
+    stem = os.path.splitext(h5)[0]
+    for p in [h5, record_path(h5), *glob.glob(glob.escape(stem) + "*.xdmf")]:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, default=str)
+    os.replace(tmp, path)
+
+
+def _mark(task: Task) -> None:
+    """The variant's values in its results file's root attributes."""
+    import h5py
+
+    with h5py.File(task.out, "a") as f:
+        f.attrs["study_keys"] = list(task.keys)
+        for k, v in zip(task.keys, task.values, strict=True):
+            f.attrs[f"study:{k}"] = v if isinstance(v, (int, float)) else str(v)
+        f.attrs["study_variant"] = task.index
+
+
+def run_variant(task: Task) -> dict:
+    """Run one variant in this process; write and return its record.
+
+    Failures of the variant are recorded (exit code as ``fem run`` gives it); an interrupt
+    (:class:`~fem.errors.Interrupted`) is recorded too and raised again.
+    """
+    from fem.io import deck as deck_io
+    from fem.run import run
+
+    started, cpu = time.perf_counter(), time.process_time()
+    rec = {"index": task.index, "values": dict(zip(task.keys, task.values, strict=True)),
+           "status": "failed", "exit_code": 70, "message": "", "wall_time": 0.0,
+           "cpu_time": 0.0, "outputs": {}}
+    _remove_partial(task.out)
+    stop = None
+    try:
+        deck = deck_io.from_dict(task.data, task.base_dir, task.text, task.path)
+        run(deck, task.out)
+        _mark(task)
+        rec.update(status="done", exit_code=0)
+    except Interrupted as err:
+        rec.update(exit_code=err.exit_code, message=str(err))
+        stop = err
+    except FemError as err:
+        rec.update(exit_code=err.exit_code, message=str(err))
+    except Exception as err:  # noqa: BLE001 - a bug: recorded, the study goes on
+        log.debug("variant %d", task.index, exc_info=True)
+        rec.update(exit_code=70, message=f"internal error: {type(err).__name__}: {err}")
+    rec["wall_time"] = time.perf_counter() - started
+    rec["cpu_time"] = time.process_time() - cpu
+    if rec["status"] == "done":
+        rec["outputs"], errors = read_outputs(task.out, task.outputs)
+        if errors:
+            rec["message"] = "; ".join(errors)
+    if stop is None or os.path.isdir(os.path.dirname(task.out)):
+        _write_json(record_path(task.out), rec)
+    if stop is not None:
+        raise stop
+    return rec
+
+
+def read_outputs(h5: str, outputs: tuple[Output, ...]) -> tuple[dict, list[str]]:
+    """The named outputs of results file ``h5`` (NaN where one cannot be read, with why)."""
+    import h5py
+
+    values, errors = {}, []
+    with h5py.File(h5, "r") as f:
+        for o in outputs:
+            try:
+                values[o.name] = scalar(f, o)
+            except (KeyError, ValueError, IndexError, TypeError) as err:
+                values[o.name] = float("nan")
+                errors.append(f"study.outputs.{o.name}: {err}")
+    return values, errors
+
+
+# --- one process --------------------------------------------------------------------------------
+def serial(todo: list[Task], report: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run ``todo`` here, one after another; stops at an interrupt, keeping what finished."""
+    out = []
+    for t in todo:
+        interrupt.check()
+        rec = run_variant(t)
+        out.append(rec)
+        if report is not None:
+            report(rec)
+    return out
+
+
+# --- worker processes ---------------------------------------------------------------------------
+def _init_worker(petsc_args: list[str]) -> None:
+    """A worker: SIGINT is the parent's to handle; PETSc started once; numpy's warnings off."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pin_threads()
+    from fem import _petsc
+
+    _petsc.init(petsc_args)
+    warnings.simplefilter("ignore", RuntimeWarning)
+
+
+def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = None,
+         petsc_args: list[str] = ()) -> list[dict]:
+    """Run ``todo`` in ``jobs`` worker processes (forkserver: fem imported once, in the server).
+
+    At a signal (:func:`fem.interrupt.pending`) the workers are terminated and
+    :class:`~fem.errors.Interrupted` is raised; the records written so far stay.
+    """
+    import multiprocessing as mp
+
+    pin_threads()                        # the workers inherit it
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["fem.study.runner", "fem.run", "numpy", "h5py"])
+    out: list[dict] = []
+    workers = ctx.Pool(jobs, initializer=_init_worker, initargs=(list(petsc_args),))
+    try:
+        waiting = [workers.apply_async(run_variant, (t,)) for t in todo]
+        while waiting:
+            interrupt.check()
+            still = []
+            for w in waiting:
+                if w.ready():
+                    rec = w.get()
+                    out.append(rec)
+                    if report is not None:
+                        report(rec)
+                else:
+                    still.append(w)
+            waiting = still
+            if waiting:
+                waiting[0].wait(0.05)
+    except BaseException:
+        workers.terminate()             # SIGTERM: a variant being computed is dropped
+        workers.join()
+        raise
+    workers.close()
+    workers.join()
+    return out
+
+
+# --- MPI ranks ----------------------------------------------------------------------------------
+def mpi_comm():
+    """``MPI.COMM_WORLD`` when launched on more than one rank, else None."""
+    if not launched():
+        return None
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD if MPI.COMM_WORLD.Get_size() > 1 else None
+
+
+def ranks(todo: list[Task], comm, report: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run this rank's share of ``todo`` (a static split by variant index), then wait for all."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    mine = [t for t in todo if t.index % size == rank]
+    out = serial(mine, report)
+    comm.Barrier()
+    return out

@@ -1,0 +1,369 @@
+"""Parameter studies (fem.study, issue 35).
+
+References: a clamped-free Euler-Bernoulli beam of rectangular section b x h has omega_i =
+lambda_i^2 sqrt(E I / (rho A L^4)) = lambda_i^2 h sqrt(E / (12 rho)) / L^2 (Blevins, Formulas for
+Natural Frequency and Mode Shape (1979), Table 8-1): every bending frequency scales as
+h sqrt(E / rho). The finite-element eigenproblem scales the same way exactly (K_bending ~ E b h^3,
+M ~ rho b h, the axial modes of the 2D linear beam are uncoupled and above the modes checked), so
+each variant's frequencies equal the base ones times that factor to round-off; the sensitivities
+are the factor's derivatives, d omega / d E = omega / (2 E), d omega / d rho = -omega / (2 rho),
+d omega / d h = omega / h. Slider-crank: cases/slider_crank_meijaard; a variant driven at 3e5
+rad/s with no time-step halvings allowed diverges (exit code 3), the others complete.
+
+The 200-variant and 64-variant (-j 2 and mpiexec -n 3, SIGINT and --resume on a pool) versions
+are soak tests (FEM_SOAK=1); the suite runs small versions of the same checks in-process.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from fem import interrupt
+from fem.cli import main
+from fem.errors import DeckError
+from fem.study import runner, spec
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CRANK = os.path.join(ROOT, "cases", "slider_crank_meijaard", "deck.toml")
+SOAK = pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test: FEM_SOAK=1")
+LAMBDA2 = np.array([3.5160153, 22.034492, 61.697214])     # Blevins Table 8-1, clamped-free
+
+CANTILEVER = """
+[model]
+dim = 2
+title = "cantilever for a study"
+
+[[materials]]
+name = "steel"
+E = 2.0e11
+nu = 0.3
+density = 7800.0
+
+[[sections]]
+name = "bar"
+shape = "rectangle"
+b = 0.02
+h = 0.01
+
+[nodes]
+coordinates = [[0.0, 0.0], [1.0, 0.0]]
+
+[[elements]]
+name = "beam"
+type = "beam"
+formulation = "linear"
+material = "steel"
+section = "bar"
+connectivity = [[1, 2]]
+divisions = 8
+rotary_inertia = false
+
+[[supports]]
+nodes = [1]
+fixed = ["all"]
+
+[[steps]]
+name = "modes"
+type = "modal"
+modes = 3
+mass = "consistent"
+"""
+
+OUTPUTS = """
+[study.outputs]
+f1 = {path = "modes/modes/frequencies", index = 0}
+f2 = {path = "modes/modes/frequencies", index = 1}
+f3 = {path = "modes/modes/frequencies", index = 2}
+"""
+
+
+def write(path, text: str) -> str:
+    with open(path, "w") as fh:
+        fh.write(text)
+    return str(path)
+
+
+def rows(out) -> list[dict]:
+    with open(os.path.join(out, "summary.csv"), newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def cantilever_scaling(tmp_path, values: dict, count: int) -> None:
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", "[study]\n" + "".join(
+        f"[[study.parameters]]\nkey = \"{k}\"\nvalues = {list(v)}\n" for k, v in values.items())
+        + OUTPUTS)
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out]) == 0
+    with h5py.File(os.path.join(out, "summary.h5"), "r") as f:
+        keys = list(f["values"].attrs["keys"])
+        v = f["values"][()]
+        assert list(f["status"].asstr()[()]) == ["done"] * count
+        freqs = np.stack([f[f"outputs/f{i}"][()] for i in (1, 2, 3)], axis=1)      # (n, 3)
+    assert v.shape == (count, 3)
+    E, rho, h = (v[:, keys.index(k)] for k in ("materials.steel.E", "materials.steel.density",
+                                                  "sections.bar.h"))
+    scale = h * np.sqrt(E / rho)                       # (n,) the closed form's scaling
+    ref = freqs[0] / scale[0]                          # (3,) the base frequencies per unit scale
+    np.testing.assert_allclose(freqs, scale[:, None] * ref[None, :], rtol=1e-10, atol=0)
+    # and the base is the clamped-free beam: 8 elements are above it (Rayleigh-Ritz) by +2.1e-6,
+    # +8.0e-5, +6.1e-4 (the closed form's lambda_i^2 to 8 digits)
+    closed = LAMBDA2[None, :] * scale[:, None] / np.sqrt(12.0)
+    assert np.all(freqs >= closed * (1 - 1e-8))
+    assert np.all(freqs <= closed * (1 + np.array([1e-5, 1e-4, 1e-3])))
+    # the variant's values are in its results file's root attributes
+    with h5py.File(os.path.join(out, f"variant_{count - 1:04d}.h5"), "r") as f:
+        assert f.attrs["study_variant"] == count - 1
+        assert f.attrs["study:sections.bar.h"] == h[-1]
+
+
+def test_cantilever_frequencies_scale(tmp_path):
+    """8 variants (2 x 2 x 2) in-process: every frequency is the scaling of the base's."""
+    cantilever_scaling(tmp_path, {"materials.steel.E": [2.0e11, 7.0e10],
+                                  "materials.steel.density": [7800.0, 2700.0],
+                                  "sections.bar.h": [0.01, 0.025]}, 8)
+
+
+@pytest.mark.soak
+@SOAK
+def test_cantilever_200_variants(tmp_path):
+    """The issue's 200 variants: 5 moduli x 5 densities x 8 thicknesses."""
+    cantilever_scaling(tmp_path, {
+        "materials.steel.E": np.linspace(7.0e10, 2.1e11, 5).tolist(),
+        "materials.steel.density": np.linspace(2700.0, 7900.0, 5).tolist(),
+        "sections.bar.h": np.linspace(0.005, 0.03, 8).tolist()}, 200)
+
+
+def test_sensitivity_matches_scaling_derivatives(tmp_path):
+    """Central differences of the frequencies to E, rho and h: the closed form's derivatives."""
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", """
+[study]
+kind = "sensitivity"
+relative_step = 1e-4
+[[study.parameters]]
+key = "materials.steel.E"
+[[study.parameters]]
+key = "materials.steel.density"
+[[study.parameters]]
+key = "sections.bar.h"
+value = 0.012
+""" + OUTPUTS)
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out]) == 0
+    with h5py.File(os.path.join(out, "summary.h5"), "r") as f:
+        assert list(f["values"][0]) == [2.0e11, 7800.0, 0.012]
+        assert len(f["variant"]) == 7
+        for name in ("f1", "f2", "f3"):
+            d = f[f"sensitivity/{name}"][()]
+            w = f[f"sensitivity/{name}"].attrs["nominal"]
+            exact = np.array([w / (2 * 2.0e11), -w / (2 * 7800.0), w / 0.012])
+            # truncation h^2 / 8 = 1.3e-9 relative; round-off of the frequencies / h ~ 1e-10
+            np.testing.assert_allclose(d, exact, rtol=1e-7)
+            np.testing.assert_allclose(f[f"sensitivity/{name}_normalized"][()],
+                                       [0.5, -0.5, 1.0], rtol=1e-7)
+            # the exact (Hutton & Smith) ones: K, M linear in E and rho, so exact to round-off;
+            # K_bending ~ h^3 is differenced at relative step 1e-4: O(h^2) = 1e-8
+            hs = f[f"sensitivity/{name}_exact"][()]
+            np.testing.assert_allclose(hs[:2], exact[:2], rtol=1e-9)
+            np.testing.assert_allclose(hs[2], exact[2], rtol=1e-7)
+
+
+def test_expansion_product_zip_ranges():
+    base = {"materials": [{"name": "steel", "E": 1.0}], "steps": [{"name": "s", "n": 3}],
+            "nodes": {"coordinates": [[0.0, 0.0], [1.0, 0.0]]}}
+    st = spec.expand({"parameters": [
+        {"key": "materials.steel.E", "values": [1.0, 2.0]},
+        {"key": "steps.s.n", "linspace": [2, 6, 3], "zip": "a"},
+        {"key": "nodes.coordinates[1][0]", "logspace": [1.0, 100.0, 3], "zip": "a"}]}, base)
+    assert st.variants == [(1.0, 2, 1.0), (1.0, 4, 10.0), (1.0, 6, 100.0),
+                           (2.0, 2, 1.0), (2.0, 4, 10.0), (2.0, 6, 100.0)]
+    assert isinstance(st.variants[1][1], int)       # an integer key stays an integer
+    d = st.data(4)
+    assert d["materials"][0]["E"] == 2.0 and d["steps"][0]["n"] == 4
+    assert d["nodes"]["coordinates"][1][0] == 10.0 and base["steps"][0]["n"] == 3
+    assert [p.location for p in st.parameters] == ["materials[0].E", "steps[0].n",
+                                                   "nodes.coordinates[1][0]"]
+    with pytest.raises(DeckError, match=r"study.parameters\[2\].values: zipped parameters need "
+                       "lists of one length"):
+        spec.expand({"parameters": [{"key": "materials.steel.E", "values": [1.0], "zip": "b"},
+                                    {"key": "steps.s.n", "values": [1, 2], "zip": "b"},
+                                    {"key": "steps.s.m", "values": [1, 2, 3], "zip": "b"}]}, base)
+
+
+def test_sampling_seeded_and_stratified():
+    base = {"materials": [{"name": "m", "E": 1.0, "density": 1.0}]}
+    table = {"sampling": "lhs", "samples": 16, "seed": 3, "parameters": [
+        {"key": "materials.m.E", "lower": 1.0, "upper": 3.0},
+        {"key": "materials.m.density", "lower": 1.0, "upper": 1000.0, "scale": "log"}]}
+    a = np.array(spec.expand(table, base).variants)
+    assert np.array_equal(a, np.array(spec.expand(table, base).variants))    # seeded
+    # Latin hypercube: each of the 16 equal strata of each parameter holds exactly one sample
+    u = np.stack([(a[:, 0] - 1.0) / 2.0, np.log10(a[:, 1]) / 3.0], axis=1)
+    for j in range(2):
+        assert sorted(np.floor(u[:, j] * 16).astype(int)) == list(range(16))
+    sob = np.array(spec.expand({**table, "sampling": "sobol"}, base).variants)
+    assert sob.shape == (16, 2) and np.all((sob[:, 0] >= 1.0) & (sob[:, 0] <= 3.0))
+    other = np.array(spec.expand({**table, "seed": 4}, base).variants)
+    assert not np.array_equal(a, other)
+
+
+def test_errors_name_the_study_key_and_variant(tmp_path):
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    cases = [
+        ("key = \"materials.iron.E\"\nvalues = [1.0]",
+         r"study.parameters\[0\].key: 'iron': no entry of \[\[materials\]\] is named so "
+         r"\(names: steel\)"),
+        ("key = \"sections.bar\"\nvalues = [1.0]",
+         r"study.parameters\[0\].key: 'bar' names an entry"),
+        # the deck check of variant 1 refuses h = -0.01: one error, naming the key and variant
+        ("key = \"sections.bar.h\"\nvalues = [0.01, -0.01]",
+         r"study.parameters\[0\].key: variant 1 \(sections.bar.h = -0.01\): sections\[0\].h"),
+    ]
+    for i, (param, message) in enumerate(cases):
+        study = write(tmp_path / f"s{i}.toml", f"[study]\n[[study.parameters]]\n{param}\n")
+        with pytest.raises(DeckError, match=message):
+            spec.load(base, study)
+    # from the command line: exit code 2, nothing run, no folder made
+    out = str(tmp_path / "never")
+    assert main(["study", base, str(tmp_path / "s2.toml"), "-o", out]) == 2
+    assert not os.path.exists(out)
+
+
+CRANK_STUDY = """
+[study]
+[[study.parameters]]
+key = "steps.run.duration"
+values = [{duration}]
+[[study.parameters]]
+key = "functions.crank.rate"
+values = {rates}
+zip = "speed"
+[[study.parameters]]
+key = "velocities.crank.angular_velocity"
+values = {rates}
+zip = "speed"
+[[study.parameters]]
+key = "velocities.rod.angular_velocity"
+values = {rod}
+zip = "speed"
+[[study.parameters]]
+key = "steps.run.max_cuts"
+values = {cuts}
+zip = "speed"
+[study.outputs]
+peak_uy = {{path = "steps/run/displacement", index = [":", 3, 1], reduce = "max_abs"}}
+energy_spread = {{path = "steps/run/energy/total", reduce = "spread"}}
+final_t = {{path = "steps/run/time", reduce = "final"}}
+"""
+
+
+def crank_study(path, n: int, diverging: int, duration: float = 4e-5) -> str:
+    """``n`` crank speeds from 100 to 150 rad/s, variant ``diverging`` at 3e5 rad/s, no cuts."""
+    rates = np.linspace(100.0, 150.0, n)
+    rates[diverging] = 3.0e5
+    cuts = [8] * n
+    cuts[diverging] = 0
+    # the rod turns about the resting slider at -r w / l = -w / 2 (the case's README)
+    return write(path, CRANK_STUDY.format(duration=duration, rates=rates.tolist(),
+                                          rod=(-rates / 2).tolist(), cuts=cuts))
+
+
+def test_failing_variant_recorded_and_resume_after_interrupt(tmp_path, monkeypatch):
+    """In-process: a diverging variant is recorded (exit 3), the others complete; a Ctrl-C
+    after the first variant keeps it, and --resume runs only the other two."""
+    study = crank_study(tmp_path / "study.toml", 3, diverging=1)
+    out = str(tmp_path / "out")
+    ran = []
+    real = runner.run_variant
+
+    def counted(task):
+        ran.append(task.index)
+        rec = real(task)
+        if len(ran) == 1 and stop:
+            interrupt.request(signal.SIGINT)          # as a Ctrl-C between two variants
+        return rec
+
+    monkeypatch.setattr(runner, "run_variant", counted)
+    stop = True
+    assert main(["study", CRANK, study, "-o", out]) == 130
+    assert ran == [0]
+    assert [r["status"] for r in rows(out)] == ["done", "missing", "missing"]
+    stop = False
+    assert main(["study", CRANK, study, "-o", out]) == 2       # a study's folder: --resume
+    assert main(["study", CRANK, study, "-o", out, "--resume"]) == 0
+    assert ran == [0, 1, 2]
+    table = rows(out)
+    assert [r["status"] for r in table] == ["done", "failed", "done"]
+    assert table[1]["exit_code"] == "3" and "Newton failed" in table[1]["message"]
+    assert all(float(r["final_t"]) == pytest.approx(4e-5, rel=1e-12) for r in table
+               if r["status"] == "done")
+    # node 4 (the rod's middle) moves further in the same time at the higher crank speed
+    assert float(table[0]["peak_uy"]) < float(table[2]["peak_uy"])
+    ran.clear()
+    assert main(["study", CRANK, study, "-o", out, "--resume"]) == 0
+    assert ran == []                                  # nothing left: the failed one is a result
+
+
+def _table(out) -> list[list[str]]:
+    """The summary without the wall times (which differ from run to run)."""
+    return [[v for k, v in r.items() if k != "wall_time"] for r in rows(out)]
+
+
+@pytest.mark.soak
+@SOAK
+def test_crank_64_variants_pool_mpi_resume(tmp_path):
+    """64 crank speeds with -j 2 and under mpiexec -n 3: identical summaries; SIGINT to a -j 2
+    study, then --resume runs only the missing variants."""
+    study = crank_study(tmp_path / "study.toml", 64, diverging=17)
+    fem = [sys.executable, "-m", "fem.cli"]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    a, b, c = (str(tmp_path / x) for x in ("a", "b", "c"))
+    subprocess.run([*fem, "study", CRANK, study, "-o", a, "-j", "2"], check=True, env=env,
+                   capture_output=True)
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is not None:
+        root = ["--allow-run-as-root", "--oversubscribe"] if os.geteuid() == 0 else []
+        subprocess.run([mpiexec, *root, "-n", "3", *fem, "study", CRANK, study, "-o", b],
+                       check=True, env=env, capture_output=True)
+        assert _table(a) == _table(b)
+    table = rows(a)
+    assert [r["status"] for r in table].count("done") == 63
+    assert table[17]["status"] == "failed" and table[17]["exit_code"] == "3"
+    # Ctrl-C while a -j 2 study runs: the workers are terminated, the summary written
+    p = subprocess.Popen([*fem, "study", CRANK, study, "-o", c, "-j", "2"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        done = [f for f in os.listdir(c) if f.endswith(".json")] if os.path.isdir(c) else []
+        if len(done) >= 10:
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    first = {r["variant"] for r in rows(c) if r["status"] != "missing"}
+    assert 10 <= len(first) < 64
+    r = subprocess.run([*fem, "study", CRANK, study, "-o", c, "-j", "2", "--resume"],
+                       check=True, env=env, capture_output=True, text=True)
+    assert f"{64 - len(first)} to run" in r.stdout
+    assert _table(c) == _table(a)
+
+
+def test_jobs_option_is_fems_not_petscs():
+    from fem.cli import _parser, _split_petsc
+
+    for given in (["-j", "2"], ["-j2"]):
+        ours, petsc = _split_petsc(["study", "a.toml", *given, "-s_ksp_view"])
+        assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
