@@ -1,5 +1,4 @@
-"""The ``fem`` command: ``run``, ``study``, ``validate``, ``plot``, ``info``,
-``deck-reference``, ``deck-schema`` (a JSON Schema of the deck).
+"""The ``fem`` command: run, study, validate, plot, info, deck-reference, deck-schema.
 
 This is the only module that prints. PETSc options on the command line (anything fem does not know
 that starts with ``-``, e.g. ``-static1_ksp_view``) go to PETSc's options database before PETSc is

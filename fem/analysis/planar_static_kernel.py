@@ -24,26 +24,10 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.elements.beam.beam2d_kernel import chunk  # noqa: E402
-from fem.integrators.planar_kernel import scatter  # noqa: E402
+from fem.integrators.planar_kernel import evaluate  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
-
-
-@njit(cache=True, nogil=True)
-def evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, tangent, f_e, K_e, fint, K):
-    """The beams' internal forces into ``fint (n_active,)`` and, if ``tangent``, ``K``'s values.
-
-    ``edofs (E, 6)``: each element DOF's row; ``slot (E * 36,)``: each element entry's CSR
-    position (``len(K)`` where it couples no unknowns).
-    """
-    E = l0.shape[0]
-    chunk(np.int64(0), E, u, rot, conn, chord0, l0, Sc, Hc, tangent, f_e, K_e)
-    fint[:] = 0.0
-    if tangent:
-        K[:] = 0.0
-    scatter(f_e, K_e, edofs, slot, tangent, fint, K)
 
 
 @njit(cache=True, nogil=True)

@@ -132,7 +132,7 @@ class PlanarAlphaStep:
         the same numbers the loop computed where the last step converged, so that a step's
         result depends on its start state alone (a restart continues to the same bits).
         """
-        from fem.analysis.planar_static_kernel import evaluate
+        from fem.integrators.planar_kernel import evaluate
 
         d, E = self.data, len(self.data["l0"])
         if self._scratch is None:

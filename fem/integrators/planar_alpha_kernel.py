@@ -7,7 +7,7 @@ inertia, written out in one loop as :mod:`fem.integrators.planar_newton_kernel` 
 energy-conserving step: :func:`rates` (Newmark's accelerations and velocities of
 :func:`fem.integrators.base.newmark_rates`, 2D, and the nodal inertial forces ``M a`` of
 :meth:`fem.inertia.nodal.NodalInertia.newmark_force`), the beams' forces and tangents at the end
-of the step (:func:`fem.analysis.planar_static_kernel.evaluate`, the static increment's), the
+of the step (:func:`fem.integrators.planar_kernel.evaluate`, the static increment's), the
 residual ``(1 - alpha_m) M a1 + alpha_m M a0 + (1 - alpha_f) (f_int - f_ext)_1 + alpha_f (f_int -
 f_ext)_0`` and its tangent ``(1 - alpha_f) K + (1 - alpha_m) M / (beta h^2)``, then the test,
 floors, banded factorization, refined solve and correction the compiled steps share
@@ -26,7 +26,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.analysis.planar_static_kernel import evaluate  # noqa: E402
+from fem.integrators.planar_kernel import evaluate  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401

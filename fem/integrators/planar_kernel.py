@@ -21,6 +21,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.elements.beam.beam2d_ec_kernel import chunk  # noqa: E402
+from fem.elements.beam.beam2d_kernel import chunk as static_chunk  # noqa: E402
 
 
 @njit(cache=True, nogil=True)
@@ -112,3 +113,20 @@ def scatter(f_e, K_e, edofs, slot, tangent, f, K):
                 s = slot[base + 6 * i + j]
                 if s < nnz:
                     K[s] += K_e[e, i, j]
+
+
+@njit(cache=True, nogil=True)
+def evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, tangent, f_e, K_e, fint, K):
+    """The beams' internal forces into ``fint (n_active,)`` and, if ``tangent``, ``K``'s values.
+
+    The evaluation of the compiled static increments and generalized-alpha steps.
+
+    ``edofs (E, 6)``: each element DOF's row; ``slot (E * 36,)``: each element entry's CSR
+    position (``len(K)`` where it couples no unknowns).
+    """
+    E = l0.shape[0]
+    static_chunk(np.int64(0), E, u, rot, conn, chord0, l0, Sc, Hc, tangent, f_e, K_e)
+    fint[:] = 0.0
+    if tangent:
+        K[:] = 0.0
+    scatter(f_e, K_e, edofs, slot, tangent, fint, K)
