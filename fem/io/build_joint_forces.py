@@ -18,7 +18,7 @@ from fem.io.build import function
 from fem.io.keys.entries import Entry, unique
 
 _GIVEN = ("stiffness", "spring_table", "damping", "damper_table", "limits", "effort",
-          "proportional_gain", "derivative_gain", "setpoint")
+          "proportional_gain", "derivative_gain", "setpoint", "friction_coefficient")
 
 
 def forces(entries: list[Entry], joints: tuple, X: np.ndarray, funcs: dict,
@@ -29,7 +29,7 @@ def forces(entries: list[Entry], joints: tuple, X: np.ndarray, funcs: dict,
     for name, e in unique(entries, "joint group").items():
         v, w = e.values, e.where
         if not (any(v[k] is not None for k in _GIVEN) or v["friction"] > 0):
-            for key in ("coordinate", "velocity_scale", "limit_stiffness"):
+            for key in ("coordinate", "velocity_scale", "limit_stiffness", "pin_radius"):
                 if v[key] is not None:
                     raise DeckError(f"{w}.{key}", "given without a force on the joint "
                                     "(stiffness, damping, friction, limits, effort or a "
@@ -68,9 +68,12 @@ def _group(joint, v: dict, w: str, X, funcs, taken) -> CoordinateForce:
                              joint.frames, dim, rows, sign=joint.sign)
     spring = spring_law(v, w)
     damper = damper_law(v, w)
-    if v["friction"] > 0 and v["velocity_scale"] is None:
-        raise DeckError(f"{w}.velocity_scale", "required with friction > 0: the rate below which "
-                        "the friction is regularized (linear in the rate)")
+    if (v["friction"] > 0 or v["friction_coefficient"] is not None) \
+            and v["velocity_scale"] is None:
+        raise DeckError(f"{w}.velocity_scale", "required with friction > 0 or "
+                        "friction_coefficient: the rate below which the friction is regularized "
+                        "(linear in the rate)")
+    reaction = _reaction(joint, v, w)
     limits = None
     if v["limits"] is not None:
         lim = v["limits"]
@@ -101,4 +104,37 @@ def _group(joint, v: dict, w: str, X, funcs, taken) -> CoordinateForce:
                            free=v["free_coordinate"], friction=v["friction"],
                            velocity_scale=v["velocity_scale"] or 1.0, limits=limits,
                            limit_stiffness=v["limit_stiffness"] or 0.0, effort=effort,
-                           controller=controller)
+                           controller=controller, reaction=reaction)
+
+
+def _reaction(joint, v: dict, w: str):
+    """``(joint, rows, mu r)`` of friction from the reaction, or None (``pin_radius`` checked).
+
+    The reaction ``R`` is a revolute's joint force (its ``point`` rows' multipliers) or a
+    prismatic's force normal to the slide (its ``slide`` rows').
+    """
+    mu, r = v["friction_coefficient"], v["pin_radius"]
+    if mu is None:
+        if r is not None:
+            raise DeckError(f"{w}.pin_radius", "given without friction_coefficient")
+        return None
+    if joint.kind not in ("revolute", "prismatic"):
+        raise DeckError(f"{w}.friction_coefficient", f"friction from the reaction is built for "
+                        f"revolute and prismatic joints, got a {joint.kind} joint")
+    if joint.kind == "revolute":
+        if r is None:
+            raise DeckError(f"{w}.pin_radius", "required with friction_coefficient on a revolute "
+                            "joint: the friction moment is mu r |R|")
+        lever, kind = mu * r, "point"
+    else:
+        if r is not None:
+            raise DeckError(f"{w}.pin_radius", "a prismatic joint's friction is mu |N| (no pin "
+                            "radius)")
+        lever, kind = mu, "slide"
+    rows, k = [], 0
+    for row in joint.rows:
+        n = joint.dim if row[0] == "point" else 1
+        if row[0] == kind:
+            rows += range(k, k + n)
+        k += n
+    return joint.name, np.array(rows), float(lever)

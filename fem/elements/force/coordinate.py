@@ -9,16 +9,29 @@ gradient at ``f = phi`` is exactly that of the angle ``phi``. The generalized fo
 ``Q(q, q', t)`` on the coordinate acts on the nodes as ``f = Q G`` (``G = dq/dx``), so it is
 exactly the generalized force on that coordinate::
 
-    Q = F_s(q - q_0) + F_l(q) + F_d(q') + T_f q' / max(|q'|, v_s) - E(t) - tau
-    tau = K_p (r(t) - q) + K_d (r'(t) - q')
+    Q = F_s(q - q_0) + F_l(q) + F_d(q') + T q' / max(|q'|, v_s) - E(t) - tau
+    tau = K_p (r(t) - q) + K_d (r'(t) - q'),     T = T_f + mu r |R|
 
 the spring ``F_s`` (linear or a table, free value ``q_0``), the stops ``F_l`` (one-sided penalty
 contacts at ``q_min`` and ``q_max``, stiffness ``k_l``: a piecewise-linear law with the potential
 ``k_l (q - q_max)_+^2 / 2 + k_l (q_min - q)_+^2 / 2``), the damper ``F_d``, regularized Coulomb
 friction of a given torque or force ``T_f`` (velocity scale ``v_s``: exact Coulomb above it,
 viscous below), an applied effort ``E(t)`` (a time function; positive pushes ``q`` up) and a PD
-controller on ``q`` with gains ``K_p``, ``K_d`` and setpoint ``r(t)``. The friction torque is a
-given constant, not the joint's reaction times a coefficient.
+controller on ``q`` with gains ``K_p``, ``K_d`` and setpoint ``r(t)``.
+
+**Friction from the reaction.** With a coefficient ``mu`` the friction's limit grows by ``mu r
+|R|``: ``R`` the joint's reaction, its Lagrange multipliers ``lambda`` (a revolute's joint force,
+the ``point`` rows, with the pin radius ``r``; a prismatic's force normal to the slide, its
+``slide`` rows, ``r = 1``); the moments the joint transmits do not press its surfaces here. The
+multipliers are unknowns of the same Newton iteration: the force takes those of the iterate
+(``state.multipliers``, the constraint group's positions and row scale handed over by
+:meth:`bind_reactions` when the system is built), so a converged step satisfies the coupled
+equations exactly, with no lag. The tangent omits the block ``d f / d lambda`` (an element
+group's matrix has no multiplier columns): Newton converges linearly in that coupling, at the
+rate ``mu r |dR/dlambda|`` of the friction's share of the reaction (small: the incline of
+``tests/test_joint_friction.py`` converges in as many iterations as without it). The
+energy-conserving scheme takes the multipliers of ``s1`` (the mid-point family's act over the
+whole step), so the friction's work, booked in ``dissipated``, is the work of the force applied.
 
 * static steps and the Newmark family (``evaluate``): ``Q`` at the state, tangent
   ``Q_q G G^T + Q_q' G (H v)^T + Q H`` (``H`` the coordinate's second derivative, ``Q_q'``'s
@@ -132,6 +145,9 @@ class CoordinateForce(ForceElement):
     spring, damper : :class:`~fem.elements.force.laws.Curve` or None
     free : ``q_0`` of the spring
     friction : ``T_f`` (0: none); velocity_scale : ``v_s``
+    reaction : ``(joint, rows, lever)`` friction from the reaction (module doc): the name of the
+        joint group, the indices of its multipliers that make ``R`` and ``mu r`` (the
+        coefficient times the pin radius, or the coefficient alone); None: none
     limits : ``(q_min, q_max)`` or None; limit_stiffness : ``k_l``
     effort : a time function or None
     controller : ``(K_p, K_d, r)`` (``r`` a time function) or None
@@ -142,13 +158,19 @@ class CoordinateForce(ForceElement):
 
     def __init__(self, name, geometry: CoordinateGeometry, X, spring=None, damper=None,
                  free=0.0, friction=0.0, velocity_scale=1.0, limits=None, limit_stiffness=0.0,
-                 effort=None, controller=None):
+                 effort=None, controller=None, reaction=None):
         self.actuated = effort is not None or controller is not None
+        self.reaction = reaction
         conn = geometry.conn[:, 1:] if geometry.ground_a else geometry.conn
         dim = geometry.dim
         super().__init__(name, conn, X, dim,
                          dissipative=damper is not None or friction > 0 or (
-                             controller is not None and controller[1] > 0))
+                             controller is not None and controller[1] > 0)
+                         or reaction is not None)
+        if reaction is not None:
+            self.capabilities = self.capabilities | {"reactions"}
+        self._lam = None                     # (E, r) multiplier positions, and their scale
+        self._lam_scale = 1.0
         self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
         self.additive_rotations = dim == 2        # 2D angles are additive (rows paired with them)
         self.geometry = geometry
@@ -185,11 +207,25 @@ class CoordinateForce(ForceElement):
         K = None if K is None else K[:, self._cols][:, :, self._cols]
         return geo.sign * phi, G, K
 
+    def bind_reactions(self, positions: NDArray, scale: float) -> None:
+        """The joint's multipliers: ``positions (E, r)`` in ``State.multipliers``, row scale."""
+        self._lam = np.asarray(positions)
+        self._lam_scale = float(scale)
+
+    def friction_limit(self, state) -> NDArray:
+        """(E,) ``T = T_f + mu r |R|`` (module doc); ``T_f`` before the system binds ``R``."""
+        T = np.full(len(self), self.friction)
+        if self.reaction is None or self._lam is None or len(state.multipliers) == 0:
+            return T
+        _, rows, lever = self.reaction
+        lam = self._lam_scale * state.multipliers[self._lam[:, rows]]
+        return T + lever * np.sqrt(np.einsum("ei,ei->e", lam, lam))
+
     def _q_rate(self, state, G):
         return np.einsum("ei,ei->e", G, self.element_vector(state.v))
 
-    def _Q(self, q, rate, t):
-        """``Q (E,)``, ``dQ/dq``, ``dQ/dq'`` at a state (module doc)."""
+    def _Q(self, q, rate, t, T):
+        """``Q (E,)``, ``dQ/dq``, ``dQ/dq'`` at a state (``T`` the friction's limit)."""
         E = len(self)
         Q, a, b = np.zeros(E), np.zeros(E), np.zeros(E)
         if self.spring is not None:
@@ -198,22 +234,22 @@ class CoordinateForce(ForceElement):
         if self.stops is not None:
             F, dF = self.stops(q)
             Q, a = Q + F, a + dF
-        Qd, bd = self._dissipative(rate)
+        Qd, bd = self._dissipative(rate, T)
         Q, b = Q + Qd, b + bd
         tau, at, bt = self._actuator(q, rate, t)
         return Q - tau, a + at, b + bt
 
-    def _dissipative(self, rate):
-        """Damper and friction: ``Q_d (E,)`` and ``dQ_d/dq'``."""
+    def _dissipative(self, rate, T):
+        """Damper and friction of limit ``T (E,)``: ``Q_d (E,)`` and ``dQ_d/dq'``."""
         Q, b = np.zeros(len(self)), np.zeros(len(self))
         if self.damper is not None:
             F, dF = self.damper(rate)
             Q, b = Q + F, b + dF
-        if self.friction > 0:
+        if self.friction > 0 or self.reaction is not None:
             s = np.abs(rate)
             den = np.maximum(s, self.velocity_scale)
-            Q = Q + self.friction * rate / den
-            b = b + np.where(s < self.velocity_scale, self.friction / self.velocity_scale, 0.0)
+            Q = Q + T * rate / den
+            b = b + np.where(s < self.velocity_scale, T / self.velocity_scale, 0.0)
         return Q, b
 
     def _actuator(self, q, rate, t):
@@ -236,7 +272,7 @@ class CoordinateForce(ForceElement):
         # in mu, so Q H needs no second evaluation of the rows)
         q, G, H = self._static(state, np.ones(len(self)) if tangent else None)
         rate = self._q_rate(state, G)
-        Q, a, b = self._Q(q, rate, state.t)
+        Q, a, b = self._Q(q, rate, state.t, self.friction_limit(state))
         f = Q[:, None] * G
         if not tangent:
             return f, None
@@ -247,7 +283,7 @@ class CoordinateForce(ForceElement):
     def damping(self, state) -> NDArray:
         """(E, nd, nd) ``dQ/dq' G G^T``."""
         q, G, _ = self._static(state)
-        b = self._Q(q, self._q_rate(state, G), state.t)[2]
+        b = self._Q(q, self._q_rate(state, G), state.t, self.friction_limit(state))[2]
         return b[:, None, None] * outer(G, G)
 
     def energy(self, state) -> NDArray:
@@ -263,13 +299,14 @@ class CoordinateForce(ForceElement):
     def stress(self, state) -> NDArray:
         """(E, 1) the effort on the coordinate, ``-Q`` (positive pushes ``q`` up)."""
         q, G, _ = self._static(state)
-        return -self._Q(q, self._q_rate(state, G), state.t)[0][:, None]
+        return -self._Q(q, self._q_rate(state, G), state.t,
+                        self.friction_limit(state))[0][:, None]
 
     def power(self, state) -> NDArray:
         """(E,) power of the damper and the friction."""
         q, G, _ = self._static(state)
         rate = self._q_rate(state, G)
-        return self._dissipative(rate)[0] * rate
+        return self._dissipative(rate, self.friction_limit(state))[0] * rate
 
     def actuator_power(self, state) -> NDArray:
         """(E,) power of the effort and the controller."""
@@ -281,9 +318,12 @@ class CoordinateForce(ForceElement):
         """Per element: the coordinate, its rate, the effort, the actuator's share; history."""
         q, G, _ = self._static(state)
         rate = self._q_rate(state, G)
-        Q = self._Q(q, rate, state.t)[0]
+        T = self.friction_limit(state)
+        Q = self._Q(q, rate, state.t, T)[0]
         out = {"effort": -Q, "coordinate": q, "coordinate_rate": rate,
                "actuator": self._actuator(q, rate, state.t)[0]}
+        if self.reaction is not None:
+            out["friction_limit"] = T
         return self._history_outputs(state, out)
 
     def options(self) -> dict[str, str]:
@@ -303,7 +343,7 @@ class CoordinateForce(ForceElement):
             if curve is not None:
                 S, dS = curve.secant(q0 - shift, q1 - shift)
                 N, dN = N + S, dN + dS
-        Qd, bd = self._dissipative(dq / h)
+        Qd, bd = self._dissipative(dq / h, self.friction_limit(s1))
         N, dN = N + Qd, dN + bd / h
         tm = 0.5 * (s0.t + s1.t)
         tau, at, bt = self._actuator(0.5 * (q0 + q1), dq / h, tm)

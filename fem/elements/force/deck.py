@@ -239,8 +239,15 @@ JOINT_FORCE_KEYS = [
         "instead of damping (nondecreasing, 0 at rate 0)"),
     Key("friction", "float", 0.0, "regularized Coulomb friction: the constant friction moment "
         "or force (not from the reaction)", nonnegative=True),
+    Key("friction_coefficient", "float", None, "friction from the joint's reaction: the "
+        "coefficient mu (revolute: with pin_radius r, a friction moment mu r |R|, R the joint's "
+        "force; prismatic: a friction force mu |N|, N the reaction normal to the slide); added "
+        "to friction, regularized as it is", nonnegative=True),
+    Key("pin_radius", "float", None, "revolute friction from the reaction: the pin radius r "
+        "(required with friction_coefficient on a revolute joint)", positive=True),
     Key("velocity_scale", "float", None, "friction's regularization: below this rate the "
-        "friction grows linearly with it (required with friction)", positive=True),
+        "friction grows linearly with it (required with friction or friction_coefficient)",
+        positive=True),
     Key("limits", "vector", None, "`[min, max]` stops on the coordinate: one-sided penalty "
         "contacts beyond them"),
     Key("limit_stiffness", "float", None, "the stops' penalty stiffness (required with limits)",
