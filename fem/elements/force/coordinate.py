@@ -46,6 +46,29 @@ whole step), so the friction's work, booked in ``dissipated``, is the work of th
   tangent is exact in 2D and for slides; for 3D angles it omits the derivative of the scale
   and of ``f`` (second order in the step's turn).
 
+**Stick-slip** (``stick_slip``): instead of the regularized law, an elasto-plastic friction
+element with a static limit ``T_s`` above the kinetic ``T`` (the reset-integrator model of
+D. A. Haessig and B. Friedland, On the modeling and simulation of friction, J. Dyn. Sys. Meas.
+Control 113 (1991) 354-362, with Karnopp's two limits): a stiff "bristle" of stiffness ``k_b``
+between the coordinate and an anchor ``p`` (history), ``Q_b = k_b (q - p) + c_b q'`` (``c_b``
+the bristle's damping, Canudas de Wit et al.'s sigma_1, IEEE Trans. Autom. Control 40 (1995)
+419-425: it takes the energy of the relative velocity that sticking stops, which the undamped
+stiff bristle would keep ringing, and may release a stuck joint). Stuck, the anchor stays:
+the joint holds any effort up to ``T_s``, deflected by the effort over ``k_b``, without creep
+(true sticking, where the regularized law creeps at ``v_s`` times the load's share). When
+``|k_b (q - p)|`` would exceed the limit (``T_s`` stuck, ``T`` sliding) the joint slides: ``Q_b
+= T sign(q - p)`` and the anchor follows, ``p = q - Q_b / k_b``; a sliding joint sticks again
+when the trial force falls within ``T`` (its rate reversed). A return mapping at the step's end
+from the anchor of its start, as in rate-independent plasticity. The bristle's energy ``k_b (q
+- p)^2 / 2`` is part of the strain energy; the energy-conserving scheme takes, stuck, the secant
+of it (exact work) and ``c_b dq / h`` (its work ``c_b dq^2 / h`` booked) and, sliding, ``T sign``
+with the exact remainder ``Q_b dq - (U_1 - U_0) >= 0`` booked in ``dissipated``; the Newmark
+family books the trapezoidal rule of ``Q_b dq`` less the bristle's energy change. The tangent is
+``k_b`` (and ``c_b`` by the rate) stuck, zero sliding (the
+limits' dependence on the multipliers omitted as above). A dynamic step starts stuck with the
+bristle relaxed at the coordinate (``conserving_start``); other steps see the anchor the state
+holds (the reference coordinate before any dynamic step): a joint stuck there up to ``T_s``.
+
 3D angles are ``atan2`` values in ``(-pi, pi]``: a coordinate that passes ``pi`` jumps.
 """
 
@@ -148,6 +171,9 @@ class CoordinateForce(ForceElement):
     reaction : ``(joint, rows, lever)`` friction from the reaction (module doc): the name of the
         joint group, the indices of its multipliers that make ``R`` and ``mu r`` (the
         coefficient times the pin radius, or the coefficient alone); None: none
+    stick_slip : ``(T_s0, lever_s, k_b, c_b)``: the stick-slip law (module doc) with the static
+        limit ``T_s = T_s0 + lever_s |R|``, the bristle's stiffness ``k_b`` and damping ``c_b``;
+        None: the regularized law
     limits : ``(q_min, q_max)`` or None; limit_stiffness : ``k_l``
     effort : a time function or None
     controller : ``(K_p, K_d, r)`` (``r`` a time function) or None
@@ -158,7 +184,7 @@ class CoordinateForce(ForceElement):
 
     def __init__(self, name, geometry: CoordinateGeometry, X, spring=None, damper=None,
                  free=0.0, friction=0.0, velocity_scale=1.0, limits=None, limit_stiffness=0.0,
-                 effort=None, controller=None, reaction=None):
+                 effort=None, controller=None, reaction=None, stick_slip=None):
         self.actuated = effort is not None or controller is not None
         self.reaction = reaction
         conn = geometry.conn[:, 1:] if geometry.ground_a else geometry.conn
@@ -166,7 +192,8 @@ class CoordinateForce(ForceElement):
         super().__init__(name, conn, X, dim,
                          dissipative=damper is not None or friction > 0 or (
                              controller is not None and controller[1] > 0)
-                         or reaction is not None)
+                         or reaction is not None or stick_slip is not None)
+        self.stick_slip = stick_slip
         if reaction is not None:
             self.capabilities = self.capabilities | {"reactions"}
         self._lam = None                     # (E, r) multiplier positions, and their scale
@@ -212,14 +239,42 @@ class CoordinateForce(ForceElement):
         self._lam = np.asarray(positions)
         self._lam_scale = float(scale)
 
+    def _reaction_norm(self, state) -> NDArray:
+        """(E,) ``|R|`` of the joint (zero before the system binds it, or without)."""
+        if self.reaction is None or self._lam is None or len(state.multipliers) == 0:
+            return np.zeros(len(self))
+        rows = self.reaction[1]
+        lam = self._lam_scale * state.multipliers[self._lam[:, rows]]
+        return np.sqrt(np.einsum("ei,ei->e", lam, lam))
+
     def friction_limit(self, state) -> NDArray:
         """(E,) ``T = T_f + mu r |R|`` (module doc); ``T_f`` before the system binds ``R``."""
         T = np.full(len(self), self.friction)
         if self.reaction is None or self._lam is None or len(state.multipliers) == 0:
             return T
-        _, rows, lever = self.reaction
-        lam = self._lam_scale * state.multipliers[self._lam[:, rows]]
-        return T + lever * np.sqrt(np.einsum("ei,ei->e", lam, lam))
+        return T + self.reaction[2] * self._reaction_norm(state)
+
+    def static_limit(self, state) -> NDArray:
+        """(E,) the stick-slip law's ``T_s = T_s0 + mu_s r |R|``."""
+        Ts0, lever = self.stick_slip[:2]
+        return Ts0 + lever * self._reaction_norm(state)
+
+    def _bristle(self, q, hist, state):
+        """Stick-slip return mapping at ``q`` from the anchor of ``hist`` (module doc).
+
+        The bristle's elastic ``Q_b``, ``dQ_b/dq``, the new anchor and sliding flags (E,), or
+        None without history (its damping: ``c_b`` where not sliding).
+        """
+        if self.stick_slip is None or not hist or "anchor" not in hist:
+            return None
+        k = self.stick_slip[2]
+        T, Ts = self.friction_limit(state), self.static_limit(state)
+        z = q - hist["anchor"]
+        limit = np.where(hist["sliding"] > 0, T, Ts)
+        stick = np.abs(k * z) <= limit
+        Q = np.where(stick, k * z, T * np.sign(z))
+        return (Q, np.where(stick, k, 0.0), np.where(stick, hist["anchor"], q - Q / k),
+                (~stick).astype(float))
 
     def _q_rate(self, state, G):
         return np.einsum("ei,ei->e", G, self.element_vector(state.v))
@@ -245,7 +300,7 @@ class CoordinateForce(ForceElement):
         if self.damper is not None:
             F, dF = self.damper(rate)
             Q, b = Q + F, b + dF
-        if self.friction > 0 or self.reaction is not None:
+        if (self.friction > 0 or self.reaction is not None) and self.stick_slip is None:
             s = np.abs(rate)
             den = np.maximum(s, self.velocity_scale)
             Q = Q + T * rate / den
@@ -273,6 +328,10 @@ class CoordinateForce(ForceElement):
         q, G, H = self._static(state, np.ones(len(self)) if tangent else None)
         rate = self._q_rate(state, G)
         Q, a, b = self._Q(q, rate, state.t, self.friction_limit(state))
+        bristle = self._bristle(q, state.history.get(self.name), state)
+        if bristle is not None:
+            c = np.where(bristle[3] > 0, 0.0, self.stick_slip[3])
+            Q, a, b = Q + bristle[0] + c * rate, a + bristle[1], b + c
         f = Q[:, None] * G
         if not tangent:
             return f, None
@@ -284,6 +343,9 @@ class CoordinateForce(ForceElement):
         """(E, nd, nd) ``dQ/dq' G G^T``."""
         q, G, _ = self._static(state)
         b = self._Q(q, self._q_rate(state, G), state.t, self.friction_limit(state))[2]
+        bristle = self._bristle(q, state.history.get(self.name), state)
+        if bristle is not None:
+            b = b + np.where(bristle[3] > 0, 0.0, self.stick_slip[3])
         return b[:, None, None] * outer(G, G)
 
     def energy(self, state) -> NDArray:
@@ -294,7 +356,37 @@ class CoordinateForce(ForceElement):
             U = U + self.spring.integral(q - self.free)
         if self.stops is not None:
             U = U + self.stops.integral(q)
+        hist = state.history.get(self.name)
+        if self.stick_slip is not None and hist and "anchor" in hist:
+            U = U + 0.5 * self.stick_slip[2] * (q - hist["anchor"]) ** 2
         return U
+
+    def conserving_start(self, state) -> dict:
+        """The base history, and (stick-slip) the anchor at the coordinate, stuck."""
+        out = super().conserving_start(state)
+        if self.stick_slip is not None:
+            out["anchor"] = self.coordinate(state)
+            out["sliding"] = np.zeros(len(self))
+        return out
+
+    def commit(self, s0, s1, hist) -> dict:
+        """The Newmark family's history at ``s1``: the base, and the stick-slip return map."""
+        out = super().commit(s0, s1, hist)
+        bristle = self._bristle(self.coordinate(s1), hist, s1)
+        if bristle is None:
+            return out
+        k, c = self.stick_slip[2:]
+        q0, q1 = self.coordinate(s0), self.coordinate(s1)
+        Q0 = k * (q0 - hist["anchor"])
+        U0, U1 = 0.5 * Q0 * Q0 / k, 0.5 * bristle[0] ** 2 / k
+        D = 0.5 * (Q0 + bristle[0]) * (q1 - q0) - (U1 - U0)
+        if c > 0:                            # the bristle's damper, stuck: trapezoidal rule
+            rates = [self._q_rate(s, self._static(s)[1]) for s in (s0, s1)]
+            stuck = (hist["sliding"] == 0) & (bristle[3] == 0)
+            D = D + np.where(stuck, 0.5 * (s1.t - s0.t) * c * (rates[0]**2 + rates[1]**2), 0.0)
+        out["dissipated"] = out["dissipated"] + D
+        out["anchor"], out["sliding"] = bristle[2], bristle[3]
+        return out
 
     def stress(self, state) -> NDArray:
         """(E, 1) the effort on the coordinate, ``-Q`` (positive pushes ``q`` up)."""
@@ -324,6 +416,11 @@ class CoordinateForce(ForceElement):
                "actuator": self._actuator(q, rate, state.t)[0]}
         if self.reaction is not None:
             out["friction_limit"] = T
+        hist = state.history.get(self.name)
+        if self.stick_slip is not None and hist and "sliding" in hist:
+            out["sliding"] = hist["sliding"]
+            out["friction"] = self.stick_slip[2] * (q - hist["anchor"]) + np.where(
+                hist["sliding"] > 0, 0.0, self.stick_slip[3] * rate)
         return self._history_outputs(state, out)
 
     def options(self) -> dict[str, str]:
@@ -348,6 +445,19 @@ class CoordinateForce(ForceElement):
         tm = 0.5 * (s0.t + s1.t)
         tau, at, bt = self._actuator(0.5 * (q0 + q1), dq / h, tm)
         N, dN = N - tau, dN + 0.5 * at + bt / h
+        energy = self._potential(q1)
+        booked = Qd * dq
+        bristle = self._bristle(q1, hist, s1)
+        if bristle is not None:           # stuck: the secant of k_b z^2/2; sliding: T sign
+            k, c = self.stick_slip[2:]
+            z0, z1 = q0 - hist["anchor"], q1 - bristle[2]
+            stick = bristle[3] == 0
+            Qb = np.where(stick, 0.5 * k * (z0 + z1), bristle[0])
+            U0, U1 = 0.5 * k * z0 * z0, 0.5 * k * z1 * z1
+            N = N + Qb + np.where(stick, c * dq / h, 0.0)
+            dN = dN + np.where(stick, 0.5 * k + c / h, 0.0)
+            energy = energy + U1
+            booked = booked + np.where(stick, c * dq * dq / h, Qb * dq - (U1 - U0))
         # the discrete gradient of q (module doc)
         phi0, phi1 = geo.raw(s0), geo.raw(s1)
         geo.f = 0.5 * (phi0 + phi1) if self.turn else phi1
@@ -358,8 +468,8 @@ class CoordinateForce(ForceElement):
             scale = np.where(small, 1 + half**2 / 6, half / np.where(small, 1.0, np.sin(half)))
         if self.planar_angle:
             _, G1, K = self._static(s1, N)
-            return (N[:, None] * G1, dN[:, None, None] * outer(G1, G1), self.energy(s1),
-                    self._booked(hist, Qd * dq, tau * dq))
+            return (N[:, None] * G1, dN[:, None, None] * outer(G1, G1), energy,
+                    self._history(hist, booked, tau * dq, bristle))
         Gd, K = joint_rows.discrete_rows(geo, s0, s1, (geo.sign * N * scale)[:, None])
         if geo.dim == 2:
             Gd, K = Gd[..., _PLANE], K[:, _PLANE][:, :, _PLANE]
@@ -372,7 +482,22 @@ class CoordinateForce(ForceElement):
         _, G1, _ = self._static(s1)
         f = N[:, None] * Gd
         Kt = dN[:, None, None] * outer(Gd, G1) + K
-        return f, Kt, self.energy(s1), self._booked(hist, Qd * dq, tau * dq)
+        return f, Kt, energy, self._history(hist, booked, tau * dq, bristle)
+
+    def _potential(self, q) -> NDArray:
+        """(E,) the spring's and the stops' potentials at ``q``."""
+        U = np.zeros(len(self))
+        if self.spring is not None:
+            U = U + self.spring.integral(q - self.free)
+        if self.stops is not None:
+            U = U + self.stops.integral(q)
+        return U
+
+    def _history(self, hist, D, W, bristle) -> dict:
+        out = self._booked(hist, D, W)
+        if bristle is not None:
+            out["anchor"], out["sliding"] = bristle[2], bristle[3]
+        return out
 
 
 def _stops(limits, k) -> Curve:

@@ -246,8 +246,24 @@ JOINT_FORCE_KEYS = [
     Key("pin_radius", "float", None, "revolute friction from the reaction: the pin radius r "
         "(required with friction_coefficient on a revolute joint)", positive=True),
     Key("velocity_scale", "float", None, "friction's regularization: below this rate the "
-        "friction grows linearly with it (required with friction or friction_coefficient)",
+        "friction grows linearly with it (required with friction or friction_coefficient and "
+        "the coulomb law)", positive=True),
+    Key("friction_law", "str", "coulomb", "coulomb: regularized Coulomb friction (velocity_scale);"
+        " stick_slip: an elasto-plastic (reset-integrator) friction that truly sticks up to a "
+        "static limit (static_friction, static_coefficient) above the kinetic one (friction, "
+        "friction_coefficient), through a stiff bristle (stick_stiffness)",
+        choices=("coulomb", "stick_slip")),
+    Key("static_friction", "float", None, "stick_slip: the static friction moment or force "
+        "(default: friction; not below it)", nonnegative=True),
+    Key("static_coefficient", "float", None, "stick_slip: the static coefficient mu_s of friction "
+        "from the reaction (default: friction_coefficient; not below it)", nonnegative=True),
+    Key("stick_stiffness", "float", None, "stick_slip: the stiffness of the stuck joint (moment/"
+        "rad, force/length; required): a stuck joint deflects by the friction over it",
         positive=True),
+    Key("stick_damping", "float", 0.0, "stick_slip: the stuck joint's damping (moment s/rad, "
+        "force s/length): it takes the energy of the rate that sticking stops (about 2 "
+        "sqrt(stick_stiffness m), m the mass it stops: the stuck joint does not ring)",
+        nonnegative=True),
     Key("limits", "vector", None, "`[min, max]` stops on the coordinate: one-sided penalty "
         "contacts beyond them"),
     Key("limit_stiffness", "float", None, "the stops' penalty stiffness (required with limits)",
