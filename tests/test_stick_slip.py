@@ -57,36 +57,42 @@ def steps(data, tmp_path, monkeypatch):
     return np.array(rows).T, balance
 
 
-def _check_cycles(t, x, sliding, balance, h, cycles):
+def _check_cycles(t, x, sliding, balance, h, cycles, tol):
     slip, period, lo, hi = closed_form()
-    on = np.flatnonzero(np.diff(sliding) > 0) + 1
-    off = np.flatnonzero(np.diff(sliding) < 0) + 1
+    slid = (sliding != 0).astype(int)
+    on = np.flatnonzero(np.diff(slid) > 0) + 1
+    off = np.flatnonzero(np.diff(slid) < 0) + 1
+    assert np.all(sliding[slid > 0] == -1)              # back, against the belt
     assert len(on) == cycles + 1 and len(off) == cycles, (t[on], t[off])
     # stuck before the first slip: with the belt, less the joint's deflection k x / k_b (to the
     # mid-point scheme's offset of the deflection, half a step's change: k v_b h / (2 k_b))
     stuck = t < t[on[0]]
     np.testing.assert_allclose(x[stuck], VB * t[stuck] / (1 + K / 1e6), rtol=0,
                                atol=K * VB * h / 1e6)
-    # slip begins at the static limit, within the step that crosses it
-    assert np.all(np.abs(K * x[on] - FS) <= K * VB * h + 1e-9), K * x[on]
-    np.testing.assert_allclose(np.diff(t[on]), period, rtol=1e-2)
-    np.testing.assert_allclose(t[off] - t[on[:-1]], slip, rtol=2e-2)
+    # slip begins at the static limit, within two steps of belt travel (the limit is checked on
+    # the step's mean force, half a step behind its end)
+    assert np.all(np.abs(K * x[on] - FS) <= 2 * K * VB * h), K * x[on]
+    np.testing.assert_allclose(np.diff(t[on]), period, rtol=tol)
+    np.testing.assert_allclose(t[off] - t[on[:-1]], slip, rtol=tol)
+    # the slip's extremes, within tol of its amplitude (the late onset's larger arc)
     for a, b in zip(on[:-1], off, strict=True):
-        np.testing.assert_allclose([x[a:b].min(), x[a:b].max()], [lo, hi], rtol=1e-2)
+        np.testing.assert_allclose([x[a:b].min(), x[a:b].max()], [lo, hi], rtol=0,
+                                   atol=tol * 0.5 * (hi - lo))
     np.testing.assert_allclose(balance, balance[0], rtol=1e-10)
 
 
 def test_belt_sticks_slips_and_sticks_again(tmp_path, monkeypatch):
-    """``cases/stick_slip_belt`` (h = 4 ms, one period): the closed form within 1 % (2 % slip).
+    """``cases/stick_slip_belt`` (h = 4 ms, one period): the closed form within 2 %.
 
     Stuck, the block moves with the belt (no creep, to the joint's deflection); slip starts
-    where the spring reaches F_s (within a step's belt travel); the period (slip onset to slip
+    where the spring reaches F_s (within two steps' belt travel); the period (slip onset to slip
     onset), the slip's duration and its extremes against the closed form; ``total + damping``
-    constant to 1e-10 (the constraint's work is the drive's).
+    constant to 1e-10 (the constraint's work is the drive's). The errors are O(h): slip begins
+    and ends within the step that crosses the limit (the soak test halves h and the tolerance).
     """
     h = 4e-3
     (t, x, sliding), balance = steps(belt(), tmp_path, monkeypatch)
-    _check_cycles(t, x, sliding, balance, h, cycles=1)
+    _check_cycles(t, x, sliding, balance, h, cycles=1, tol=2e-2)
 
 
 @pytest.mark.soak
@@ -96,7 +102,7 @@ def test_belt_three_periods_at_2ms(tmp_path, monkeypatch):
     data = belt()
     data["steps"][0].update(duration=2.6, time_step=2e-3)
     (t, x, sliding), balance = steps(data, tmp_path, monkeypatch)
-    _check_cycles(t, x, sliding, balance, 2e-3, cycles=3)
+    _check_cycles(t, x, sliding, balance, 2e-3, cycles=3, tol=1e-2)
 
 
 @pytest.mark.parametrize("changes, where, says", [
@@ -142,3 +148,38 @@ def test_regularized_law_creeps_where_stick_slip_holds(tmp_path):
     with h5py.File(tmp_path / "coulomb.h5") as f:
         x = f["steps/ride/displacement"][-1, 0, 0]
     assert 0.02 - x > 2e-5
+
+
+def test_reaction_stick_slip_on_the_incline(tmp_path):
+    """``cases/incline_prismatic`` with the stick-slip law and static coefficients.
+
+    Block 1 (mu_k = 0.3, mu_s = 0.6 > tan 30) slides from 0.1 m/s: it keeps sliding with the
+    kinetic ``a = g (sin - 0.3 cos)`` (closed form to 1e-9; sliding down, -1); block 2 (mu_s =
+    mu_k = 0.8) starts at rest and holds without creep: it stays within 1.1 times the stuck
+    joint's deflection ``m g sin 30 / k_b``, and Newton needs no halving (the secant tangent of
+    :meth:`CoordinateForce._bristle`); ``total + damping`` constant to 1e-10.
+    """
+    import h5py
+
+    data = tomllib.loads((CASES / "incline_prismatic" / "deck.toml").read_text())
+    data["steps"][0].update(duration=0.2)
+    for j, mu_s in zip(data["joints"], (0.6, 0.8), strict=True):
+        del j["velocity_scale"]
+        j.update(friction_law="stick_slip", static_coefficient=mu_s, stick_stiffness=1e6,
+                 stick_damping=2000.0)
+    run(deck_io.from_dict(data, base_dir=str(tmp_path)), str(tmp_path / "out.h5"))
+    with h5py.File(tmp_path / "out.h5") as f:
+        s = f["steps/slide"]
+        t, u = s["time"][()], s["displacement"][:, :2, :2]
+        sliding = [s[f"elements/{n}_force/sliding"][:, 0] for n in ("sliding", "sticking")]
+        balance = s["energy/total"][()] + s["energy/damping"][()]
+        cuts = s["increments/cuts"][-1]
+    theta = np.radians(30.0)
+    slope = np.array([np.cos(theta), np.sin(theta)])
+    a = 9.81 * (np.sin(theta) - 0.3 * np.cos(theta))
+    np.testing.assert_allclose(-u[:, 0] @ slope, 0.1 * t + 0.5 * a * t**2, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(sliding[0][1:], -1.0)
+    np.testing.assert_array_equal(sliding[1], 0.0)
+    assert np.all(np.abs(u[:, 1] @ slope) <= 1.1 * 9.81 * np.sin(theta) / 1e6)
+    assert cuts == 0
+    np.testing.assert_allclose(balance, balance[0], rtol=1e-10)

@@ -56,7 +56,8 @@ the bristle's damping, Canudas de Wit et al.'s sigma_1, IEEE Trans. Autom. Contr
 stiff bristle would keep ringing, and may release a stuck joint). Stuck, the anchor stays:
 the joint holds any effort up to ``T_s``, deflected by the effort over ``k_b``, without creep
 (true sticking, where the regularized law creeps at ``v_s`` times the load's share). When
-``|k_b (q - p)|`` would exceed the limit (``T_s`` stuck, ``T`` sliding) the joint slides: ``Q_b
+``|k_b (q - p)|`` would exceed the limit (``T_s`` stuck, ``T`` sliding; the energy-conserving
+scheme compares the step's force, at the mean deflection) the joint slides: ``Q_b
 = T sign(q - p)`` and the anchor follows, ``p = q - Q_b / k_b``; a sliding joint sticks again
 when the trial force falls within ``T`` (its rate reversed). A return mapping at the step's end
 from the anchor of its start, as in rate-independent plasticity. The bristle's energy ``k_b (q
@@ -64,8 +65,10 @@ from the anchor of its start, as in rate-independent plasticity. The bristle's e
 of it (exact work) and ``c_b dq / h`` (its work ``c_b dq^2 / h`` booked) and, sliding, ``T sign``
 with the exact remainder ``Q_b dq - (U_1 - U_0) >= 0`` booked in ``dissipated``; the Newmark
 family books the trapezoidal rule of ``Q_b dq`` less the bristle's energy change. The tangent is
-``k_b`` (and ``c_b`` by the rate) stuck, zero sliding (the
-limits' dependence on the multipliers omitted as above). A dynamic step starts stuck with the
+``k_b`` (and ``c_b`` by the rate) stuck, zero sliding on (a secant where an iterate slides from
+a stuck start or against the start's slide: :meth:`CoordinateForce._bristle`; the limits'
+dependence on the multipliers omitted as above). Output ``sliding``: 0 stuck, +-1 sliding up or
+down, ``friction``: the bristle's force. A dynamic step starts stuck with the
 bristle relaxed at the coordinate (``conserving_start``); other steps see the anchor the state
 holds (the reference coordinate before any dynamic step): a joint stuck there up to ``T_s``.
 
@@ -259,22 +262,36 @@ class CoordinateForce(ForceElement):
         Ts0, lever = self.stick_slip[:2]
         return Ts0 + lever * self._reaction_norm(state)
 
-    def _bristle(self, q, hist, state):
+    def _bristle(self, q, hist, state, q0=None):
         """Stick-slip return mapping at ``q`` from the anchor of ``hist`` (module doc).
 
-        The bristle's elastic ``Q_b``, ``dQ_b/dq``, the new anchor and sliding flags (E,), or
-        None without history (its damping: ``c_b`` where not sliding).
+        The bristle's elastic ``Q_b``, ``dQ_b/dq``, the new anchor and sliding directions (E,:
+        0 stuck, +-1 sliding), or None without history (its damping: ``c_b`` where stuck). With
+        ``q0`` (the energy-conserving scheme) the limits are those of the step's force, the mean
+        deflection's: the stiff bristle's end values ring about it under the mid-point rule.
+
+        ``dQ_b/dq`` is ``k_b`` stuck and zero sliding on, as the start slid; where the iterate
+        slides from a stuck start or against the start's sliding, it is the secant ``T / |z|``
+        (of the mean deflection with ``q0``: halved) instead: Newton's zero slope there would
+        throw the iterate across the stuck range to the opposite slide, and back (the force is a
+        plateau, a steep ramp and a plateau). The converged force is the law's either way.
         """
         if self.stick_slip is None or not hist or "anchor" not in hist:
             return None
         k = self.stick_slip[2]
         T, Ts = self.friction_limit(state), self.static_limit(state)
         z = q - hist["anchor"]
-        limit = np.where(hist["sliding"] > 0, T, Ts)
-        stick = np.abs(k * z) <= limit
-        Q = np.where(stick, k * z, T * np.sign(z))
-        return (Q, np.where(stick, k, 0.0), np.where(stick, hist["anchor"], q - Q / k),
-                (~stick).astype(float))
+        zt = z if q0 is None else 0.5 * (z + q0 - hist["anchor"])
+        limit = np.where(hist["sliding"] != 0, T, Ts)
+        stick = np.abs(k * zt) <= limit
+        direction = np.sign(zt)
+        Q = np.where(stick, k * z, T * direction)
+        on = direction == hist["sliding"]
+        half = 1.0 if q0 is None else 0.5
+        secant = half * T / np.maximum(np.abs(zt), 1e-300)
+        dQ = np.where(stick, half * k, np.where(on, 0.0, secant))
+        return (Q, dQ, np.where(stick, hist["anchor"], q - Q / k),
+                np.where(stick, 0.0, direction))
 
     def _q_rate(self, state, G):
         return np.einsum("ei,ei->e", G, self.element_vector(state.v))
@@ -330,7 +347,7 @@ class CoordinateForce(ForceElement):
         Q, a, b = self._Q(q, rate, state.t, self.friction_limit(state))
         bristle = self._bristle(q, state.history.get(self.name), state)
         if bristle is not None:
-            c = np.where(bristle[3] > 0, 0.0, self.stick_slip[3])
+            c = np.where(bristle[3] != 0, 0.0, self.stick_slip[3])
             Q, a, b = Q + bristle[0] + c * rate, a + bristle[1], b + c
         f = Q[:, None] * G
         if not tangent:
@@ -345,7 +362,7 @@ class CoordinateForce(ForceElement):
         b = self._Q(q, self._q_rate(state, G), state.t, self.friction_limit(state))[2]
         bristle = self._bristle(q, state.history.get(self.name), state)
         if bristle is not None:
-            b = b + np.where(bristle[3] > 0, 0.0, self.stick_slip[3])
+            b = b + np.where(bristle[3] != 0, 0.0, self.stick_slip[3])
         return b[:, None, None] * outer(G, G)
 
     def energy(self, state) -> NDArray:
@@ -420,7 +437,7 @@ class CoordinateForce(ForceElement):
         if self.stick_slip is not None and hist and "sliding" in hist:
             out["sliding"] = hist["sliding"]
             out["friction"] = self.stick_slip[2] * (q - hist["anchor"]) + np.where(
-                hist["sliding"] > 0, 0.0, self.stick_slip[3] * rate)
+                hist["sliding"] != 0, 0.0, self.stick_slip[3] * rate)
         return self._history_outputs(state, out)
 
     def options(self) -> dict[str, str]:
@@ -447,7 +464,7 @@ class CoordinateForce(ForceElement):
         N, dN = N - tau, dN + 0.5 * at + bt / h
         energy = self._potential(q1)
         booked = Qd * dq
-        bristle = self._bristle(q1, hist, s1)
+        bristle = self._bristle(q1, hist, s1, q0)
         if bristle is not None:           # stuck: the secant of k_b z^2/2; sliding: T sign
             k, c = self.stick_slip[2:]
             z0, z1 = q0 - hist["anchor"], q1 - bristle[2]
@@ -455,7 +472,7 @@ class CoordinateForce(ForceElement):
             Qb = np.where(stick, 0.5 * k * (z0 + z1), bristle[0])
             U0, U1 = 0.5 * k * z0 * z0, 0.5 * k * z1 * z1
             N = N + Qb + np.where(stick, c * dq / h, 0.0)
-            dN = dN + np.where(stick, 0.5 * k + c / h, 0.0)
+            dN = dN + np.where(stick, c / h, 0.0) + bristle[1]
             energy = energy + U1
             booked = booked + np.where(stick, c * dq * dq / h, Qb * dq - (U1 - U0))
         # the discrete gradient of q (module doc)
