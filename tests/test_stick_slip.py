@@ -183,3 +183,14 @@ def test_reaction_stick_slip_on_the_incline(tmp_path):
     assert np.all(np.abs(u[:, 1] @ slope) <= 1.1 * 9.81 * np.sin(theta) / 1e6)
     assert cuts == 0
     np.testing.assert_allclose(balance, balance[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("integrator", ["midpoint", "generalized_alpha"])
+def test_other_integrators_refuse_stick_slip(tmp_path, integrator):
+    """The law is built for the energy-conserving scheme: the others stop with a model error."""
+    from fem.errors import ModelError
+
+    data = belt()
+    data["steps"][0].update(integrator=integrator, duration=0.02)
+    with pytest.raises(ModelError, match="energy_conserving"):
+        run(deck_io.from_dict(data, base_dir=str(tmp_path)), str(tmp_path / "out.h5"))
