@@ -215,7 +215,6 @@ class DynamicStep(StepBase):
                                           inertia.angular_momentum(state, X)])
             p.t_start = float(t_start)
             self._frame(writer, state, strain0, (0.0, 0.0))
-            self._seed_reactions(state)
         else:
             self.restore_notes(p)
             self._kkt_warned = p.kkt_warned
@@ -443,22 +442,6 @@ class DynamicStep(StepBase):
                           f"stiffness{also}: in a dynamic step every free DOF needs mass or "
                           "stiffness; give the node a mass ([[masses]]) or its elements a "
                           "density, or support the DOF")
-
-    def _seed_reactions(self, state) -> None:
-        """The start's multipliers: its consistent reactions, where a force grows with them.
-
-        Friction from a joint's reaction (:mod:`fem.elements.force.coordinate`) reads the
-        multipliers of Newton's iterate; from zero multipliers the first iterate has no friction
-        and Newton cycles about a sticking joint. Models without such forces keep their zeros.
-        """
-        sysm = self.system
-        if not any("reactions" in g.capabilities for g in sysm.model.groups):
-            return
-        solved = self.consistent(state)
-        if solved is not None:
-            for lam, pos, scale in zip(solved[1], sysm._lam, sysm.constraint_scales,
-                                       strict=True):
-                state.multipliers[pos] = lam / scale
 
     def consistent(self, state):
         """Consistent accelerations ``(n, nslots)`` and reactions of ``state``, or None.
