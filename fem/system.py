@@ -45,6 +45,15 @@ class System:
         self.constraint_scales = (list(constraint_scales) if constraint_scales is not None
                                   else self._constraint_scales(model))
         self.additive = self._additive_nodes(model)
+        self._bind_reactions(model)
+
+    def _bind_reactions(self, model) -> None:
+        """Hand groups whose forces grow with a joint's reaction its multipliers and scale."""
+        names = [c.name for c in model.constraints]
+        for g in model.groups:
+            if "reactions" in g.capabilities:
+                k = names.index(g.reaction[0])
+                g.bind_reactions(self._lam[k], self.constraint_scales[k])
 
     def repattern(self) -> bool:
         """Make the assembler again if a group's elements changed (a sphere set's broad phase).

@@ -63,6 +63,8 @@ CAPABILITIES = {
                     "integrator (contacts, fem.analysis.events)",
     "dissipation": "energy taken by damping or friction, booked in energy/damping",
     "damping": "a damping matrix d(force)/d(velocity) (the linearize step's D)",
+    "reactions": "forces that grow with a joint's reaction (its Lagrange multipliers, handed "
+                 "over by the system: friction from the reaction)",
     "broad_phase": "elements (candidate pairs) listed again before each time step, a new "
                    "pattern when they change (sphere sets, fem.elements.contact.sphere_set)",
 }

@@ -65,13 +65,15 @@ def midpoint_state(s0, s1, additive: NDArray | None, kin: StepKinematics | None 
     """The mid-point configuration: average positions, half the rotation increment.
 
     Its velocities are the mean of the ends' (with the mid-point family's ``v1 = 2 dx/h - v0``,
-    the step's mean rate ``dx / h``): what velocity-dependent forces (dampers) see there.
+    the step's mean rate ``dx / h``): what velocity-dependent forces (dampers) see there. Its
+    multipliers are those of ``s1`` (the mid-point family's act over the whole step): what
+    friction from a joint's reaction sees.
     """
     from fem.state import State
 
     sm = State(dim=s0.dim, t=0.5 * (s0.t + s1.t), u=0.5 * (s0.u + s1.u), rot=s0.rot,
                v=0.5 * (s0.v + s1.v), a=s0.a, internal=0.5 * (s0.internal + s1.internal),
-               internal_v=0.5 * (s0.internal_v + s1.internal_v))
+               internal_v=0.5 * (s0.internal_v + s1.internal_v), multipliers=s1.multipliers)
     if s0.dim == 2:
         sm.rot = 0.5 * (s0.rot + s1.rot)
         return sm

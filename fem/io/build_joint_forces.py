@@ -18,7 +18,8 @@ from fem.io.build import function
 from fem.io.keys.entries import Entry, unique
 
 _GIVEN = ("stiffness", "spring_table", "damping", "damper_table", "limits", "effort",
-          "proportional_gain", "derivative_gain", "setpoint")
+          "proportional_gain", "derivative_gain", "setpoint", "friction_coefficient",
+          "static_friction")
 
 
 def forces(entries: list[Entry], joints: tuple, X: np.ndarray, funcs: dict,
@@ -29,7 +30,11 @@ def forces(entries: list[Entry], joints: tuple, X: np.ndarray, funcs: dict,
     for name, e in unique(entries, "joint group").items():
         v, w = e.values, e.where
         if not (any(v[k] is not None for k in _GIVEN) or v["friction"] > 0):
-            for key in ("coordinate", "velocity_scale", "limit_stiffness"):
+            if v["friction_law"] != "coulomb":
+                raise DeckError(f"{w}.friction_law", "given without friction on the joint "
+                                "(friction, static_friction or friction_coefficient)")
+            for key in ("coordinate", "velocity_scale", "limit_stiffness", "pin_radius",
+                        "static_coefficient", "stick_stiffness"):
                 if v[key] is not None:
                     raise DeckError(f"{w}.{key}", "given without a force on the joint "
                                     "(stiffness, damping, friction, limits, effort or a "
@@ -68,9 +73,13 @@ def _group(joint, v: dict, w: str, X, funcs, taken) -> CoordinateForce:
                              joint.frames, dim, rows, sign=joint.sign)
     spring = spring_law(v, w)
     damper = damper_law(v, w)
-    if v["friction"] > 0 and v["velocity_scale"] is None:
-        raise DeckError(f"{w}.velocity_scale", "required with friction > 0: the rate below which "
-                        "the friction is regularized (linear in the rate)")
+    reaction = _reaction(joint, v, w)
+    stick_slip = _stick_slip(v, w, reaction)
+    if (v["friction"] > 0 or reaction is not None) and stick_slip is None \
+            and v["velocity_scale"] is None:
+        raise DeckError(f"{w}.velocity_scale", "required with friction > 0 or "
+                        "friction_coefficient: the rate below which the friction is regularized "
+                        "(linear in the rate)")
     limits = None
     if v["limits"] is not None:
         lim = v["limits"]
@@ -101,4 +110,76 @@ def _group(joint, v: dict, w: str, X, funcs, taken) -> CoordinateForce:
                            free=v["free_coordinate"], friction=v["friction"],
                            velocity_scale=v["velocity_scale"] or 1.0, limits=limits,
                            limit_stiffness=v["limit_stiffness"] or 0.0, effort=effort,
-                           controller=controller)
+                           controller=controller, reaction=reaction, stick_slip=stick_slip)
+
+
+def _stick_slip(v: dict, w: str, reaction):
+    """``(T_s0, mu_s r, k_b)`` of the stick-slip law, or None (the coulomb law; keys checked)."""
+    keys = ("static_friction", "static_coefficient", "stick_stiffness")
+    if v["friction_law"] != "stick_slip":
+        for key in keys:
+            if v[key] is not None:
+                raise DeckError(f"{w}.{key}", "applies with friction_law = \"stick_slip\"")
+        if v["stick_damping"]:
+            raise DeckError(f"{w}.stick_damping", "applies with friction_law = \"stick_slip\"")
+        return None
+    if v["velocity_scale"] is not None:
+        raise DeckError(f"{w}.velocity_scale", "not used by friction_law = \"stick_slip\" (it "
+                        "sticks through stick_stiffness, without regularization)")
+    if v["stick_stiffness"] is None:
+        raise DeckError(f"{w}.stick_stiffness", "required with friction_law = \"stick_slip\": "
+                        "the stiffness of the stuck joint")
+    Tk = v["friction"]
+    Ts = Tk if v["static_friction"] is None else v["static_friction"]
+    if Ts < Tk:
+        raise DeckError(f"{w}.static_friction", f"expected a static friction not below the "
+                        f"kinetic friction {Tk!r}, got {Ts!r}")
+    lever_s = 0.0
+    if reaction is None:
+        if v["static_coefficient"] is not None:
+            raise DeckError(f"{w}.static_coefficient", "given without friction_coefficient (the "
+                            "kinetic coefficient)")
+    else:
+        mu_k = v["friction_coefficient"]
+        mu_s = mu_k if v["static_coefficient"] is None else v["static_coefficient"]
+        if mu_s < mu_k:
+            raise DeckError(f"{w}.static_coefficient", f"expected mu_s not below the kinetic "
+                            f"friction_coefficient {mu_k!r}, got {mu_s!r}")
+        lever_s = mu_s * (v["pin_radius"] or 1.0)
+    if Ts == 0 and lever_s == 0:
+        raise DeckError(f"{w}.friction_law", "stick_slip needs a friction (static_friction, "
+                        "friction or friction_coefficient), got none")
+    return float(Ts), float(lever_s), float(v["stick_stiffness"]), float(v["stick_damping"])
+
+
+def _reaction(joint, v: dict, w: str):
+    """``(joint, rows, mu r)`` of friction from the reaction, or None (``pin_radius`` checked).
+
+    The reaction ``R`` is a revolute's joint force (its ``point`` rows' multipliers) or a
+    prismatic's force normal to the slide (its ``slide`` rows').
+    """
+    mu, r = v["friction_coefficient"], v["pin_radius"]
+    if mu is None:
+        if r is not None:
+            raise DeckError(f"{w}.pin_radius", "given without friction_coefficient")
+        return None
+    if joint.kind not in ("revolute", "prismatic"):
+        raise DeckError(f"{w}.friction_coefficient", f"friction from the reaction is built for "
+                        f"revolute and prismatic joints, got a {joint.kind} joint")
+    if joint.kind == "revolute":
+        if r is None:
+            raise DeckError(f"{w}.pin_radius", "required with friction_coefficient on a revolute "
+                            "joint: the friction moment is mu r |R|")
+        lever, kind = mu * r, "point"
+    else:
+        if r is not None:
+            raise DeckError(f"{w}.pin_radius", "a prismatic joint's friction is mu |N| (no pin "
+                            "radius)")
+        lever, kind = mu, "slide"
+    rows, k = [], 0
+    for row in joint.rows:
+        n = joint.dim if row[0] == "point" else 1
+        if row[0] == kind:
+            rows += range(k, k + n)
+        k += n
+    return joint.name, np.array(rows), float(lever)

@@ -153,21 +153,73 @@ def _axial(e: Entry, inputs: GroupInputs) -> GroupPiece:
         raise DeckError(w, "expected a spring (stiffness, preload or spring_table) or a damper "
                         "(damping or damper_table), got neither")
     X = inputs.nodes.X
-    d = (X[conn[:, 0]] - ground) if grounded else X[conn[:, 1]] - X[conn[:, 0]]
+    offsets = None
+    if v["body_points"] is not None:
+        offsets = body_offsets(v["body_points"], conn, inputs, w, "ground" if grounded
+                               else "pairs")
+    P = X[conn] + (0.0 if offsets is None else offsets)
+    d = (P[:, 0] - ground) if grounded else P[:, 1] - P[:, 0]
     l_ref = np.linalg.norm(d[:, :inputs.dim], axis=1)
     zero = np.flatnonzero(l_ref <= 1e-12 * max(float(np.abs(X).max(initial=0.0)), 1.0))
     if len(zero):
         k = int(zero[0])
-        key = f"{w}.points[{k}]" if grounded else f"{w}.pairs[{k}]"
+        key = (f"{w}.body_points[{k}]" if offsets is not None else
+               f"{w}.points[{k}]" if grounded else f"{w}.pairs[{k}]")
         raise DeckError(key, "expected two distinct points (the line of action of an axial "
                         "spring-damper is the line through them), got a zero length")
-    group = SpringDamper(v["name"], conn, X, inputs.dim, spring, damper,
-                         free_length=v["free_length"], ground=ground)
+    if offsets is not None:
+        from fem.elements.force.offset import BodySpringDamper
+
+        group = BodySpringDamper(v["name"], conn, X, inputs.dim, spring, damper, offsets,
+                                 free_length=v["free_length"], ground=ground)
+    else:
+        group = SpringDamper(v["name"], conn, X, inputs.dim, spring, damper,
+                             free_length=v["free_length"], ground=ground)
     return GroupPiece(group, inputs.nodes)
 
 
-AXIAL = FamilyDeck("axial spring-dampers", [PAIRS, GROUND, POINTS, STIFFNESS, DAMPING, PRELOAD,
-                                            FREE_LENGTH, SPRING_TABLE, DAMPER_TABLE], _axial)
+BODY_POINTS = Key("body_points", "matrix", None, "the points where each element attaches to its "
+                  "nodes' bodies (global coordinates at the reference; they turn with the nodes: "
+                  "rigid bodies or beam nodes): with pairs `[[x_a, y_a(, z_a), x_b, y_b(, z_b)], "
+                  "...]`, with ground `[[x, y(, z)], ...]` (the node's point); default: the "
+                  "nodes")
+
+
+def body_offsets(rows, conn: np.ndarray, inputs: GroupInputs, where: str,
+                 key: str) -> np.ndarray:
+    """(E, nen, 3) the offsets ``P - X`` of ``body_points`` from the nodes (checked)."""
+    dim, E, nen = inputs.dim, len(conn), conn.shape[1]
+    w = f"{where}.body_points"
+    if len(rows) != E:
+        raise DeckError(w, f"expected one row per element ({E}), got {len(rows)}")
+    P = np.zeros((E, nen, 3))
+    for k, r in enumerate(rows):
+        if len(r) != nen * dim:
+            what = ("x_a, y_a(, z_a), x_b, y_b(, z_b): both ends' points" if nen == 2
+                    else "the node's point")
+            raise DeckError(f"{w}[{k}]", f"expected {nen * dim} coordinates ({what}; model.dim "
+                            f"= {dim}), got {len(r)}: {shown(r)}")
+        P[k, :, :dim] = np.asarray(r, dtype=float).reshape(nen, dim)
+    if not np.all(np.isfinite(P)):
+        raise DeckError(w, f"expected finite coordinates, got {shown(rows)}")
+    rotations = np.zeros(len(inputs.nodes.X), dtype=bool)
+    for g in inputs.before:
+        if "rz" in getattr(g, "dof_names", ()):
+            rotations[g.conn] = True
+    loose = np.flatnonzero(~rotations[conn].all(axis=1))
+    if len(loose):
+        k = int(loose[0])
+        node = next(int(n) for n in conn[k] if not rotations[n])
+        raise DeckError(f"{where}.{key}" + (f"[{k}]" if key == "pairs" else ""),
+                        f"expected nodes of rigid bodies or beams with body_points, got node "
+                        f"{inputs.nodes.ids[node]}, which has no rotations (no beam or body uses "
+                        "it; its points could not turn with it)")
+    return P - inputs.nodes.X[conn]
+
+
+AXIAL = FamilyDeck("axial spring-dampers", [PAIRS, GROUND, POINTS, BODY_POINTS, STIFFNESS,
+                                            DAMPING, PRELOAD, FREE_LENGTH, SPRING_TABLE,
+                                            DAMPER_TABLE], _axial)
 
 
 #: the [[joints]] keys of forces on a joint's coordinate (fem.io.build_joint_forces)
@@ -187,8 +239,31 @@ JOINT_FORCE_KEYS = [
         "instead of damping (nondecreasing, 0 at rate 0)"),
     Key("friction", "float", 0.0, "regularized Coulomb friction: the constant friction moment "
         "or force (not from the reaction)", nonnegative=True),
+    Key("friction_coefficient", "float", None, "friction from the joint's reaction: the "
+        "coefficient mu (revolute: with pin_radius r, a friction moment mu r |R|, R the joint's "
+        "force; prismatic: a friction force mu |N|, N the reaction normal to the slide); added "
+        "to friction, regularized as it is", nonnegative=True),
+    Key("pin_radius", "float", None, "revolute friction from the reaction: the pin radius r "
+        "(required with friction_coefficient on a revolute joint)", positive=True),
     Key("velocity_scale", "float", None, "friction's regularization: below this rate the "
-        "friction grows linearly with it (required with friction)", positive=True),
+        "friction grows linearly with it (required with friction or friction_coefficient and "
+        "the coulomb law)", positive=True),
+    Key("friction_law", "str", "coulomb", "coulomb: regularized Coulomb friction (velocity_scale);"
+        " stick_slip: an elasto-plastic (reset-integrator) friction that truly sticks up to a "
+        "static limit (static_friction, static_coefficient) above the kinetic one (friction, "
+        "friction_coefficient), through a stiff bristle (stick_stiffness)",
+        choices=("coulomb", "stick_slip")),
+    Key("static_friction", "float", None, "stick_slip: the static friction moment or force "
+        "(default: friction; not below it)", nonnegative=True),
+    Key("static_coefficient", "float", None, "stick_slip: the static coefficient mu_s of friction "
+        "from the reaction (default: friction_coefficient; not below it)", nonnegative=True),
+    Key("stick_stiffness", "float", None, "stick_slip: the stiffness of the stuck joint (moment/"
+        "rad, force/length; required): a stuck joint deflects by the friction over it",
+        positive=True),
+    Key("stick_damping", "float", 0.0, "stick_slip: the stuck joint's damping (moment s/rad, "
+        "force s/length): it takes the energy of the rate that sticking stops (about 2 "
+        "sqrt(stick_stiffness m), m the mass it stops: the stuck joint does not ring)",
+        nonnegative=True),
     Key("limits", "vector", None, "`[min, max]` stops on the coordinate: one-sided penalty "
         "contacts beyond them"),
     Key("limit_stiffness", "float", None, "the stops' penalty stiffness (required with limits)",
