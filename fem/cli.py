@@ -77,8 +77,6 @@ def _parser() -> argparse.ArgumentParser:
                    "in this process); under mpiexec the ranks share the variants instead")
     s.add_argument("--resume", action="store_true", help="run only the variants the folder "
                    "does not hold finished")
-    s.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                   help="a line per variant")
     v = sub.add_parser("validate", help="run the validation cases and compare with references")
     v.add_argument("cases", nargs="*", help="case names (default: all)")
     v.add_argument("--cases-dir", help="folder of cases (default: ./cases)")
@@ -96,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     for sp in sub.choices.values():
         # also after the subcommand (``fem run deck.toml -v``); SUPPRESS keeps ``fem -v run``
         sp.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                        help="log progress: a line per output frame on stderr")
+                        help="log progress: a line per output frame (fem study: per variant) "
+                        "on stderr")
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks of internal errors")
     return p
