@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import scipy.io
+from helpers import line_beam
 
 from fem import cli, errors
 from fem.io.deck import from_dict
 from fem.progress import Progress
 from fem.run import run
-from tests.helpers import line_beam
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,7 +181,7 @@ def test_output_names_say_the_suffix_once(tmp_path):
 
 
 def test_state_space_file_names_its_channels(tmp_path):
-    from tests.test_linearize import cantilever_deck
+    from test_linearize import cantilever_deck
 
     result = run(from_dict(cantilever_deck()), str(tmp_path / "out.h5"))
     mat = scipy.io.loadmat(result.matlab[0])

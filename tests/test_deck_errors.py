@@ -8,6 +8,7 @@ received.
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -606,3 +607,13 @@ def test_results_file_that_cannot_be_created(tmp_path):
                        timeout=300)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "cannot create the results file" in p.stderr and "blocker" in p.stderr
+
+
+def test_a_joint_naming_the_ground_point_of_another_joint(tmp_path):
+    """Found by the fuzzer: the ids after the deck's largest are the ground points that joints to
+    the ground make; naming one in a later joint was an internal error (an IndexError)."""
+    text = (Path(__file__).parents[1] / "cases" / "two_link_hanging" / "deck.toml").read_text()
+    assert "pairs = [[1, 2]]" in text
+    text = text.replace("pairs = [[1, 2]]", "pairs = [[3, 2]]", 1)
+    error(tmp_path, text, "joints[1].pairs", "no such node in [nodes]: 3",
+          line=line_of(text, "pairs = [[3, 2]]"))

@@ -34,6 +34,9 @@ ALLOWED = {
     ("fem/io/keys/entries.py", "eigvalsh"): "the lowest eigenvalue of a small matrix given in "
     "the deck, a rotary inertia or a bushing's stiffness or damping (lowest_eigenvalue: a check "
     "that it is positive semi-definite), not a model's eigen-solve",
+    ("fem/elements/superelement/group.py", "eigh"): "the modes of a superelement's own reduced "
+    "fixed-interface block (r x r, at build time), which its modal damping ratios act on "
+    "(D = M Phi diag(2 zeta omega) Phi^T M); the elements layer cannot call the solvers' front-end",
     ("fem/io/drawing.py", "eigh"): "the principal axes of a rigid body's 3 x 3 inertia tensor, "
     "the box ParaView draws for it, not a model's eigen-solve",
 }

@@ -13,12 +13,12 @@ import copy
 
 import numpy as np
 import pytest
+from test_planar_step import changed, frame
 
 from fem.integrators import planar_alpha
 from fem.io.deck import from_dict
 from fem.run import make_step
 from fem.system import System
-from tests.test_planar_step import changed, frame
 
 pytest.importorskip("numba")
 
@@ -194,10 +194,10 @@ def test_a_restart_continues_to_the_same_bits(tmp_path):
     import shutil
 
     import h5py
+    from test_restart import differences
 
     from fem.io import deck as deck_io
     from fem.run import run as run_deck
-    from tests.test_restart import differences
 
     path = tmp_path / "pendulum.toml"
     path.write_text(PENDULUM)

@@ -11,12 +11,12 @@ import csv
 import h5py
 import numpy as np
 import pytest
+from helpers import case_deck
 
 from fem.cli import main
 from fem.io.deck import from_dict
 from fem.io.files import written_by_fem
 from fem.run import run
-from tests.helpers import case_deck
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +92,8 @@ def test_node_dof_energy_and_against_a_sensor(runs, tmp_path):
 
 
 def test_sweep_frequencies_against_the_parameter(tmp_path):
-    from tests.test_cli_points import Recorder
-    from tests.test_sweep import PI2, column
+    from test_cli_points import Recorder
+    from test_sweep import PI2, column
 
     h5 = str(tmp_path / "col.h5")
     seen = Recorder()

@@ -8,10 +8,10 @@ sensor is also held to its closed-form deflection -P L^3 / (3 EI) (cases/cantile
 import h5py
 import numpy as np
 import pytest
+from helpers import case_deck, deck_error, node
 
 from fem.io.deck import from_dict
 from fem.run import run
-from tests.helpers import case_deck, deck_error, node
 
 CANTILEVER_SENSORS = [
     {"name": "tip uy", "node": 3, "dof": "uy"},

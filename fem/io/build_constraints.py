@@ -191,6 +191,14 @@ def joints(entries: list[Entry], nodes: Nodes, groups: tuple, fixed: np.ndarray,
         else:
             first = np.atleast_1d(nodes.indices(v["ground"], f"{where}.ground"))
             grounded, key = True, "ground"
+        used = np.concatenate([first, pairs[:, 1]]) if v["pairs"] is not None else first
+        made_here = used[used >= len(rotations)]
+        if len(made_here):
+            # the nodes earlier joints to the ground made (ids after the deck's largest)
+            raise DeckError(f"{where}.{key}", f"no such node in [nodes]: "
+                            f"{nodes.ids[made_here[0]]} (the deck's nodes are "
+                            f"{nodes.ids[0]} to {nodes.ids[len(rotations) - 1]}; the ids after "
+                            "them are the ground points of joints to the ground)")
         loose = [int(n) for n in first if not rotations[n]]
         if v["pairs"] is not None:
             loose += [int(n) for n in pairs[:, 1] if not rotations[n]]

@@ -44,8 +44,6 @@ def _matrices(study: Study, data: dict, lumped: bool):
 
 def exact(study: Study) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """``({output: (P,) exact d out / d p}, {output: why not})`` for a sensitivity study."""
-    import scipy.linalg as la
-
     found, why = {}, {}
     steps = study.base.get("steps") or [{}]
     first = steps[0] if isinstance(steps[0], dict) else {}
@@ -77,7 +75,13 @@ def exact(study: Study) -> tuple[dict[str, np.ndarray], dict[str, str]]:
                   deck.model.constraints else f"more than {DENSE_LIMIT} free DOFs (dense "
                   "eigen-solve of the nominal model not cheap)")
         return found, {**why, **{n: reason for n in wanted}}
-    lam, phi = la.eigh(K, M)                          # mass-normalized, ascending
+    import scipy.sparse as sparse
+
+    from fem.solvers.eigen import symmetric
+
+    pairs = symmetric(sparse.csr_matrix(K), sparse.csr_matrix(M), K.shape[0], method="dense",
+                      what="the nominal model's modes (exact sensitivities)")
+    lam, phi = pairs.values, pairs.vectors             # mass-normalized, ascending
     dlam = np.zeros((len(lam), len(study.parameters)))
     for j, p in enumerate(study.parameters):
         p0 = float(study.variants[0][j])
