@@ -1,6 +1,7 @@
 """Run decks under ``mpiexec``, one interpreter per rank (tests/test_mpi.py).
 
-``python tests/mpi_runs.py DECK:OUT.h5 ...``: ``fem run DECK -o OUT.h5`` for each pair in turn,
+``python tests/mpi_runs.py [-petsc_option ...] DECK:OUT.h5 ...``: ``fem run DECK -o OUT.h5
+[-petsc_option ...]`` for each pair in turn,
 in one interpreter (one MPI start, one numba load), through :func:`fem.cli.main`, with a barrier
 after each run (a later deck may read a file an earlier one wrote, e.g. a superelement). Exits
 with the last failure's exit code (0 if none).
@@ -27,10 +28,13 @@ def main(pairs: list[str]) -> int:
             raise OutputError(f"cannot write {self.path}: injected failure on rank {fail}")
 
         ResultsFile.write_state = write_state
+    options = [p for p in pairs if p.startswith("-")]
     code = 0
     for pair in pairs:
+        if pair.startswith("-"):
+            continue
         deck, out = pair.rsplit(":", 1)
-        code = cli.main(["run", deck, "-o", out]) or code
+        code = cli.main(["run", deck, "-o", out, *options]) or code
         if mpi.size() > 1:
             mpi.mpi4py_comm().Barrier()
     return code
