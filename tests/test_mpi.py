@@ -43,16 +43,17 @@ soak = pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test (FEM
 
 
 def mpiexec(n: int, pairs: list[tuple[Path, Path]], timeout: float = 300, env=None,
-            wait=None, options=()):
+            wait=None, options=(), command=None):
     """``mpiexec -n n python tests/mpi_runs.py [options] deck:out ...``; the finished process.
 
     ``wait(proc)``: called while it runs (e.g. to send a signal), before the output is read.
+    ``command``: run this instead of tests/mpi_runs.py.
     """
     environ = {**os.environ, "PYTHONPATH": str(ROOT), "OMPI_ALLOW_RUN_AS_ROOT": "1",
                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1",
                **(env or {})}
-    cmd = ["mpiexec", "-n", str(n), sys.executable, str(RUNS), *options] \
-        + [f"{d}:{o}" for d, o in pairs]
+    cmd = ["mpiexec", "-n", str(n), sys.executable] + (command or [
+        str(RUNS), *options, *[f"{d}:{o}" for d, o in pairs]])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=environ, start_new_session=True)
     try:
@@ -291,3 +292,15 @@ def test_distributed_solve_on_2_ranks_equals_serial_within_1e_12(tmp_path):
                 for q in ("displacement", "rotation", "reaction"):
                     x, y = a["steps"][step][q][()], b["steps"][step][q][()]
                     assert np.abs(x - y).max() <= 1e-12 * np.abs(x).max(), (deck, step, q)
+
+
+@soak
+def test_validate_on_2_ranks_prints_one_table(tmp_path):
+    """``fem validate`` under mpiexec: every rank runs the cases on files of its own (rank 0's
+    in --keep), rank 0 alone prints the table; every quantity passes as in serial."""
+    code, out, err = mpiexec(2, [], command=["-m", "fem.cli", "validate", "space_truss",
+                                             "--cases-dir", str(CASES), "--keep",
+                                             str(tmp_path)])
+    assert code == 0, err
+    assert out.count("quantities PASS") == 1 and "FAIL" not in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["space_truss.h5", "space_truss.xdmf"]
