@@ -80,10 +80,11 @@ def short_pendulum(folder: Path, duration: float = 0.5) -> Path:
     return path
 
 
+#: the suite's decks: static and buckling steps of beams (a short truss pendulum is added)
+FAST = ["cantilever_2d", "euler_buckling_3d"]
 #: quick decks covering the static, buckling, modal, linearize and dynamic steps and the beam,
-#: shell, truss and rigid-body families (the pendulum is added by quick_decks)
-QUICK = ["cantilever_2d", "pinched_cylinder", "euler_buckling_3d", "cantilever_modes",
-         "two_link_hanging"]
+#: shell, truss and rigid-body families (the pendulum is added)
+QUICK = FAST + ["pinched_cylinder", "cantilever_modes", "two_link_hanging"]
 #: more: a stability sweep (plots), a CMS reduction and its superelement, contact, spring-dampers
 MORE = ["jeffcott_rotor", "slider_crank_superelement", "sphere_impact_elastic",
         "damped_oscillator", "space_truss"]
@@ -145,7 +146,13 @@ def test_ranks_other_than_0_write_nothing(tmp_path, monkeypatch):
 
 
 def test_replicated_runs_on_2_ranks_write_the_serial_results(tmp_path):
-    decks = case_decks(tmp_path / "decks", QUICK) + [short_pendulum(tmp_path)]
+    decks = case_decks(tmp_path / "decks", FAST) + [short_pendulum(tmp_path, 0.2)]
+    check_replicated(tmp_path, 2, decks)
+
+
+@soak
+def test_more_replicated_runs_on_2_ranks_write_the_serial_results(tmp_path):
+    decks = case_decks(tmp_path / "decks", QUICK + MORE) + [short_pendulum(tmp_path, 2.0)]
     check_replicated(tmp_path, 2, decks)
 
 
@@ -173,8 +180,10 @@ def failing_decks(folder: Path) -> list[tuple[Path, int, str]]:
     return out
 
 
-def test_failures_on_3_ranks_end_with_one_message_and_the_serial_code(tmp_path):
-    cases = failing_decks(tmp_path / "decks")
+@pytest.mark.parametrize("which", [slice(0, 1), pytest.param(slice(None), marks=soak)],
+                         ids=["deck error", "all"])
+def test_failures_on_3_ranks_end_with_one_message_and_the_serial_code(tmp_path, which):
+    cases = failing_decks(tmp_path / "decks")[which]
     for deck, code, words in cases:            # the serial runs, in-process
         with pytest.raises(Exception) as err:
             run(deck_io.load(str(deck)), str(tmp_path / "serial.h5"))
@@ -272,13 +281,14 @@ def test_a_failure_on_one_rank_ends_every_rank_with_its_code(tmp_path, rank):
 
 def test_distributed_solve_on_2_ranks_equals_serial_within_1e_12(tmp_path):
     """``-fem_distributed_solve``: one MPIAIJ matrix across the ranks, factored by MUMPS on
-    both. A linear 3D cantilever and a nonlinear one (rolled up, tolerance 1e-12): well
+    both. A linear 3D cantilever and (soak) a nonlinear one (rolled up, tolerance 1e-12): well
     conditioned, so displacements, rotations and reactions equal the serial run's within 1e-12
     of their largest value (not bit for bit: MUMPS orders its sums by the distribution)."""
     import h5py
     import numpy as np
 
-    decks = [CASES / "cantilever_3d" / "deck.toml", CASES / "rolled_up_cantilever_3d" / "deck.toml"]
+    decks = [CASES / "cantilever_3d" / "deck.toml"] + (
+        [CASES / "rolled_up_cantilever_3d" / "deck.toml"] if os.environ.get("FEM_SOAK") else [])
     pairs = [(d, tmp_path / f"{d.parent.name}.h5") for d in decks]
     code, _, err = mpiexec(2, pairs, options=["-fem_distributed_solve", "-v"])
     assert code == 0, err
