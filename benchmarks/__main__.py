@@ -13,6 +13,7 @@ from benchmarks import (
     forces,
     linearize_memory,
     modal,
+    mpi_solve,
     multibody,
     newton_share,
     output,
@@ -29,7 +30,8 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "multibody": multibody.main, "modal": modal.main, "startup": startup.main,
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
               "linearize_memory": linearize_memory.main, "output": output.main,
-              "restart": restart.main, "forces": forces.main, "study": study.main}
+              "restart": restart.main, "forces": forces.main, "study": study.main,
+              "mpi_solve": mpi_solve.main}
 
 
 def main(argv: list[str]) -> int:

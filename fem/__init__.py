@@ -9,3 +9,9 @@ fails on an import that runs up the layers.
 """
 
 __version__ = "0.1.0"
+
+# Under mpiexec/srun, one BLAS/OpenMP/numba thread per rank unless the user chose (fem.mpi);
+# this must run before numpy is first imported.
+from fem import mpi as _mpi  # noqa: E402
+
+_mpi.pin_threads()

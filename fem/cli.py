@@ -31,7 +31,7 @@ import sys
 import time
 import warnings
 
-from fem import __version__, _petsc, interrupt
+from fem import __version__, _petsc, interrupt, mpi
 from fem.errors import ConvergenceError, FemError, Interrupted, OutputError
 
 
@@ -251,17 +251,17 @@ def _cmd_run(args, petsc: list[str]) -> int:
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
     _petsc.init(petsc)
     solver_options.check(deck.solver_options, deck.text, [s["name"] for s in deck.steps])
-    size = _petsc.PETSc().COMM_WORLD.getSize()
-    if size > 1:
-        # every rank would solve the whole model and write the same file
-        raise FemError(f"fem runs serially for now; started on {size} MPI ranks: run it without "
-                       "mpirun (or with -n 1)")
+    if args.restart and mpi.size() > 1:
+        raise FemError(f"--restart runs on one process; started on {mpi.size()} MPI ranks: "
+                       "continue the run without mpiexec (or with -n 1)")
     if args.restart:
         from fem.io.restart import parse_target
 
         out = results_path(deck, parse_target(args.restart).path, restart=True)
     else:
-        out = results_path(deck, args.output or os.path.splitext(args.deck)[0] + ".h5")
+        # rank 0 checks the path (the files there) for every rank of a replicated run (fem.mpi)
+        out = mpi.on_root(lambda: results_path(
+            deck, args.output or os.path.splitext(args.deck)[0] + ".h5"))
     interrupt.check()
     args.results = out
     result = run(deck, args.output if args.restart else out,
@@ -313,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fem`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, petsc = _split_petsc(argv)
+    if mpi.launched():
+        # under mpiexec: MPI starts first, so that only rank 0 speaks (fem.mpi)
+        _petsc.init(petsc)
+        mpi.quiet()
     parser = _parser()
     args, extra = parser.parse_known_args(ours)
     if extra and args.command == "plot" and not any(x.startswith("-") for x in extra):
@@ -329,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
             # overflow and invalid values are caught by the finiteness checks of the analysis
             warnings.simplefilter("ignore", RuntimeWarning)
         with interrupt.installed():
-            return _dispatch(args, petsc)
+            code = _dispatch(args, petsc)
+    return mpi.finish(code)
 
 
 def _dispatch(args, petsc: list[str]) -> int:

@@ -77,6 +77,7 @@ import numpy as np
 
 from fem.errors import FemError, Interrupted
 from fem.io import deck as deck_io
+from fem.io import files
 from fem.io.results import FREQUENCY_UNITS, KINDS, SPEED_UNITS, STATISTICS, WHIRL, Results
 from fem.run import run
 
@@ -216,7 +217,10 @@ def check_case(case: Path, workdir: str | None = None, inspect=None) -> list[Row
         quantities = _reference(case)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as err:
         return [Row.failed(case.name, "reference.toml", f"malformed reference file: {err}")]
-    with tempfile.TemporaryDirectory() as tmp:
+    if not files.writes():          # a replicated run's other ranks keep nothing
+        workdir = None
+    # the results are this process's own: under mpiexec every rank writes and reads its own
+    with tempfile.TemporaryDirectory() as tmp, files.scratch():
         out = os.path.join(workdir or tmp, f"{case.name}.h5")
         try:
             folder = _prepare(case, workdir or tmp)

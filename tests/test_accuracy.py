@@ -305,16 +305,16 @@ def test_a_signal_stops_a_step_at_the_next_iteration(monkeypatch, no_pending_sig
     before another tangent, whatever the loop (increments, Newton iterations, time steps; this
     planar cantilever's time steps and load-control increments are each one compiled loop:
     stopped after the third)."""
-    from fem.analysis.base import StepBase
     from fem.analysis.planar_static import PlanarIncrement
     from fem.integrators.planar import PlanarStep
+    from fem.solvers.linear_system import LinearSystem
 
     if step["type"] == "dynamic":
         seen = stop_after(monkeypatch, PlanarStep, "iterate", 3)
     elif step.get("control") is None:
         seen = stop_after(monkeypatch, PlanarIncrement, "iterate", 3)
     else:
-        seen = stop_after(monkeypatch, StepBase, "fill", 3)
+        seen = stop_after(monkeypatch, LinearSystem, "fill", 3)
     with pytest.raises(Interrupted):
         solve(cantilever(4, [step]))
     assert len(seen) == 3

@@ -123,8 +123,8 @@ def run(deck, monkeypatch=None, petsc=False):
     state = sysm.reference_state()
     step = make_step(dk.steps[0], sysm, dk)
     seen = []
-    fill = step.fill
-    step.fill = lambda K: (seen.append(step.linear.banded), fill(K))
+    fill = step.linear.fill
+    step.linear.fill = lambda K: (seen.append(step.linear.banded), fill(K))
     step.run(state, None)
     if petsc:
         monkeypatch.undo()

@@ -6,7 +6,7 @@ counts as much as one at the top of a module: both run the importer's code on th
 Every ``import``, ``from ... import`` and relative import is resolved to the module it loads
 (``from fem.io import keys`` loads ``fem.io.keys``). The layers, bottom to top:
 
-0 base         errors, rotations, time_functions, kernels, _petsc, interrupt
+0 base         errors, rotations, time_functions, kernels, _petsc, mpi, interrupt
 1 data         model, state, dofs, io/keys
 2 physics      elements/, constraints/, inertia/, loads
 3 system       assembly, assembly_kernel, system
@@ -35,7 +35,7 @@ LAYER_NAMES = ["base", "data", "physics", "system", "numerics", "procedures", "i
 # module or package (every module under it) -> layer; the longest matching name wins
 LAYERS = {
     "fem.errors": 0, "fem.rotations": 0, "fem.time_functions": 0, "fem.kernels": 0,
-    "fem._petsc": 0, "fem.interrupt": 0,
+    "fem._petsc": 0, "fem.interrupt": 0, "fem.mpi": 0,
     "fem.model": 1, "fem.state": 1, "fem.dofs": 1, "fem.io.keys": 1,
     "fem.elements": 2, "fem.constraints": 2, "fem.inertia": 2, "fem.loads": 2,
     "fem.assembly": 3, "fem.assembly_kernel": 3, "fem.system": 3,

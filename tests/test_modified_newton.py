@@ -11,10 +11,10 @@ import copy
 import numpy as np
 import pytest
 
-from fem.analysis.dynamic import DynamicStep
 from fem.integrators.planar import PlanarStep
 from fem.io.deck import from_dict
 from fem.run import make_step
+from fem.solvers.linear_system import LinearSystem
 from fem.system import System
 
 
@@ -43,13 +43,13 @@ def run(deck, monkeypatch, compiled: bool = False):
     one compiled loop, fem.integrators.planar_newton_kernel, which fills no PETSc matrix).
     """
     fills = []
-    fill = DynamicStep.fill
+    fill = LinearSystem.fill
 
     def counted(self, K):
         fills.append(1)
         fill(self, K)
 
-    monkeypatch.setattr(DynamicStep, "fill", counted)
+    monkeypatch.setattr(LinearSystem, "fill", counted)
     if not compiled:
         monkeypatch.setattr(PlanarStep, "iterate", lambda self, *a: None)
     dk = from_dict(copy.deepcopy(deck))
@@ -102,7 +102,6 @@ def test_modified_newton_of_a_static_step_reaches_full_newtons_path(monkeypatch)
     full Newton's): the elastica's tip of full Newton to the tolerance, bent corrections still
     applied, fewer factorizations than iterations."""
     from fem.analysis import planar_static
-    from fem.analysis.static import StaticStep
 
     def elastica(newton):
         return {"model": {"dim": 2},
@@ -124,10 +123,10 @@ def test_modified_newton_of_a_static_step_reaches_full_newtons_path(monkeypatch)
                         classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
     monkeypatch.setattr(planar_static.PlanarIncrement, "iterate", lambda self, *a: None)
     runs = {}
-    fill = StaticStep.fill
+    fill = LinearSystem.fill
     for newton in ("full", "modified"):
         fills = []
-        monkeypatch.setattr(StaticStep, "fill",
+        monkeypatch.setattr(LinearSystem, "fill",
                             lambda self, K, fills=fills: fills.append(1) or fill(self, K))
         dk = from_dict(elastica(newton))
         sysm = System(dk.model)

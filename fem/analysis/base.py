@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import linalg
 from fem.analysis.settings import from_values
 from fem.dofs import KINDS
 from fem.errors import ModelError
@@ -22,7 +21,7 @@ from fem.loads import StepLoads
 from fem.solvers import eigen
 from fem.solvers import newton_scalar as scalar
 from fem.solvers.linear_system import LinearSystem
-from fem.solvers.newton import NewtonFailure, NormTest
+from fem.solvers.newton import Newton, NewtonFailure, NormTest
 
 log = logging.getLogger(__name__)
 
@@ -339,29 +338,22 @@ class StepBase:
         """Number of unknowns of the step's linear systems."""
         return self.system.n_free
 
-    def fill(self, K: NDArray) -> None:
-        """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
-        self.linear.fill(K)
+    def newton(self, **options) -> Newton:
+        """Newton on the step's linear system, with the step's hooks (``options``: Newton's).
 
-    def solve(self, rhs: NDArray) -> NDArray:
-        """A checked Newton solve (:meth:`LinearSystem.solve`); its accuracy is kept.
-
-        A singular factorization raises what :meth:`singular` says, a non-finite right-hand side
-        or solution a :class:`~fem.solvers.newton.NewtonFailure`.
+        The step says what a singular tangent means (:meth:`singular`) and keeps the accuracy
+        of every solve (:meth:`note_solve`).
         """
-        try:
-            x, report = self.linear.solve(rhs)
-        except linalg.SingularMatrixError as err:
-            raise self.singular(err) from None
-        except linalg.NonFiniteError as err:
-            raise NewtonFailure(f"linear solve: {err}", len(self.test.norms),
-                                self.test.norms) from None
-        self.note_solve(report)
-        return x
+        return Newton(self.linear, self.test, singular=self.singular, solved=self.note_solve,
+                      **options)
 
-    def singular(self, err) -> Exception:
-        """What a singular tangent inside Newton means: a failure the step may cut back from."""
-        return NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
+    def singular(self, err, failure: NewtonFailure) -> Exception:
+        """What a singular tangent inside Newton means (Newton's ``singular`` hook).
+
+        Here ``failure``, the :class:`NewtonFailure` the step may cut back from; ``err`` is the
+        :class:`fem.linalg.SingularMatrixError`.
+        """
+        return failure
 
     def close(self) -> None:
         """Destroy the PETSc objects (those made)."""

@@ -65,7 +65,7 @@ from fem.integrators import make_integrator
 from fem.model import apply_velocities
 from fem.solvers import eigen
 from fem.solvers.controls import CutBack, DynamicProgress
-from fem.solvers.newton import Evaluation, Newton, NewtonFailure
+from fem.solvers.newton import Evaluation, NewtonFailure
 
 log = logging.getLogger(__name__)
 
@@ -373,7 +373,7 @@ class DynamicStep(StepBase):
             if got is None:                   # anything to report or cut back from: the
                 s1 = self._predict(s0, h)     # general path, from the same predictor
         if got is None:
-            newton = Newton(self, self.test, modified=self.settings.newton == "modified")
+            newton = self.newton(modified=self.settings.newton == "modified")
             its, _ = newton.iterate(TimeStep(self, s0), s1, s1.t)
             r = newton.last.r
         else:
@@ -414,7 +414,7 @@ class DynamicStep(StepBase):
         """(n_free,) the lumped mass or rotary inertia of each free DOF."""
         return self.system.dofmap.from_nodal(self.inertia.diagonal())[:self.system.n_free]
 
-    def singular(self, err) -> Exception:
+    def singular(self, err, failure: NewtonFailure) -> Exception:
         """What a singular effective tangent means.
 
         A massless DOF without stiffness: a :class:`~fem.errors.ModelError` naming it (no time
@@ -422,9 +422,8 @@ class DynamicStep(StepBase):
         (more ``M / h^2``) may cure.
         """
         mass = self.mass_diagonal()
-        fail = NewtonFailure(f"singular tangent ({err})", len(self.test.norms), self.test.norms)
         if np.all(mass > 0):
-            return fail
+            return failure
         csr = self.system.assembler.to_scipy(self.linear.tangent_data)
         # only nodal DOFs can lack mass and stiffness: a multiplier's diagonal is zero by design
         diag = np.abs(csr.diagonal()[self.system.dofmap.blocks["nodal"]])
@@ -437,7 +436,7 @@ class DynamicStep(StepBase):
             joint = "moving with"
         k = int(moving[0])
         if mass[k] > 0:
-            return fail
+            return failure
         dm, ids = self.system.dofmap, self.system.model.node_ids
         others = [dm.describe(int(j), ids) for j in moving[1:3]]
         more = len(moving) - 1 - len(others)

@@ -302,7 +302,7 @@ class StaticStep(StepBase):
         if self._compiled is not None and self._compiled.start(self, state):
             return
         ev = self.evaluate(state, 0.0, tangent=True)
-        self.fill(ev.K)
+        self.linear.fill(ev.K)
         self._check_finite_tangent(state)
         try:
             linalg.solve(self.ksp, np.ones(self.n))
@@ -328,7 +328,7 @@ class StaticStep(StepBase):
         du_p = self.apply_prescribed(trial, 1.0)
         fext = self.external(state, 1.0)
         r = self.system.linearized_force(state, du_p) - fext
-        self.fill(self.system.tangent(state, self.loads.stiffness(state, 1.0)))
+        self.linear.fill(self.system.tangent(state, self.loads.stiffness(state, 1.0)))
         self._check_finite_tangent(state)
         n = self.system.n_free
         try:
@@ -393,8 +393,8 @@ class StaticStep(StepBase):
             p.next_output = self.output_every
         self._loads_end = None
         self.line_search = self._line_search()
-        newton = Newton(self, self.test, factored=self._factored, line_search=self.line_search,
-                        modified=self.settings.newton == "modified")
+        newton = self.newton(factored=self._factored, line_search=self.line_search,
+                             modified=self.settings.newton == "modified")
         while not control.finished(state):
             interrupt.check()
             lam0 = tried = control.lam

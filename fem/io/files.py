@@ -14,6 +14,10 @@
 * :func:`ensure_room` is checked before every frame: a full disk (or a file-size limit) stops
   the run cleanly *before* a write fails, because the HDF5 library cannot be trusted after a
   failed write (its metadata cache is left half-flushed, and it may even crash at exit).
+* :func:`writes` says whether this process writes files at all: under ``mpiexec`` every rank
+  runs the deck (:mod:`fem.mpi`) but only rank 0 writes; the others keep their results file in
+  memory and write no XDMF, MATLAB, PNG or superelement file. Every writer asks it, nothing else
+  decides. :func:`scratch` lets a process write files of its own (``fem validate``'s).
 * :func:`reason` turns an ``OSError`` (also the ``OSError``/``RuntimeError`` that h5py raises
   for HDF5) into plain words, and says "the disk is full" for the errors that mean it.
 """
@@ -28,6 +32,7 @@ import re
 import resource
 import tempfile
 
+from fem import mpi
 from fem.errors import FemError, OutputError
 
 SUFFIX = ".h5"
@@ -38,6 +43,28 @@ class ResultsFileError(FemError):
     """The results file cannot be created where asked (exit code 2, like any bad input)."""
 
     exit_code = 2
+
+
+_scratch = [False]          # scratch() in effect: this process writes files of its own
+
+
+def writes() -> bool:
+    """Whether this process writes the run's files (module docstring).
+
+    Rank 0 of a replicated run (every process without a launcher), or any process writing
+    files of its own (:func:`scratch`).
+    """
+    return _scratch[0] or mpi.rank() == 0
+
+
+@contextlib.contextmanager
+def scratch():
+    """Let this process write (inside the ``with``) files that are its own, not the run's."""
+    was, _scratch[0] = _scratch[0], True
+    try:
+        yield
+    finally:
+        _scratch[0] = was
 
 
 def reason(err: BaseException) -> str:
@@ -336,7 +363,9 @@ def moved_into_place(tmp: str, path: str):
 
 
 def write_text(path: str, text: str) -> None:
-    """Write ``path`` whole or not at all (temporary file, then rename)."""
+    """Write ``path`` whole or not at all (temporary file, then rename); only if :func:`writes`."""
+    if not writes():
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
                                    dir=os.path.dirname(path))

@@ -191,6 +191,13 @@ class ResultsFile:
         # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
         # helper that would inherit the file descriptor and keep it open after we close it.
         _petsc.init()
+        if not files.writes():      # a replicated run's other ranks: the same file, in memory
+            self.h5 = h5py.File(f"{self.path}.rank{os.getpid()}", "w", driver="core",
+                                backing_store=False)
+            self._write_header(deck_text, deck_path, versions or {}, model_hash)
+            self._write_model()
+            self._begin()
+            return
         tmp = files.temporary_beside(self.path, ".h5")
         try:
             self.h5 = _open_unlocked(tmp)
@@ -453,9 +460,11 @@ class ResultsFile:
                 self.h5.flush()
         if not matlab:
             return None
+        path = files.matlab_path(self.path, name)
+        if not files.writes():
+            return path
         import scipy.io
 
-        path = files.matlab_path(self.path, name)
         names = {"mass": "Mass", "damping": "Damping", "stiffness": "Stiffness"}
         content = {k: data[k] for k in ("A", "B", "C", "D") if k in data}
         content.update({names[k]: m.tocsc() for k, m in matrices.items()})
@@ -475,7 +484,8 @@ class ResultsFile:
         Written whole or not at all (:func:`fem.io.superelement_file.write`); ``source`` is the
         deck the reduction ran from. Returns ``path``.
         """
-        superelement_file.write(path, data, source=source)
+        if files.writes():
+            superelement_file.write(path, data, source=source)
         return path
 
     def write_plots(self, step: str, campbell: dict, stability: dict) -> list[str]:
@@ -489,7 +499,8 @@ class ResultsFile:
         for name, draw, args in (("campbell", plots.campbell, campbell),
                                  ("stability", plots.stability, stability)):
             path = files.sweep_png_path(self.path, step, name)
-            draw(path, **args)
+            if files.writes():
+                draw(path, **args)
             out.append(path)
         return out
 

@@ -48,7 +48,8 @@ def solve_block(ksp, B: NDArray) -> NDArray:
     B = np.asarray(B, dtype=float)
     n, m = B.shape
     pc = ksp.getPC()
-    if m == 0 or ksp.getType() != "preonly" or pc.getType() not in ("lu", "cholesky"):
+    if m == 0 or ksp.getType() != "preonly" or pc.getType() not in ("lu", "cholesky") \
+            or _distributed(ksp.getOperators()[0]):
         out = np.empty((n, m))
         for j in range(m):
             out[:, j] = solve(ksp, np.ascontiguousarray(B[:, j]))
@@ -265,6 +266,25 @@ def _more_workspace(ksp) -> bool:
     return True
 
 
+def _distributed(A) -> bool:
+    """Whether ``A`` is a matrix on several processes (a distributed solve)."""
+    return A.getComm().getSize() > 1
+
+
+def _world_vector(A, v: NDArray):
+    """The rank's rows of the (replicated) vector ``v`` as a vector of the MPI matrix ``A``."""
+    PETSc = _petsc.PETSc()
+    r0, r1 = A.getOwnershipRange()
+    return PETSc.Vec().createWithArray(np.ascontiguousarray(v[r0:r1]), size=(r1 - r0, len(v)),
+                                       comm=A.getComm())
+
+
+def _gather(A, local: NDArray, out: NDArray) -> None:
+    """Every rank's rows of a vector of the MPI matrix ``A``, into ``out`` on every rank."""
+    counts = np.diff(A.getOwnershipRanges())
+    A.getComm().tompi4py().Allgatherv(np.ascontiguousarray(local), [out, counts])
+
+
 def _apply(ksp, b: NDArray, x: NDArray) -> None:
     """One ``ksp.solve`` into ``x``; raises on a singular factorization or a divergence.
 
@@ -272,10 +292,17 @@ def _apply(ksp, b: NDArray, x: NDArray) -> None:
     (:func:`_more_workspace`), not reported as a singular matrix.
     """
     PETSc = _petsc.PETSc()
-    bv = PETSc.Vec().createWithArray(b, comm=PETSc.COMM_SELF)
-    xv = PETSc.Vec().createWithArray(x, comm=PETSc.COMM_SELF)
+    A = ksp.getOperators()[0]
+    world = _distributed(A)        # replicated b and x, the rank's rows solved with the others'
+    if world:
+        bv, xv = _world_vector(A, b), _world_vector(A, x)
+    else:
+        bv = PETSc.Vec().createWithArray(b, comm=PETSc.COMM_SELF)
+        xv = PETSc.Vec().createWithArray(x, comm=PETSc.COMM_SELF)
     try:
         ksp.solve(bv, xv)
+        if world:
+            _gather(A, xv.getArray(readonly=True), x)
     except PETSc.Error as err:  # zero pivot in PETSc's or SuperLU's LU
         raise SingularMatrixError(-1, f"(PETSc error {err.ierr})") from None
     finally:
@@ -359,10 +386,16 @@ def _residual(A, x: NDArray, b: NDArray) -> NDArray:
     """``b - A x`` (one product with the PETSc matrix ``A``)."""
     PETSc = _petsc.PETSc()
     y = np.empty_like(b)
-    xv = PETSc.Vec().createWithArray(x, comm=PETSc.COMM_SELF)
-    yv = PETSc.Vec().createWithArray(y, comm=PETSc.COMM_SELF)
+    world = _distributed(A)
+    if world:
+        xv, yv = _world_vector(A, x), _world_vector(A, y)
+    else:
+        xv = PETSc.Vec().createWithArray(x, comm=PETSc.COMM_SELF)
+        yv = PETSc.Vec().createWithArray(y, comm=PETSc.COMM_SELF)
     try:
         A.mult(xv, yv)
+        if world:
+            _gather(A, yv.getArray(readonly=True), y)
     finally:
         xv.destroy()
         yv.destroy()
@@ -397,6 +430,8 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
 
     PETSc = _petsc.PETSc()
     A = ksp.getOperators()[0]
+    if _distributed(A):            # not estimated across ranks: the backward error alone
+        return float("nan"), float("nan")
     ai, aj, av = A.getValuesCSR()
     n = len(ai) - 1
     if n == 0:

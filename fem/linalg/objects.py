@@ -49,16 +49,29 @@ def best_lu_package() -> str:
     return "petsc"
 
 
-def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None):
-    """A serial AIJ matrix on the CSR pattern (sorted columns); new nonzeros are an error.
+def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None, comm=None):
+    """An AIJ matrix on the CSR pattern (sorted columns); new nonzeros are an error.
 
-    The matrix is made on arrays of its own (``MatCreateSeqAIJWithArrays``): PETSc works on
-    them in place, so :func:`fill_matrix` copies a refill straight into the value array instead
-    of inserting it row by row (``setValuesCSR`` with its per-row searches and the conversion
-    of the index arrays to PETSc's integers at every call).
+    Serial (``comm`` None or of one process): made on arrays of its own
+    (``MatCreateSeqAIJWithArrays``): PETSc works on them in place, so :func:`fill_matrix` copies
+    a refill straight into the value array instead of inserting it row by row (``setValuesCSR``
+    with its per-row searches and the conversion of the index arrays to PETSc's integers at every
+    call). On a communicator of several processes (the distributed solve of a replicated run,
+    :mod:`fem.solvers.linear_system`): an MPIAIJ matrix, each rank owning PETSc's contiguous
+    block of rows and preallocated from its rows of the (replicated) pattern.
     """
     PETSc = _petsc.PETSc()
     n = len(indptr) - 1
+    if comm is not None and comm.getSize() > 1:
+        A = PETSc.Mat().create(comm=comm)
+        A.setSizes(((PETSc.DECIDE, n), (PETSc.DECIDE, n)))
+        A.setType("aij")
+        if prefix:
+            A.setOptionsPrefix(prefix)
+        A.setUp()
+        A.setPreallocationCSR(_local_rows(A, indptr, indices)[:2])
+        A.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, True)
+        return A
     csr = (np.array(indptr, dtype=PETSc.IntType), np.array(indices, dtype=PETSc.IntType),
            np.zeros(len(indices)))
     A = PETSc.Mat().createAIJWithArrays((n, n), csr, comm=PETSc.COMM_SELF)
@@ -66,6 +79,21 @@ def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None):
     if prefix:
         A.setOptionsPrefix(prefix)
     return A
+
+
+def _local_rows(A, indptr: NDArray, indices: NDArray, data: NDArray | None = None):
+    """The rank's rows of a full CSR in the MPI matrix ``A``: (indptr from 0, indices, data).
+
+    Column indices stay global.
+    """
+    PETSc = _petsc.PETSc()
+    r0, r1 = A.getOwnershipRange()
+    a, b = int(indptr[r0]), int(indptr[r1])
+    out = [np.asarray(indptr[r0:r1 + 1] - a, dtype=PETSc.IntType),
+           np.asarray(indices[a:b], dtype=PETSc.IntType)]
+    if data is not None:
+        out.append(np.ascontiguousarray(data[a:b], dtype=float))
+    return out
 
 
 def matrix_from_scipy(csr):
@@ -84,9 +112,14 @@ def fill_matrix(A, indptr: NDArray, indices: NDArray, data: NDArray) -> None:
 
     A matrix of :func:`create_matrix` gets the values copied into its own value array (the
     pattern is the one it was made with); ``assemble`` then marks it changed, so the next solve
-    factors it again. Other matrices are refilled through ``setValuesCSR``.
+    factors it again. Other matrices are refilled through ``setValuesCSR``; an MPI matrix takes
+    its own rows of the full CSR only.
     """
     PETSc = _petsc.PETSc()
+    if A.getComm().getSize() > 1:
+        A.setValuesCSR(*_local_rows(A, indptr, indices, data))
+        A.assemble()
+        return
     csr = A.getAttr("__csr__")
     if csr is not None and len(csr[2]) == len(data) and len(csr[0]) == len(indptr):
         np.copyto(csr[2], data)

@@ -9,15 +9,38 @@ determinant, and closes. What a singular or non-finite solve *means* (a mechanis
 cut back from) is the step's to say.
 
 The PETSc objects are made at first use: the compiled steps of small planar models may never
-use them, and making them was a tenth of such a static step. This is the seam of the
-distributed solve (issue [mpi]): an MPI matrix and its row ownership go here, not in the steps.
+use them, and making them was a tenth of such a static step.
+
+**Distributed solve** (issue 31, stage 3). In a replicated run (``mpiexec -n N fem run ...``,
+:mod:`fem.mpi`) with the command-line option ``-fem_distributed_solve``, the matrix is one
+MPIAIJ on COMM_WORLD instead of one serial matrix per rank: each rank owns PETSc's contiguous
+block of rows and sets only those, from the full CSR values it has computed like every rank
+(:func:`fem.linalg.create_matrix`, :func:`fem.linalg.fill_matrix`), and MUMPS factors across
+the ranks. Right-hand sides and solutions stay whole numpy vectors on every rank (each rank's
+rows in, the solution gathered to all: :mod:`fem.linalg.checked`), so everything around the
+solve runs replicated as before. The package is MUMPS whatever the size (PETSc's own LU and the
+banded LU are serial), and the compiled steps of small planar models step aside. The accuracy
+estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is not made across ranks:
+the backward error alone is checked there.
 """
 
 from __future__ import annotations
 
+import logging
+
 from numpy.typing import NDArray
 
-from fem import _petsc, linalg
+from fem import _petsc, linalg, mpi
+
+log = logging.getLogger(__name__)
+
+#: the command-line option that asks for the distributed solve (module docstring)
+DISTRIBUTED_OPTION = "fem_distributed_solve"
+
+
+def distributed_requested() -> bool:
+    """Whether the Newton systems are to be solved across the ranks (module docstring)."""
+    return mpi.size() > 1 and bool(_petsc.PETSc().Options().getBool(DISTRIBUTED_OPTION, False))
 
 
 class LinearSystem:
@@ -45,6 +68,7 @@ class LinearSystem:
         self.banded = None          # the compiled banded LU, when chosen by open()
         self.tangent_data = None    # the CSR values last filled
         self.petsc_options_given = False
+        self.distributed = False    # one MPI matrix across the ranks (module docstring)
 
     def open(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the matrix and direct solver.
@@ -55,12 +79,14 @@ class LinearSystem:
         for everything else. Options for the step's solver in the deck or on the command line
         (``-<step>_ksp_view``) keep PETSc's solves (:attr:`petsc_options_given`).
         """
-        self.petsc_options_given = bool(self.solver_options) or any(
+        self.distributed = distributed_requested()
+        self.petsc_options_given = self.distributed or bool(self.solver_options) or any(
             k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
         asm = self.assembler
         # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
-        package = linalg.lu_package(self.n, self.solver_options, self.prefix,
-                                    zero_diagonal=self.zero_diagonal, nnz=asm.nnz)
+        package = "mumps" if self.distributed else linalg.lu_package(
+            self.n, self.solver_options, self.prefix, zero_diagonal=self.zero_diagonal,
+            nnz=asm.nnz)
         if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self._pending = ({**(defaults or {}), **self.solver_options}, package)
@@ -74,7 +100,12 @@ class LinearSystem:
         options, package = self._pending
         self._pending = None
         asm = self.assembler
-        self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_")
+        comm = _petsc.PETSc().COMM_WORLD if self.distributed else None
+        self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_",
+                                       comm=comm)
+        if comm is not None:
+            log.info("%s: distributed solve, %d unknowns on %d ranks (MUMPS)", self.prefix[:-1],
+                     self.n, comm.getSize())
         self._ksp = linalg.direct_solver(self._A, self.prefix, options, package)
 
     @property

@@ -5,8 +5,10 @@ After OpenSees's ``NewtonRaphson`` and ``ConvergenceTest``: :class:`Newton` know
 * a *problem* (:class:`Problem`): the residual of one increment or time step, its tangent, and
   how a correction updates the trial state: a static increment at a load factor, a time step of
   an integrator (:mod:`fem.analysis.static`, :mod:`fem.analysis.dynamic`);
-* a *linear solver* with ``fill(K)`` and ``solve(rhs)`` (the step's PETSc objects, checked
-  solves, :class:`fem.analysis.base.StepBase`);
+* a *linear system* (:class:`fem.solvers.linear_system.LinearSystem`: ``fill(K)``,
+  ``solve(rhs) -> (x, report)``, ``n``), and two small hooks of the step that owns it: what a
+  singular factorization means (``singular``: a failure to cut back from, or a model error), and
+  where the accuracy reports of the solves go (``solved``);
 * a *control* when the load factor is an unknown of the increment (displacement control,
   arc-length; :mod:`fem.solvers.controls`): each iteration then also solves ``K du_f = F`` with
   the same factorization, and the control picks the load-factor correction;
@@ -23,7 +25,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, linalg
 from fem.dofs import block_norms
 from fem.solvers import newton_scalar as scalar
 from fem.solvers.newton_scalar import ROUND_OFF_MARGIN  # noqa: F401 (fem.solvers.newton's name)
@@ -356,8 +358,9 @@ class Newton:
 
     Parameters
     ----------
-    linear : ``fill(K)`` the matrix, ``solve(rhs) -> x`` (raises :class:`NewtonFailure` when the
-        factorization is singular), ``n`` the number of unknowns
+    linear : the :class:`~fem.solvers.linear_system.LinearSystem`: ``fill(K)`` the matrix,
+        ``solve(rhs) -> (x, report)`` (raises :class:`fem.linalg.SingularMatrixError` or
+        :class:`fem.linalg.NonFiniteError`), ``n`` the number of unknowns
     test : the convergence test (its ``max_iterations`` bounds the loop)
     factored : optional ``callable(r_norm)``, called after the first solve with each new
         factorization (the static step watches the tangent's determinant there)
@@ -371,15 +374,24 @@ class Newton:
         that costs many residuals). Carrying the factorization from one time step to the next
         was tried on the flexible pendulum of ``benchmarks/small_models.py``: 5.5 iterations a
         step instead of 2, slower than full Newton
+    singular : optional ``callable(err, failure) -> Exception``: what a singular factorization
+        means to the step (``err`` the :class:`fem.linalg.SingularMatrixError`, ``failure`` the
+        :class:`NewtonFailure` raised without the hook, which the step may return); the
+        exception returned is raised
+    solved : optional ``callable(report)``, given the accuracy report of every solve
+        (:func:`fem.linalg.solve_checked`)
     """
 
     def __init__(self, linear, test: NormTest, factored=None,
-                 line_search: LineSearch | None = None, modified: bool = False):
+                 line_search: LineSearch | None = None, modified: bool = False,
+                 singular=None, solved=None):
         self.linear = linear
         self.test = test
         self.factored = factored
         self.line_search = line_search
         self.modified = modified
+        self.singular = singular
+        self.solved = solved
         self.last: Evaluation | None = None
         self.increment: NDArray | None = None
 
@@ -388,7 +400,16 @@ class Newton:
         self.test.set_floor(problem.floor(ev.K, trial))
 
     def _solve(self, rhs: NDArray, fresh: bool) -> NDArray:
-        x = self.linear.solve(rhs)
+        test = self.test
+        try:
+            x, report = self.linear.solve(rhs)
+        except linalg.SingularMatrixError as err:
+            failure = NewtonFailure(f"singular tangent ({err})", len(test.norms), test.norms)
+            raise (failure if self.singular is None else self.singular(err, failure)) from None
+        except linalg.NonFiniteError as err:
+            raise NewtonFailure(f"linear solve: {err}", len(test.norms), test.norms) from None
+        if self.solved is not None:
+            self.solved(report)
         if fresh and self.factored is not None:
             self.factored(self.test.norms[-1])
         return x
