@@ -438,3 +438,76 @@ values = [0.02, 0.01, 0.015]
     ]:
         assert main(["plot", summary, *argv]) == 2, argv
         assert words in capsys.readouterr().err, argv
+
+
+def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch, capsys):
+    """The rule: the first variant runs alone; its wall time times the rounds the others take is
+    printed as the second line, before any other variant starts. In-process (-j 1): what was
+    printed when each variant started; with -j 2: the workers' variants started (their records'
+    ``started``) after the estimate was printed, and the first ran in the fem process."""
+    import json
+    import multiprocessing.pool
+    import re
+
+    from fem.study import command
+
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = "
+                  "\"sections.bar.h\"\nvalues = [0.01, 0.015, 0.02]\n" + OUTPUTS)
+    printed = [""]
+    seen = []
+    real = runner.run_variant
+
+    def logged(task):
+        printed[0] += capsys.readouterr().out
+        seen.append((task.index, printed[0].splitlines()))
+        return real(task)
+
+    monkeypatch.setattr(runner, "run_variant", logged)
+    out = str(tmp_path / "serial")
+    assert main(["study", base, study, "-o", out]) == 0
+    assert [i for i, _ in seen] == [0, 1, 2]
+    assert len(seen[0][1]) == 1 and seen[0][1][0].startswith("study: 3 variants")
+    assert seen[0][1][0].endswith("3 to run in this process; the first alone, for an estimate "
+                                  "of the time")
+    lines = seen[1][1]
+    assert len(lines) == 2                   # nothing else before variant 1 starts
+    with open(os.path.join(out, "variant_0000.json")) as fh:
+        t1 = json.load(fh)["wall_time"]
+    assert lines[1] == (f"estimated time: {2 * t1:.3g} s for the other 2 variants, 1 at a time "
+                        f"(the first took {t1:.3g} s)")
+    # two worker processes: the estimate t1 ceil(2 / 2), printed before either worker's variant
+    monkeypatch.undo()                      # the workers are handed runner.run_variant by name
+    here, told = [], []
+    estimate, serial = command._estimate, runner.serial
+
+    def timed(rec, rest, processes):
+        estimate(rec, rest, processes)
+        told.append((time.time(), rec["index"], rest, processes))
+
+    def in_this_process(todo, report=None):
+        here.extend(t.index for t in todo)
+        return serial(todo, report)
+
+    handed = multiprocessing.pool.Pool.apply_async
+
+    def handing(pool, func, args=(), *a, **k):
+        told.append(("handed to a worker", args[0].index))
+        return handed(pool, func, args, *a, **k)
+
+    monkeypatch.setattr(command, "_estimate", timed)
+    monkeypatch.setattr(runner, "serial", in_this_process)
+    monkeypatch.setattr(multiprocessing.pool.Pool, "apply_async", handing)
+    pooled = str(tmp_path / "pool")
+    assert main(["study", base, study, "-o", pooled, "-j", "2"]) == 0
+    assert here == [0]                      # the first in this process, the others in workers
+    # the order of events in this process: the estimate, then the others handed to the workers
+    assert [t[1:] for t in told] == [(0, 2, 2), (1,), (2,)]
+    text = capsys.readouterr().out
+    assert "3 to run in 2 worker processes; the first alone" in text
+    assert re.search(r"\nestimated time: \S+ s for the other 2 variants, 2 at a time", text)
+    for i in (1, 2):
+        with open(os.path.join(pooled, f"variant_{i:04d}.json")) as fh:
+            rec = json.load(fh)
+        assert rec["status"] == "done" and rec["started"] > told[0][0]
+    assert [r["status"] for r in rows(pooled)] == ["done"] * 3
