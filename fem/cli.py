@@ -147,11 +147,15 @@ def _plot_parser(sub) -> None:
                         description="Plot curves from a results file: sensors by name, a "
                         "node's DOF, the energy balance, a stability sweep's frequencies. "
                         "Several curves go in one figure; -o and --csv may be repeated.")
-    pl.add_argument("results", help="results file (out.h5)")
-    pl.add_argument("sensors", nargs="*", metavar="SENSOR", help="sensor names ([[sensors]])")
-    pl.add_argument("--against", default="time", metavar="time|load_factor|SENSOR",
+    pl.add_argument("results", help="results file (out.h5), or a study's DIR/summary.h5")
+    pl.add_argument("sensors", nargs="*", metavar="SENSOR", help="sensor names ([[sensors]]); "
+                    "of a study summary: output names ([study.outputs], wall_time)")
+    pl.add_argument("--against", metavar="time|load_factor|SENSOR|PARAM",
                     help="the x axis: the step's time (load factor in static steps), the "
-                    "load factor, or a sensor (default: time)")
+                    "load factor, or a sensor (default: time); of a study summary: a "
+                    "parameter's key path (or its unique last part)")
+    pl.add_argument("--by", metavar="PARAM", help="of a study summary: one curve per value of "
+                    "this second parameter")
     pl.add_argument("--node", type=int, action="append", default=[], help="node id (repeat "
                     "for several)")
     pl.add_argument("--dof", action="append", default=[], help="DOF of --node: ux, uy, uz, "
@@ -183,10 +187,16 @@ def _cmd_plot(args) -> int:
     try:
         with h5py.File(path, "r", locking=False) as h5:
             fem_file = "fem_version" in h5.attrs and "model" in h5
+            summary = not fem_file and plot.is_summary(h5)
     except OSError:
-        fem_file = False
-    if not fem_file:
-        raise plot.PlotError(f"{path}: not a results file written by fem")
+        fem_file = summary = False
+    if not fem_file and not summary:
+        raise plot.PlotError(f"{path}: not a results file written by fem, nor a study's "
+                             "summary.h5")
+    if summary:
+        return _plot_study(args, path)
+    if args.by:
+        raise plot.PlotError("--by: only for a study's summary.h5")
     if args.sweep:
         if args.sensors or args.node or args.energy:
             raise plot.PlotError("--sweep plots a sweep's frequencies alone")
@@ -197,8 +207,33 @@ def _cmd_plot(args) -> int:
         table = plot.modes(path, args.modes)
     else:
         table = plot.history(path, args.sensors, nodes=args.node, dofs=args.dof,
-                             quantity=args.field, energy=args.energy, against=args.against,
+                             quantity=args.field, energy=args.energy,
+                             against=args.against or "time",
                              steps=args.step, component=args.component)
+    _plot_files(args, path, table, plot.write_csv)
+    return 0
+
+
+def _plot_study(args, path: str) -> int:
+    """``fem plot DIR/summary.h5 OUTPUT ... --against PARAM [--by PARAM]`` (fem.plot.study)."""
+    from fem import plot
+
+    for option, given in (("--node", args.node), ("--dof", args.dof), ("--energy", args.energy),
+                          ("--sweep", args.sweep), ("--modes", args.modes),
+                          ("--step", args.step), ("--component", args.component is not None),
+                          ("--field", args.field != "displacement")):
+        if given:
+            raise plot.PlotError(f"{option}: not for a study's summary.h5, which plots outputs "
+                                 "against parameters: OUTPUT ... --against PARAM [--by PARAM]")
+    table = plot.study(path, args.sensors, args.against, args.by)
+    _plot_files(args, path, table.figure(), lambda _, out: plot.write_study_csv(table, out))
+    return 0
+
+
+def _plot_files(args, path: str, table, write_csv) -> None:
+    """Draw ``table`` to ``-o`` (default ``<results>_plot.png``) and ``write_csv`` to ``--csv``."""
+    from fem import plot
+
     outputs = args.output
     if not outputs and not args.csv:
         from fem.io.files import written_by_fem
@@ -212,10 +247,9 @@ def _cmd_plot(args) -> int:
         plot.draw(table, out)
         print(f"plot: {out}")
     for out in args.csv:
-        plot.write_csv(table, out)
+        write_csv(table, out)
         if out != "-":
             print(f"csv: {out}")
-    return 0
 
 
 def _split_petsc(argv: list[str]) -> tuple[list[str], list[str]]:

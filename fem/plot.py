@@ -11,10 +11,14 @@ What it plots (several curves in one call, one column each in the CSV):
 * ``--energy``: the energy balance of the dynamic steps (every scalar of ``energy/``);
 * ``--sweep STEP``: a stability sweep's frequencies (one line per tracked mode) against its
   parameter;
-* ``--modes STEP``: a modal step's natural frequencies (rad/s and Hz) against the mode number.
+* ``--modes STEP``: a modal step's natural frequencies (rad/s and Hz) against the mode number;
+* a study's ``summary.h5`` (:mod:`fem.study.summary`): named outputs of the variants that are
+  ``done`` against one parameter (``--against``), a curve per output, or with ``--by`` one curve
+  per value of a second parameter (:func:`study`).
 
 The CSV holds exactly the numbers the plot draws (17 significant digits, ``nan`` where a frame
-has no value), read from the file by :class:`fem.io.results.Results`, the one reader.
+has no value), read from the file by :class:`fem.io.results.Results`, the one reader; a study's
+CSV holds the rows of ``summary.h5`` it draws (:func:`write_study_csv`).
 """
 
 from __future__ import annotations
@@ -234,3 +238,175 @@ def draw(table: Table, path: str) -> None:
         raise PlotError(f"-o {path}: expected a file ending in {', '.join(FORMATS)}")
     plots.curves(path, table.x, table.columns, xlabel=table.xname.replace("_", " "),
                  ylabel=table.ylabel, title=table.title, steps=table.steps)
+
+
+# --- a study's summary table --------------------------------------------------------------------
+@dataclass
+class StudyTable:
+    """Outputs of a study's done variants, a row each, sorted by ``by`` (if any), then ``x``.
+
+    ``variant (n,)`` the variant numbers, ``x (n,)`` the ``against`` parameter, ``group (n,)``
+    the ``by`` parameter's values (None without ``by``), ``outputs {name: (n,)}``.
+    """
+
+    against: str
+    by: str | None
+    variant: np.ndarray
+    x: np.ndarray
+    group: np.ndarray | None
+    outputs: dict[str, np.ndarray]
+    title: str = ""
+
+    def figure(self) -> Table:
+        """The curves to draw: one per output, or one per output and value of ``by``.
+
+        With ``by``, a curve's column holds NaN outside its rows (NaN points are gaps), so the
+        rows of one value of ``by`` make one line.
+        """
+        n = len(self.x)
+        if self.by is None:
+            return Table(self.against, self.x, dict(self.outputs), [""] * n,
+                         ylabel=next(iter(self.outputs)) if len(self.outputs) == 1 else "",
+                         title=self.title)
+        cols = {}
+        for name, y in self.outputs.items():
+            for g in dict.fromkeys(self.group.tolist()):
+                label = f"{self.by} = {_shown(g)}"
+                if len(self.outputs) > 1:
+                    label = f"{name}, {label}"
+                cols[label] = np.where(self.group == g, y, np.nan)
+        return Table(self.against, self.x, cols, [""] * n,
+                     ylabel=next(iter(self.outputs)) if len(self.outputs) == 1 else "",
+                     title=self.title)
+
+
+def _shown(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def is_summary(h5) -> bool:
+    """Whether the open HDF5 file ``h5`` is a study's ``summary.h5`` (:mod:`fem.study.summary`)."""
+    return (all(k in h5 for k in ("variant", "values", "status", "outputs"))
+            and "keys" in h5["values"].attrs)
+
+
+def _parameter(name: str, keys: list[str], option: str, path: str) -> int:
+    """The column of parameter ``name``: a key path, or a unique last part(s) of one."""
+    if name in keys:
+        return keys.index(name)
+    hits = [i for i, k in enumerate(keys) if k.endswith("." + name)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise PlotError(f"{option} {name}: names several parameters of {path}: "
+                        + ", ".join(keys[i] for i in hits))
+    raise PlotError(f"{option} {name}: no such parameter in {path}" + _listing(keys,
+                                                                                "parameters"))
+
+
+def study(path: str, outputs: list[str] = (), against: str | None = None,
+          by: str | None = None) -> StudyTable:
+    """Named outputs of study summary ``path`` against parameter ``against`` (by ``by``).
+
+    Only the variants with status ``done``. ``outputs`` are names of ``[study.outputs]`` or
+    ``wall_time`` (default: every named output); a parameter is its key path or a unique end of
+    one (``E`` for ``materials.steel.E``); ``against`` may be left out when the study has one
+    parameter. PlotError (exit code 2) naming what the summary has for an unknown output or
+    parameter, for a parameter whose values are not numbers, and when two done variants share
+    the values of ``against`` and ``by`` (another parameter varies: a line would zigzag).
+    """
+    import h5py
+
+    with h5py.File(path, "r", locking=False) as h5:
+        keys = [str(k) for k in h5["values"].attrs["keys"]]
+        values = h5["values"][()]
+        if values.dtype.kind in "OS":
+            values = h5["values"].asstr()[()]
+        status = h5["status"].asstr()[()]
+        variant = h5["variant"][()]
+        have = list(h5["outputs"])
+        known = have + ["wall_time"]
+        names = list(outputs) or have
+        if not names:
+            raise PlotError(f"{path}: the study names no outputs ([study.outputs]); plot "
+                            "wall_time, or name outputs and run it again")
+        for n in names:
+            if n not in known:
+                raise PlotError(f"no output {n!r} in {path}" + _listing(known, "outputs"))
+        cols = {n: (h5["wall_time"][()] if n == "wall_time" else h5[f"outputs/{n}"][()])
+                for n in names}
+    if against is None:
+        if len(keys) != 1:
+            raise PlotError("--against: name the parameter to plot against"
+                            + _listing(keys, "parameters"))
+        against = keys[0]
+    ja = _parameter(against, keys, "--against", path)
+    jb = None if by is None else _parameter(by, keys, "--by", path)
+    if jb == ja:
+        raise PlotError(f"--by {by}: the parameter of --against; give another one")
+    done = np.flatnonzero(status == "done")
+    try:
+        x = values[done, ja].astype(float)
+    except ValueError:
+        raise PlotError(f"--against {against}: its values are not numbers "
+                        f"({', '.join(dict.fromkeys(map(str, values[:, ja])))}); "
+                        "give it as --by") from None
+    group = None
+    if jb is not None:
+        group = values[done, jb]
+        try:
+            group = group.astype(float)
+        except ValueError:
+            group = group.astype(str)
+    _distinct(x, group, done, values, keys, (ja, jb), against, by)
+    rank = np.zeros(len(done)) if group is None else np.unique(group, return_inverse=True)[1]
+    order = np.lexsort((x, rank))
+    return StudyTable(keys[ja], None if jb is None else keys[jb], variant[done][order], x[order],
+                      None if group is None else group[order],
+                      {n: np.asarray(c, dtype=float)[done][order] for n, c in cols.items()},
+                      title=os.path.relpath(path, os.path.dirname(os.path.dirname(
+                          os.path.abspath(path)))))
+
+
+def _distinct(x, group, done, values, keys, cols, against, by) -> None:
+    """PlotError when two done variants share ``x`` (and ``group``): name what differs."""
+    seen: dict = {}
+    for r, xi in enumerate(x.tolist()):
+        k = (xi, None if group is None else group[r].item())
+        if k not in seen:
+            seen[k] = r
+            continue
+        a, b = done[seen[k]], done[r]
+        differ = [keys[j] for j in range(len(keys)) if j not in cols
+                  and values[a, j] != values[b, j]]
+        if not differ:                  # the same variant twice (a list repeats a value)
+            continue
+        given = f"--against {against}" + ("" if by is None else f" --by {by}")
+        raise PlotError(f"{given}: variants {a} and {b} have the same values of "
+                        f"{'it' if by is None else 'them'} and differ in {', '.join(differ)}: "
+                        + ("give it as --by" if by is None and len(differ) == 1 else
+                           "a plot tells variants apart by two parameters at most "
+                           "(--against and --by)"))
+
+
+def write_study_csv(table: StudyTable, path: str) -> None:
+    """The rows drawn: ``variant``, the ``against`` (and ``by``) values, the outputs; 17 digits.
+
+    ``path`` ``-``: standard output.
+    """
+    import contextlib
+    import sys
+
+    def cell(v) -> str:
+        return f"{v:.17g}" if isinstance(v, float) else str(v)
+
+    with (contextlib.nullcontext(sys.stdout) if path == "-" else
+          open(path, "w", newline="", encoding="utf-8")) as fh:
+        w = csv.writer(fh)
+        w.writerow(["variant", table.against, *([table.by] if table.by else []),
+                    *table.outputs])
+        cols = list(table.outputs.values())
+        for i, x in enumerate(table.x.tolist()):
+            w.writerow([int(table.variant[i]), cell(x),
+                        *([cell(table.group[i].item())] if table.by else []),
+                        *(cell(float(c[i])) for c in cols)])

@@ -136,7 +136,8 @@ def test_a_file_that_is_not_fems_results(tmp_path, capsys):
     with h5py.File(other, "w") as f:
         f["x"] = 1.0
     assert main(["plot", str(other), "a"]) == 2
-    assert "not a results file written by fem" in capsys.readouterr().err
+    assert "not a results file written by fem, nor a study's summary.h5" in \
+        capsys.readouterr().err
 
 
 

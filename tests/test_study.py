@@ -367,3 +367,147 @@ def test_jobs_option_is_fems_not_petscs():
     for given in (["-j", "2"], ["-j2"]):
         ours, petsc = _split_petsc(["study", "a.toml", *given, "-s_ksp_view"])
         assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
+
+
+def test_plot_outputs_against_parameters(tmp_path, monkeypatch, capsys):
+    """``fem plot DIR/summary.h5 OUTPUT ... --against P --by Q``: the CSV is summary.h5's columns
+    of the done variants (read with h5py), ordered by Q then P; a variant made to fail is left
+    out; unknown names are exit-code-2 errors listing what the summary has."""
+    import fem.run
+    from fem.errors import ConvergenceError
+    from fem.plot import study as study_table
+
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", """
+[study]
+[[study.parameters]]
+key = "materials.steel.E"
+values = [2.0e11, 7.0e10]
+[[study.parameters]]
+key = "sections.bar.h"
+values = [0.02, 0.01, 0.015]
+""" + OUTPUTS)
+    real = fem.run.run
+
+    def fourth_fails(deck, h5, *a, **k):
+        if h5.endswith("variant_0004.h5"):
+            raise ConvergenceError("made to fail by the test")
+        return real(deck, h5, *a, **k)
+
+    monkeypatch.setattr(fem.run, "run", fourth_fails)
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out]) == 0
+    summary = os.path.join(out, "summary.h5")
+    table, png = str(tmp_path / "p.csv"), str(tmp_path / "p.png")
+    assert main(["plot", summary, "f1", "f3", "--against", "materials.steel.E", "--by", "h",
+                 "--csv", table, "-o", png]) == 0
+    with open(table, newline="") as fh:
+        got = list(csv.reader(fh))
+    with h5py.File(summary, "r") as f:
+        keys = list(f["values"].attrs["keys"])
+        v = f["values"][()]
+        done = np.flatnonzero(f["status"].asstr()[()] == "done")
+        want = {"variant": f["variant"][()], "materials.steel.E": v[:, keys.index(
+            "materials.steel.E")], "sections.bar.h": v[:, keys.index("sections.bar.h")],
+            "f1": f["outputs/f1"][()], "f3": f["outputs/f3"][()]}
+    assert list(done) == [0, 1, 2, 3, 5]
+    assert got[0] == list(want)
+    # the rows: by h (0.01, 0.015, 0.02), then by E (7e10, 2e11); variant 4 (7e10, 0.01) failed
+    order = [1, 5, 2, 3, 0]
+    assert [int(r[0]) for r in got[1:]] == order
+    for j, name in enumerate(list(want)[1:], start=1):
+        np.testing.assert_array_equal([float(r[j]) for r in got[1:]], want[name][order])
+    with open(png, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    # the figure: a curve per output and value of h, each the rows of that h
+    fig = study_table(summary, ["f1"], "E", "sections.bar.h").figure()
+    assert list(fig.columns) == [f"sections.bar.h = {h}" for h in (0.01, 0.015, 0.02)]
+    np.testing.assert_array_equal(fig.columns["sections.bar.h = 0.015"],
+                                  [np.nan, want["f1"][5], want["f1"][2], np.nan, np.nan])
+    capsys.readouterr()
+    for argv, words in [
+        (["f9", "--against", "E"], "no output 'f9' in " + summary + "; the outputs are: f1, "
+         "f2, f3, wall_time"),
+        (["f1", "--against", "rho"], "--against rho: no such parameter in " + summary + "; the "
+         "parameters are: materials.steel.E, sections.bar.h"),
+        (["f1", "--against", "E", "--by", "b"], "--by b: no such parameter"),
+        (["f1"], "--against: name the parameter to plot against; the parameters are: "),
+        (["f1", "--against", "h"], "--against h: variants 0 and 3 have the same values of it "
+         "and differ in materials.steel.E: give it as --by"),
+        (["f1", "--against", "E", "--node", "2"], "--node: not for a study's summary.h5"),
+    ]:
+        assert main(["plot", summary, *argv]) == 2, argv
+        assert words in capsys.readouterr().err, argv
+
+
+def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch, capsys):
+    """The rule: the first variant runs alone; its wall time times the rounds the others take is
+    printed as the second line, before any other variant starts. In-process (-j 1): what was
+    printed when each variant started; with -j 2: the workers' variants started (their records'
+    ``started``) after the estimate was printed, and the first ran in the fem process."""
+    import json
+    import multiprocessing.pool
+    import re
+
+    from fem.study import command
+
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = "
+                  "\"sections.bar.h\"\nvalues = [0.01, 0.015, 0.02]\n" + OUTPUTS)
+    printed = [""]
+    seen = []
+    real = runner.run_variant
+
+    def logged(task):
+        printed[0] += capsys.readouterr().out
+        seen.append((task.index, printed[0].splitlines()))
+        return real(task)
+
+    monkeypatch.setattr(runner, "run_variant", logged)
+    out = str(tmp_path / "serial")
+    assert main(["study", base, study, "-o", out]) == 0
+    assert [i for i, _ in seen] == [0, 1, 2]
+    assert len(seen[0][1]) == 1 and seen[0][1][0].startswith("study: 3 variants")
+    assert seen[0][1][0].endswith("3 to run in this process; the first alone, for an estimate "
+                                  "of the time")
+    lines = seen[1][1]
+    assert len(lines) == 2                   # nothing else before variant 1 starts
+    with open(os.path.join(out, "variant_0000.json")) as fh:
+        t1 = json.load(fh)["wall_time"]
+    assert lines[1] == (f"estimated time: {2 * t1:.3g} s for the other 2 variants, 1 at a time "
+                        f"(the first took {t1:.3g} s)")
+    # two worker processes: the estimate t1 ceil(2 / 2), printed before either worker's variant
+    monkeypatch.undo()                      # the workers are handed runner.run_variant by name
+    here, told = [], []
+    estimate, serial = command._estimate, runner.serial
+
+    def timed(rec, rest, processes):
+        estimate(rec, rest, processes)
+        told.append((time.time(), rec["index"], rest, processes))
+
+    def in_this_process(todo, report=None):
+        here.extend(t.index for t in todo)
+        return serial(todo, report)
+
+    handed = multiprocessing.pool.Pool.apply_async
+
+    def handing(pool, func, args=(), *a, **k):
+        told.append(("handed to a worker", args[0].index))
+        return handed(pool, func, args, *a, **k)
+
+    monkeypatch.setattr(command, "_estimate", timed)
+    monkeypatch.setattr(runner, "serial", in_this_process)
+    monkeypatch.setattr(multiprocessing.pool.Pool, "apply_async", handing)
+    pooled = str(tmp_path / "pool")
+    assert main(["study", base, study, "-o", pooled, "-j", "2"]) == 0
+    assert here == [0]                      # the first in this process, the others in workers
+    # the order of events in this process: the estimate, then the others handed to the workers
+    assert [t[1:] for t in told] == [(0, 2, 2), (1,), (2,)]
+    text = capsys.readouterr().out
+    assert "3 to run in 2 worker processes; the first alone" in text
+    assert re.search(r"\nestimated time: \S+ s for the other 2 variants, 2 at a time", text)
+    for i in (1, 2):
+        with open(os.path.join(pooled, f"variant_{i:04d}.json")) as fh:
+            rec = json.load(fh)
+        assert rec["status"] == "done" and rec["started"] > told[0][0]
+    assert [r["status"] for r in rows(pooled)] == ["done"] * 3

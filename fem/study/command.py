@@ -1,14 +1,17 @@
 """``fem study base.toml [study.toml] [-o DIR] [-j N] [--resume]``: the command (prints).
 
 Part of the command line (:mod:`fem.cli` dispatches here and turns errors into messages and exit
-codes): the count of variants first, the estimated time once the first variant is through, a
-line per variant with ``-v``, then the summary. Exit code 0 when every variant ran (failed
-variants are results, in the summary); 130/143 after Ctrl-C/SIGTERM, with the summary of what
-finished written; 2 for a bad study or base deck, before any variant runs.
+codes): the count of variants first; then the first variant runs alone in this process (rank 0
+under MPI; worker processes start meanwhile) and the estimated time of the others is printed
+before any of them starts (:func:`_estimate`); a line per variant with ``-v``; then the summary.
+Exit code 0 when every variant ran (failed variants are results, in the summary); 130/143 after
+Ctrl-C/SIGTERM, with the summary of what finished written; 2 for a bad study or base deck, before
+any variant runs.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -39,35 +42,46 @@ def study(args, petsc: list[str]) -> int:
     n = len(todo)
     if args.resume:
         todo = [t for t in todo if not runner.finished(t)]
+    processes = comm.Get_size() if comm is not None else min(jobs, max(len(todo) - 1, 1))
     how = (f"on {comm.Get_size()} MPI ranks" if comm is not None else
-           f"in {jobs} worker processes" if jobs > 1 else "in this process")
+           f"in {processes} worker processes" if processes > 1 else "in this process")
     verbose = getattr(args, "verbose", False)
-    first: list[float] = []
 
     def report(rec: dict) -> None:
-        if not first and root:
-            first.append(rec["wall_time"])
-            share = comm.Get_size() if comm is not None else jobs
-            print(f"estimated time: {rec['wall_time'] * len(todo) / share:.3g} s (the first "
-                  f"variant took {rec['wall_time']:.3g} s)", flush=True)
         if verbose:
             print(f"variant {rec['index']}: {rec['status']}"
                   + (f" (exit {rec['exit_code']}: {rec['message']})" if rec["exit_code"] else "")
                   + f", {rec['wall_time']:.3g} s", flush=True)
 
+    probe, rest = todo[:1], todo[1:]
+
+    def first() -> None:
+        """The first variant, alone in this process; then the estimate, before the rest start."""
+        if not probe:                       # --resume with nothing left
+            return
+        recs = runner.serial(probe)
+        if rest:
+            _estimate(recs[0], len(rest), processes)
+        report(recs[0])
+
     if root:
         print(f"study: {n} variants ({plan.kind}) of {args.deck}, checked; "
               f"{len(todo)} to run {how}"
-              + (f", {n - len(todo)} finished before" if args.resume else ""), flush=True)
+              + (f", {n - len(todo)} finished before" if args.resume else "")
+              + ("; the first alone, for an estimate of the time" if rest else ""),
+              flush=True)
     try:
+        _petsc.init(petsc)
         if comm is not None:
-            _petsc.init(petsc)
-            runner.ranks(todo, comm, report)
-        elif jobs > 1 and len(todo) > 1:
-            runner.pool(todo, min(jobs, len(todo)), report, petsc)
+            if root:
+                first()
+            comm.Barrier()
+            runner.ranks(rest, comm, report)
+        elif processes > 1:
+            runner.pool(rest, processes, report, petsc, before=first)
         else:
-            _petsc.init(petsc)
-            runner.serial(todo, report)
+            first()
+            runner.serial(rest, report)
     except Interrupted:
         if root:
             summary.write(plan, out)
@@ -89,6 +103,18 @@ def study(args, petsc: list[str]) -> int:
     print(f"wall time: {time.perf_counter() - started:.3g} s")
     sys.stdout.flush()
     return 0
+
+
+def _estimate(rec: dict, rest: int, processes: int) -> None:
+    """Print the estimated time of the ``rest`` variants still to run.
+
+    The rule: the first variant's wall time times the rounds of ``processes`` the rest take,
+    ``t1 ceil(rest / processes)``. The first pays one-off costs (loading compiled kernels), so
+    this errs high.
+    """
+    t = rec["wall_time"]
+    print(f"estimated time: {t * math.ceil(rest / processes):.3g} s for the other {rest} "
+          f"variants, {processes} at a time (the first took {t:.3g} s)", flush=True)
 
 
 def _prepare(out: str, resume: bool, root: bool) -> None:

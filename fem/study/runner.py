@@ -2,9 +2,11 @@
 
 Each variant runs in-process through :func:`fem.run.run` into ``<out>/variant_0007.h5``; the
 variant's values go to the file's root attributes (``study_variant``, ``study_keys`` and one
-``study:<key path>`` per parameter), and its record (status, exit code, message, wall and CPU
-time of this process, the named outputs) to ``<out>/variant_0007.json``, written last under a
-temporary name and renamed:
+``study:<key path>`` per parameter), and its record (status, exit code, message, when it
+started (``started``, seconds since the epoch), wall and CPU time of this process, the named
+outputs) to ``<out>/variant_0007.json``, written last under a temporary name and renamed. The
+command (:mod:`fem.study.command`) runs the first variant alone in its own process (rank 0 under
+MPI) for the estimated time, then the others:
 
 * ``jobs = 1``: in this process, one after another;
 * ``jobs > 1``: a pool of ``jobs`` worker processes started by the ``forkserver`` method from a
@@ -12,8 +14,8 @@ temporary name and renamed:
   variants it is handed in-process. Workers ignore SIGINT: a Ctrl-C reaches the parent, which
   terminates them and keeps what finished;
 * under an MPI launcher (``mpiexec -n N fem study ...``, :func:`launched`): rank ``r`` runs the
-  variants ``r, r + N, ...`` (a static split: the same order whatever the timing), and rank 0
-  writes the summary once all ranks are through.
+  variants ``r, r + N, ...`` after the first, which rank 0 runs alone (a static split: the same
+  order whatever the timing), and rank 0 writes the summary once all ranks are through.
 
 BLAS and OpenMP threads are pinned to one per process in workers and under a launcher
 (:func:`pin_threads`): N processes on N cores, not N times the cores' threads.
@@ -171,6 +173,7 @@ def run_variant(task: Task) -> dict:
 
     started, cpu = time.perf_counter(), time.process_time()
     rec = {"index": task.index, "values": dict(zip(task.keys, task.values, strict=True)),
+           "started": time.time(),
            "status": "failed", "exit_code": 70, "message": "", "wall_time": 0.0,
            "cpu_time": 0.0, "outputs": {}}
     _remove_partial(task.out)
@@ -241,8 +244,11 @@ def _init_worker(petsc_args: list[str]) -> None:
 
 
 def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = None,
-         petsc_args: list[str] = ()) -> list[dict]:
+         petsc_args: list[str] = (), before: Callable[[], None] | None = None) -> list[dict]:
     """Run ``todo`` in ``jobs`` worker processes (forkserver: fem imported once, in the server).
+
+    ``before()`` runs in this process once the pool is made (its workers start meanwhile) and
+    before any variant of ``todo`` is handed to them.
 
     At a signal (:func:`fem.interrupt.pending`) the workers are terminated and
     :class:`~fem.errors.Interrupted` is raised; the records written so far stay.
@@ -255,6 +261,8 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
     out: list[dict] = []
     workers = ctx.Pool(jobs, initializer=_init_worker, initargs=(list(petsc_args),))
     try:
+        if before is not None:
+            before()
         waiting = [workers.apply_async(run_variant, (t,)) for t in todo]
         while waiting:
             interrupt.check()
