@@ -121,7 +121,8 @@ def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) 
                             "cms_reduce steps since issue 33): reduce the component again")
         if not step.MODAL_LOADS:
             raise DeckError(key, f"gravity on superelement '{g.name}' is applied by static "
-                            f"steps only so far, not by a {e.values['type']} step; name the step's "
+                            f"and dynamic steps only so far, not by a {e.values['type']} step; "
+                            "name the step's "
                             "loads without \"gravity\" (or remove it before this step)")
 
 
