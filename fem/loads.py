@@ -48,7 +48,9 @@ follower force turns with the nodal angle.
 * gravity: ``M g`` with the mass the dynamic step integrates (:func:`gravity_force`): dead,
   constant forces, whose work over a step is exact in the energy balance (for beams with
   consistent inertia the end moments stay at the reference axis: see
-  :func:`_consistent_beam_gravity`).
+  :func:`_consistent_beam_gravity`); on linear superelements ``T^T M g``, its interface part as
+  nodal forces and the rest on the modal coordinates (:func:`modal_gravity`,
+  :meth:`StepLoads.modal`: the internal block of the DOF map, which static and dynamic steps add).
 
 **Prescribed values** are totals: each listed one goes from its value at the start of the step to
 ``value`` (ramped over a static step, at once in a dynamic one), or follows ``value * g(t)`` when it

@@ -25,6 +25,23 @@ energy-conserving scheme's force and the inertia are exact at interface nodes wi
 rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
 with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
 
+Gravity (issue 33, item 3): the reduction stores ``T^T M e_k`` (``reduced/gravity``, the
+reduced loads of unit accelerations along the axes, with the mass it reduced), and ``[gravity]``
+with acceleration ``a`` loads ``q`` with ``f_r = T^T M a`` (:meth:`Superelement.gravity_parts`):
+the part on ``u_b`` as nodal forces of the interface nodes (:func:`fem.loads.gravity_force`), the
+part on ``eta`` as forces on the modal coordinates (:func:`fem.loads.modal_gravity`), which the
+static step's residual and the dynamic integrators take, booking their work on ``eta``'s
+increments in ``external_work`` as any gravity's (so ``total`` stays constant under it).
+Dead and exact for a linear superelement: ``T`` is constant. Files without ``reduced/gravity``,
+co-rotational superelements and the other step types refuse gravity (a deck error at the step).
+
+Rigid-body properties (:func:`rigid_properties`): the component's mass, centre of mass and
+inertia tensor from ``Q^T M_r Q``, ``Q`` the reduced coordinates of its rigid motions
+(``T Q = R``, least squares); exact (the full component's ``R^T M R``) when the basis holds the
+rigid motions, as Craig-Bampton and free-interface bases of an unsupported component do; written
+as ``mass``, ``center_of_mass`` (model coordinates) and ``inertia`` (about the centre, global
+axes) under ``/model/groups/<name>/`` of the results.
+
 The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, read here
 (:func:`read`) and written by the ``cms_reduce`` step's results writer
 (:mod:`fem.io.superelement_file`)::
