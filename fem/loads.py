@@ -48,7 +48,9 @@ follower force turns with the nodal angle.
 * gravity: ``M g`` with the mass the dynamic step integrates (:func:`gravity_force`): dead,
   constant forces, whose work over a step is exact in the energy balance (for beams with
   consistent inertia the end moments stay at the reference axis: see
-  :func:`_consistent_beam_gravity`).
+  :func:`_consistent_beam_gravity`); on linear superelements ``T^T M g``, its interface part as
+  nodal forces and the rest on the modal coordinates (:func:`modal_gravity`,
+  :meth:`StepLoads.modal`: the internal block of the DOF map, which static and dynamic steps add).
 
 **Prescribed values** are totals: each listed one goes from its value at the start of the step to
 ``value`` (ramped over a static step, at once in a dynamic one), or follows ``value * g(t)`` when it
@@ -175,7 +177,8 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
     Groups with lumped inertia (``lumped_inertia``, which :class:`fem.inertia.nodal.NodalInertia`
     integrates) take ``m_node g`` (translations only: the centre of mass of a lumped node is the
     node); beams with ``inertia = "consistent"`` the consistent ``M g`` of their Hermite ``rho A``
-    (:func:`_consistent_beam_gravity`); the ``[[masses]]`` point masses ``m g``.
+    (:func:`_consistent_beam_gravity`); the ``[[masses]]`` point masses ``m g``; superelements
+    the part on their interface nodes of ``T^T M g`` (:func:`modal_gravity` the rest).
     """
     d, n = model.dim, model.n_nodes
     a = np.asarray(acceleration, dtype=float)[:d]
@@ -184,6 +187,10 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
     slots = model.slots
     for g in model.groups:
         if "mass" not in g.capabilities:
+            continue
+        if hasattr(g, "gravity_parts"):         # superelements: u_b's part of T^T M a
+            if g.data.gravity is not None:      # (a step applying gravity refuses the others)
+                np.add.at(out, g.conn[0], g.gravity_parts(acceleration)[0])
             continue
         if g.inertia == "consistent":
             fe = _consistent_beam_gravity(g, acceleration).reshape(len(g), g.nen, g.ndn)
@@ -194,6 +201,23 @@ def gravity_force(model, acceleration: NDArray) -> NDArray:
         np.add.at(out[:, :d], g.conn.ravel(), m.ravel()[:, None] * a)
     for pm in model.masses:
         np.add.at(out[:, :d], pm.nodes, pm.mass * a)
+    return out
+
+
+def modal_gravity(model, acceleration: NDArray) -> NDArray | None:
+    """(k,) ``M g`` on the superelements' modal coordinates (the state's internal unknowns).
+
+    The part on ``eta`` of their ``T^T M g`` (:meth:`fem.elements.superelement.Superelement.
+    gravity_parts`), at each group's ``internal_start``; None without superelements.
+    """
+    supers = [g for g in model.groups if hasattr(g, "gravity_parts")
+              and g.data.gravity is not None]
+    if not supers:
+        return None
+    n = max(g.internal_start + g.n_internal for g in supers)
+    out = np.zeros(n)
+    for g in supers:
+        out[g.internal_start:g.internal_start + g.n_internal] += g.gravity_parts(acceleration)[1]
     return out
 
 
@@ -299,6 +323,7 @@ class StepLoads:
         self._start = None
         self._all = {ld.name: ld for ld in model.loads}
         self._patterns: dict[str, Pattern] = {}
+        self._modal: dict[str, NDArray | None] = {}     # gravity on superelements' eta
         self._memo: dict = {}         # (t, which) -> forces, when they do not depend on the state
         self._steady = False          # and not on the time either (begin)
         self._affine = None           # (held, pattern): a static step's f(t) = held + t pattern,
@@ -390,6 +415,23 @@ class StepLoads:
             if len(self._memo) >= MEMO:
                 del self._memo[next(iter(self._memo))]          # the oldest
             self._memo[key] = out.copy()
+        return out
+
+    def modal(self, t: float, which: str = "all") -> NDArray | None:
+        """(k,) the loads on the superelements' modal coordinates at ``t``, or None.
+
+        Gravity's part on them (:func:`modal_gravity`), the first ``k`` internal unknowns of
+        the DOF map (``which`` as in :meth:`force`); dead, so independent of the state.
+        """
+        out = None
+        for ld, s in self._terms(t, which):
+            if s == 0.0 or not isinstance(ld, Gravity):
+                continue
+            if ld.name not in self._modal:
+                self._modal[ld.name] = modal_gravity(self.model, ld.acceleration)
+            f = self._modal[ld.name]
+            if f is not None:
+                out = s * f if out is None else out + s * f
         return out
 
     def _linear_in_t(self) -> bool:

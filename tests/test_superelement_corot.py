@@ -544,6 +544,19 @@ def test_bad_corotational_entries_are_deck_errors(files, file, formulation, word
     assert err.value.key == "elements[0].formulation" and words in err.value.message
 
 
+def test_gravity_on_a_corotational_superelement_is_refused(files):
+    """Gravity reaches linear superelements only so far (issue 33): a deck error at the step."""
+    d = component("bar.h5")
+    d["elements"] = [{"name": "se", "type": "superelement", "file": "bar.h5",
+                      "formulation": "corotational"}]
+    d["gravity"] = {"acceleration": [0.0, -9.81]}
+    d["steps"] = [{"name": "s", "type": "static"}]
+    with pytest.raises(DeckError) as err:
+        from_dict(d, base_dir=str(files))
+    assert err.value.key == "steps[0].loads" and "co-rotational superelement 'se'" in \
+        err.value.message
+
+
 def test_corotational_superelements_are_planar_only(tmp_path):
     d = {"model": {"dim": 3},
          "materials": [{"name": "m", "E": 1000.0, "G": 400.0}],

@@ -70,6 +70,9 @@ class StepBase:
     #: why a step of this type takes no superelement (the message after "superelement '<name>'");
     #: None: it takes them
     NO_SUPERELEMENTS: str | None = None
+    #: whether the step's loads reach superelements' modal coordinates (:meth:`external`:
+    #: gravity on superelements); steps without it refuse gravity on them (fem.io.build_steps)
+    MODAL_LOADS = False
     #: whether the loads of a step of this type stay applied after it (the deck's load history)
     LOADS_STAY = False
     #: whether its loads without a time function ramp with the step's pseudo-time (``g(t) = t``,
@@ -367,8 +370,18 @@ class StepBase:
 
     # --- vectors ------------------------------------------------------------------------------
     def external(self, state, t: float, which: str = "all") -> NDArray:
-        """(n_active,) external forces at ``t`` (see :meth:`fem.loads.StepLoads.force`)."""
-        return self.system.dofmap.from_nodal(self.loads.force(state, t, which))
+        """(n_active,) external forces at ``t`` (see :meth:`fem.loads.StepLoads.force`).
+
+        With the loads on the superelements' modal coordinates (:meth:`fem.loads.StepLoads.
+        modal`: gravity) in the internal block.
+        """
+        dm = self.system.dofmap
+        f = dm.from_nodal(self.loads.force(state, t, which))
+        modal = self.loads.modal(t, which)
+        if modal is not None:
+            start = dm.blocks["internal"].start
+            f[start:start + len(modal)] += modal
+        return f
 
     def free_to_nodal(self, du_free: NDArray) -> NDArray:
         """(n, nslots) nodal increment of a free-DOF vector (zero at fixed DOFs)."""

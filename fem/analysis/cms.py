@@ -33,9 +33,11 @@ Written to ``/cms/<step>/``: ``K``, ``M`` (reduced, on ``q``), ``boundary_node_i
 ``frequencies`` (the reduced model's own, its interface free: rigid-body modes near 0 when the
 component is unsupported), ``T`` (recovery on the component's unknowns), ``dof_node_ids``,
 ``dof_slots`` (the node and DOF of each of those unknowns), ``component_node_ids``,
-``component_coordinates``, ``momentum``; attributes ``method``, ``mass``, ``n_boundary``,
-``n_modal``, ``cutoff``, ``file``; for a planar component with two interface nodes,
-``stiffening``, the geometric stiffness of a unit chord tension (:func:`chord_stiffening`).
+``component_coordinates``, ``momentum``, ``gravity`` (``T^T M e_k``: the reduced loads of
+unit accelerations along the axes, what ``[gravity]`` applies to a superelement); attributes
+``method``, ``mass``, ``n_boundary``, ``n_modal``, ``cutoff``, ``file``; for a planar component
+with two interface nodes, ``stiffening``, the geometric stiffness of a unit chord tension
+(:func:`chord_stiffening`).
 The reduced model's modes recovered on the component, ``T Q``, go to ``/modes/<step>/`` and
 ParaView (``<out>_<step>_modes.xdmf``, ``<out>_<step>_vibration.xdmf``) as a modal step's do.
 With ``file``, the superelement file (:mod:`fem.elements.superelement`, format
@@ -254,7 +256,7 @@ class CmsReduceStep(StepBase):
             if model.dim == 2 else None,
             dim=model.dim, method=s.method, mass=s.mass, name=self.name, units=model.units,
             node_ids=ids, coordinates=Xi, boundary_node=bnode, boundary_slot=bslot, K=Kr,
-            M=Mr, momentum=R.T @ (M @ T),
+            M=Mr, momentum=R.T @ (M @ T), gravity=T.T @ (M @ R[:, :model.dim]),
             frequencies=np.sign(omega2) * np.sqrt(np.abs(omega2)),
             component_ids=model.node_ids[comp], component_coordinates=model.X[comp],
             component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T)
@@ -290,7 +292,7 @@ class CmsReduceStep(StepBase):
         s, slots = self.settings, self.system.model.slots
         w = self.frequencies()
         hz = w / (2 * np.pi)
-        data = {"K": d.K, "M": d.M, "momentum": d.momentum,
+        data = {"K": d.K, "M": d.M, "momentum": d.momentum, "gravity": d.gravity,
                 "boundary_node_ids": d.node_ids[d.boundary_node],
                 "boundary_slots": np.array([slots[k] for k in d.boundary_slot]),
                 "interface_node_ids": d.node_ids, "component_frequencies": d.frequencies,

@@ -103,6 +103,7 @@ class DynamicStep(StepBase):
     """A dynamic step; see the module docstring."""
 
     step_type = "dynamic"
+    MODAL_LOADS = True          # the integrators' residual and work take them (fem.integrators)
     Settings = DynamicSettings
     LOADS_STAY = True
     RESUMABLE = True
@@ -463,7 +464,8 @@ class DynamicStep(StepBase):
             x, _ = linalg.solve_checked(self.ksp, consistent.velocity_rhs(sysm, state))
             state = consistent.with_velocities(sysm, state, x)
             x, _ = linalg.solve_checked(self.ksp, consistent.kkt_rhs(
-                sysm, self.inertia, state, self.integrator.external(state, state.t)))
+                sysm, self.inertia, state, self.integrator.external(state, state.t),
+                self.integrator.modal_external(state.t)))
         except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
             if not self._kkt_warned:
                 self.warn(f"the reactions written are the time steps' multipliers (averages over "

@@ -63,6 +63,7 @@ class StaticStep(StepBase):
     """A static step (see the module docstring), and the Newton problem of its increments."""
 
     step_type = "static"
+    MODAL_LOADS = True          # its residual and pattern are StepBase.external's
     Settings = StaticSettings
     LOADS_STAY = True
     RESUMABLE = True               # nonlinear ones (resumable)
@@ -104,7 +105,7 @@ class StaticStep(StepBase):
         fint, K = self.system.evaluate(
             trial, self.loads.stiffness(trial, lam) if tangent else None, tangent)
         fext = self.external(trial, lam)
-        F = self.system.dofmap.from_nodal(self.loads.pattern(trial))
+        F = self.external(trial, 0.0, "pattern")
         scale = self.block_scale(fext, fint)
         if self._watch:
             self._pattern = F[:self.n]
@@ -349,6 +350,7 @@ class StaticStep(StepBase):
         state.t = 1.0
         state.prescribed = trial.prescribed
         inc = self.system.dofmap.from_nodal(du)
+        inc[self.system.dofmap.blocks["internal"]] = dint
         p = self.progress
         p.increments, p.load_factor, p.done, p.size, p.iterations = 1, 1.0, 1.0, 1.0, 1
         p.external_work = 0.5 * float(fext @ inc)           # linear: Clapeyron
@@ -483,7 +485,9 @@ class StaticStep(StepBase):
         ``r`` at the end of the increment) on prescribed motions.
         """
         n, p = self.n, self.progress
-        inc = self.system.dofmap.from_nodal(nodal_increment(s0, s1, self.system.additive))
+        dm = self.system.dofmap
+        inc = dm.from_nodal(nodal_increment(s0, s1, self.system.additive))
+        inc[dm.blocks["internal"]] = _internal_increment(s0, s1, dm)
         # the last increment's end is this one's start (s0 is the state it committed)
         f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == lam0 \
             else self.external(s0, lam0)
@@ -520,3 +524,15 @@ class StaticStep(StepBase):
         return [f"load factor {state.t:.6g}; largest displacement {np.linalg.norm(u[k]):.6g} "
                 f"at node {system.model.node_ids[k]}",
                 f"strain energy {system.strain_energy(state):.6g}"]
+
+
+def _internal_increment(s0, s1, dm) -> NDArray:
+    """The increment of the state's internal unknowns (superelements' eta) in the internal block.
+
+    Zeros for the internal unknowns a step adds of its own (numbered after the state's).
+    """
+    block = dm.blocks["internal"]
+    out = np.zeros(block.stop - block.start)
+    k = min(len(s1.internal), len(out))
+    out[:k] = s1.internal[:k] - s0.internal[:k]
+    return out

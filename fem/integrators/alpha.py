@@ -45,7 +45,7 @@ class GeneralizedAlpha(Integrator):
         """
         sysm = self.system
         dm = sysm.dofmap
-        r = sysm.internal_force(s0) - dm.from_nodal(self.external(s0, s0.t))
+        r = sysm.internal_force(s0) - self.external_full(s0, s0.t)
         s0z = _with_zero_acc(s0)
         f_in = self.nodal.newmark_force(s0z)      # gyroscopic part only
         r = r + dm.from_nodal(f_in)
@@ -81,7 +81,8 @@ class GeneralizedAlpha(Integrator):
 
         sysm = self.system
         A = sysm.assembler.to_scipy(consistent.kkt_matrix(sysm, self.inertia, s0)).tocsc()
-        rhs = consistent.kkt_rhs(sysm, self.inertia, s0, self.external(s0, s0.t))
+        rhs = consistent.kkt_rhs(sysm, self.inertia, s0, self.external(s0, s0.t),
+                                 self.modal_external(s0.t))
         with np.errstate(all="ignore"):
             try:
                 x = spla.spsolve(A, rhs)
@@ -117,7 +118,10 @@ class GeneralizedAlpha(Integrator):
         f_x = self.element_inertia("newmark_force", s0, tangent=False)[0]
         fint0 = (self.system.internal_force(s0) if self._planar is None
                  else self._planar.internal_force(s0))
-        self._f0 = (fi0 if f_x is None else fi0 + f_x, fint0, dm.from_nodal(self.f_ext0))
+        fext0 = dm.from_nodal(self.f_ext0)
+        modal = self.modal_external(s0.t)                   # superelements' eta (gravity)
+        self._f0 = (fi0 if f_x is None else fi0 + f_x, fint0,
+                    fext0 if modal is None else fext0 + modal)
 
     def _end0(self, s0):
         return self._f0
@@ -140,7 +144,7 @@ class GeneralizedAlpha(Integrator):
         if f_x is not None:
             fi1 = fi1 + f_x
         fint1, K_el = self.system.evaluate(s1, tangent=tangent)
-        fext1 = dm.from_nodal(self.external(s1, s1.t))
+        fext1 = self.external_full(s1, s1.t)
         fi0, fint0, fext0 = self._end0(s0)
         r = ((1 - am) * fi1 + am * fi0 + (1 - af) * (fint1 - fext1) + af * (fint0 - fext0))
         scale = self.scale(fi1, fint1, fext1)
@@ -176,7 +180,8 @@ class GeneralizedAlpha(Integrator):
         newmark_rates(self.inertia, s0, s1, kin, self.h, self.beta, self.gamma,
                       *self._cached(s0))
         f_ext = 0.5 * (self.external(s0, s0.t) + self.external(s1, s1.t))
-        return self.system.strain_energy(s1), float(np.sum(f_ext * kin.increment))
+        return (self.system.strain_energy(s1),
+                float(np.sum(f_ext * kin.increment)) + self.modal_work(s0, s1))
 
 
     def increment(self, s0, s1):

@@ -97,6 +97,35 @@ class Integrator:
         """(n, nslots) external forces at ``t`` on ``state``."""
         return self.loads.force(state, t)
 
+    def modal_external(self, t: float) -> NDArray | None:
+        """(n_active,) the loads on superelements' modal coordinates at ``t``, or None.
+
+        Gravity's part on ``eta`` (:meth:`fem.loads.StepLoads.modal`) in the internal block;
+        the nodal :meth:`external` has no place for it.
+        """
+        f = self.loads.modal(t)
+        if f is None:
+            return None
+        dm = self.system.dofmap
+        out = np.zeros(dm.n_active)
+        start = dm.blocks["internal"].start
+        out[start:start + len(f)] = f
+        return out
+
+    def external_full(self, state, t: float) -> NDArray:
+        """(n_active,) external forces at ``t``: :meth:`external`'s and :meth:`modal_external`'s."""
+        f = self.system.dofmap.from_nodal(self.external(state, t))
+        modal = self.modal_external(t)
+        return f if modal is None else f + modal
+
+    def modal_work(self, s0, s1) -> float:
+        """The step's work of the loads on the modal coordinates (the mean of its ends' loads)."""
+        f0, f1 = self.loads.modal(s0.t), self.loads.modal(s1.t)
+        if f0 is None:
+            return 0.0
+        k = len(f0)
+        return float(0.5 * (f0 + f1) @ (s1.internal[:k] - s0.internal[:k]))
+
     def load_stiffness(self, state, t: float, factor: float) -> NDArray | None:
         """(n, nslots, nslots) ``factor`` times the load stiffness, or None."""
         K = self.loads.stiffness(state, t)

@@ -172,6 +172,9 @@ class MidpointRule(Integrator):
         kin, (f_in, f_x, K_x), K_in, f_el, K_el, f_ext, _ = self._parts(s0, s1, tangent)
         dm = self.system.dofmap
         fi, fe = dm.from_nodal(f_in), dm.from_nodal(f_ext)
+        m0, m1 = self.modal_external(s0.t), self.modal_external(s1.t)
+        if m0 is not None:                  # superelements' eta (gravity): the ends' mean
+            fe = fe + 0.5 * (m0 + m1)
         if f_x is not None:
             fi = fi + f_x
         r, scale = fi + f_el - fe, self.scale(fi, f_el, fe)
@@ -191,7 +194,7 @@ class MidpointRule(Integrator):
         """Set the rates of ``s1``; return its strain energy and the step's external work."""
         kin, _, _, _, _, f_ext, _ = self._parts(s0, s1)
         self.update_rates(s0, s1, kin)
-        work = float(np.sum(f_ext * kin.increment))
+        work = float(np.sum(f_ext * kin.increment)) + self.modal_work(s0, s1)
         return self.system.strain_energy(s1), work
 
     def update_rates(self, s0, s1, kin) -> None:
@@ -440,5 +443,5 @@ class EnergyConserving(MidpointRule):
         kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
         s1.history.update(hist)
         self.update_rates(s0, s1, kin)
-        work = float(np.sum(f_ext * kin.increment))
+        work = float(np.sum(f_ext * kin.increment)) + self.modal_work(s0, s1)
         return float(sum(e.sum() for e in energies)), work

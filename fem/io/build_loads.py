@@ -206,7 +206,8 @@ def _check_gravity(model: Model, ld: Gravity) -> None:
     """Gravity needs a mass to act on (a model without density or point masses weighs nothing)."""
     if not np.any(ld.acceleration):
         raise DeckError("gravity.acceleration", "expected a nonzero acceleration, got zero")
-    if not np.any(gravity_force(model, ld.acceleration)):
+    supers = any(hasattr(g, "gravity_parts") for g in model.groups)   # checked by the steps
+    if not supers and not np.any(gravity_force(model, ld.acceleration)):
         raise DeckError("gravity.acceleration", "the model has no mass for gravity to act on: "
                         "give the materials a density, the beam sections a mass_per_length, "
                         "or add [[masses]]")

@@ -80,10 +80,8 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
     supers = [g.name for g in inputs.model.groups if getattr(g, "internal_always", False)]
     if supers and step.NO_SUPERELEMENTS:
         raise DeckError(f"{e.where}.type", f"superelement '{supers[0]}' {step.NO_SUPERELEMENTS}")
-    if supers and step.NO_LOADS is None and any(ld.name == "gravity" for ld in loads):
-        raise DeckError(f"{e.where}.loads", f"gravity on superelement '{supers[0]}' is not "
-                        "supported yet (its mass acts on modal coordinates, which take no "
-                        "loads); name the step's loads without \"gravity\"")
+    if supers and step.NO_LOADS is None:
+        _superelement_gravity(e, step, inputs.model, loads, removed, applied)
     if step.LOADS_STAY:     # buckling loads are a perturbation, the others look
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
@@ -95,6 +93,37 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         spec["loads"] = ()
     spec["settings"] = step.check(entry, inputs, spec)
     return spec, applied
+
+
+def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) -> None:
+    """Gravity on superelements: linear ones with load vectors, in steps that take modal loads.
+
+    Refused where the step applies gravity or holds it from an earlier step and a superelement
+    cannot take it: a co-rotational one, a file without ``reduced/gravity`` (reduce again), a
+    step type whose loads reach the nodes only (:data:`fem.analysis.base.StepBase.MODAL_LOADS`).
+    """
+    gone = {ld.name for ld in removed}
+    acting = any(ld.name == "gravity" for ld in loads) or (
+        "gravity" in applied and "gravity" not in gone)
+    if not acting:
+        return
+    key = f"{e.where}.loads"
+    for g in model.groups:
+        if not getattr(g, "internal_always", False):
+            continue
+        if g.options().get("formulation") != "linear":
+            raise DeckError(key, f"gravity on the co-rotational superelement '{g.name}' is not "
+                            "supported yet (linear superelements take it); name the step's "
+                            "loads without \"gravity\" (or remove it before this step)")
+        if g.data.gravity is None:
+            raise DeckError(key, f"gravity on superelement '{g.name}': its file {g.path!r} "
+                            "holds no gravity load vectors (reduced/gravity, written by "
+                            "cms_reduce steps since issue 33): reduce the component again")
+        if not step.MODAL_LOADS:
+            raise DeckError(key, f"gravity on superelement '{g.name}' is applied by static "
+                            f"and dynamic steps only so far, not by a {e.values['type']} step; "
+                            "name the step's "
+                            "loads without \"gravity\" (or remove it before this step)")
 
 
 def _check_keys(step: type, e: Entry, model) -> None:

@@ -222,7 +222,8 @@ SCHEMA: dict[str, list[Key]] = {
             "the load `M g` with the mass the dynamic step integrates (the groups' lumped "
             "masses, the [[masses]], and the consistent Hermite mass of beams with inertia = "
             "\"consistent\", whose end moments are taken at the reference axis: an "
-            "approximation that vanishes as the mesh is refined)"),
+            "approximation that vanishes as the mesh is refined; on linear superelements "
+            "`T^T M g` from their file's reduced/gravity, in static and dynamic steps)"),
         LOAD_FUNCTION,
     ],
     "velocities": [

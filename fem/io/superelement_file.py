@@ -49,6 +49,7 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("component/dofs", data.component_dofs),
                                  ("component/T", data.T),
                                  ("component/mass", data.component_mass),
-                                 ("reduced/stiffening", data.stiffening)):
+                                 ("reduced/stiffening", data.stiffening),
+                                 ("reduced/gravity", data.gravity)):
                 if value is not None:
                     h5.create_dataset(path_, data=value)

@@ -55,10 +55,11 @@ def kkt_matrix(system, inertia, state) -> NDArray:
                                    constraints=blocks)
 
 
-def kkt_rhs(system, inertia, state, f_ext: NDArray) -> NDArray:
+def kkt_rhs(system, inertia, state, f_ext: NDArray, f_modal: NDArray | None = None) -> NDArray:
     """Right-hand side ``(n_free,)`` ``[f_ext - f_int - f_v; -gamma]`` of ``state``.
 
-    ``f_ext (n, nslots)`` the nodal external forces of ``state``.
+    ``f_ext (n, nslots)`` the nodal external forces of ``state``; ``f_modal (n_active,)`` those
+    on superelements' modal coordinates, or None.
     """
     dm, asm = system.dofmap, system.assembler
     groups = system.model.groups
@@ -74,6 +75,8 @@ def kkt_rhs(system, inertia, state, f_ext: NDArray) -> NDArray:
     if inertia.extras:
         f_v = f_v + asm.vector(forces)
     r = system.internal_force(state, constraints=False) - dm.from_nodal(f_ext) + f_v
+    if f_modal is not None:
+        r = r - f_modal
     rhs = -r[:system.n_free].copy()
     for c, pos in zip(system.model.constraints, dm.multipliers, strict=True):
         rhs[pos] = -c.bias(state)

@@ -25,6 +25,23 @@ energy-conserving scheme's force and the inertia are exact at interface nodes wi
 rotations (nodes of small-displacement elements); at a node that turns by spatial spins (shared
 with a co-rotational beam, a joint or a rigid body) to second order in its rotation.
 
+Gravity (issue 33, item 3): the reduction stores ``T^T M e_k`` (``reduced/gravity``, the
+reduced loads of unit accelerations along the axes, with the mass it reduced), and ``[gravity]``
+with acceleration ``a`` loads ``q`` with ``f_r = T^T M a`` (:meth:`Superelement.gravity_parts`):
+the part on ``u_b`` as nodal forces of the interface nodes (:func:`fem.loads.gravity_force`), the
+part on ``eta`` as forces on the modal coordinates (:func:`fem.loads.modal_gravity`), which the
+static step's residual and the dynamic integrators take, booking their work on ``eta``'s
+increments in ``external_work`` as any gravity's (so ``total`` stays constant under it).
+Dead and exact for a linear superelement: ``T`` is constant. Files without ``reduced/gravity``,
+co-rotational superelements and the other step types refuse gravity (a deck error at the step).
+
+Rigid-body properties (:func:`rigid_properties`): the component's mass, centre of mass and
+inertia tensor from ``Q^T M_r Q``, ``Q`` the reduced coordinates of its rigid motions
+(``T Q = R``, least squares); exact (the full component's ``R^T M R``) when the basis holds the
+rigid motions, as Craig-Bampton and free-interface bases of an unsupported component do; written
+as ``mass``, ``center_of_mass`` (model coordinates) and ``inertia`` (about the centre, global
+axes) under ``/model/groups/<name>/`` of the results.
+
 The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, read here
 (:func:`read`) and written by the ``cms_reduce`` step's results writer
 (:mod:`fem.io.superelement_file`)::
@@ -49,6 +66,10 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
                              the first interface node to the second, on q
                              (:func:`fem.analysis.cms.chord_stiffening`): the mean-strain
                              elongation ``e + q^T G q / 2`` of co-rotational superelements
+    /reduced/gravity         (r, dim) optional (issue 33): ``T^T M e_k``, the reduced load of a
+                             unit acceleration along axis ``k`` (``M`` the reduction's mass);
+                             gravity ``a`` loads ``q`` with ``T^T M a`` (:meth:`Superelement.
+                             gravity_parts`); files without it take no gravity
     /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
@@ -125,6 +146,9 @@ class SuperelementData:
     component_mass: NDArray | None = None
     #: (r, r) the geometric stiffness of a unit chord tension (file doc), or None
     stiffening: NDArray | None = None
+    #: (r, dim) ``T^T M e_k``, the reduced loads of unit accelerations along the axes (file
+    #: doc), or None (files written before issue 33)
+    gravity: NDArray | None = None
 
     @property
     def n_modal(self) -> int:
@@ -191,7 +215,8 @@ def read(path: str, where: str) -> SuperelementData:
                     ("component_dofs", "component/dofs"), ("T", "component/T"))},
                 component_mass=h5["component/mass"][()] if "component/mass" in h5 else None,
                 stiffening=h5["reduced/stiffening"][()] if "reduced/stiffening" in h5
-                else None)
+                else None,
+                gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None)
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
@@ -209,6 +234,8 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
               "component/T": (d.T.shape, (len(d.component_dofs), r))}
     if d.stiffening is not None:
         shapes["reduced/stiffening"] = (d.stiffening.shape, (r, r))
+    if d.gravity is not None:
+        shapes["reduced/gravity"] = (d.gravity.shape, (r, d.dim))
     if d.component_mass is not None:
         shapes["component/mass"] = (d.component_mass.shape, (len(d.component_dofs),))
     for key, (got, want) in shapes.items():
@@ -223,9 +250,10 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
                         "unknowns do not fit its interface nodes")
     if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
         raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
-    if d.stiffening is not None and not np.all(np.isfinite(d.stiffening)):
-        raise DeckError(where, f"the superelement file {path!r} is damaged: reduced/stiffening "
-                        "is not finite")
+    for key, value in (("reduced/stiffening", d.stiffening), ("reduced/gravity", d.gravity)):
+        if value is not None and not np.all(np.isfinite(value)):
+            raise DeckError(where, f"the superelement file {path!r} is damaged: {key} is not "
+                            "finite")
 
 
 class Superelement(ElementGroup):
@@ -297,6 +325,36 @@ class Superelement(ElementGroup):
         """The generalized coordinates ``eta`` (element-internal unknowns)."""
         return self.data.n_modal
 
+    # --- gravity and rigid-body properties (module doc) ---------------------------------------
+    def gravity_parts(self, acceleration) -> tuple[NDArray, NDArray]:
+        """``T^T M a`` split: ``(nen, nslots)`` on its nodes (model slots) and ``(m,)`` on eta.
+
+        Raises a :class:`DeckError` at ``gravity.acceleration`` when the file holds no
+        ``reduced/gravity`` (written by fem before issue 33).
+        """
+        d = self.data
+        if d.gravity is None:
+            raise DeckError("gravity.acceleration", f"superelement '{self.name}': its file "
+                            f"{self.path or d.name!r} holds no gravity load vectors "
+                            "(reduced/gravity, which fem writes since issue 33): reduce the "
+                            "component again to apply gravity to it")
+        f = d.gravity @ np.asarray(acceleration, dtype=float)[:d.dim]
+        nb = len(d.boundary_slot)
+        nodal = np.zeros((self.nen, len(SLOTS[d.dim])))
+        np.add.at(nodal, (d.boundary_node, d.boundary_slot), f[:nb])
+        return nodal, f[nb:].copy()
+
+    def rigid_properties(self) -> dict[str, NDArray] | None:
+        """Mass, centre of mass (model coordinates) and inertia about it, or None.
+
+        From the reduced mass and the reduced rigid-body motions (:func:`rigid_properties`);
+        None when the reduction basis does not hold the rigid motions (a supported component).
+        """
+        props = rigid_properties(self.data)
+        if props is not None:
+            props["center_of_mass"] = props["center_of_mass"] + self.offset
+        return props
+
     # --- coordinates ------------------------------------------------------------------------
     def modal(self, state) -> NDArray:
         """(E, m) the generalized coordinates ``eta`` of ``state``."""
@@ -356,9 +414,16 @@ class Superelement(ElementGroup):
         return np.zeros((1, self.nen)), np.zeros((1, self.nen, 3, 3))
 
     def properties(self) -> dict[str, NDArray]:
-        """The component frequencies (rad/s), interface node ids, modal damping ratios."""
+        """Component frequencies (rad/s), interface node ids, damping ratios, rigid properties.
+
+        ``mass (1,)``, ``center_of_mass (1, 3)`` and ``inertia (1, 3, 3)`` (about the centre of
+        mass, global axes) where the basis holds the rigid motions (:meth:`rigid_properties`).
+        """
         out = {"component_frequencies": self.data.frequencies[None, :],
                "interface_ids": self.data.node_ids[None, :]}
+        rigid = self.rigid_properties()
+        if rigid is not None:
+            out.update({k: np.asarray(v)[None] for k, v in rigid.items()})
         if self.damping_ratios is not None:
             out["damping_ratios"] = self.damping_ratios[None, :]
         return out
@@ -425,6 +490,70 @@ class Superelement(ElementGroup):
         if hist:
             out["dissipated"] = hist["dissipated"]
         return out
+
+
+RIGID_FIT = 1e-8        # |T Q - R| / |R|: the basis holds the rigid motions
+
+
+def rigid_motions(data: SuperelementData) -> NDArray:
+    """(n, 6) unit rigid translations and rotations about the origin on the component's unknowns.
+
+    A rotation ``theta`` moves a node at ``X`` by ``theta x X`` and turns its rotations by
+    ``theta``; 2D: columns ``x``, ``y`` and the rotation about ``z`` (0, 1, 5), the rest zero.
+    """
+    X = data.component_coordinates[data.component_dofs[:, 0]]
+    slot = data.component_dofs[:, 1]
+    R = np.zeros((len(slot), 6))
+    if data.dim == 2:
+        for k in range(2):
+            R[slot == k, k] = 1.0
+        R[slot == 0, 5], R[slot == 1, 5], R[slot == 2, 5] = (-X[slot == 0, 1], X[slot == 1, 0],
+                                                             1.0)
+        return R
+    eye = np.eye(3)
+    for k in range(3):
+        t = slot == k
+        R[t, k] = 1.0
+        R[t, 3:] = np.cross(eye[:, None, :], X[t][None, :, :]).transpose(1, 0, 2)[:, :, k]
+        R[slot == 3 + k, 3 + k] = 1.0
+    return R
+
+
+def rigid_properties(data: SuperelementData) -> dict[str, NDArray] | None:
+    """Mass, centre of mass and inertia tensor of a component from its reduced model.
+
+    The rigid motions ``R`` (:func:`rigid_motions`) in the reduced coordinates, ``Q`` the
+    least-squares solution of ``T Q = R``, give the rigid-body mass matrix ``Q^T M_r Q``::
+
+        [[m I,      m hat(c)^T],
+         [m hat(c), J_O       ]]
+
+    (``u = t + theta x X``: kinetic energy ``sum m_i |t + theta x X_i|^2 / 2``) from which
+    ``m``, the centre of mass ``c`` and the inertia ``J_c = J_O - m hat(c)^T hat(c)`` about it
+    (the parallel-axis theorem; global axes, the reducing deck's coordinates; 2D: ``J_zz`` in
+    ``[2, 2]``, the rest zero). Equal to the full component's ``R^T M R`` when ``T`` holds the
+    rigid motions (Craig-Bampton or free interface of an unsupported component); None when it
+    does not (``|T Q - R| > RIGID_FIT |R|``: a component with supports).
+    """
+    R = rigid_motions(data)
+    Q = np.linalg.lstsq(data.T, R, rcond=None)[0]
+    if np.linalg.norm(data.T @ Q - R) > RIGID_FIT * np.linalg.norm(R):
+        return None
+    A = Q.T @ data.M @ Q
+    A = 0.5 * (A + A.T)
+    d = data.dim
+    m = float(np.trace(A[:d, :d]) / d)
+    c = np.zeros(3)
+    J = np.zeros((3, 3))
+    if d == 2:
+        c[:2] = np.array([A[1, 5], -A[0, 5]]) / m
+        J[2, 2] = A[5, 5] - m * (c[0] ** 2 + c[1] ** 2)
+    else:
+        H = A[3:, :3] / m                           # hat(c)
+        c[:] = 0.5 * np.array([H[2, 1] - H[1, 2], H[0, 2] - H[2, 0], H[1, 0] - H[0, 1]])
+        Hc = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+        J = A[3:, 3:] - m * Hc.T @ Hc
+    return {"mass": np.array(m), "center_of_mass": c, "inertia": J}
 
 
 def modal_damping(data: SuperelementData, zeta: NDArray) -> NDArray:
