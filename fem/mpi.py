@@ -5,7 +5,7 @@ parses the deck and runs the same serial computation on its own ``COMM_SELF`` PE
 every rank's results are the serial run's, bit for bit. Rank 0 alone prints and writes files
 (:func:`fem.io.files.writes` decides, in one place); the other ranks print nothing and keep
 their results file in memory. It is the start of the distributed solver the issue describes
-(``[solver] distributed``, :mod:`fem.solvers.linear_system`), and what a batch scheduler runs.
+(``-fem_distributed_solve``, :mod:`fem.solvers.linear_system`), and what a batch scheduler runs.
 
 * **Threads.** Under a launcher (:data:`fem._petsc.LAUNCHER_VARIABLES`) N ranks on N cores must
   not each start a thread per core in BLAS, OpenMP or numba: :func:`pin_threads` sets the
