@@ -42,6 +42,13 @@ _spec.loader.exec_module(compare_results)
 soak = pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test (FEM_SOAK=1)")
 
 
+def _default_signals() -> None:
+    """In the launched mpiexec: SIGINT and SIGTERM as a shell gives them (a study's workers or
+    a run in this process may have changed this process's dispositions)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def mpiexec(n: int, pairs: list[tuple[Path, Path]], timeout: float = 300, env=None,
             wait=None, options=(), command=None):
     """``mpiexec -n n python tests/mpi_runs.py [options] deck:out ...``; the finished process.
@@ -49,13 +56,17 @@ def mpiexec(n: int, pairs: list[tuple[Path, Path]], timeout: float = 300, env=No
     ``wait(proc)``: called while it runs (e.g. to send a signal), before the output is read.
     ``command``: run this instead of tests/mpi_runs.py.
     """
-    environ = {**os.environ, "PYTHONPATH": str(ROOT), "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    # the test process's own MPI, PETSc and thread settings stay out of the launched ranks
+    # (this process may be an MPI singleton already, started by an earlier test)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("OMPI_", "PMIX_", "PMI_", "OPAL_", "PRTE_", "ORTE_", "HWLOC_"))}
+    environ = {**base, "PYTHONPATH": str(ROOT), "OMPI_ALLOW_RUN_AS_ROOT": "1",
                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1",
                **(env or {})}
     cmd = ["mpiexec", "-n", str(n), sys.executable] + (command or [
         str(RUNS), *options, *[f"{d}:{o}" for d, o in pairs]])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=environ, start_new_session=True)
+                            env=environ, start_new_session=True, preexec_fn=_default_signals)
     try:
         if wait is not None:
             wait(proc)
@@ -115,7 +126,7 @@ def check_replicated(tmp_path: Path, n: int, decks: list[Path]) -> None:
     shutil.copytree(tmp_path / "decks", serial)
     pairs = [(d, parallel / f"{d.parent.name}_{d.stem}.h5") for d in decks]
     code, out, err = mpiexec(n, pairs)
-    assert code == 0, err
+    assert code == 0, f"stdout:\n{out}\nstderr:\n{err}"
     assert fem_lines(err) == []
     assert out.count("wall time") == len(decks)          # rank 0 alone prints
     prepared = {d.parent for d in decks if d.name != "deck.toml" and d.parent.name != "decks"}

@@ -31,6 +31,7 @@ import logging
 
 import numpy as np
 
+from fem import linalg
 from fem.errors import ConvergenceError
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,13 @@ def settle(step, state, inertia) -> int:
         w = test.weighted(r[:n], scale)
         r0 = w if r0 is None else r0
         c = c0 * max(w / r0, SMALLEST_SHIFT)
-        step.fill(K + c * M)
-        du = step.solve(-r[:n])
+        step.linear.fill(K + c * M)
+        try:
+            du, _ = step.linear.solve(-r[:n])
+        except (linalg.SingularMatrixError, linalg.NonFiniteError) as err:
+            raise ConvergenceError(f"settle = true: the settling iteration's matrix: {err}",
+                                   step=step.name, iteration=k,
+                                   norms=[float(np.linalg.norm(r))]) from None
         sysm.update_unknowns(state, du)
     worst = float(np.max(b / np.maximum(scale, 1e-300)))
     raise ConvergenceError(f"settle = true: no static equilibrium found in {MAX_ITERATIONS} "
