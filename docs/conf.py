@@ -1,7 +1,9 @@
 """Sphinx configuration of the fem docs (``make docs``; MyST Markdown pages).
 
 The deck reference (``deck/<table>.md``) is not committed: :mod:`fem_docs` writes it from the
-deck schema when a build starts, so it cannot drift from the code.
+deck schema when a build starts, so it cannot drift from the code; so is the validation table
+(``_generated/validation.md``, from ``fem validate --report``: ``fem_validation_report`` names
+the report's ``validation.md``, default ``_build/validation/validation.md``).
 """
 
 import sys
@@ -20,7 +22,7 @@ autodoc_typehints = "none"
 autodoc_member_order = "bysource"
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 myst_heading_anchors = 3
 html_theme = "alabaster"
 html_static_path = []

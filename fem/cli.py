@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--keep", metavar="DIR", help="keep the results files in DIR")
     v.add_argument("--report", metavar="DIR", help="also write an HTML report to DIR/index.html: "
                    "every case's values, errors, tolerances, plots of its curves, and the "
-                   "environment")
+                   "environment; and the docs' table of the cases to DIR/validation.md")
     _plot_parser(sub)
     sub.add_parser("info", help="versions and solver packages")
     d = sub.add_parser("deck-reference", help="print the deck reference (Markdown), or one "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import os
 import platform
+import re
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -179,11 +180,82 @@ img { max-width: 48%; margin: 0.3em; border: 1px solid #ddd; }
 .source { color: #444; font-size: 0.9em; white-space: pre-wrap; }"""
 
 
+#: the longest reference (``reference.toml``'s source) a Markdown row shows, in characters
+SOURCE_CHARS = 110
+
+MD_HEAD = ("case", "what is checked", "reference", "quantities", "tolerance", "largest error",
+           "result")
+
+
+def md_cell(text: str) -> str:
+    """``text`` as one Markdown table cell: one line, its markup characters escaped."""
+    return re.sub(r"([\\`*_\[\]<>|#$])", r"\\\1", " ".join(text.split()))
+
+
+def shorten(text: str, limit: int = SOURCE_CHARS) -> str:
+    """``text`` on one line, cut at a word before ``limit`` characters (marked ``…``)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:(")
+    return cut + "\u2026"
+
+
+def case_cells(c: CaseReport) -> tuple[str, ...]:
+    """One case's Markdown row (:data:`MD_HEAD`), unescaped, from the cells of its rows.
+
+    The tolerances are the distinct tolerance cells of :func:`fem.validate.cells` in order
+    (``abs`` marks absolute ones); the largest error is the error cell of the row with the largest
+    relative error and that of the largest absolute error, ``-`` where no error was measured.
+    """
+    tolerances = dict.fromkeys(validate.cells(r)[5] + (" abs" if r.absolute else "")
+                               for r in c.rows if np.isfinite(r.tolerance))
+    largest = []
+    for absolute in (False, True):
+        measured = [r for r in c.rows if r.absolute == absolute and np.isfinite(r.error)]
+        if measured:
+            largest.append(validate.cells(max(measured, key=lambda r: r.error))[4])
+    failed = sum(not r.passed for r in c.rows)
+    result = f"FAIL ({failed} of {len(c.rows)})" if failed else "PASS"
+    return (c.case, c.title, shorten(c.source), str(len(c.rows)),
+            "; ".join(tolerances) or "-", "; ".join(largest) or "-", result)
+
+
+def markdown(reports: list[CaseReport], env: dict[str, str]) -> str:
+    """The docs' validation table (``DIR/validation.md``).
+
+    A summary line, one row per case (:func:`case_cells`, escaped), why quantities could not be
+    computed, and the environment ``env`` (:func:`environment`) in one line.
+    """
+    rows = [r for c in reports for r in c.rows]
+    failed = sum(not r.passed for r in rows)
+    lines = [f"fem {__version__}, {time.strftime('%Y-%m-%d')}: {len(reports)} cases, "
+             f"{len(rows) - failed} of {len(rows)} quantities PASS"
+             + (f", {failed} FAIL" if failed else "") + ".", "",
+             "| " + " | ".join(MD_HEAD) + " |", "|" + "---|" * len(MD_HEAD)]
+    for c in reports:
+        cells = case_cells(c)
+        lines.append(f"| `{cells[0]}` | " + " | ".join(md_cell(x) for x in cells[1:]) + " |")
+    reasons = [(c.case, why) for c in reports
+               for why in dict.fromkeys(r.reason for r in c.rows if r.reason)]
+    if reasons:
+        lines += ["", "Why quantities could not be computed:", ""]
+        lines += [f"* `{case}`: {md_cell(why)}" for case, why in reasons]
+    lines += ["", "Run on " + md_cell("; ".join(f"{k} {v}" for k, v in env.items())) + ".", ""]
+    return "\n".join(lines)
+
+
 def write(directory: str, reports: list[CaseReport]) -> str:
-    """``directory/index.html`` from the cases' reports; returns its path."""
+    """``directory/index.html`` and ``directory/validation.md`` from the cases' reports.
+
+    Both from the same rows and environment (:func:`markdown` writes the second); returns the
+    HTML page's path.
+    """
     rows = [r for c in reports for r in c.rows]
     failed = sum(not r.passed for r in rows)
     env = environment()
+    with open(os.path.join(directory, "validation.md"), "w", encoding="utf-8") as fh:
+        fh.write(markdown(reports, env))
     e = html.escape
     lines = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>fem {e(__version__)} validation</title>", f"<style>{STYLE}</style>",

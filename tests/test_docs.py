@@ -38,19 +38,65 @@ def blocks(path: Path, language: str) -> list[str]:
     return [body for lang, body in FENCE.findall(path.read_text()) if lang == language]
 
 
+NASTY = "|u| < 1e-3 * L_0 [m] `x` #2 $y \\ ok"      # every character Markdown reads as markup
+
+
+def _cases_with_a_failure():
+    """A passing and a failing case (fem.report.CaseReport) whose texts hold :data:`NASTY`."""
+    from fem.report import CaseReport
+    from fem.validate import Row
+
+    ok = CaseReport("case_ok", [Row("case_ok", "a", 1.0, 1.0 + 1e-9, 1e-9, 1e-6, False),
+                                Row("case_ok", "b", 0.0, 2e-12, 2e-12, 1e-10, True)],
+                    f"title {NASTY}", "source " + "word " * 40)
+    bad = CaseReport("case_bad", [Row.failed("case_bad", "c", f"deck failed: {NASTY}")],
+                     "a failing case", NASTY)
+    return [ok, bad]
+
+
+@pytest.mark.parametrize("with_report", [True, False], ids=["report", "no-report"])
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning")
-def test_sphinx_builds_the_docs_without_warnings(tmp_path):
+def test_sphinx_builds_the_docs_without_warnings(with_report, tmp_path):
+    """With a report (a FAIL, markup characters in every text) the validation page shows its
+    table cell for cell; without one, a line saying so and every case; no warnings either way."""
     for module in ("sphinx", "myst_parser"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[docs]', or make env)")
+    import pickle
+
+    from docutils import nodes
     from sphinx.cmd.build import build_main
 
+    from fem.report import case_cells, markdown
+
+    report = tmp_path / "validation.md"
+    cases = _cases_with_a_failure()
+    if with_report:
+        report.write_text(markdown(cases, {"python": "3", "blas": NASTY}), encoding="utf-8")
     warnings = tmp_path / "warnings.txt"
     code = build_main(["-W", "--keep-going", "-q", "-b", "dummy", "-w", str(warnings),
+                       "-D", f"fem_validation_report={report}",
                        "-d", str(tmp_path / "doctrees"), str(DOCS), str(tmp_path / "out")])
     assert code == 0, warnings.read_text()
     assert sorted(p.stem for p in (DOCS / "deck").glob("*.md")) == sorted(
         deck_pages(reference_markdown()))
+    with open(tmp_path / "doctrees" / "validation.doctree", "rb") as fh:
+        doctree = pickle.load(fh)
+    page = doctree.astext()
+    tables = list(doctree.findall(nodes.table))
+    if with_report:
+        assert len(tables) == 1 and "No validation report" not in page
+        rows = [[e.astext() for e in row.findall(nodes.entry)] for row in tables[0].findall(
+            nodes.row)]
+        assert rows[1:] == [list(case_cells(c)) for c in cases]
+        assert rows[1][1] == f"title {NASTY}" and rows[2][2] == NASTY
+        assert rows[1][4:] == ["1.0e-06; 1.0e-10 abs", "1.00e-09 rel; 2.00e-12 abs", "PASS"]
+        assert rows[2][3:] == ["1", "-", "-", "FAIL (1 of 1)"]
+        assert f"case_bad: deck failed: {NASTY}" in page and f"blas {NASTY}." in page
+    else:
+        assert not tables and "No validation report in this build" in page
+        names = sorted(p.parent.name for p in (ROOT / "cases").glob("*/reference.toml"))
+        assert [c for c in names if f"{c}:" not in page] == []
 
 
 def test_deck_reference_pages_are_the_schemas_one_per_table():
@@ -105,11 +151,17 @@ def test_doctests_of_the_docs_run(path, tmp_path, monkeypatch):
     assert runner.failures == 0 and runner.tries > 0
 
 
-def test_every_case_is_in_the_validation_table():
-    page = (DOCS / "validation.md").read_text()
+def test_every_case_is_in_the_validation_table(tmp_path):
+    """The page includes the generated table; without a report, that lists every case."""
+    from fem_docs import validation_table
+
+    assert "```{include} _generated/validation.md\n```" in (DOCS / "validation.md").read_text()
+    page = validation_table(tmp_path / "none.md", ROOT / "cases")
     cases = sorted(p.parent.name for p in (ROOT / "cases").glob("*/reference.toml"))
     missing = [c for c in cases if f"`{c}`" not in page]
-    assert not missing, f"cases missing from docs/validation.md's table: {missing}"
+    assert not missing, f"cases missing from the generated validation list: {missing}"
+    (tmp_path / "report.md").write_text("| case |\n|---|\n| `x` |\n")
+    assert validation_table(tmp_path / "report.md", ROOT / "cases") == "| case |\n|---|\n| `x` |\n"
 
 
 def test_troubleshooting_lists_every_exit_code():

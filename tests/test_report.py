@@ -3,10 +3,13 @@
 Two quick cases, the von Mises truss (its load path is plotted) and a copy of the static
 cantilever with one reference value changed by 1 %, run in-process in one call; the report's
 summary table is parsed from the HTML and compared cell by cell with the text table the same
-call prints.
+call prints, and the docs' Markdown table (``validation.md``, one row per case) with the text
+table's rows of each case: their count, tolerances, largest errors and verdicts.
 """
 
+import re
 import shutil
+import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -68,6 +71,45 @@ def _text_table(out: str) -> list[list[str]]:
     return rows
 
 
+def _markdown_table(text: str) -> list[list[str]]:
+    """The rows of the first Markdown table of ``text``, cells split at unescaped bars and
+    unescaped (the header row first, the delimiter row left out)."""
+    rows = []
+    for line in text.splitlines():
+        if set(line) <= set("|-") and rows:
+            continue                            # the delimiter row
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+            rows.append([re.sub(r"\\(.)", r"\1", c.strip()) for c in cells])
+        elif rows:
+            break
+    return rows
+
+
+def _expected_markdown_row(case: str, rows: list[list[str]], folder: Path) -> list[str]:
+    """A case's Markdown row as the text table of ``fem validate`` and its reference.toml give it.
+
+    Tolerances: the distinct tolerance cells in order, ``abs`` added where the error is absolute;
+    largest error: the error cell with the largest relative, then absolute, value.
+    """
+    with open(folder / "reference.toml", "rb") as fh:
+        ref = tomllib.load(fh)
+    tolerances = []
+    for r in rows:
+        t = r[5] + (" abs" if r[4].endswith(" abs") else "")
+        if t not in tolerances:
+            tolerances.append(t)
+    largest = []
+    for kind in ("rel", "abs"):
+        errors = [r[4] for r in rows if r[4].endswith(f" {kind}")]
+        if errors:
+            largest.append(max(errors, key=lambda e: float(e.split()[0])))
+    failed = sum(r[-1] == "FAIL" for r in rows)
+    return [f"`{case}`", " ".join(ref["title"].split()), " ".join(ref["source"].split()),
+            str(len(rows)), "; ".join(tolerances), "; ".join(largest),
+            f"FAIL ({failed} of {len(rows)})" if failed else "PASS"]
+
+
 def test_report_table_equals_validate_and_a_changed_reference_fails(tmp_path, capsys):
     cases = tmp_path / "cases"
     shutil.copytree(CASES / "von_mises_truss", cases / "von_mises_truss")
@@ -103,3 +145,22 @@ def test_report_table_equals_validate_and_a_changed_reference_fails(tmp_path, ca
     # the von Mises truss's load path is drawn: a PNG the page links
     assert page.images == ["plots/von_mises_truss_1.png"]
     assert (report / page.images[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # the docs' table (validation.md): a row per case, from the same rows as the printed table
+    markdown = (report / "validation.md").read_text(encoding="utf-8")
+    md = _markdown_table(markdown)
+    assert md[0] == ["case", "what is checked", "reference", "quantities", "tolerance",
+                     "largest error", "result"]
+    assert [r[0] for r in md[1:]] == ["`cantilever_2d_changed`", "`von_mises_truss`"]
+    for row in md[1:]:
+        case = row[0].strip("`")
+        expected = _expected_markdown_row(case, [r for r in text if r[0] == case], cases / case)
+        source = expected.pop(2)
+        shown = row.pop(2)                      # the source, shortened to SOURCE_CHARS
+        assert row == expected
+        assert len(shown) <= 110
+        assert source.startswith(shown.removesuffix("\u2026")) and (shown == source) == (
+            len(source) <= 110)
+    assert md[1][-1] == "FAIL (1 of 22)" and md[2][-1] == "PASS"
+    assert f"{len(text) - 1} of {len(text)} quantities PASS, 1 FAIL" in markdown
+    assert re.search(r"\nRun on fem [^\n]*; numpy [^\n]*; blas ", markdown)

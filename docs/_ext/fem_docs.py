@@ -4,11 +4,18 @@
 prints) at its table headings and writes ``deck/<table>.md`` and ``deck/index.md`` when a build
 starts (``builder-inited``), so that the pages are always the schema's. Files whose text did not
 change are left alone (Sphinx then does not read them again).
+
+:func:`validation_table` writes ``_generated/validation.md``, which ``validation.md`` includes:
+the table ``fem validate --report`` wrote (``DIR/validation.md``; ``make docs`` runs it into
+``_build/validation`` first, the config value ``fem_validation_report`` names another file), or,
+where no report exists (a build without running the cases), one line saying so and the list of
+cases from ``cases/*/reference.toml``.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 HEADING = re.compile(r"^#### (?:`\[{1,2}(?P<table>[a-z_]+)\]{1,2}`: )?(?P<title>.*)$")
@@ -89,11 +96,48 @@ def write_deck_pages(folder: Path) -> list[Path]:
     return paths
 
 
+#: where ``make docs`` has ``fem validate --report`` write, relative to the docs folder
+REPORT = "_build/validation/validation.md"
+
+
+def validation_table(report: Path, cases: Path) -> str:
+    """The Markdown of the docs' validation table: ``report``'s text, or the list of cases.
+
+    Without ``report``, one line says that no report was made and a list names every case of
+    ``cases`` (``<case>/reference.toml``) with its title.
+    """
+    from fem.report import md_cell
+
+    if report.is_file():
+        return report.read_text(encoding="utf-8")
+    lines = [f"No validation report in this build (`make docs` makes one: "
+             f"`fem validate --report docs/{Path(REPORT).parent}`); the cases:", ""]
+    for ref in sorted(cases.glob("*/reference.toml")):
+        try:
+            with open(ref, "rb") as fh:
+                title = str(tomllib.load(fh).get("title", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            title = ""
+        lines.append(f"* `{ref.parent.name}`" + (f": {md_cell(title)}" if title else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
 def _builder_inited(app) -> None:
-    write_deck_pages(Path(app.srcdir) / "deck")
+    src = Path(app.srcdir)
+    write_deck_pages(src / "deck")
+    report = src / (app.config.fem_validation_report or REPORT)
+    _write_if_changed(src / "_generated" / "validation.md",
+                      validation_table(report, src.parent / "cases"))
 
 
 def setup(app):
-    """Register the generator with Sphinx."""
+    """Register the generators with Sphinx."""
+    app.add_config_value("fem_validation_report", "", "env", [str])
     app.connect("builder-inited", _builder_inited)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
