@@ -617,3 +617,12 @@ def test_a_joint_naming_the_ground_point_of_another_joint(tmp_path):
     text = text.replace("pairs = [[1, 2]]", "pairs = [[3, 2]]", 1)
     error(tmp_path, text, "joints[1].pairs", "no such node in [nodes]: 3",
           line=line_of(text, "pairs = [[3, 2]]"))
+
+
+def test_a_required_step_key_left_out(tmp_path):
+    """Found by the fuzzer: a stability sweep without `parameter` ran and failed writing its
+    results (an internal error); every required key of a step is now checked."""
+    text = (Path(__file__).parents[1] / "cases" / "jeffcott_rotor" / "deck.toml").read_text()
+    assert 'parameter = "spin"\n' in text
+    text = text.replace('parameter = "spin"\n', "", 1)
+    error(tmp_path, text, "steps[0].parameter", "required by a stability_sweep step")

@@ -92,7 +92,20 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
                             f"({step.NO_LOADS})")
         spec["loads"] = ()
     spec["settings"] = step.check(entry, inputs, spec)
+    _required_given(step, entry)
     return spec, applied
+
+
+def _required_given(step: type, e: Entry) -> None:
+    """Every required key of the step's variant is given (the types' own checks say most in
+    their own words first; this catches the rest, e.g. a sweep without ``parameter``)."""
+    cls = step.Settings
+    variant = cls.variant(e.values)
+    for f in deck_fields(cls):
+        meta = f.metadata["setting"]
+        if meta["required"] and uses(f, variant) and f.name not in e.given:
+            raise DeckError(f"{e.where}.{f.name}", f"required by {step.describe(variant)}: "
+                            f"{meta['doc']}")
 
 
 def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) -> None:
