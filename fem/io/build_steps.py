@@ -97,8 +97,11 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
 
 
 def _required_given(step: type, e: Entry) -> None:
-    """Every required key of the step's variant is given (the types' own checks say most in
-    their own words first; this catches the rest, e.g. a sweep without ``parameter``)."""
+    """Every required key of the step's variant is given.
+
+    The types' own checks say most in their own words first; this catches the rest (e.g. a
+    stability sweep without ``parameter``).
+    """
     cls = step.Settings
     variant = cls.variant(e.values)
     for f in deck_fields(cls):
