@@ -10,6 +10,7 @@ large rotation (total + damping constant to 1e-8 of E0).
 """
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -306,3 +307,32 @@ def test_deck_errors(changes, where, says):
     with pytest.raises(DeckError) as err:
         deck_io.from_dict(_errors(**changes))
     assert err.value.key == where and says in str(err.value), str(err.value)
+
+
+def test_six_component_outputs_reach_paraview_as_two_cell_vectors(tmp_path):
+    """The (T, E, 6) force, deflection and rate of a 3D bushing are drawn as the cell vectors
+    <q>_u (ux, uy, uz) and <q>_r (rx, ry, rz): meshio reads them from the XDMF equal to the
+    HDF5 dataset at every frame (before, ParaView showed only the scalar `dissipated`)."""
+    import h5py
+    import meshio
+
+    from fem.io.deck import load
+    from fem.run import run
+
+    case = Path(__file__).parents[1] / "cases" / "bushing_3d_body" / "deck.toml"
+    out = tmp_path / "b.h5"
+    result = run(load(str(case)), str(out))
+    with h5py.File(out, "r") as f:
+        steps = [s for s in f["steps"] if "elements/mount/force" in f["steps"][s]]
+        data = {q: np.concatenate([f[f"steps/{s}/elements/mount/{q}"][()] for s in steps])
+                for q in ("force", "deflection", "deflection_rate")}
+    with meshio.xdmf.TimeSeriesReader(result.xdmf[0]) as r:
+        r.read_points_cells()
+        assert r.num_steps == len(data["force"])
+        for k in range(r.num_steps):
+            _, _, cd = r.read_data(k)
+            for q, D in data.items():
+                for half, cols in (("u", slice(0, 3)), ("r", slice(3, 6))):
+                    got = np.concatenate(cd[f"{q}_{half}"])
+                    got = got[~np.isnan(got).any(axis=1)]
+                    np.testing.assert_array_equal(got, D[k][:, cols])

@@ -272,6 +272,13 @@ def _group_maps(drawing: Drawing, datasets: dict, written, source, k: int) -> tu
                     cells.setdefault((q, 3), []).append(
                         ((span.first_cell, 0), (span.count, 3), source(key), (k, 0, 0),
                          (1, span.count, 3)))
+            elif ds.ndim == 3 and ds.shape[2] == 6 and not joint:
+                # six components in the order ux, uy, uz, rx, ry, rz (a 3D bushing's force and
+                # moment, deflection and rotation): two cell vectors, <q>_u and <q>_r
+                for half, start in (("u", 0), ("r", 3)):
+                    cells.setdefault((f"{q}_{half}", 3), []).append(
+                        ((span.first_cell, 0), (span.count, 3), source(key), (k, 0, start),
+                         (1, span.count, 3)))
     return cells, points
 
 
