@@ -25,6 +25,15 @@ from numpy.typing import NDArray
 _SMALL = 0.3
 
 
+def sinc(x: NDArray) -> tuple[NDArray, NDArray]:
+    """``sin x / x`` and its derivative, elementwise (Taylor series below 1e-4)."""
+    small = np.abs(x) < 1e-4
+    xs = np.where(small, 1.0, x)
+    s = np.where(small, 1 - x**2 / 6, np.sin(xs) / xs)
+    ds = np.where(small, -x / 3 + x**3 / 30, (xs * np.cos(xs) - np.sin(xs)) / xs**2)
+    return s, ds
+
+
 def hat(v: NDArray) -> NDArray:
     """Skew matrix with ``hat(a) @ b == cross(a, b)``; ``(..., 3) -> (..., 3, 3)``.
 

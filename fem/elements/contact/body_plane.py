@@ -59,15 +59,6 @@ def _perp(n: NDArray) -> NDArray:
     return np.stack([-n[:, 1], n[:, 0]], axis=-1)
 
 
-def _sinc(x: NDArray) -> tuple[NDArray, NDArray]:
-    """``sin x / x`` and its derivative (series near 0)."""
-    small = np.abs(x) < 1e-4
-    xs = np.where(small, 1.0, x)
-    s = np.where(small, 1 - x**2 / 6, np.sin(xs) / xs)
-    ds = np.where(small, -x / 3 + x**3 / 30, (xs * np.cos(xs) - np.sin(xs)) / xs**2)
-    return s, ds
-
-
 def _cayley_factor(theta: NDArray) -> tuple[NDArray, NDArray]:
     """``c = tan(t/2) / (t/2)`` of ``t = |theta|`` (``psi = c theta``) and ``dc/dtheta (E, 3)``."""
     t = np.linalg.norm(theta, axis=1)
@@ -163,7 +154,7 @@ class BodyPlaneContact(Contact):
         rm = self.d_ref + 0.5 * (du0 + du1)
         nm = 0.5 * (n0 + n1)
         half = 0.5 * (t1 - t0)
-        sc, dsc = _sinc(half)
+        sc, dsc = so3.sinc(half)
         n_mid = _rot(0.5 * (t0 + t1), self.n_ref)
         p_mid = _perp(n_mid)
         rp = np.einsum("ei,ei->e", rm, p_mid)

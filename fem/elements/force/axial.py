@@ -84,10 +84,14 @@ class SpringDamper(ForceElement):
         n = d / l[:, None]
         vr = self._relative(self.element_vector(state.v))
         rate = np.einsum("ei,ei->e", n, vr)
+        return (d, l, n, vr, rate) + self._laws(l, rate)
+
+    def _laws(self, l: NDArray, rate: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """``F_s, F_s', F_d, F_d'``: the spring at the length ``l``, the damper at ``rate``."""
         Fs, dFs = self.spring(l - self.free_length)
         Fd, dFd = (np.zeros(len(self)), np.zeros(len(self))) if self.damper is None \
             else self.damper(rate)
-        return d, l, n, vr, rate, Fs, dFs, Fd, dFd
+        return Fs, dFs, Fd, dFd
 
     # --- at a state -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True):

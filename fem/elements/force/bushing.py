@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import rotations as so3
 from fem.elements.force.base import ForceElement
 
 
@@ -44,15 +45,6 @@ def _drt(theta: NDArray) -> NDArray:
     """(E, 2, 2) ``d R(theta)^T / d theta``."""
     c, s = np.cos(theta), np.sin(theta)
     return np.stack([np.stack([-s, c], -1), np.stack([-c, -s], -1)], -2)
-
-
-def _sinc(x: NDArray) -> tuple[NDArray, NDArray]:
-    """``sin x / x`` and its derivative (series near 0)."""
-    small = np.abs(x) < 1e-4
-    xs = np.where(small, 1.0, x)
-    s = np.where(small, 1 - x**2 / 6, np.sin(xs) / xs)
-    ds = np.where(small, -x / 3 + x**3 / 30, (xs * np.cos(xs) - np.sin(xs)) / xs**2)
-    return s, ds
 
 
 class Bushing(ForceElement):
@@ -204,7 +196,7 @@ class Bushing(ForceElement):
         Rbar = 0.5 * (_rt(ta0) + _rt(ta1))
         FR = np.einsum("ij,eik->ejk", self.F, Rbar)
         half = 0.5 * (ta1 - ta0)
-        sc, _ = _sinc(half)
+        sc, _ = so3.sinc(half)
         tm = 0.5 * (ta0 + ta1)
         dbar = 0.5 * (d0 + d1)
         B[:, :2, 3:5], B[:, :2, :2] = FR, -FR
@@ -234,7 +226,7 @@ class Bushing(ForceElement):
             lt = lam[:, :2] @ self.F.T
             g = 0.5 * np.einsum("eik,ei->ek", _drt(ta1), lt)        # d Rbar / d theta_a1
             gm = 0.5 * sc[:, None] * np.einsum("eik,ei->ek", _drt(tm), lt)   # d dbar
-            _, dsc = _sinc(half)
+            _, dsc = so3.sinc(half)
             dtt = np.einsum("eik,ek,ei->e", 0.5 * dsc[:, None, None] * _drt(tm)
                             - 0.5 * sc[:, None, None] * _rt(tm), dbar, lt)
             ub, ua = slice(3, 5), slice(0, 2)

@@ -202,6 +202,14 @@ def body_offsets(rows, conn: np.ndarray, inputs: GroupInputs, where: str,
         P[k, :, :dim] = np.asarray(r, dtype=float).reshape(nen, dim)
     if not np.all(np.isfinite(P)):
         raise DeckError(w, f"expected finite coordinates, got {shown(rows)}")
+    need_rotations(conn, inputs, where, key == "ground", "rigid bodies or beams with "
+                   "body_points", "; its points could not turn with it")
+    return P - inputs.nodes.X[conn]
+
+
+def need_rotations(conn: np.ndarray, inputs: GroupInputs, where: str, grounded: bool,
+                   what: str, why: str = "") -> None:
+    """Refuse (DeckError naming the pair or ``ground``) a node that no beam or body turns."""
     rotations = np.zeros(len(inputs.nodes.X), dtype=bool)
     for g in inputs.before:
         if "rz" in getattr(g, "dof_names", ()):
@@ -210,11 +218,9 @@ def body_offsets(rows, conn: np.ndarray, inputs: GroupInputs, where: str,
     if len(loose):
         k = int(loose[0])
         node = next(int(n) for n in conn[k] if not rotations[n])
-        raise DeckError(f"{where}.{key}" + (f"[{k}]" if key == "pairs" else ""),
-                        f"expected nodes of rigid bodies or beams with body_points, got node "
-                        f"{inputs.nodes.ids[node]}, which has no rotations (no beam or body uses "
-                        "it; its points could not turn with it)")
-    return P - inputs.nodes.X[conn]
+        raise DeckError(f"{where}.ground" if grounded else f"{where}.pairs[{k}]",
+                        f"expected nodes of {what}, got node {inputs.nodes.ids[node]}, which has "
+                        f"no rotations (no beam or body uses it{why})")
 
 
 AXIAL = FamilyDeck("axial spring-dampers", [PAIRS, GROUND, POINTS, BODY_POINTS, STIFFNESS,
@@ -388,18 +394,7 @@ def _bushing(e: Entry, inputs: GroupInputs) -> GroupPiece:
 
     v, w, dim = e.values, e.where, inputs.dim
     conn, grounded = pairs_or_ground(e, inputs)
-    rotations = np.zeros(len(inputs.nodes.X), dtype=bool)
-    for g in inputs.before:
-        if "rz" in getattr(g, "dof_names", ()):
-            rotations[g.conn] = True
-    loose = np.flatnonzero(~rotations[conn].all(axis=1))
-    if len(loose):
-        k = int(loose[0])
-        node = next(int(n) for n in conn[k] if not rotations[n])
-        key = f"{w}.pairs[{k}]" if not grounded else f"{w}.ground"
-        raise DeckError(key, f"expected nodes of beams or rigid bodies, got node "
-                        f"{inputs.nodes.ids[node]}, which has no rotations (no beam or body "
-                        "uses it)")
+    need_rotations(conn, inputs, w, grounded, "beams or rigid bodies")
     n = 3 if dim == 2 else 6
     if v["stiffness_matrix"] is None:
         raise DeckError(f"{w}.stiffness_matrix", "required: the bushing's stiffness, a diagonal "

@@ -145,10 +145,7 @@ class BodySpringDamper(SpringDamper):
         l, n, G, M = self._static(state)
         vr = self.element_vector(state.v)
         rate = np.einsum("ei,ei->e", G, vr)
-        Fs, dFs = self.spring(l - self.free_length)
-        Fd, dFd = (np.zeros(len(self)), np.zeros(len(self))) if self.damper is None \
-            else self.damper(rate)
-        return G, M, l, vr, rate, Fs, dFs, Fd, dFd
+        return (G, M, l, vr, rate) + self._laws(l, rate)
 
     # --- at a state -----------------------------------------------------------------------------
     def evaluate(self, state, tangent: bool = True):
