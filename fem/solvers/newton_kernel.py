@@ -1,7 +1,8 @@
 """Newton's convergence test and checked solve, compiled: the pieces the compiled steps share.
 
 The compiled loops of small planar models (a time step,
-:mod:`fem.integrators.planar_newton_kernel`; a static increment,
+:mod:`fem.integrators.planar_newton_kernel` and :mod:`fem.integrators.planar_alpha_kernel`; a
+static increment,
 :mod:`fem.analysis.planar_static_kernel`) do what :class:`fem.solvers.newton.Newton` does with
 a step's problem, in one loop. The rules they share with the general path are
 :mod:`fem.solvers.newton_scalar`'s, compiled here as they stand (the Python path calls the same
