@@ -149,10 +149,8 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     K = np.empty(nnz)
     ut, rt = np.empty_like(u), np.empty_like(rot)
     dn, Y = np.zeros((n, 3)), np.empty((n, 2))
-    b, prev, floor, reference = (np.zeros(NBLOCKS), np.zeros(NBLOCKS), np.zeros(NBLOCKS),
-                                 np.zeros(NBLOCKS))
-    q, absKq, scale_rows = np.empty(n_free), np.empty(n_free), np.empty(n_free)
-    x, y, res = np.empty(n_free), np.empty(n_free), np.empty(n_free)
+    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
+    reference = np.zeros(NBLOCKS)
     counts[0] = counts[1] = 0
     evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint, K)
     have_tangent = False
@@ -168,10 +166,9 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
         if not have_tangent:                # Newton's with_tangent: the elements again
             evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
         # --- factor: the round-off floor at this tangent, the band LU, its sign ------------
-        nk.positions(X, u, rot, free_node, free_slot, q)
-        nk.floors(indptr, indices, K, q, kind, eps, absKq, floor)
-        norm = fill(indptr, K, pos, order, ab, scale_rows)
-        if factor(ab, kl, scale_rows, null):
+        norm = nk.factor_at(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, pos,
+                            order, ab, kl, null, q, absKq, scale_rows, floor)
+        if norm < 0.0:
             return FALLBACK, it
         if not nk.solve(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
                      max_refine, poor):

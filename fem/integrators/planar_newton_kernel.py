@@ -28,7 +28,6 @@ from numba import njit  # noqa: E402
 
 from fem.integrators.planar_kernel import beams, mass_diagonal, nodes  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
-from fem.solvers.banded_kernel import factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
 
 
@@ -55,15 +54,7 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     n_act = r.shape[0]
     fin = np.empty(n_act)
     fel = np.empty(n_act)
-    b = np.zeros(NBLOCKS)
-    prev = np.zeros(NBLOCKS)
-    floor = np.zeros(NBLOCKS)
-    q = np.empty(n_free)
-    absKq = np.empty(n_free)
-    scale_rows = np.empty(n_free)
-    x = np.empty(n_free)
-    y = np.empty(n_free)
-    res = np.empty(n_free)
+    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
     Kf = np.empty_like(K)              # the factored tangent (modified Newton keeps it)
     res_K = np.empty(n_act)            # the forces of a second evaluation for the tangent
     norm = 0.0
@@ -98,10 +89,9 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
                       f_e, K_e, energy, vh1, einc, res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
-            nk.positions(X, u1, rot1, free_node, free_slot, q)
-            nk.floors(indptr, indices, K, q, kind, eps, absKq, floor)
-            norm = fill(indptr, K, pos, order, ab, scale_rows)
-            if factor(ab, kl, scale_rows, null):
+            norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
+                                pos, order, ab, kl, null, q, absKq, scale_rows, floor)
+            if norm < 0.0:
                 return FALLBACK, it
             Kf[:] = K
             stale = not modified

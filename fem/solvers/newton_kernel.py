@@ -1,7 +1,8 @@
 """Newton's convergence test and checked solve, compiled: the pieces the compiled steps share.
 
 The compiled loops of small planar models (a time step,
-:mod:`fem.integrators.planar_newton_kernel`; a static increment,
+:mod:`fem.integrators.planar_newton_kernel` and :mod:`fem.integrators.planar_alpha_kernel`; a
+static increment,
 :mod:`fem.analysis.planar_static_kernel`) do what :class:`fem.solvers.newton.Newton` does with
 a step's problem, in one loop. The rules they share with the general path are
 :mod:`fem.solvers.newton_scalar`'s, compiled here as they stand (the Python path calls the same
@@ -13,7 +14,9 @@ functions); what is left here reduces the planar vectors to the block norms thos
 * :func:`solve`: :meth:`fem.solvers.banded.BandedLU.solve`, by the same compiled
   :func:`fem.solvers.banded_kernel.refined`;
 * :func:`correct` and :func:`correction_ratio`: a correction applied to a planar state and its
-  size against the positions (:meth:`fem.solvers.newton.NormTest.correction`).
+  size against the positions (:meth:`fem.solvers.newton.NormTest.correction`);
+* :func:`scratch` and :func:`factor_at`: the work arrays of a loop and its factorization of a
+  tangent (the round-off floor at it, the banded LU).
 
 A compiled loop returns :data:`FALLBACK` for anything but a plain convergence; its caller then
 runs the general path, which reports or cuts back.
@@ -30,7 +33,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.solvers import newton_scalar as scalar  # noqa: E402
-from fem.solvers.banded_kernel import refined  # noqa: E402
+from fem.solvers.banded_kernel import factor, fill, refined  # noqa: E402
 
 CONVERGED, FALLBACK, GOING = 0, 1, 2
 NBLOCKS = 4                        # fem.dofs.KINDS
@@ -118,6 +121,35 @@ def test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev, flo
     if v == scalar.CONVERGED or v == scalar.AT_FLOOR or v == scalar.ROUND_OFF:
         return CONVERGED
     return FALLBACK
+
+
+@njit(cache=True, nogil=True)
+def scratch(n_free):
+    """The work arrays of a compiled loop (one allocation per step, not per iteration).
+
+    ``b, prev, floor (4,)`` of :func:`test` (zeros); ``q, absKq, scale_rows, x, y, res
+    (n_free,)`` of :func:`factor_at` and :func:`solve`.
+    """
+    return (np.zeros(NBLOCKS), np.zeros(NBLOCKS), np.zeros(NBLOCKS), np.empty(n_free),
+            np.empty(n_free), np.empty(n_free), np.empty(n_free), np.empty(n_free),
+            np.empty(n_free))
+
+
+@njit(cache=True, nogil=True)
+def factor_at(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, pos, order, ab,
+              kl, null, q, absKq, scale_rows, floor):
+    """Factor the tangent ``K`` at ``u, rot`` into ``ab``: the round-off ``floor`` there first.
+
+    :func:`positions`, :func:`floors` (StepBase.floors), then the banded LU of
+    :func:`fem.solvers.banded_kernel.fill` and :func:`~fem.solvers.banded_kernel.factor`.
+    Returns the matrix norm :func:`solve` takes, or -1.0 at a null pivot.
+    """
+    positions(X, u, rot, free_node, free_slot, q)
+    floors(indptr, indices, K, q, kind, eps, absKq, floor)
+    norm = fill(indptr, K, pos, order, ab, scale_rows)
+    if factor(ab, kl, scale_rows, null):
+        return -1.0
+    return norm
 
 
 @njit(cache=True, nogil=True)
