@@ -28,6 +28,7 @@ import h5py
 import numpy as np
 import pytest
 
+from benchmarks.study import MODAL as CANTILEVER
 from fem import interrupt
 from fem.cli import main
 from fem.errors import DeckError
@@ -39,46 +40,6 @@ CRANK = os.path.join(ROOT, "cases", "slider_crank_meijaard", "deck.toml")
 SOAK = pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test: FEM_SOAK=1")
 LAMBDA2 = np.array([3.5160153, 22.034492, 61.697214])     # Blevins Table 8-1, clamped-free
 
-CANTILEVER = """
-[model]
-dim = 2
-title = "cantilever for a study"
-
-[[materials]]
-name = "steel"
-E = 2.0e11
-nu = 0.3
-density = 7800.0
-
-[[sections]]
-name = "bar"
-shape = "rectangle"
-b = 0.02
-h = 0.01
-
-[nodes]
-coordinates = [[0.0, 0.0], [1.0, 0.0]]
-
-[[elements]]
-name = "beam"
-type = "beam"
-formulation = "linear"
-material = "steel"
-section = "bar"
-connectivity = [[1, 2]]
-divisions = 8
-rotary_inertia = false
-
-[[supports]]
-nodes = [1]
-fixed = ["all"]
-
-[[steps]]
-name = "modes"
-type = "modal"
-modes = 3
-mass = "consistent"
-"""
 
 OUTPUTS = """
 [study.outputs]
