@@ -330,6 +330,15 @@ def test_jobs_option_is_fems_not_petscs():
         assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
 
 
+def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
+    """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["study", str(tmp_path / "a.toml"), "-j", "0", "-o", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert "-j/--jobs: expected a number of worker processes >= 1, got '0'" in \
+        capsys.readouterr().err
+
+
 def test_plot_outputs_against_parameters(tmp_path, monkeypatch, capsys):
     """``fem plot DIR/summary.h5 OUTPUT ... --against P --by Q``: the CSV is summary.h5's columns
     of the done variants (read with h5py), ordered by Q then P; a variant made to fail is left
