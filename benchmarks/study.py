@@ -28,9 +28,11 @@ from benchmarks.startup import DECK, fem_command
 N = 20
 VARIANTS = 100
 
+#: the 8-element cantilever of tests/test_study.py (which imports it): 3 modes, consistent mass
 MODAL = """\
 [model]
 dim = 2
+title = "cantilever for a study"
 [[materials]]
 name = "steel"
 E = 2.0e11
@@ -59,6 +61,7 @@ fixed = ["all"]
 name = "modes"
 type = "modal"
 modes = 3
+mass = "consistent"
 """
 
 

@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("deck", help="base TOML deck (may hold the [study] table)")
     s.add_argument("study", nargs="?", help="TOML file with the [study] table")
     s.add_argument("-o", "--output", help="folder of the results (default: <deck>_study)")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: "
+    s.add_argument("-j", "--jobs", type=_jobs, default=1, help="worker processes (default 1: "
                    "in this process); under mpiexec the ranks share the variants instead")
     s.add_argument("--resume", action="store_true", help="run only the variants the folder "
                    "does not hold finished")
@@ -99,6 +99,18 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show tracebacks of internal errors")
     return p
+
+
+def _jobs(text: str) -> int:
+    """``fem study -j``: a count of worker processes, >= 1 (else argparse's exit code 2)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of worker processes >= 1, got "
+                                         f"{text!r}")
+    return n
 
 
 #: the exit codes, as ``fem run --help`` lists them (the module docstring's table)

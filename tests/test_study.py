@@ -28,6 +28,7 @@ import h5py
 import numpy as np
 import pytest
 
+from benchmarks.study import MODAL as CANTILEVER
 from fem import interrupt
 from fem.cli import main
 from fem.errors import DeckError
@@ -39,46 +40,6 @@ CRANK = os.path.join(ROOT, "cases", "slider_crank_meijaard", "deck.toml")
 SOAK = pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test: FEM_SOAK=1")
 LAMBDA2 = np.array([3.5160153, 22.034492, 61.697214])     # Blevins Table 8-1, clamped-free
 
-CANTILEVER = """
-[model]
-dim = 2
-title = "cantilever for a study"
-
-[[materials]]
-name = "steel"
-E = 2.0e11
-nu = 0.3
-density = 7800.0
-
-[[sections]]
-name = "bar"
-shape = "rectangle"
-b = 0.02
-h = 0.01
-
-[nodes]
-coordinates = [[0.0, 0.0], [1.0, 0.0]]
-
-[[elements]]
-name = "beam"
-type = "beam"
-formulation = "linear"
-material = "steel"
-section = "bar"
-connectivity = [[1, 2]]
-divisions = 8
-rotary_inertia = false
-
-[[supports]]
-nodes = [1]
-fixed = ["all"]
-
-[[steps]]
-name = "modes"
-type = "modal"
-modes = 3
-mass = "consistent"
-"""
 
 OUTPUTS = """
 [study.outputs]
@@ -145,9 +106,17 @@ def test_cantilever_200_variants(tmp_path):
         "sections.bar.h": np.linspace(0.005, 0.03, 8).tolist()}, 200)
 
 
-def test_sensitivity_matches_scaling_derivatives(tmp_path):
-    """Central differences of the frequencies to E, rho and h: the closed form's derivatives."""
-    base = write(tmp_path / "cant.toml", CANTILEVER)
+@pytest.mark.parametrize("mass", ["consistent", "lumped"])
+def test_sensitivity_matches_scaling_derivatives(tmp_path, mass):
+    """Central differences of the frequencies to E, rho and h: the closed form's derivatives.
+
+    Lumped: the deck without ``mass`` (the modal step's default), which the exact sensitivities
+    must also take as lumped (the frequencies differ from the consistent mass's by 1e-3 and more).
+    """
+    deck = CANTILEVER if mass == "consistent" else CANTILEVER.replace('mass = "consistent"\n',
+                                                                      "")
+    assert deck.count("mass =") == (mass == "consistent")
+    base = write(tmp_path / "cant.toml", deck)
     study = write(tmp_path / "study.toml", """
 [study]
 kind = "sensitivity"
@@ -367,6 +336,15 @@ def test_jobs_option_is_fems_not_petscs():
     for given in (["-j", "2"], ["-j2"]):
         ours, petsc = _split_petsc(["study", "a.toml", *given, "-s_ksp_view"])
         assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
+
+
+def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
+    """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["study", str(tmp_path / "a.toml"), "-j", "0", "-o", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert "-j/--jobs: expected a number of worker processes >= 1, got '0'" in \
+        capsys.readouterr().err
 
 
 def test_plot_outputs_against_parameters(tmp_path, monkeypatch, capsys):

@@ -64,7 +64,7 @@ def exact(study: Study) -> tuple[dict[str, np.ndarray], dict[str, str]]:
             wanted[o.name] = (parts[2], int(o.index[0]))
     if not wanted:
         return found, why
-    lumped = first.get("mass") == "lumped"
+    lumped = first.get("mass", "lumped") == "lumped"      # the modal step's default mass
     h = study.relative_step
     try:
         deck, K, M = _matrices(study, study.data(0), lumped)
