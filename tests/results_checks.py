@@ -246,6 +246,11 @@ def expected_step_frame(h5, lay: Layout, step: str, k: int, rotations: bool) -> 
                     point.setdefault(f"joint_{qname}", np.zeros((lay.N, 3)))[p0:p0 + E] = ds[k]
                 else:
                     cell.setdefault(qname, np.full((lay.C, 3), np.nan))[first:first + E] = ds[k]
+            elif ds.ndim == 3 and ds.shape[2] == 6 and p0 is None:
+                # ux, uy, uz, rx, ry, rz outputs (3D bushings): cell vectors <q>_u and <q>_r
+                for half, cols in (("u", slice(0, 3)), ("r", slice(3, 6))):
+                    cell.setdefault(f"{qname}_{half}", np.full((lay.C, 3), np.nan))[
+                        first:first + E] = ds[k][:, cols]
     return point, cell
 
 
