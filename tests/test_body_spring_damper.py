@@ -247,3 +247,52 @@ def test_deck_errors(changes, where, says):
     with pytest.raises(DeckError) as err:
         deck_io.from_dict(data)
     assert err.value.key == where and says in str(err.value), str(err.value)
+
+
+def test_spring_dampers_are_drawn_between_their_body_points(tmp_path):
+    """The bouncing bar's XDMF (read by meshio): each spring is a cell at its body point, which
+    moves as ``x + R c`` of the bar, and an arm joins the bar's node to each point."""
+    import h5py
+    from helpers import case_deck
+    from results_checks import read_xdmf
+
+    from fem.io.deck import from_dict
+    from fem.io.drawing import KINDS
+
+    d = case_deck("bouncing_bar")
+    d["steps"] = [s for s in d["steps"] if s["type"] == "dynamic"]
+    d["steps"][0]["duration"] = 0.2
+    result = run(from_dict(d), str(tmp_path / "bar.h5"))
+    points, _, frames = read_xdmf(result.xdmf[0])
+    with h5py.File(result.h5, "r") as h5:
+        X = h5["model/nodes"][()]
+        first = int(h5["model/groups/ends"].attrs["first_cell"])
+        kind, part = h5["xdmf/kind"][()], h5["xdmf/part"][()]
+        u = h5["steps/ring/displacement"][()]
+        angle = 2 * np.arctan2(h5["steps/ring/rotation"][()][..., 3],
+                               h5["steps/ring/rotation"][()][..., 0])
+    c = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])          # the deck's body_points
+    cells = _cells(result.xdmf[0])                          # as meshio reads them
+    assert len(cells) == len(kind)
+    ends = np.array([cells[first][0], cells[first + 1][0]])  # the springs' point cells
+    np.testing.assert_array_equal(points[ends], X[[0, 0]] + c)
+    arms = [cells[i] for i in np.flatnonzero((kind == KINDS["element_arm"])
+                                             & (part == part[first]))]
+    np.testing.assert_array_equal(np.sort(arms, axis=1), np.sort(
+        np.column_stack([[0, 0], ends]), axis=1))
+    assert len(frames) == len(u) and len(u) > 3
+    for k, (_, point, _) in enumerate(frames):
+        a = angle[k, 0]
+        R = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+        expect = u[k, 0] + c @ R.T - c                      # x + R c - (X + c)
+        np.testing.assert_allclose(point["displacement"][ends], expect, rtol=0, atol=1e-15)
+    assert np.ptp(angle) > 1e-3                             # the bar pitched: points turned
+
+
+def _cells(xdmf: str) -> list:
+    """Every drawn cell's points, in topology order, as meshio reads the series."""
+    import meshio
+
+    with meshio.xdmf.TimeSeriesReader(xdmf) as reader:
+        _, blocks = reader.read_points_cells()
+    return [c for b in blocks for c in b.data]

@@ -138,6 +138,9 @@ class ElementGroup:
     #: the compiled pairs (:data:`fem.kernels.PAIRS`, ``"<family>.<method>"``) the group's
     #: methods take from their threshold; none: numpy only
     compiled_pairs: frozenset[str] = frozenset()
+    #: ``(E, nen, 3)`` where the cells are drawn, as reference offsets from the nodes that
+    #: carry them (body-fixed attachment points, :mod:`fem.io.drawing`); None: at the nodes
+    drawn_offsets: NDArray | None = None
 
     def __init__(self, name: str, conn: NDArray, X: NDArray, dim: int):
         self.name = name

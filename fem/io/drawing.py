@@ -15,6 +15,10 @@ groups' cells (in group order, :func:`element_topology`) and then the parts' cel
   it along the joint axis (revolute, cylindrical, prismatic, inline, the planar joint's normal;
   the universal joint's two axes, one on each node), and the *arms*, lines from each node to its
   joint point (so a body drawn by its centre reaches its joints);
+* **elements drawn at body points** (:attr:`fem.elements.base.ElementGroup.drawn_offsets`:
+  spring-dampers with ``body_points``): their cells join the attachment points, carried by the
+  nodes, and an *arm* (kind ``element_arm``) joins each node to its point. A grounded one is a
+  point cell at its body point (the ground point is not drawn);
 * **co-rotational superelements**: their component's nodes at their recovered positions, and a
   cell at each interface node of every superelement.
 
@@ -51,7 +55,7 @@ XDMF_CELLS = {"vertex": ("Polyvertex", 1, 0x1), "line": ("Polyline", 2, 0x2),
 
 #: the cell array ``kind``: what each drawn cell is
 KINDS = {"element": 0, "body": 1, "body_x": 2, "body_y": 3, "body_z": 4, "joint": 5,
-         "joint_axis": 6, "joint_arm": 7, "superelement": 8}
+         "joint_axis": 6, "joint_arm": 7, "superelement": 8, "element_arm": 9}
 
 SEGMENTS = 12               # the points around a drawn cylinder, sphere or disc
 AXIS_SHARE = 0.08           # a joint axis is drawn this share of the model's extent each side
@@ -358,9 +362,21 @@ def drawing(model) -> Drawing:
         + [f"{c.type_name} {c.name}" for c in model.constraints]
     part_of = {g.name: i for i, g in enumerate(model.groups)}
     elements = {}
+    attached = []                               # (group, nodes, their points) drawn at points
     for g in drawn_groups(model):
         elements[g.name] = Span(0, b.cell_count, len(g.cells))
-        b.cells(g.cell_type, g.cells, part_of[g.name], KINDS["element"])
+        cells = g.cells
+        if g.drawn_offsets is not None:
+            nodes = g.conn.ravel()
+            cells = b.carry(nodes, model.X[nodes] + g.drawn_offsets.reshape(-1, 3))
+            attached.append((g, nodes, cells))
+            cells = cells.reshape(g.conn.shape)
+        b.cells(g.cell_type, cells, part_of[g.name], KINDS["element"])
+    for g, nodes, points in attached:                       # arms: node to its point
+        arm = np.linalg.norm(g.drawn_offsets.reshape(-1, 3), axis=1) > 1e-12 * extent
+        if np.any(arm):
+            b.cells("line", np.column_stack([nodes[arm], points[arm]]), part_of[g.name],
+                    KINDS["element_arm"])
     _draw_bodies(b, model, part_of, extent)
     constraints = _draw_constraints(b, model, extent)
     recovered, extra_points = _draw_superelements(b, model, part_of)

@@ -69,6 +69,7 @@ class BodySpringDamper(SpringDamper):
         self.offsets = np.array(offsets, dtype=float).reshape(len(conn), conn.shape[1], 3)
         if dim == 2:
             self.offsets[..., 2] = 0.0
+        self.drawn_offsets = self.offsets               # drawn at the points, not the nodes
         super().__init__(name, conn, X, dim, spring, damper, free_length=free_length,
                          ground=ground)
         self.dof_names = ("ux", "uy", "rz") if dim == 2 else ("ux", "uy", "uz", "rx", "ry", "rz")
