@@ -32,7 +32,7 @@ import time
 import warnings
 
 from fem import __version__, _petsc, interrupt, mpi
-from fem.errors import ConvergenceError, FemError, Interrupted, OutputError
+from fem.errors import ConvergenceError, DeckError, FemError, Interrupted, OutputError
 
 
 def _completed_note(args) -> None:
@@ -298,8 +298,8 @@ def _cmd_run(args, petsc: list[str]) -> int:
     _petsc.init(petsc)
     solver_options.check(deck.solver_options, deck.text, [s["name"] for s in deck.steps])
     if args.restart and mpi.size() > 1:
-        raise FemError(f"--restart runs on one process; started on {mpi.size()} MPI ranks: "
-                       "continue the run without mpiexec (or with -n 1)")
+        raise DeckError("--restart", f"a restart runs on one process; started on {mpi.size()} "
+                        "MPI ranks: continue the run without mpiexec (or with -n 1)")
     if args.restart:
         from fem.io.restart import parse_target
 

@@ -344,3 +344,15 @@ def test_validate_on_2_ranks_prints_one_table(tmp_path):
     assert code == 0, err
     assert out.count("quantities PASS") == 1 and "FAIL" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space_truss.h5", "space_truss.xdmf"]
+
+
+def test_a_restart_under_several_ranks_is_refused_as_bad_input(tmp_path):
+    """``--restart`` runs on one process: under ``mpiexec -n 2`` it is a usage mistake (exit
+    code 2, one message naming the option), not an internal error."""
+    deck = CASES / "cantilever_2d" / "deck.toml"
+    rc, out, err = mpiexec(2, [], timeout=120, command=[
+        "-c", "import sys; from fem.cli import main; sys.exit(main())", "run", str(deck),
+        "--restart", str(tmp_path / "out.h5")])
+    errors = [line for line in fem_lines(err) if line.startswith("fem: error:")]
+    assert rc == 2, err
+    assert len(errors) == 1 and "--restart" in errors[0] and "one process" in errors[0], err
