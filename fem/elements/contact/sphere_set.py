@@ -38,6 +38,8 @@ number of its closed contacts and half of each of its pairs' dissipated energy.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -209,13 +211,9 @@ class SphereSetContact(SphereContact):
         if not open_.any() or self.friction > 0:
             return super().conserving(s0, s1, sm, inc, hist)
         act = ~open_
-        keep = (self.conn, self.X, self.R, self.law.K)
         sub = {k: (v[act] if k in HISTORY else v) for k, v in hist.items()}
-        try:
-            self.conn, self.X, self.R, self.law.K = (a[act] for a in keep)
-            fa, Ka, Ua, ha = super().conserving(s0, s1, sm, inc[act], sub)
-        finally:
-            self.conn, self.X, self.R, self.law.K = keep
+        fa, Ka, Ua, ha = super(SphereSetContact, self._touching(act)).conserving(
+            s0, s1, sm, inc[act], sub)
         f = np.zeros((E, self.nd))
         K = np.zeros((E, self.nd, self.nd))
         U = np.zeros(E)
@@ -225,6 +223,14 @@ class SphereSetContact(SphereContact):
             out[k] = hist[k].copy()
             out[k][act] = ha[k]
         return f, K, U, out
+
+    def _touching(self, act: NDArray) -> SphereSetContact:
+        """A shallow copy of the group holding the pairs ``act`` alone (this one is unchanged)."""
+        sub = copy.copy(self)
+        sub.conn, sub.X, sub.R = self.conn[act], self.X[act], self.R[act]
+        sub.law = copy.copy(self.law)
+        sub.law.K = self.law.K[act]
+        return sub
 
     # --- time steps -----------------------------------------------------------------------------
     def check_step(self, s0, s1, mass: NDArray) -> str | None:
