@@ -1,5 +1,7 @@
 """Checks that a results file and its XDMF are consistent, whatever happened to the run."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -29,6 +31,19 @@ def run_fem(*args: str, cwd=None, timeout: float = 300, **kw) -> subprocess.Comp
     """Run ``fem`` to completion, capturing its output."""
     return subprocess.run(fem_command(*args), cwd=cwd, env=env(), capture_output=True,
                           text=True, timeout=timeout, **kw)
+
+
+def run_fem_here(*args, cwd=None) -> subprocess.CompletedProcess:
+    """``fem *args`` through its command line in this process (``fem.cli.main``), in ``cwd``:
+    its exit code and output as :func:`run_fem` gives them, without an interpreter's start-up
+    (for the runs a test is not about the process of)."""
+    from fem import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        code = cli.main([str(a) for a in args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def start_run(deck, out, log):

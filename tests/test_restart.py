@@ -18,8 +18,6 @@ and the errors a restart refuses with.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 import shutil
@@ -32,6 +30,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from results_checks import run_fem_here
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
@@ -41,12 +40,7 @@ ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_TH
 
 def fem(*args, cwd) -> subprocess.CompletedProcess:
     """``fem *args`` in ``cwd``, in this process (``fem.cli.main``): its exit code and output."""
-    from fem import cli
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main([*map(str, args)])
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+    return run_fem_here(*args, cwd=cwd)
 
 
 def frames(path: Path, step: str) -> int:
