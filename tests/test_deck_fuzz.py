@@ -9,8 +9,9 @@ the bound the run is asked to stop and must stop cleanly), and never exit 0 with
 not finite.
 
 The cases' dynamic and path-following steps are shortened first (a few time steps or increments):
-the fuzzer is about input handling, not about long runs. ``make test`` runs a few hundred examples
-(deterministic, so that CI is repeatable); ``FEM_SOAK=1`` runs 2000.
+the fuzzer is about input handling, not about long runs. ``make test`` runs a hundred examples
+(deterministic, so that CI is repeatable), and checks that between them they apply every mutation
+kind; ``FEM_SOAK=1`` runs 2000.
 """
 
 import contextlib
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = {p.parent.name: tomllib.loads(p.read_text())
          for p in sorted(ROOT.glob("cases/*/deck.toml"))}
 BOUND = 8.0                       # seconds a mutated deck may run before it is asked to stop
-EXAMPLES = int(os.environ.get("FEM_FUZZ_EXAMPLES", 2000 if os.environ.get("FEM_SOAK") else 300))
+EXAMPLES = int(os.environ.get("FEM_FUZZ_EXAMPLES", 2000 if os.environ.get("FEM_SOAK") else 100))
 ALLOWED = {0, 2, 3, 4, 143}       # done, bad input, no convergence/accuracy, output, stopped
 
 EXTREMES = [0, -1, 1, 2, 0.0, -0.0, -1.5, 0.5, 1e-300, 5e-324, 1e-100, 1e100, 1e305, 1.7e308,
@@ -45,6 +46,9 @@ EXTREMES = [0, -1, 1, 2, 0.0, -0.0, -1.5, 0.5, 1e-300, 5e-324, 1e-100, 1e100, 1e
             10**400, 7, 1e6, 1e-12]
 WRONG_TYPES = ["text", "", True, False, 3, 2.5, [], [1, "a"], [[1, 2], [3]], {"x": 1},
                ["all"], [[[1]]]]
+MUTATIONS = ["delete", "typo", "type", "number", "scale", "reference", "name", "duplicate",
+             "truncate"]
+APPLIED: set[str] = set()         # the mutation kinds the examples drawn so far have applied
 BAD_NAMES = ["", ".", "..", "a/b", "50%", "x" * 300, "tab\there", "nul\x00", "\u00e9t\u00e9",
              " lead", "-", "a.b", "new\nline"]
 
@@ -106,8 +110,7 @@ def mutated_decks(draw):
         path = draw(st.sampled_from(paths))
         parent, last = parent_of(deck, path), path[-1]
         value = parent[last]
-        kind = draw(st.sampled_from(["delete", "typo", "type", "number", "scale", "reference",
-                                     "name", "duplicate", "truncate"]))
+        kind = draw(st.sampled_from(MUTATIONS))
         if kind == "delete":
             del parent[last]
         elif kind == "typo" and isinstance(last, str):
@@ -126,6 +129,9 @@ def mutated_decks(draw):
             parent.append(copy.deepcopy(value))
         elif kind == "truncate":
             truncate = draw(st.floats(0.0, 1.0))
+        else:
+            continue                              # the kind does not apply to this entry
+        APPLIED.add(kind)
     text = dumps(deck)
     if truncate is not None:
         text = text[:int(truncate * len(text))]
@@ -172,12 +178,12 @@ def run_bounded(deck: Path, out: Path) -> tuple[int, str, bool]:
     return code, said.getvalue(), stopped.is_set()
 
 
-@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(mutated_decks())
-def test_a_mutated_deck_gets_a_clear_answer(tmp_path, example):
+def answers_clearly(tmp_path, example):
+    """One mutated deck through ``fem run``: the properties of the module docstring."""
     case, text = example
     deck = tmp_path / "deck.toml"
     deck.write_text(text, encoding="utf-8")
@@ -194,3 +200,12 @@ def test_a_mutated_deck_gets_a_clear_answer(tmp_path, example):
         assert said.strip(), where            # a failure always says why
     if code == 0 and out.exists():
         assert not finite_results(out), where + f"\nnon-finite: {finite_results(out)}"
+
+
+@pytest.mark.slow
+def test_a_mutated_deck_gets_a_clear_answer(tmp_path):
+    """The examples (``EXAMPLES`` of them) answer clearly, and between them they apply every
+    mutation kind (so that a smaller suite count still exercises each)."""
+    APPLIED.clear()
+    answers_clearly(tmp_path)
+    assert APPLIED == set(MUTATIONS), f"never applied: {sorted(set(MUTATIONS) - APPLIED)}"

@@ -1,12 +1,14 @@
 """Restart (``fem run --restart``): a run stopped and continued writes what one run writes.
 
-Every run is a ``fem run`` subprocess with one BLAS thread. A run is stopped by SIGTERM or by
-``kill -9`` once the results file shows a few frames (read with h5py while it is written), then
-continued from its last checkpoint; every dataset under ``/steps`` and ``/modes`` (the states,
-checkpoints and progress included) must equal, bit for bit, the file of the run that was not
-stopped, and the XDMF series must name the same frames. The cases: static load control (a
-cantilever), arc-length through the limit point of Lee's frame (Crisfield vol. 1, section 9.4:
-the limit load factor P L^2 / EI = 18.5), the energy-conserving scheme with consistent beam
+The runs that are stopped are ``fem run`` subprocesses with one BLAS thread; the others (the runs
+not stopped and the continuations) go through the same command line in this process
+(``fem.cli.main``; ``make test`` runs with one BLAS thread too), which saves a start-up each. A run
+is stopped by SIGTERM or by ``kill -9`` once the results file shows a few frames (read with h5py
+while it is written), then continued from its last checkpoint; every dataset under ``/steps`` and
+``/modes`` (the states, checkpoints and progress included) must equal, bit for bit, the file of the
+run that was not stopped, and the XDMF series must name the same frames. The cases: static load
+control (a cantilever), arc-length through the limit point of Lee's frame (Crisfield vol. 1, section
+9.4: the limit load factor P L^2 / EI = 18.5), the energy-conserving scheme with consistent beam
 inertia and a driven joint (``cases/slider_crank_meijaard``), a co-rotational superelement
 (``cases/slider_crank_superelement``) and generalized-alpha (Kane's spin-up,
 ``cases/spin_up_kane``), each shortened. Then continuation (a spin-up run to T continued to 2T
@@ -28,6 +30,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from results_checks import run_fem_here
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"
@@ -36,8 +39,8 @@ ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_TH
 
 
 def fem(*args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fem.cli", *map(str, args)], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=300)
+    """``fem *args`` in ``cwd``, in this process (``fem.cli.main``): its exit code and output."""
+    return run_fem_here(*args, cwd=cwd)
 
 
 def frames(path: Path, step: str) -> int:

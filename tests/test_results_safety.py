@@ -1,5 +1,9 @@
 """Never lose or corrupt a result: refused runs, outputs that are inputs, full disks, readers
-while a run writes, file sizes, drawable ParaView frames (issue "Trust", section 2)."""
+while a run writes, file sizes, drawable ParaView frames (issue "Trust", section 2).
+
+Runs that meet another process (a second run, a reader, a program holding the file, a full disk)
+are ``fem`` subprocesses; the others go through the same command line in this process
+(:func:`results_checks.run_fem_here`), which saves an interpreter's start-up each."""
 
 import hashlib
 import os
@@ -18,6 +22,7 @@ from results_checks import (
     env,
     frame_counts,
     run_fem,
+    run_fem_here,
     start_run,
     wait_for_frames,
 )
@@ -153,10 +158,10 @@ def test_second_run_on_the_output_of_a_running_one_is_refused(tmp_path):
 
 def test_output_that_is_the_deck_is_refused(deck):
     text = deck.read_text()
-    proc = run_fem("run", str(deck), "-o", str(deck.with_suffix(".h5")))
+    proc = run_fem_here("run", str(deck), "-o", str(deck.with_suffix(".h5")))
     assert proc.returncode == 0                       # deck.h5 beside deck.toml is fine
     for out in (str(deck), str(deck.with_suffix(".xdmf"))):
-        proc = run_fem("run", str(deck), "-o", out)
+        proc = run_fem_here("run", str(deck), "-o", out)
         assert proc.returncode == 2, proc.stderr
         assert "expected a results file ending in .h5" in proc.stderr
     assert deck.read_text() == text
@@ -181,7 +186,7 @@ def test_output_that_is_the_mesh_is_refused(tmp_path):
     deck = tmp_path / "deck.toml"
     deck.write_text(STATIC.replace('coordinates = [[0, 0], [1, 0]]', 'mesh = "frame.msh"'))
     before = mesh.read_text()
-    proc = run_fem("run", str(deck), "-o", str(mesh))
+    proc = run_fem_here("run", str(deck), "-o", str(mesh))
     assert proc.returncode == 2 and "ending in .h5" in proc.stderr
     assert mesh.read_text() == before
     # a mesh file (XDMF, read through meshio) that the XDMF beside the results would replace
@@ -190,21 +195,21 @@ def test_output_that_is_the_mesh_is_refused(tmp_path):
     meshio.write(str(xmesh), meshio.read(str(mesh)))
     deck.write_text(STATIC.replace('coordinates = [[0, 0], [1, 0]]', 'mesh = "frame.xdmf"'))
     xbefore = xmesh.read_bytes()
-    proc = run_fem("run", str(deck), "-o", str(tmp_path / "frame.h5"))
+    proc = run_fem_here("run", str(deck), "-o", str(tmp_path / "frame.h5"))
     assert proc.returncode == 2, proc.stderr
     assert "would overwrite its own input" in proc.stderr and "frame.xdmf" in proc.stderr
     assert xmesh.read_bytes() == xbefore
 
 
 def test_output_without_suffix_gets_h5(deck, tmp_path):
-    proc = run_fem("run", str(deck), "-o", str(tmp_path / "plain"))
+    proc = run_fem_here("run", str(deck), "-o", str(tmp_path / "plain"))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "plain.h5").exists() and (tmp_path / "plain.xdmf").exists()
 
 
 def test_xdmf_path_that_is_a_folder_is_refused_before_the_run(deck, tmp_path):
     (tmp_path / "out.xdmf").mkdir()
-    proc = run_fem("run", str(deck), "-o", str(tmp_path / "out.h5"))
+    proc = run_fem_here("run", str(deck), "-o", str(tmp_path / "out.h5"))
     assert proc.returncode == 2
     assert "out.xdmf" in proc.stderr and "not a regular file" in proc.stderr
     assert not (tmp_path / "out.h5").exists()
@@ -247,7 +252,7 @@ def test_files_fem_wrote_are_recognized_and_replaced(tmp_path):
                       'inputs = ["2 uy"]\noutputs = ["2 uy"]\n')
     out = tmp_path / "out.h5"
     for _ in range(2):
-        proc = run_fem("run", str(deck), "-o", str(out))
+        proc = run_fem_here("run", str(deck), "-o", str(out))
         assert proc.returncode == 0, proc.stderr
     for path in (out, tmp_path / "out_lin.mat"):
         assert written_by_fem(str(path), "out.h5"), path
@@ -385,7 +390,7 @@ type = "static"
     deck = tmp_path / "big.toml"
     deck.write_text("".join(parts))
     out = tmp_path / "big.h5"
-    proc = run_fem("run", str(deck), "-o", str(out))
+    proc = run_fem_here("run", str(deck), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     data = 0
     with h5py.File(out, "r") as h5:
@@ -417,7 +422,7 @@ def test_series_times_strictly_increase_across_steps(tmp_path):
                                     'name = "load"\ntype = "static"\nnonlinear = true\n'
                                     'increments = 2'))
     out = tmp_path / "two.h5"
-    assert run_fem("run", str(deck), "-o", str(out)).returncode == 0
+    assert run_fem_here("run", str(deck), "-o", str(out)).returncode == 0
     assert assert_consistent(str(out), str(tmp_path / "two.xdmf")) == 2 + 6
     # the dynamic step's first frame takes the place of the static step's last in the series
     import xml.etree.ElementTree as ET
@@ -431,7 +436,7 @@ def test_paraview_draws_every_frame(tmp_path):
     deck = tmp_path / "two.toml"
     deck.write_text(RELEASE)
     out = tmp_path / "two.h5"
-    assert run_fem("run", str(deck), "-o", str(out)).returncode == 0
+    assert run_fem_here("run", str(deck), "-o", str(out)).returncode == 0
     probe = tmp_path / "probe.py"
     probe.write_text(textwrap.dedent("""
         import sys
@@ -454,7 +459,7 @@ def test_frames_of_a_step_have_equal_counts_when_a_quantity_starts_late(tmp_path
     deck = tmp_path / "two.toml"
     deck.write_text(RELEASE)
     out = tmp_path / "two.h5"
-    assert run_fem("run", str(deck), "-o", str(out)).returncode == 0
+    assert run_fem_here("run", str(deck), "-o", str(out)).returncode == 0
     assert frame_counts(str(out))["release"] == {6}
     with h5py.File(out, "r") as h5:
         reaction = h5["steps/release/reaction"][()]

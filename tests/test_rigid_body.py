@@ -126,10 +126,14 @@ def test_a_body_is_a_vertex_with_every_dof_and_only_inertia():
 
 @pytest.mark.parametrize("integrator", ["energy_conserving", "midpoint"])
 def test_free_body_keeps_energy_and_angular_momentum(integrator):
-    """2000 steps of a tumbling body: T and Pi to 1e-10 relative, p exactly."""
-    text = body_deck(3, velocity=[0.1, -0.2, 0.3], omega=[1.0, 2.0, 0.5], integrator=integrator)
+    """500 steps of a tumbling body: T and Pi to 1e-10 relative, p exactly. Both schemes keep
+    them exactly at any length (measured 1.9e-13 and 1.3e-13 after 500 steps, 1.1e-12 and
+    6.8e-13 after 2000, the length this test had: the same bounds); 500 steps of 0.01 s turn the
+    body's spin by 0.59 of its size in the body (1.4 at 250 steps, the bound 0.1)."""
+    text = body_deck(3, velocity=[0.1, -0.2, 0.3], omega=[1.0, 2.0, 0.5], integrator=integrator,
+                     duration=5.0)
     dk, sysm, state, (step,) = solve(text)
-    assert step.steps == 2000
+    assert step.steps == 500
     T, L, p = history(step, "kinetic"), history(step, "angular_momentum"), \
         history(step, "linear_momentum")
     assert T[0] == pytest.approx(0.5 * 2.0 * 0.14 + 0.5 * np.array([1, 2, 0.5])
@@ -142,7 +146,7 @@ def test_free_body_keeps_energy_and_angular_momentum(integrator):
     W = body_velocity(state)
     assert np.linalg.norm(W - W0) > 0.1 * np.linalg.norm(W0)
     # and it translates uniformly
-    assert np.allclose(state.u[0], 20.0 * np.array([0.1, -0.2, 0.3]), rtol=1e-12)
+    assert np.allclose(state.u[0], 5.0 * np.array([0.1, -0.2, 0.3]), rtol=1e-12)
 
 
 # --- 2. Euler's closed-form solution, second order -------------------------------------------

@@ -152,17 +152,22 @@ def offset_chain(duration: float):
 
 @pytest.mark.parametrize("discrete", [True, False], ids=["discrete-gradient", "end-of-step-G"])
 def test_joints_at_offsets_do_no_work_in_the_energy_conserving_scheme(discrete, monkeypatch):
-    """1000 energy-conserving steps of a free chain with spherical joints at offsets: with the
+    """250 energy-conserving steps of a free chain with spherical joints at offsets: with the
     discrete gradient, energy, linear and angular momentum stay exact to 1e-8 and the joints
     closed to 1e-10 (the Cayley form of fem.constraints.joint: the beams' nodes turn by
     cay(psi), and the joints' moments are those of equal and opposite forces at the mid-point
-    joint point; with jl(theta) v0 arms angular momentum drifted by 5.7e-7, measured 2e-12 now);
+    joint point; with jl(theta) v0 arms angular momentum drifted by 5.7e-7, measured 3e-13 now);
     with the end-of-step Jacobian ``G(q_1)^T lambda`` (what a tie may use) the joint forces work
-    and the energy drifts by far more (the test that the discrete gradient is what matters)."""
+    and the energy drifts by far more (the test that the discrete gradient is what matters).
+
+    The run was 1000 steps: the balances are exact at any length (measured 4.7e-13 and 3.4e-13
+    after 250 steps, 1.5e-12 and 2.6e-12 after 1000: the same bounds), the links flex as much
+    (strain 0.053 of the energy, 0.063 over 1000), and the end-of-step Jacobian's drift is
+    8.7e-4 after 250 steps (3.9e-3 after 1000), still 87 times its bound."""
     from fem.run import make_step
     from fem.system import System
 
-    dk, model = offset_chain(10.0)
+    dk, model = offset_chain(2.5)
     sysm = System(model)
     if not discrete:
         monkeypatch.setattr(sysm, "constraint_step", lambda s0, s1, tangent=True: (
@@ -177,7 +182,7 @@ def test_joints_at_offsets_do_no_work_in_the_energy_conserving_scheme(discrete, 
     if not discrete:
         assert drift > 1e-5, drift
         return
-    assert step.steps == 1000 and step.cuts == 0
+    assert step.steps == 250 and step.cuts == 0
     assert drift <= 1e-8
     P0, L0 = hist[0]["linear_momentum"], hist[0]["angular_momentum"]
     assert max(np.linalg.norm(r["linear_momentum"] - P0) for r in hist) <= \
