@@ -160,6 +160,8 @@ def changed(change: str | None, monkeypatch) -> dict:
         step.update(control="arclength", arc_length=0.1, max_steps=3)
         for key in ("load_factor", "increments", "max_increment"):
             del step[key]
+    elif change == "large":
+        deck["elements"][0]["divisions"] = 501             # 3006 unknowns
     elif change == "fem_jit_0":
         monkeypatch.setenv("FEM_JIT", "0")
     return deck
@@ -172,6 +174,7 @@ def changed(change: str | None, monkeypatch) -> dict:
     ("linear", "nodes with additive rotations"),
     ("offsets", "element group 'strip' has offset ends"),
     ("arclength", "control = 'arclength'"),
+    ("large", "more than 3000 unknowns"),
     ("fem_jit_0", "numba is not installed, or FEM_JIT = 0")])
 def test_eligible_says_why_a_step_keeps_the_general_path(change, reason, monkeypatch, caplog):
     """From the step's settings and what the groups declare: Sze's cantilever is taken; each
@@ -180,7 +183,7 @@ def test_eligible_says_why_a_step_keeps_the_general_path(change, reason, monkeyp
     sysm = System(dk.model)
     step = make_step(dk.steps[0], sysm, dk)
     assert spatial_static.SpatialIncrement.eligible(step) == reason
-    if change in (None, "arclength"):               # arc-length does not ask; the rest run
+    if change in (None, "arclength", "large"):      # arc-length does not ask; the rest run
         return
     with caplog.at_level(logging.INFO, logger="fem.analysis.static"):
         step.run(sysm.reference_state(), None)

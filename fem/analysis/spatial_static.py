@@ -17,9 +17,9 @@ and 3D beams, :class:`SpatialIncrement` iterates an increment's Newton loop in
   the compiled kernel knows (:func:`fem.elements.beam.beam3d_jit.prepare`), at any group size;
 * no joints or ties, loads that do not turn with the structure (follower loads go the general
   way), supports and prescribed motions as the general path applies them;
-* the tangent and the chords' Laplacian narrow enough for the banded LU
-  (:mod:`fem.solvers.banded`), no PETSc options for the step's solver, and numba there with
-  ``FEM_JIT`` not ``0``.
+* at most :data:`MAX_UNKNOWNS` unknowns, the tangent and the chords' Laplacian narrow enough
+  for the banded LU (:mod:`fem.solvers.banded`), no PETSc options for the step's solver, and
+  numba there with ``FEM_JIT`` not ``0``.
 
 :meth:`SpatialIncrement.eligible` says which of these a step misses, from its settings and what
 the model declares (the groups' compiled pairs and offsets); the step logs the reason. The
@@ -41,6 +41,12 @@ from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
 
 _kernel = Kernel("fem.analysis.spatial_static_kernel", "increment")
+
+#: Models of more unknowns keep the general path: its beams evaluate in parallel
+#: (:func:`fem.elements.beam.beam3d_kernel.kernel`) from :data:`fem.kernels.MIN_ELEMENTS`
+#: elements, its sparse LU takes any pattern, and its Python work per iteration is small beside
+#: theirs (the 1000-element cantilever ran 0.27x OpenSees's time there, issue 32)
+MAX_UNKNOWNS = 3000
 
 
 class SpatialIncrement:
@@ -113,6 +119,7 @@ class SpatialIncrement:
                 ("no free unknowns", dm.n_free == 0),
                 ("unknowns besides the nodes'", dm.n_free != dm.n_nodal),
                 ("no element groups", not model.groups),
+                (f"more than {MAX_UNKNOWNS} unknowns", dm.n_free > MAX_UNKNOWNS),
                 ("nodes with additive rotations",
                  system.additive is not None and bool(system.additive.any()))):
             if when:
