@@ -190,3 +190,34 @@ def test_eligible_says_why_a_step_keeps_the_general_path(change, reason, monkeyp
         step.run(sysm.reference_state(), None)
     assert step._compiled is None
     assert f"step shear: increments by the general Newton loop ({reason})" in caplog.text
+
+
+def shallow_arch(load: float) -> dict:
+    """tests/test_planar_static.py's shallow arch (span 2, rise 0.08, 16 beams) in the x-z plane
+    of a 3D model: ends pinned, their twist about the chord held, pushed down at the crown."""
+    n = 16
+    x = np.linspace(-1.0, 1.0, n + 1)
+    z = 0.08 * (1 - x**2)
+    return {"model": {"dim": 3, "title": "shallow arch in space"},
+            "materials": [{"name": "m", "E": 1.0, "G": 0.4}],
+            "sections": [{"name": "s", "A": 1.0e4, "Iy": 1.0, "Iz": 2.0, "J": 1.0}],
+            "nodes": {"coordinates": np.c_[x, np.zeros_like(x), z].tolist()},
+            "sets": {"ends": [1, n + 1], "crown": [n // 2 + 1]},
+            "elements": [{"name": "arch", "type": "beam", "formulation": "corotational",
+                          "material": "m", "section": "s", "orientation": [0.0, 1.0, 0.0],
+                          "connectivity": [[i + 1, i + 2] for i in range(n)]}],
+            "supports": [{"nodes": "ends", "fixed": ["ux", "uy", "uz", "rx"]}],
+            "loads": [{"name": "P", "nodes": "crown", "force": [0.0, 0.0, -1.0]}],
+            "steps": [{"name": "push", "type": "static", "nonlinear": True,
+                       "load_factor": load, "increments": 10, "tolerance": 1e-10}]}
+
+
+def test_a_limit_point_passed_under_load_control_warns_on_both_paths(monkeypatch):
+    """The band LU's determinant signs are the general path's, factorization by factorization,
+    and the step warns where it did (the planar arch's limit load 1.79, turned into space)."""
+    fast = run(shallow_arch(4.0), monkeypatch)
+    slow = run(shallow_arch(4.0), monkeypatch, compiled=False)
+    assert_same_run(fast, slow, states=1e-10)
+    for _, step, inc in (fast, slow):
+        assert any("passed a limit" in w for w in step.warnings)
+        assert any(-1 in signs for _, _, _, signs in inc)
