@@ -38,7 +38,7 @@ def test_every_kernel_module_is_in_the_key():
                      "beam2d_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
                      "bent_kernel.py", "newton_kernel.py", "planar_alpha_kernel.py",
                      "planar_kernel.py", "planar_newton_kernel.py", "planar_static_kernel.py",
-                     "shell_ec_kernel.py", "shell_kernel.py"]
+                     "shell_ec_kernel.py", "shell_kernel.py", "spatial_static_kernel.py"]
     # the scalar rules the kernels compile as they stand: a change to them recompiles too
     assert sorted(os.path.basename(p) for p in kernels.sources()) == sorted(
         names + ["newton_scalar.py"])
@@ -47,7 +47,7 @@ def test_every_kernel_module_is_in_the_key():
 @pytest.mark.skipif(bool(os.environ.get("NUMBA_CACHE_DIR")), reason="NUMBA_CACHE_DIR is set")
 def test_the_kernels_cache_in_the_keyed_folder():
     pytest.importorskip("numba")
-    from fem.analysis import planar_static_kernel
+    from fem.analysis import planar_static_kernel, spatial_static_kernel
     from fem.elements.beam import (
         beam2d_ec_kernel,
         beam2d_kernel,
@@ -67,7 +67,7 @@ def test_the_kernels_cache_in_the_keyed_folder():
             assert function._cache._cache_path.startswith(kernels.cache_dir())
     for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor,
                      newton_kernel.test, beam2d_kernel.chunk, planar_static_kernel.increment,
-                     planar_alpha_kernel.step):
+                     planar_alpha_kernel.step, spatial_static_kernel.increment):
         assert function._cache._cache_path.startswith(kernels.cache_dir())
 
 

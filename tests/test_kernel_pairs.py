@@ -26,15 +26,15 @@ REGISTERING = ("fem.elements", "fem.assembly", "fem.analysis.bent")
 for _module in REGISTERING:
     importlib.import_module(_module)
 
-#: kernel modules that are no side of a pair: the compiled steps (planar time steps, a planar
-#: load-control increment) and the scalar logic they share (Newton's test, the banded LU),
+#: kernel modules that are no side of a pair: the compiled steps (planar time steps, planar and
+#: 3D load-control increments) and the scalar logic they share (Newton's test, the banded LU),
 #: compared with the general path by iterations, norms and states (tests/test_planar_step.py,
-#: tests/test_planar_alpha.py, tests/test_planar_static.py) and with dense LU
-#: (tests/test_banded.py)
+#: tests/test_planar_alpha.py, tests/test_planar_static.py, tests/test_spatial_static.py) and
+#: with dense LU (tests/test_banded.py)
 STEP_KERNELS = {"fem.integrators.planar_kernel", "fem.integrators.planar_newton_kernel",
                 "fem.integrators.planar_alpha_kernel",
-                "fem.analysis.planar_static_kernel", "fem.solvers.newton_kernel",
-                "fem.solvers.banded_kernel"}
+                "fem.analysis.planar_static_kernel", "fem.analysis.spatial_static_kernel",
+                "fem.solvers.newton_kernel", "fem.solvers.banded_kernel"}
 
 
 def leaves(x, path="") -> list:

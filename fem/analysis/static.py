@@ -5,10 +5,11 @@ the control says where the increment starts (load control: the load factor it is
 displacement control and arc-length: the load factor it starts from, the factor being an unknown
 of the increment), :class:`fem.solvers.newton.Newton` iterates it to equilibrium with this step
 as its problem (residual ``f_int - f_ext(lam)``, tangent, load pattern ``F``), and the control
-accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`). In planar
-models of co-rotational beams a load-control increment is one compiled call instead
-(:mod:`fem.analysis.planar_static`: the same iterations to round-off, and the determinant's sign
-from its band LU's pivots); an increment it cannot finish runs again through Newton here.
+accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`). In models
+of co-rotational beams alone (planar or 3D) a load-control increment is one compiled call instead
+(:mod:`fem.analysis.planar_static`, :mod:`fem.analysis.spatial_static`: the same iterations to
+round-off, and the determinant's sign from its band LU's pivots); an increment it cannot finish
+runs again through Newton here, and a model it does not take is logged with the reason.
 
 External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so
 displacement and arc-length control need the default (ramp) load functions. Prescribed
@@ -47,6 +48,7 @@ from fem.analysis import static_deck
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
 from fem.analysis.planar_static import PlanarIncrement
+from fem.analysis.spatial_static import SpatialIncrement
 from fem.analysis.static_deck import StaticSettings
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators.inertia import nodal_increment
@@ -96,7 +98,7 @@ class StaticStep(StepBase):
         self.line_search = None                 # fem.solvers.newton.LineSearch, if any
         self._reactions = None                  # of the last converged increment (work)
         self._loads_end = None                  # (load factor, external forces) of that one
-        self._compiled = None                   # the compiled increment (planar_static), if any
+        self._compiled = None                   # the compiled increment (planar, spatial)
         self.state = None                       # the state the step advances (run)
 
     # --- the Newton problem (fem.solvers.newton.Problem) --------------------------------------
@@ -273,7 +275,7 @@ class StaticStep(StepBase):
                 self._linear(state, writer)
             elif s.load_factor != 0 or s.control != "load":
                 control = self.control()
-                self._compiled = PlanarIncrement.make(self)
+                self._compiled = self._compiled_increment()
                 if resume is None:
                     self._check_start(state)
                 else:
@@ -293,12 +295,30 @@ class StaticStep(StepBase):
         self._sign0, self._warned, self._reactions = p.sign0, p.warned, p.reactions
         self.restore_notes(p)
 
+    def _compiled_increment(self):
+        """The compiled load-control increment of the model (planar or 3D beams), or None.
+
+        Where the general Newton loop runs the increments, the log says why (``fem run -v``).
+        """
+        if self.system.model.dim == 3:
+            made = SpatialIncrement.make(self)
+        else:
+            made = PlanarIncrement.make(self)
+            if made is None:
+                made = PlanarIncrement.eligible(self) or ("the tangent or the chords' Laplacian "
+                                                         "is too wide for the banded LU")
+        if isinstance(made, str):
+            log.info("step %s: increments by the general Newton loop (%s)", self.name, made)
+            return None
+        return made
+
     def _check_start(self, state) -> None:
         """Factor the tangent at the start of a nonlinear step; a singular one is a mechanism.
 
         Load control also takes the sign of this tangent as the reference of its limit-point
         watch (a step normally starts from a stable state). The compiled increment
-        (:mod:`fem.analysis.planar_static`) checks it on its band LU where it can.
+        (:mod:`fem.analysis.planar_static`, :mod:`~fem.analysis.spatial_static`) checks it on
+        its band LU where it can.
         """
         if self._compiled is not None and self._compiled.start(self, state):
             return
@@ -461,7 +481,7 @@ class StaticStep(StepBase):
                 self.warn(message)
 
     def _iterate(self, newton: Newton, trial, lam: float) -> tuple[int, NDArray]:
-        """Newton on a load-control increment: compiled where it can be (planar_static).
+        """Newton on a load-control increment: compiled where it can be (planar, spatial).
 
         The iterations and the residual at the converged state (the reactions).
         """
