@@ -39,8 +39,14 @@ DISTRIBUTED_OPTION = "fem_distributed_solve"
 
 
 def distributed_requested() -> bool:
-    """Whether the Newton systems are to be solved across the ranks (module docstring)."""
-    return mpi.size() > 1 and bool(_petsc.PETSc().Options().getBool(DISTRIBUTED_OPTION, False))
+    """Whether the Newton systems are to be solved across the ranks (module docstring).
+
+    Owner-computes assembly (``-fem_distributed_assembly``, :mod:`fem.owner_computes`) asks
+    for it too.
+    """
+    options = _petsc.PETSc().Options()
+    return mpi.size() > 1 and (bool(options.getBool(DISTRIBUTED_OPTION, False))
+                               or bool(options.getBool("fem_distributed_assembly", False)))
 
 
 class LinearSystem:
@@ -69,6 +75,9 @@ class LinearSystem:
         self.tangent_data = None    # the CSR values last filled
         self.petsc_options_given = False
         self.distributed = False    # one MPI matrix across the ranks (module docstring)
+        #: (serial, new, ranges, rank) of a partition numbering the distributed matrix's rows
+        #: (owner-computes assembly, :func:`fem.owner_computes.attach`); None: PETSc's blocks
+        self.rows = None
 
     def open(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the matrix and direct solver.
@@ -101,8 +110,12 @@ class LinearSystem:
         self._pending = None
         asm = self.assembler
         comm = _petsc.PETSc().COMM_WORLD if self.distributed else None
+        rows = None
+        if comm is not None and self.rows is not None:
+            serial, new, ranges, rank = self.rows
+            rows = linalg.RowMap(serial, new, ranges, rank, asm.indptr, asm.indices)
         self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_",
-                                       comm=comm)
+                                       comm=comm, rows=rows)
         if comm is not None:
             log.info("%s: distributed solve, %d unknowns on %d ranks (MUMPS)", self.prefix[:-1],
                      self.n, comm.getSize())
