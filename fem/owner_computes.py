@@ -89,7 +89,8 @@ class OwnerComputes:
                 scatters.append(sc)
                 continue
             groups.append(g.take(keep))
-            scatters.append(Scatter(sc.edofs[keep], sc.slot.reshape(E, nd * nd)[keep].reshape(-1)))
+            scatters.append(Scatter(sc.edofs[keep], sc.slot.reshape(E, nd * nd)[keep].reshape(-1),
+                                    whole=len(sc.slot)))
         self.groups = groups
         self.assembler = copy.copy(asm)
         self.assembler.groups = scatters
