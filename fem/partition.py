@@ -1,13 +1,23 @@
 """The model cut into ranks: an element partition and the unknowns' numbering by owner.
 
 Issue 31, stage 4 (the seam of DESIGN.md, "Distributed assembly": the DOF map's index map of
-owned unknowns). The vertices of a graph are the elements of every element group, in model order,
-then the items of every constraint group (a joint's rows go with its elements); two vertices are
-joined when they share a node. PT-Scotch (Pellegrini & Roman 1996) cuts it into as many parts
-as there are ranks, through PETSc's ``MatPartitioning`` on ``COMM_SELF`` on rank 0, and the parts
-are broadcast: every rank has the same partition, whatever PT-Scotch's random state. (petsc4py
-3.18 gives no vertex weights: every element counts one; PETSc's ``average`` partitioner, blocks
-of consecutive elements, where PT-Scotch is missing.)
+owned unknowns). The vertices are the elements of every element group, in model order, then the
+items of every constraint group (a joint's rows go with its elements), each weighted by the
+entries of its element matrix (``nd^2``, what its evaluation and assembly cost). They are cut
+into as many parts as there are ranks on rank 0, and the parts are broadcast, so every rank has
+the same partition:
+
+* ``rcb`` (the default): recursive coordinate bisection of the vertices' centroids (Berger &
+  Bokhari 1987): the vertices are sorted along the longest extent of their box and cut where the
+  weights split in the ratio of the ranks on each side, recursively. Deterministic (a stable
+  sort): a model is cut the same way in every run, so a distributed run's results repeat to the
+  last bit.
+* ``ptscotch`` (``-fem_partition_type ptscotch``): the graph of vertices sharing a node, cut by
+  PT-Scotch (Pellegrini & Roman 1996) through PETSc's ``MatPartitioning`` on ``COMM_SELF``;
+  smaller interfaces on irregular meshes, but Debian's Scotch 7 gives another partition at every
+  call, whatever its seed (checked), so results then differ from run to run by the solve's
+  rounding; and petsc4py 3.18 takes no vertex weights (every vertex counts one). ``average``:
+  blocks of consecutive vertices.
 
 Owners. A node (all its slots, free and fixed) belongs to the part of the first vertex, in
 graph order, that uses it; an element's internal unknowns and a joint's multipliers to its part.
@@ -58,10 +68,18 @@ class Partition:
         ``comm`` (mpi4py): the parts are computed on its rank 0 and broadcast; none: here.
         """
         vertices = [g.conn for g in model.groups] + [c.conn for c in model.constraints]
+        weights = [np.full(len(g), float(g.nd + g.n_internal) ** 2) for g in model.groups]
+        weights += [np.full(len(c), float(c.nd + c.n_multipliers) ** 2)
+                    for c in model.constraints]
         counts = [len(v) for v in vertices]
         parts = None
         if comm is None or comm.Get_rank() == 0:
-            parts = element_parts(vertices, model.n_nodes, size)
+            method = _petsc.PETSc().Options().getString("fem_partition_type", "rcb")
+            if method == "rcb":
+                parts = bisection(vertices, np.concatenate([np.zeros(0), *weights]), model.X,
+                                  size)
+            else:
+                parts = element_parts(vertices, model.n_nodes, size, method)
         if comm is not None:
             parts = comm.bcast(parts, root=0)
         bounds = np.cumsum([0] + counts)
@@ -121,6 +139,32 @@ def _incidence(vertices: list[NDArray], n_nodes: int):
     B = sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(int(offsets[-1]), n_nodes))
     B.sum_duplicates()
     return B
+
+
+def bisection(vertices: list[NDArray], weights: NDArray, X: NDArray, size: int) -> NDArray:
+    """(V,) the part of each vertex by recursive coordinate bisection (module docstring).
+
+    ``vertices``: each group's ``(E, k)`` nodes, in order; ``weights (V,)``; ``X (n, 3)`` the
+    nodes' coordinates. A loop over the parts' bisections (``size - 1`` of them), none over
+    vertices.
+    """
+    centroids = np.concatenate([np.zeros((0, X.shape[1]))]
+                               + [X[c].mean(axis=1) for c in vertices if len(c)])
+    out = np.zeros(len(centroids), np.int64)
+    stack = [(np.arange(len(centroids)), size, 0)]
+    while stack:
+        idx, parts, first = stack.pop()
+        if parts == 1 or len(idx) == 0:
+            out[idx] = first
+            continue
+        left = parts // 2
+        pts = centroids[idx]
+        axis = int(np.argmax(pts.max(axis=0) - pts.min(axis=0)))
+        order = idx[np.argsort(pts[:, axis], kind="stable")]
+        total = np.cumsum(weights[order])
+        cut = int(np.searchsorted(total, total[-1] * left / parts))
+        stack += [(order[:cut], left, first), (order[cut:], parts - left, first + left)]
+    return out
 
 
 def element_parts(vertices: list[NDArray], n_nodes: int, size: int,
