@@ -16,8 +16,8 @@ the same partition:
   PT-Scotch (Pellegrini & Roman 1996) through PETSc's ``MatPartitioning`` on ``COMM_SELF``;
   smaller interfaces on irregular meshes, but Debian's Scotch 7 gives another partition at every
   call, whatever its seed (checked), so results then differ from run to run by the solve's
-  rounding; and petsc4py 3.18 takes no vertex weights (every vertex counts one). ``average``:
-  blocks of consecutive vertices.
+  rounding; and petsc4py 3.18 takes no vertex weights (every vertex counts one). A type PETSc
+  does not have, or a graph without edges, falls back to ``rcb``.
 
 Owners. A node (all its slots, free and fixed) belongs to the part of the first vertex, in
 graph order, that uses it; an element's internal unknowns and a joint's multipliers to its part.
@@ -75,11 +75,11 @@ class Partition:
         parts = None
         if comm is None or comm.Get_rank() == 0:
             method = _petsc.PETSc().Options().getString("fem_partition_type", "rcb")
-            if method == "rcb":
+            if method != "rcb":
+                parts = element_parts(vertices, model.n_nodes, size, method)
+            if parts is None:
                 parts = bisection(vertices, np.concatenate([np.zeros(0), *weights]), model.X,
                                   size)
-            else:
-                parts = element_parts(vertices, model.n_nodes, size, method)
         if comm is not None:
             parts = comm.bcast(parts, root=0)
         bounds = np.cumsum([0] + counts)
@@ -168,11 +168,11 @@ def bisection(vertices: list[NDArray], weights: NDArray, X: NDArray, size: int) 
 
 
 def element_parts(vertices: list[NDArray], n_nodes: int, size: int,
-                  method: str = "ptscotch") -> NDArray:
+                  method: str = "ptscotch") -> NDArray | None:
     """(V,) the part of each vertex (element or item; ``vertices`` their nodes, in order).
 
     The graph of vertices sharing a node, cut by PETSc's ``MatPartitioning`` of type ``method``
-    on ``COMM_SELF`` (``"average"``: consecutive blocks, also where ``method`` is not built in).
+    on ``COMM_SELF``; None where PETSc has no such type or no vertex shares a node.
     """
     B = _incidence(vertices, n_nodes)
     V = B.shape[0]
@@ -183,8 +183,8 @@ def element_parts(vertices: list[NDArray], n_nodes: int, size: int,
     A.setdiag(0)
     A.eliminate_zeros()
     A.sort_indices()
-    if A.nnz == 0:          # no vertex shares a node: consecutive blocks
-        method = "average"
+    if A.nnz == 0:
+        return None
     adj = PETSc.Mat().createAIJ((V, V), csr=(A.indptr.astype(PETSc.IntType),
                                              A.indices.astype(PETSc.IntType),
                                              np.ones(A.nnz)), comm=PETSc.COMM_SELF)
@@ -198,7 +198,7 @@ def element_parts(vertices: list[NDArray], n_nodes: int, size: int,
         try:
             part.setType(method)
         except PETSc.Error:
-            part.setType("average")
+            return None
         part.setFromOptions()
         result = PETSc.IS()
         part.apply(result)
