@@ -21,7 +21,10 @@ rows in, the solution gathered to all: :mod:`fem.linalg.checked`), so everything
 solve runs replicated as before. The package is MUMPS whatever the size (PETSc's own LU and the
 banded LU are serial), and the compiled steps of small planar models step aside. The accuracy
 estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is not made across ranks:
-the backward error alone is checked there.
+the backward error alone is checked there. Under owner-computes assembly
+(``-fem_distributed_assembly``, :mod:`fem.owner_computes`) the matrix's rows are numbered by the
+model's partition (:attr:`LinearSystem.rows`, :class:`fem.linalg.RowMap`) and each rank sets
+the rows it assembled.
 """
 
 from __future__ import annotations
