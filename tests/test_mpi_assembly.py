@@ -142,14 +142,19 @@ def test_multipliers_and_internal_unknowns_go_with_their_joint_and_element():
         assert np.array_equal(p.owner[pos], np.broadcast_to(part[:, None], pos.shape))
 
 
-def test_a_part_of_a_group_computes_its_elements_as_the_whole_group():
-    """``take``: force and tangent of the kept elements of a beam, shell and truss group equal
-    the whole group's rows for them, bit for bit."""
+def test_a_part_of_a_group_computes_its_elements_as_the_whole_group(tmp_path):
+    """``take``: force and tangent of the kept elements of a beam, shell (linear and
+    co-rotational) and truss group equal the whole group's rows for them, bit for bit."""
     from fem.elements.truss import Truss
 
     X = np.c_[np.arange(101.0), np.sin(np.arange(101.0)), np.zeros(101)]
     truss = Truss("t", np.c_[np.arange(100), np.arange(1, 101)], X, 3, EA=np.linspace(1, 2, 100))
-    groups = [_models()["lattice"].groups[0], _models()["roof"].groups[0], truss]
+    corot = tmp_path / "corot.toml"
+    corot.write_text(ROOF.read_text().replace('type = "shell"\n',
+                                              'type = "shell"\nformulation = "corotational"\n'))
+    groups = [_models()["lattice"].groups[0], _models()["roof"].groups[0],
+              deck_io.load(str(corot)).model.groups[0], truss]
+    assert type(groups[2]).__name__ == "CorotShell"
     for g in groups:
         assert len(g) >= MIN_TAKE
         from fem.state import State
