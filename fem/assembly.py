@@ -41,6 +41,10 @@ class Scatter:
 
     edofs: NDArray   # (E, nd) positions in the full active vector
     slot: NDArray    # (E * nd * nd,) CSR position of each entry; nnz where it couples no unknowns
+    #: entries of the whole source when this is a part of it (fem.owner_computes): the sum is
+    #: compiled or not as the whole's would be (the same sums either way; the compiled one
+    #: needs no nnz-long temporary)
+    whole: int = 0
 
 
 class Assembler:
@@ -158,7 +162,7 @@ class Assembler:
         For sources of :data:`MIN_COMPILED` matrix entries where numba is there; the source's
         order by target (CSR position, or vector position) is made at its first call.
         """
-        if len(sc.slot) < MIN_COMPILED or not _compiled.enabled():
+        if max(len(sc.slot), sc.whole) < MIN_COMPILED or not _compiled.enabled():
             return False
         from fem import assembly_kernel as kern
 

@@ -36,6 +36,9 @@ class System:
     """
 
     def __init__(self, model, internal: bool = False, constraint_scales: list | None = None):
+        #: the rank's owner-computes assembly while a step uses it (:mod:`fem.owner_computes`):
+        #: :meth:`evaluate` and :meth:`tangent` then give the tangent's owned rows only
+        self.owner = None
         self.model = model
         self.dofmap = DofMap.build(model, internal=internal)
         self.assembler = Assembler(model, self.dofmap)
@@ -213,8 +216,11 @@ class System:
 
         One evaluation per group gives both (:meth:`fem.elements.base.ElementGroup.evaluate`:
         the element kinematics are computed once); the constraint groups' vectors and matrices
-        and the nodal load-stiffness blocks are added.
+        and the nodal load-stiffness blocks are added. Under owner-computes assembly
+        (:attr:`owner`) the tangent's values are right on this rank's rows only.
         """
+        if self.owner is not None:
+            return self.owner.evaluate(state, load_stiffness, tangent, constraints)
         pairs = [g.evaluate(state, tangent) for g in self.model.groups]
         f = self.assembler.vector([fe for fe, _ in pairs],
                                   constraints=self._constraints(state, "vector") if constraints
@@ -232,7 +238,12 @@ class System:
 
     def tangent(self, state: State, load_stiffness: NDArray | None = None,
                 constraints: bool = True) -> NDArray:
-        """CSR values of the tangent (plus nodal load-stiffness blocks and the constraints)."""
+        """CSR values of the tangent (plus nodal load-stiffness blocks and the constraints).
+
+        Under owner-computes assembly (:attr:`owner`) right on this rank's rows only.
+        """
+        if self.owner is not None:
+            return self.owner.tangent(state, load_stiffness, constraints)
         return self.assembler.matrix(
             [g.tangent(state) for g in self.model.groups], load_stiffness,
             constraints=self._constraints(state, "tangent") if constraints else None)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import owner_computes
 from fem.analysis.settings import from_values
 from fem.dofs import KINDS
 from fem.errors import ModelError
@@ -249,6 +250,8 @@ class StepBase:
         """
         asm = self.system.assembler
         absK_q = asm.abs_times(K, self.system.positions(trial))
+        if self.system.owner is not None:       # K's owned rows only (fem.owner_computes)
+            absK_q = self.system.owner.complete(absK_q)
         kind = self.system.dofmap.kind_index[:asm.n_free]
         out = np.empty(len(KINDS))
         scalar.floors(np.bincount(kind, weights=absK_q * absK_q, minlength=len(KINDS)),
@@ -325,6 +328,7 @@ class StepBase:
     def open_solver(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the step's matrix and direct solver (:meth:`LinearSystem.open`)."""
         self.linear.open(defaults, banded)
+        owner_computes.attach(self)
 
     @property
     def A(self):
@@ -360,6 +364,7 @@ class StepBase:
 
     def close(self) -> None:
         """Destroy the PETSc objects (those made)."""
+        owner_computes.detach(self)
         self.linear.close()
 
     def __enter__(self):

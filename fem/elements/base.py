@@ -41,6 +41,7 @@ interior modes of linear buckling, ``interior_stiffness(state, s, material)``) a
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -162,6 +163,31 @@ class ElementGroup:
         return self.conn
 
     @property
+    def dispatch_size(self) -> int:
+        """The element count that chooses compiled or numpy code (:func:`fem.kernels.compiled`).
+
+        The group's own, or that of the group it was taken from (:meth:`take`): a part of a
+        group runs the same code as the whole, so that its elements' values are the same to the
+        last bit.
+        """
+        return self.__dict__.get("_dispatch_n", len(self))
+
+    def take(self, elements: NDArray) -> ElementGroup:
+        """A group of the ``elements`` (increasing indices) of this one: owner-computes assembly.
+
+        A copy whose arrays with this group's elements on their first axis are cut to
+        ``elements``, also inside dicts, lists, tuples and the family's helper objects (frames,
+        sections, compiled kernels' prepared data), so that every method computes the kept
+        elements as this group does (:mod:`fem.owner_computes`). An array of another meaning
+        whose first axis happens to be the element count would be cut too: callers take parts
+        of groups larger than any such array (:data:`fem.owner_computes.MIN_TAKE`).
+        """
+        idx = np.asarray(elements, dtype=np.int64)
+        part = _cut(self, idx, len(self), {})
+        part.__dict__["_dispatch_n"] = self.dispatch_size
+        return part
+
+    @property
     def nd(self) -> int:
         """DOFs per element."""
         return self.nen * len(self.dof_names)
@@ -267,6 +293,35 @@ class ElementGroup:
     def options(self) -> dict[str, str]:
         """The group's deck options written to results files (formulation, theory, ...)."""
         return {}
+
+
+def _cut(value, idx: NDArray, n: int, memo: dict):
+    """``value`` with every array of first axis ``n`` cut to ``idx`` (:meth:`ElementGroup.take`).
+
+    Recurses into dicts, lists, tuples (named ones too) and objects of ``fem``'s own classes
+    (copied); anything else is shared.
+    """
+    if isinstance(value, np.ndarray):
+        return value[idx] if value.ndim and value.shape[0] == n else value
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    if isinstance(value, dict):
+        out = {k: _cut(v, idx, n, memo) for k, v in value.items()}
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):
+        out = type(value)(*(_cut(v, idx, n, memo) for v in value))
+    elif isinstance(value, (list, tuple)):
+        out = type(value)(_cut(v, idx, n, memo) for v in value)
+    elif type(value).__module__.startswith("fem.") and hasattr(value, "__dict__") and not \
+            isinstance(value, type):
+        out = copy.copy(value)
+        memo[key] = out
+        out.__dict__.update({k: _cut(v, idx, n, memo) for k, v in vars(value).items()})
+        return out
+    else:
+        return value
+    memo[key] = out
+    return out
 
 
 def require(groups, capability: str, where: str, asked: str) -> None:

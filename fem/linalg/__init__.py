@@ -31,6 +31,7 @@ from fem.linalg.objects import (
     SMALL_CHAIN_LU,
     SMALL_LU,
     SMALL_LU_ORDERING,
+    RowMap,
     SingularMatrixError,
     best_lu_package,
     create_matrix,
@@ -48,7 +49,7 @@ from fem.linalg.objects import (
 __all__ = [
     "CHAIN_ENTRIES", "EIGEN_FAMILIES", "LU_PACKAGES", "MAX_REFINEMENTS",
     "MUMPS_MAX_RELAXATION", "MUMPS_WORKSPACE", "NULL_PIVOT", "POOR_BACKWARD_ERROR",
-    "REFINE_ABOVE", "SMALL_CHAIN_LU", "SMALL_LU", "SMALL_LU_ORDERING", "NonFiniteError",
+    "REFINE_ABOVE", "RowMap", "SMALL_CHAIN_LU", "SMALL_LU", "SMALL_LU_ORDERING", "NonFiniteError",
     "SingularMatrixError", "SolveReport", "accuracy", "best_lu_package", "create_matrix",
     "determinant_sign", "direct_solver", "external_packages", "fill_matrix", "from_options",
     "lu_package", "matrix_from_scipy", "petsc_name", "push_options", "refine", "release_options",

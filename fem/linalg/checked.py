@@ -275,14 +275,22 @@ def _world_vector(A, v: NDArray):
     """The rank's rows of the (replicated) vector ``v`` as a vector of the MPI matrix ``A``."""
     PETSc = _petsc.PETSc()
     r0, r1 = A.getOwnershipRange()
-    return PETSc.Vec().createWithArray(np.ascontiguousarray(v[r0:r1]), size=(r1 - r0, len(v)),
+    rows = A.getAttr("__fem_rows__")          # a partition's numbering (fem.linalg.RowMap)
+    mine = v[r0:r1] if rows is None else v[rows.rows]
+    return PETSc.Vec().createWithArray(np.ascontiguousarray(mine), size=(r1 - r0, len(v)),
                                        comm=A.getComm())
 
 
 def _gather(A, local: NDArray, out: NDArray) -> None:
     """Every rank's rows of a vector of the MPI matrix ``A``, into ``out`` on every rank."""
     counts = np.diff(A.getOwnershipRanges())
-    A.getComm().tompi4py().Allgatherv(np.ascontiguousarray(local), [out, counts])
+    rows = A.getAttr("__fem_rows__")
+    if rows is None:
+        A.getComm().tompi4py().Allgatherv(np.ascontiguousarray(local), [out, counts])
+        return
+    buf = np.empty_like(out)
+    A.getComm().tompi4py().Allgatherv(np.ascontiguousarray(local), [buf, counts])
+    out[rows.serial] = buf
 
 
 def _apply(ksp, b: NDArray, x: NDArray) -> None:

@@ -49,7 +49,36 @@ def best_lu_package() -> str:
     return "petsc"
 
 
-def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None, comm=None):
+class RowMap:
+    """The rows of a rank of an MPI matrix numbered by a partition (:mod:`fem.partition`).
+
+    Rank ``rank`` owns the partition's rows ``ranges[rank]:ranges[rank + 1]``, the serial rows
+    :attr:`rows`; its CSR (``indptr``, ``indices`` in the partition's numbering, columns sorted)
+    takes the values ``data[take]`` of a full serial CSR. Vectors cross in the same way: the
+    rank's entries of a serial vector ``v`` are ``v[rows]``, and the gathered entries of every
+    rank are the serial vector at ``serial``.
+    """
+
+    def __init__(self, serial: NDArray, new: NDArray, ranges: NDArray, rank: int,
+                 indptr: NDArray, indices: NDArray):
+        PETSc = _petsc.PETSc()
+        self.serial, self.ranges = serial, ranges
+        self.counts = np.diff(ranges)
+        r0, r1 = int(ranges[rank]), int(ranges[rank + 1])
+        self.rows = serial[r0:r1]
+        starts, lens = indptr[self.rows], indptr[self.rows + 1] - indptr[self.rows]
+        self.indptr = np.concatenate([[0], np.cumsum(lens)]).astype(PETSc.IntType)
+        row = np.repeat(np.arange(len(self.rows)), lens)
+        take = (np.arange(int(self.indptr[-1])) - np.repeat(self.indptr[:-1], lens)
+                + np.repeat(starts, lens))
+        cols = new[indices[take]]
+        order = np.lexsort((cols, row))
+        self.take = take[order]
+        self.indices = cols[order].astype(PETSc.IntType)
+
+
+def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None, comm=None,
+                  rows: RowMap | None = None):
     """An AIJ matrix on the CSR pattern (sorted columns); new nonzeros are an error.
 
     Serial (``comm`` None or of one process): made on arrays of its own
@@ -58,13 +87,19 @@ def create_matrix(indptr: NDArray, indices: NDArray, prefix: str | None = None, 
     with its per-row searches and the conversion of the index arrays to PETSc's integers at every
     call). On a communicator of several processes (the distributed solve of a replicated run,
     :mod:`fem.solvers.linear_system`): an MPIAIJ matrix, each rank owning PETSc's contiguous
-    block of rows and preallocated from its rows of the (replicated) pattern.
+    block of rows and preallocated from its rows of the (replicated) pattern; with ``rows``
+    (owner-computes assembly, :mod:`fem.owner_computes`), the rows and columns numbered by a
+    partition and the rank's rows those of the :class:`RowMap` (kept on the matrix: fills and
+    solves with serial vectors translate through it).
     """
     PETSc = _petsc.PETSc()
     n = len(indptr) - 1
     if comm is not None and comm.getSize() > 1:
         A = PETSc.Mat().create(comm=comm)
-        A.setSizes(((PETSc.DECIDE, n), (PETSc.DECIDE, n)))
+        local = PETSc.DECIDE if rows is None else len(rows.rows)
+        A.setSizes(((local, n), (local, n)))
+        if rows is not None:
+            A.setAttr("__fem_rows__", rows)
         A.setType("aij")
         if prefix:
             A.setOptionsPrefix(prefix)
@@ -87,6 +122,12 @@ def _local_rows(A, indptr: NDArray, indices: NDArray, data: NDArray | None = Non
     Column indices stay global.
     """
     PETSc = _petsc.PETSc()
+    rows = A.getAttr("__fem_rows__")
+    if rows is not None:
+        out = [rows.indptr, rows.indices]
+        if data is not None:
+            out.append(np.ascontiguousarray(data[rows.take], dtype=float))
+        return out
     r0, r1 = A.getOwnershipRange()
     a, b = int(indptr[r0]), int(indptr[r1])
     out = [np.asarray(indptr[r0:r1 + 1] - a, dtype=PETSc.IntType),

@@ -21,7 +21,10 @@ rows in, the solution gathered to all: :mod:`fem.linalg.checked`), so everything
 solve runs replicated as before. The package is MUMPS whatever the size (PETSc's own LU and the
 banded LU are serial), and the compiled steps of small planar models step aside. The accuracy
 estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is not made across ranks:
-the backward error alone is checked there.
+the backward error alone is checked there. Under owner-computes assembly
+(``-fem_distributed_assembly``, :mod:`fem.owner_computes`) the matrix's rows are numbered by the
+model's partition (:attr:`LinearSystem.rows`, :class:`fem.linalg.RowMap`) and each rank sets
+the rows it assembled.
 """
 
 from __future__ import annotations
@@ -39,8 +42,14 @@ DISTRIBUTED_OPTION = "fem_distributed_solve"
 
 
 def distributed_requested() -> bool:
-    """Whether the Newton systems are to be solved across the ranks (module docstring)."""
-    return mpi.size() > 1 and bool(_petsc.PETSc().Options().getBool(DISTRIBUTED_OPTION, False))
+    """Whether the Newton systems are to be solved across the ranks (module docstring).
+
+    Owner-computes assembly (``-fem_distributed_assembly``, :mod:`fem.owner_computes`) asks
+    for it too.
+    """
+    options = _petsc.PETSc().Options()
+    return mpi.size() > 1 and (bool(options.getBool(DISTRIBUTED_OPTION, False))
+                               or bool(options.getBool("fem_distributed_assembly", False)))
 
 
 class LinearSystem:
@@ -69,6 +78,9 @@ class LinearSystem:
         self.tangent_data = None    # the CSR values last filled
         self.petsc_options_given = False
         self.distributed = False    # one MPI matrix across the ranks (module docstring)
+        #: (serial, new, ranges, rank) of a partition numbering the distributed matrix's rows
+        #: (owner-computes assembly, :func:`fem.owner_computes.attach`); None: PETSc's blocks
+        self.rows = None
 
     def open(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the matrix and direct solver.
@@ -101,8 +113,12 @@ class LinearSystem:
         self._pending = None
         asm = self.assembler
         comm = _petsc.PETSc().COMM_WORLD if self.distributed else None
+        rows = None
+        if comm is not None and self.rows is not None:
+            serial, new, ranges, rank = self.rows
+            rows = linalg.RowMap(serial, new, ranges, rank, asm.indptr, asm.indices)
         self._A = linalg.create_matrix(asm.indptr, asm.indices, prefix=self.prefix + "A_",
-                                       comm=comm)
+                                       comm=comm, rows=rows)
         if comm is not None:
             log.info("%s: distributed solve, %d unknowns on %d ranks (MUMPS)", self.prefix[:-1],
                      self.n, comm.getSize())

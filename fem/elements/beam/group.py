@@ -202,7 +202,7 @@ class Beam(ElementGroup):
         """
         pair = f"beam{self.dim}d.{'conserving' if conserving else 'evaluate'}"
         return pair in self.compiled_pairs and (beam2d_jit if self.dim == 2 else beam3d_jit
-                                                ).compiled(len(self), conserving)
+                                                ).compiled(self.dispatch_size, conserving)
 
     def _kernel_data(self) -> beam3d_jit.Prepared | beam2d_jit.Prepared:
         """What the compiled kernel needs of this group besides the state, prepared once."""

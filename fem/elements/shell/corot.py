@@ -330,7 +330,7 @@ class CorotShell(Shell):
         (:mod:`fem.elements.shell.shell_jit`); the vectorized numpy code is the reference and the
         fallback.
         """
-        return shell_jit.compiled(len(self), conserving)
+        return shell_jit.compiled(self.dispatch_size, conserving)
 
     def internal_force(self, state) -> NDArray:
         """(E, 18) ``B^T K_l p`` in the global frame."""
