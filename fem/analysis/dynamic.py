@@ -369,7 +369,7 @@ class DynamicStep(StepBase):
         s1 = self._predict(s0, h)
         got = None
         planar = getattr(integ, "_planar", None)
-        if planar is not None and self.linear.banded is not None:
+        if planar is not None and planar.banded(self) is not None:
             got = planar.iterate(integ, self, s0, s1)     # a small planar model: compiled
             if got is None:                   # anything to report or cut back from: the
                 s1 = self._predict(s0, h)     # general path, from the same predictor
