@@ -406,7 +406,7 @@ class DynamicStep(StepBase):
 
     def _check_finite(self, s1, r, strain: float, work: float) -> None:
         """A converged time step must have a finite state, residual and energy balance."""
-        if not all(np.all(np.isfinite(a)) for a in (s1.u, s1.rot, s1.v, s1.a, r)) \
+        if not all(np.isfinite(a).all() for a in (s1.u, s1.rot, s1.v, s1.a, r)) \
                 or not (np.isfinite(strain) and np.isfinite(work)):
             raise AccuracyError(f"step '{self.name}', time {s1.t:.6g}: the solution overflowed "
                                 "(displacements, velocities, forces or energies are not finite)")

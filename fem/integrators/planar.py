@@ -232,35 +232,36 @@ class PlanarStep:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
 
         :mod:`fem.integrators.planar_newton_kernel`: full or modified Newton as the step's
-        ``newton`` says, with the step's banded LU (``step.linear.banded``). Returns the iterations
+        ``newton`` says, with the banded LU of :meth:`banded`. Returns the iterations
         and the residual (the reactions), with the converged evaluation kept for
         :meth:`finish` and the norms in ``step.test``; None where the step needs the general
         path (a failure to report or to cut back from): ``s1`` is then in an unspecified state
         and the caller starts again from its predictor.
         """
-        from fem.integrators import planar_newton_kernel as kern
-        from fem.solvers import newton
-
         if integ._s0 is not s0:
             integ.start_step(s0)
         h = integ.h
         if self._h != h:
             self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
         d = self._step or self._step_data(integ, step)
+        kern = d["kernel"]
         lu, test = self.banded(step), step.test
         settings = d.get("settings")
         if settings is None:                  # the step's test and solver constants
+            from fem.solvers import newton
+
             settings = d["settings"] = np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
                 np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
+            d["norms"] = np.empty(test.max_iterations + 3)
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
-        n, E = len(s0.u), len(d["l0"])
-        inc, dpsi, um = np.empty((n, 3)), np.empty(n), np.empty((n, 3))
-        r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
-        K, reference, tangent = np.empty(self.nnz), np.empty(4), np.zeros(1, dtype=np.int64)
+        E = len(d["l0"])
+        # work arrays made once (the state-like outputs, kept by the state or the caller, not)
+        inc, dpsi, um, norms, K = d["inc"], d["dpsi"], d["um"], d["norms"], d["K"]
+        r, reference, tangent = np.empty(self.n_active), np.empty(4), np.zeros(1, np.int64)
         energy, vh1 = np.empty(E), np.empty((E, 3))
         vh0 = (s0.history[self.groups[0][0].name]["v"] if len(self.groups) == 1 else
                np.concatenate([s0.history[g.name]["v"] for g, _, _ in self.groups]
@@ -269,16 +270,16 @@ class PlanarStep:
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
-            d["edofs"], d["slot"], np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1,
-            np.empty((E, 6)), fe, d["kind"], d["n_free"], d["lever"], d["free_node"],
-            d["free_slot"], self.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
-            lu.kl, settings, inc, dpsi, um, r, norms, K, reference, tangent, jt["conn"],
-            jt["offsets"], jt["mpos"], jt["scale"], jt["edofs"], jt["slot"], s1.multipliers)
+            d["edofs"], d["slot"], d["f_e"], d["K_e"], energy, vh1, d["einc"], fe, d["kind"],
+            d["n_free"], d["lever"], d["free_node"], d["free_slot"], self.diag_rows, lu.indptr,
+            lu.indices, lu.pos, lu.order, lu.ab, lu.kl, settings, inc, dpsi, um, r, norms, K,
+            reference, tangent, jt["conn"], jt["offsets"], jt["mpos"], jt["scale"], jt["edofs"],
+            jt["slot"], s1.multipliers)
         if status != kern.CONVERGED:
             self._iterated = None
             return None
         test.start()
-        test.norms = [float(x) for x in norms[:it + 1]]
+        test.norms = norms[:it + 1].tolist()
         energies, hist, start = [], {}, 0
         for g, prep, _ in self.groups:
             stop = start + len(prep.l0)
@@ -286,8 +287,8 @@ class PlanarStep:
             hist[g.name] = {"v": vh1[start:stop]}
             start = stop
         self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.multipliers.copy(),
-                                 s1.v.copy(), r, reference, K if tangent[0] else None, inc,
-                                 f_ext, energies, hist)
+                                 s1.v.copy(), r, reference, K.copy() if tangent[0] else None,
+                                 inc.copy(), f_ext, energies, hist)
         self._iterated = s1
         return it, r
 
@@ -302,23 +303,32 @@ class PlanarStep:
         linear = step.linear
         if self.joints is None:
             return linear.banded
-        if self._lu is None or self._lu[0] is not linear:
-            lu = None
-            if not linear.petsc_options_given:
-                asm = self.system.assembler
-                order, kl = joint_order(self.system)
-                if kl <= MAX_BAND:
-                    lu = BandedLU(asm.indptr, asm.indices, order, kl)
-            self._lu = (linear, lu)
-        return self._lu[1]
+        lu = self._lu
+        if lu is not None and lu[0] is linear:
+            return lu[1]
+        lu = None
+        if not linear.petsc_options_given:
+            asm = self.system.assembler
+            order, kl = joint_order(self.system)
+            if kl <= MAX_BAND:
+                lu = BandedLU(asm.indptr, asm.indices, order, kl)
+        self._lu = (linear, lu)
+        return lu
 
     def _step_data(self, integ, step) -> dict:
         """What the compiled time step needs besides the states, made once."""
+        from fem.integrators import planar_newton_kernel
+
         system = integ.system
         dm = system.dofmap
         preps = [prep for _, prep, _ in self.groups]
         free_node, free_slot = free_rows(dm)
+        n, E = system.model.n_nodes, sum(len(p.l0) for p in preps)
         self._step = {
+            "kernel": planar_newton_kernel,
+            "inc": np.empty((n, 3)), "dpsi": np.empty(n), "um": np.empty((n, 3)),
+            "K": np.empty(self.nnz), "f_e": np.empty((E, 6)), "K_e": np.empty((E, 6, 6)),
+            "einc": np.empty((E, 6)),
             "X": np.ascontiguousarray(system.model.X, dtype=float),
             "conn": np.concatenate([p.conn for p in preps] + [np.empty((0, 2), np.int64)]),
             "chord0": np.concatenate([p.chord0 for p in preps] + [np.empty((0, 2))]),
