@@ -213,3 +213,22 @@ def test_a_model_it_does_not_take_falls_back_with_the_reason_logged(change, reas
         _, _, step = run(deck)
     assert step.integrator._planar is None
     assert any(reason in m for m in caplog.messages)
+
+
+def test_a_step_the_compiled_loop_cannot_finish_goes_the_general_way(monkeypatch):
+    """Two iterations allowed at a tight tolerance: the compiled loop gives up where three are
+    needed, the general path halves the step as it always does, and the run ends where the
+    general path alone ends."""
+    deck = chain(n=6, steps=5)
+    deck["steps"][0].update(max_iterations=2, time_step=0.02, duration=0.1,
+                            output_interval=0.1)
+    calls = []
+    iterate = planar.PlanarStep.iterate
+    monkeypatch.setattr(planar.PlanarStep, "iterate",
+                        lambda self, *a: calls.append(got := iterate(self, *a)) or got)
+    fast, its, step = run(deck)
+    monkeypatch.undo()
+    slow, its_ref, step_ref = run(deck, general=True, monkeypatch=monkeypatch)
+    assert None in calls and step.cuts == step_ref.cuts > 0
+    assert [i for i, _ in its] == [i for i, _ in its_ref]
+    assert np.abs(fast.u - slow.u).max() <= 1e-12 * np.abs(slow.u).max()
