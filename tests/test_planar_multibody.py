@@ -200,6 +200,9 @@ def test_the_banded_lu_of_the_joint_numbering_is_dense_lu():
 @pytest.mark.parametrize(("change", "reason"), [
     ("driven", "joints 'pins' are driven"),
     ("prismatic", "constraint group 'slide' (prismatic): only 2D revolute joints are compiled"),
+    ("spring", "element group 'pins_force' (joint_force): only co-rotational 2D beams and "
+               "rigid bodies are compiled"),
+    ("3d", "not a planar model"),
 ])
 def test_a_model_it_does_not_take_falls_back_with_the_reason_logged(change, reason, caplog):
     deck = chain(n=4, steps=3)
@@ -207,9 +210,19 @@ def test_a_model_it_does_not_take_falls_back_with_the_reason_logged(change, reas
         deck["functions"] = [{"name": "turn", "type": "table",
                               "points": [[0.0, 0.0], [1.0, 1.0]]}]
         deck["joints"][1]["drive"] = "turn"
-    else:
+    elif change == "prismatic":
         deck["joints"].append({"name": "slide", "type": "prismatic", "ground": [4],
                                "points": [[0.35, 0.0]], "axis": [1.0, 0.0]})
+    elif change == "spring":                        # a force element on the pins
+        deck["joints"][1].update(stiffness=20.0, damping=0.05)
+    else:                                           # the chain in 3D, hinges about z
+        deck["model"]["dim"] = 3
+        deck["nodes"]["coordinates"] = [x + [0.0] for x in deck["nodes"]["coordinates"]]
+        deck["gravity"]["acceleration"] += [0.0]
+        deck["bodies"][0]["inertia"] = [[1e-3, 0, 0], [0, 1e-3, 0], [0, 0, M * L**2 / 12]]
+        for j in deck["joints"]:
+            j["points"] = [p + [0.0] for p in j["points"]]
+            j["axis"] = [0.0, 0.0, 1.0]
     with caplog.at_level(logging.INFO, logger="fem.integrators.planar"):
         _, _, step = run(deck)
     assert step.integrator._planar is None

@@ -137,6 +137,9 @@ class PlanarStep:
         for i, g in enumerate(model.groups):
             if isinstance(g, RigidBody):        # inertia only: the nodes'
                 continue
+            if g.type_name != "beam":
+                return (f"element group '{g.name}' ({g.type_name}): only co-rotational 2D beams "
+                        "and rigid bodies are compiled")
             if not ("beam2d.conserving" in g.compiled_pairs
                     and beam2d_jit.compiled(len(g), conserving=True)):
                 return (f"element group '{g.name}' ({g.type_name}) has no compiled 2D beam "
