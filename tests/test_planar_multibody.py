@@ -27,11 +27,13 @@ pytest.importorskip("numba")
 L, M, G = 0.1, 1.0, 9.81
 
 
-def chain(n: int = 10, steps: int = 60, beam: bool = False) -> dict:
+def chain(n: int = 10, steps: int = 60, beam: bool = False, weld: bool = False) -> dict:
     """``n`` bars (1 kg, 0.1 m) pinned end to end and to the ground, released horizontal.
 
     ``beam``: a flexible beam of 4 co-rotational elements pinned to the last bar's end, its
-    first node 0.02 m beyond the pin (offsets on both sides).
+    first node 0.02 m beyond the pin (offsets on both sides). ``weld``: the beam welded there
+    instead (a fixed joint: its angle row at a Cayley node) and the pivot driven, turning at
+    2 rad/s (a driven revolute joint's angle row).
     """
     X = [[(i + 0.5) * L, 0.0] for i in range(n)]
     joints = [{"name": "pivot", "type": "revolute", "ground": [1], "points": [[0.0, 0.0]]},
@@ -54,8 +56,11 @@ def chain(n: int = 10, steps: int = 60, beam: bool = False) -> dict:
         deck["elements"] = [{"name": "arm", "type": "beam", "formulation": "corotational",
                              "material": "m", "section": "s", "connectivity": [[n + 1, n + 2]],
                              "divisions": 4}]
-        joints.append({"name": "elbow", "type": "revolute", "pairs": [[n, n + 1]],
-                       "points": [[n * L, 0.0]]})
+        joints.append({"name": "elbow", "type": "fixed" if weld else "revolute",
+                       "pairs": [[n, n + 1]], "points": [[n * L, 0.0]]})
+    if weld:
+        deck["functions"] = [{"name": "turn", "type": "steady", "rate": -2.0}]
+        joints[0]["drive"] = "turn"
     return deck
 
 
@@ -78,10 +83,10 @@ def run(deck: dict, general: bool = False, monkeypatch=None):
     return state, its, step
 
 
-@pytest.mark.parametrize("beam", [False, True])
-def test_the_compiled_evaluation_is_the_general_one(beam):
+@pytest.mark.parametrize("beam,weld", [(False, False), (True, False), (True, True)])
+def test_the_compiled_evaluation_is_the_general_one(beam, weld):
     """Residual, reference, tangent and velocities at perturbed states, multipliers included."""
-    state, _, step = run(chain(n=6, steps=20, beam=beam))
+    state, _, step = run(chain(n=6, steps=20, beam=beam, weld=weld))
     integ = step.integrator
     assert isinstance(integ._planar, planar.PlanarStep)
     assert integ._planar.joints is not None and integ.chord_nodes().any() == beam
@@ -110,18 +115,20 @@ def test_the_compiled_evaluation_is_the_general_one(beam):
         f_c, K_c = integ._cayley_rows(integ.kinematics(s0, s1),
                                       *integ.system.constraint_step(s0, s1))
         f, Kj, jt = np.zeros(dm.n_active), np.zeros(len(K)), integ._planar.joints
-        integ._planar.joint_kernel.revolute(s0.u, s1.u, s0.rot, s1.rot, jt["conn"],
-                                            jt["offsets"], jt["mpos"], s1.multipliers,
-                                            jt["scale"], integ.chord_nodes(), jt["edofs"],
-                                            jt["slot"], True, f, Kj)
+        jk, on = integ._planar.joint_kernel, integ.chord_nodes()
+        jk.revolute(s0.u, s1.u, s0.rot, s1.rot, jt["conn"], jt["offsets"], jt["mpos"],
+                    s1.multipliers, jt["scale"], on, jt["edofs"], jt["slot"], True, f, Kj)
+        jk.angles(s0.rot, s1.rot, jt["aconn"], jt["ampos"], s1.multipliers, jt["ascale"],
+                  jt["atarget"], on, jt["aedofs"], jt["aslot"], True, f, Kj)
+        assert len(jt["aconn"]) == 2 * weld
         assert np.abs(f - f_c).max() <= 1e-14 * np.abs(f_c).max()
         # 1e-12: d(jl(t) a)/dt = ((t cos t - sin t) a + ...)/t^2 cancels, amplifying the ulps
         # by which numpy's and libm's sine and cosine differ
         assert np.abs(Kj - K_c).max() <= 1e-12 * np.abs(K_c).max()
 
 
-@pytest.mark.parametrize("beam", [False, True])
-def test_the_compiled_time_step_iterates_as_the_general_path(beam, monkeypatch):
+@pytest.mark.parametrize("beam,weld", [(False, False), (True, False), (True, True)])
+def test_the_compiled_time_step_iterates_as_the_general_path(beam, weld, monkeypatch):
     """The same iterations, the same residual norms and the same states (to 1e-12), against
     the general path with MUMPS; every step compiled.
 
@@ -133,7 +140,7 @@ def test_the_compiled_time_step_iterates_as_the_general_path(beam, monkeypatch):
     iterate = planar.PlanarStep.iterate
     monkeypatch.setattr(planar.PlanarStep, "iterate",
                         lambda self, *a: calls.append(got := iterate(self, *a)) or got)
-    deck = chain(steps=40, beam=beam)
+    deck = chain(steps=40, beam=beam, weld=weld)
     fast, its, step = run(deck)
     monkeypatch.undo()
     assert len(calls) == 40 and all(c is not None for c in calls)
@@ -198,19 +205,15 @@ def test_the_banded_lu_of_the_joint_numbering_is_dense_lu():
 
 
 @pytest.mark.parametrize(("change", "reason"), [
-    ("driven", "joints 'pins' are driven"),
-    ("prismatic", "constraint group 'slide' (prismatic): only 2D revolute joints are compiled"),
+    ("prismatic", "constraint group 'slide' (prismatic): only 2D revolute and fixed joints are "
+                  "compiled"),
     ("spring", "element group 'pins_force' (joint_force): only co-rotational 2D beams and "
                "rigid bodies are compiled"),
     ("3d", "not a planar model"),
 ])
 def test_a_model_it_does_not_take_falls_back_with_the_reason_logged(change, reason, caplog):
     deck = chain(n=4, steps=3)
-    if change == "driven":
-        deck["functions"] = [{"name": "turn", "type": "table",
-                              "points": [[0.0, 0.0], [1.0, 1.0]]}]
-        deck["joints"][1]["drive"] = "turn"
-    elif change == "prismatic":
+    if change == "prismatic":
         deck["joints"].append({"name": "slide", "type": "prismatic", "ground": [4],
                                "points": [[0.35, 0.0]], "axis": [1.0, 0.0]})
     elif change == "spring":                        # a force element on the pins

@@ -12,9 +12,10 @@ kernels of :mod:`fem.integrators.planar_kernel`:
   force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes) or a group of 2D
   rigid bodies (:class:`fem.elements.rigid_body.RigidBody`: no force of its own, its inertia
   ``diag(m, m, J)`` is the node's), inertia nodal only (lumped beams, point masses, bodies);
-* constraint groups of 2D revolute joints only (between nodes, at offsets from them, or to the
-  ground), without drivers or released rows: their discrete gradients
-  (:mod:`fem.integrators.planar_joint_kernel`, the rows of :mod:`fem.constraints.joint_rows`);
+* constraint groups of 2D revolute and fixed joints only (between nodes, at offsets from them,
+  or to the ground; revolute ones driven or not), without released rows: their discrete
+  gradients (:mod:`fem.integrators.planar_joint_kernel`, the rows of
+  :mod:`fem.constraints.joint_rows`);
 * loads that do not turn with the structure (dead loads, gravity; any time function): their
   forces come from :meth:`~fem.integrators.base.Integrator.external`.
 
@@ -44,7 +45,13 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.elements.rigid_body import RigidBody
-from fem.integrators.planar_joints import NO_JOINTS, free_rows, joint_data, joint_order
+from fem.integrators.planar_joints import (
+    NO_JOINTS,
+    free_rows,
+    joint_data,
+    joint_order,
+    set_targets,
+)
 from fem.kernels import Kernel
 from fem.solvers.banded import MAX_BAND, BandedLU
 
@@ -125,11 +132,9 @@ class PlanarStep:
             if when:
                 return why
         for c in getattr(model, "constraints", ()):
-            if not (isinstance(c, Joint) and c.kind == "revolute" and c.dim == 2):
-                return (f"constraint group '{c.name}' ({c.type_name}): only 2D revolute joints "
-                        "are compiled")
-            if c.drive is not None:
-                return f"joints '{c.name}' are driven"
+            if not (isinstance(c, Joint) and c.kind in ("revolute", "fixed") and c.dim == 2):
+                return (f"constraint group '{c.name}' ({c.type_name}): only 2D revolute and "
+                        "fixed joints are compiled")
             if c.released.any():
                 return f"joints '{c.name}' have redundant rows released"
         if not _nodes.enabled():               # numba is imported here, for a model it may take
@@ -198,9 +203,13 @@ class PlanarStep:
             hist[g.name] = {"v": vh1}
         jt = self.joints
         if jt is not None:
-            self.joint_kernel.revolute(s0.u, s1.u, s0.rot, s1.rot, jt["conn"], jt["offsets"],
-                                       jt["mpos"], s1.multipliers, jt["scale"], self.on,
-                                       jt["edofs"], jt["slot"], tangent, f_el, K)
+            jk = self.joint_kernel
+            set_targets(jt, s1.t)
+            jk.revolute(s0.u, s1.u, s0.rot, s1.rot, jt["conn"], jt["offsets"], jt["mpos"],
+                        s1.multipliers, jt["scale"], self.on, jt["edofs"], jt["slot"], tangent,
+                        f_el, K)
+            jk.angles(s0.rot, s1.rot, jt["aconn"], jt["ampos"], s1.multipliers, jt["ascale"],
+                      jt["atarget"], self.on, jt["aedofs"], jt["aslot"], tangent, f_el, K)
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
         r = f_in + f_el - fe
@@ -272,6 +281,7 @@ class PlanarStep:
                np.concatenate([s0.history[g.name]["v"] for g, _, _ in self.groups]
                               + [np.empty((0, 3))]))
         jt = self.joints or NO_JOINTS
+        set_targets(jt, s1.t)
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
@@ -279,7 +289,8 @@ class PlanarStep:
             d["n_free"], d["lever"], d["free_node"], d["free_slot"], self.diag_rows, lu.indptr,
             lu.indices, lu.pos, lu.order, lu.ab, lu.kl, settings, inc, dpsi, um, r, norms, K,
             reference, tangent, jt["conn"], jt["offsets"], jt["mpos"], jt["scale"], jt["edofs"],
-            jt["slot"], s1.multipliers)
+            jt["slot"], jt["aconn"], jt["ampos"], jt["ascale"], jt["atarget"], jt["aedofs"],
+            jt["aslot"], s1.multipliers)
         if status != kern.CONVERGED:
             self._iterated = None
             return None

@@ -153,3 +153,46 @@ def revolute(u0, u1, rot0, rot1, conn, offsets, mpos, mu, scale, on, edofs, slot
                 p = slot[base + 8 * i + c]
                 if p < nnz:
                     K[p] += Ke[i, c]
+
+
+@njit(cache=True, nogil=True)
+def angles(rot0, rot1, conn, mpos, mu, scale, target, on, edofs, slot, tangent, f, K):
+    """The ``angle`` rows of 2D joints (fixed, driven revolute): ``theta_b - theta_a = target``.
+
+    The row's gradient ``[-1, 1]`` (columns ``rz`` of ``a`` and ``b``) is its own discrete
+    gradient. ``target (E,)``: the drive's value at the step's end (0 undriven);
+    ``edofs (E, 3)``: ``rz`` of ``a``, of ``b`` and the multiplier; ``slot (E * 9,)``. Rows
+    ``rz`` of Cayley nodes as in :func:`revolute`.
+    """
+    nnz = K.shape[0]
+    fe = np.empty(3)
+    Ke = np.zeros((3, 3))
+    for e in range(conn.shape[0]):
+        sg = scale[e]
+        m = mu[mpos[e]]
+        a, b = conn[e, 0], conn[e, 1]
+        fe[0], fe[1] = -sg * m, sg * m
+        fe[2] = sg * ((rot1[b] - rot1[a]) - target[e])
+        if tangent:
+            Ke[:] = 0.0
+            Ke[0, 2], Ke[1, 2], Ke[2, 0], Ke[2, 1] = -sg, sg, -sg, sg
+        for k in range(2):
+            n = conn[e, k]
+            if on[n]:
+                s, ds = secant(rot1[n] - rot0[n])
+                f_theta = fe[k]
+                fe[k] *= s
+                if tangent:
+                    for c in range(3):
+                        Ke[k, c] *= s
+                    Ke[k, k] += f_theta * ds
+        for i in range(3):
+            f[edofs[e, i]] += fe[i]
+        if not tangent:
+            continue
+        base = e * 9
+        for i in range(3):
+            for c in range(3):
+                p = slot[base + 3 * i + c]
+                if p < nnz:
+                    K[p] += Ke[i, c]

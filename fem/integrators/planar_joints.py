@@ -16,30 +16,66 @@ from fem.solvers.banded import RCM_ABOVE
 
 #: the joint arrays of a model without joints (the compiled time step's arguments)
 NO_JOINTS = {"conn": np.empty((0, 2), np.int64), "offsets": np.empty((0, 2, 3)),
-              "mpos": np.empty((0, 2), np.int64), "scale": np.empty(0),
-              "edofs": np.empty((0, 8), np.int64), "slot": np.empty(0, np.int64)}
+             "mpos": np.empty((0, 2), np.int64), "scale": np.empty(0),
+             "edofs": np.empty((0, 8), np.int64), "slot": np.empty(0, np.int64),
+             "aconn": np.empty((0, 2), np.int64), "ampos": np.empty(0, np.int64),
+             "ascale": np.empty(0), "atarget": np.empty(0),
+             "aedofs": np.empty((0, 3), np.int64), "aslot": np.empty(0, np.int64),
+             "driven": []}
 
 
 def joint_data(system) -> dict | None:
-    """The revolute joints of every constraint group as one batch (None: no joints).
+    """The 2D joints of every constraint group as one batch of rows (None: no joints).
 
-    ``conn (J, 2)``, ``offsets (J, 2, 3)``, ``mpos (J, 2)`` (positions in
-    ``State.multipliers``), ``scale (J,)`` (each group's row scale), ``edofs (J, 8)``,
-    ``slot (J * 64,)`` (the assembler's constraint scatter).
+    Every joint's ``point`` rows: ``conn (J, 2)``, ``offsets (J, 2, 3)``, ``mpos (J, 2)``
+    (positions in ``State.multipliers``), ``scale (J,)`` (each group's row scale),
+    ``edofs (J, 8)``, ``slot (J * 64,)`` (their part of the assembler's constraint scatter). The
+    ``angle`` rows of fixed and driven revolute joints: ``aconn``, ``ampos``, ``ascale``,
+    ``aedofs (A, 3)`` (``rz`` of both nodes, the multiplier), ``aslot (A * 9,)``, ``atarget``
+    (the drives' values, set by :func:`set_targets`) and ``driven``: (slice of ``atarget``,
+    joint group) of each driven group.
     """
     groups = getattr(system.model, "constraints", ())
     if not groups:
         return None
     asm = system.assembler
-    return {
-        "conn": np.concatenate([c.conn for c in groups]).astype(np.int64),
-        "offsets": np.ascontiguousarray(np.concatenate([c.offsets for c in groups])),
-        "mpos": np.concatenate(system._lam).astype(np.int64),
-        "scale": np.concatenate([np.full(len(c), s)
-                                 for c, s in zip(groups, system.constraint_scales, strict=True)]),
-        "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
-                                 for sc in asm.constraints]),
-        "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64) for sc in asm.constraints])}
+    point, angle, driven, start = [], [], [], 0
+    for c, sc, lam, s in zip(groups, asm.constraints, system._lam, system.constraint_scales,
+                             strict=True):
+        nd = c.nd + c.n_multipliers
+        edofs = np.asarray(sc.edofs, dtype=np.int64)
+        slot = np.asarray(sc.slot, dtype=np.int64).reshape(len(c), nd, nd)
+        scale = np.full(len(c), s)
+        point.append((c.conn, c.offsets, lam[:, :2], scale, edofs[:, :8],
+                      slot[:, :8, :8].reshape(-1)))
+        if c.n_multipliers == 3:                  # point, angle
+            cols = [2, 5, 8]
+            angle.append((c.conn, lam[:, 2], scale, edofs[:, cols],
+                          slot[:, cols][:, :, cols].reshape(-1)))
+            if c.drive is not None:
+                driven.append((slice(start, start + len(c)), c))
+            start += len(c)
+    out = dict(NO_JOINTS)
+    for key, k in (("conn", 0), ("offsets", 1), ("mpos", 2), ("scale", 3), ("edofs", 4),
+                   ("slot", 5)):
+        out[key] = np.ascontiguousarray(np.concatenate([p[k] for p in point]))
+    for key, k in (("aconn", 0), ("ampos", 1), ("ascale", 2), ("aedofs", 3), ("aslot", 4)):
+        if angle:
+            out[key] = np.ascontiguousarray(np.concatenate([a[k] for a in angle]))
+    out["atarget"] = np.zeros(len(out["aconn"]))
+    out["driven"] = driven
+    for key in ("conn", "mpos", "edofs", "slot", "aconn", "ampos", "aedofs", "aslot"):
+        out[key] = out[key].astype(np.int64)
+    return out
+
+
+def set_targets(joints: dict, t: float) -> None:
+    """Set the driven angle rows' targets to the drives' values at time ``t``.
+
+    :meth:`fem.constraints.joint.Joint._drive_at`, the reported coordinate's sign included.
+    """
+    for where, c in joints["driven"]:
+        joints["atarget"][where] = c._drive_at(t)
 
 
 def free_rows(dm) -> tuple[NDArray, NDArray]:

@@ -26,7 +26,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.integrators.planar_joint_kernel import revolute  # noqa: E402
+from fem.integrators.planar_joint_kernel import angles, revolute  # noqa: E402
 from fem.integrators.planar_kernel import beams, mass_diagonal, nodes  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -37,7 +37,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
          conn, chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc,
          fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
          pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
-         jconn, joffsets, jmpos, jscale, jedofs, jslot, mu1):
+         jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
+         aslot, mu1):
     """Iterate ``u1, rot1`` (and ``v1``, the multipliers ``mu1``) to the step's equilibrium.
 
     ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
@@ -49,8 +50,10 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     ``energy`` and ``vh1`` the elements' at the last evaluation. As Newton's loop does, an
     evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
     the factorization (modified Newton), computes no tangent unless the test then asks for one.
-    ``jconn, joffsets, jmpos, jscale, jedofs, jslot``: the 2D revolute joints of
-    :func:`fem.integrators.planar_joint_kernel.revolute` (none: zero rows); rows of
+    ``jconn, joffsets, jmpos, jscale, jedofs, jslot``: the joints' point rows of
+    :func:`fem.integrators.planar_joint_kernel.revolute`, ``aconn, ampos, ascale, atarget,
+    aedofs, aslot`` their angle rows (:func:`~fem.integrators.planar_joint_kernel.angles`;
+    none: zero rows); rows of
     ``free_slot`` 3 are multipliers, at ``free_node`` in ``mu1``.
     """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
@@ -77,6 +80,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
               K_e, energy, vh1, einc, fel, K)
         revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs, jslot,
                  tangent, fel, K)
+        angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, tangent, fel,
+               K)
         tangent_out[0] = 1 if tangent else 0
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
@@ -96,6 +101,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
                       f_e, K_e, energy, vh1, einc, res_K, K)
                 revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs,
                          jslot, True, res_K, K)
+                angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, True,
+                       res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
             norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
