@@ -37,7 +37,8 @@ def test_every_kernel_module_is_in_the_key():
     assert names == ["assembly_kernel.py", "banded_kernel.py", "beam2d_ec_kernel.py",
                      "beam2d_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
                      "bent_kernel.py", "newton_kernel.py", "planar_alpha_kernel.py",
-                     "planar_kernel.py", "planar_newton_kernel.py", "planar_static_kernel.py",
+                     "planar_joint_kernel.py", "planar_kernel.py", "planar_newton_kernel.py",
+                     "planar_static_kernel.py",
                      "shell_ec_kernel.py", "shell_kernel.py", "spatial_static_kernel.py"]
     # the scalar rules the kernels compile as they stand: a change to them recompiles too
     assert sorted(os.path.basename(p) for p in kernels.sources()) == sorted(
@@ -55,7 +56,12 @@ def test_the_kernels_cache_in_the_keyed_folder():
         beam3d_kernel,
     )
     from fem.elements.shell import shell_ec_kernel, shell_kernel
-    from fem.integrators import planar_alpha_kernel, planar_kernel, planar_newton_kernel
+    from fem.integrators import (
+        planar_alpha_kernel,
+        planar_joint_kernel,
+        planar_kernel,
+        planar_newton_kernel,
+    )
     from fem.solvers import banded_kernel, newton_kernel
 
     # the energy-conserving beam kernels inline helpers of beam3d_kernel and shell_ec_kernel, the
@@ -67,7 +73,8 @@ def test_the_kernels_cache_in_the_keyed_folder():
             assert function._cache._cache_path.startswith(kernels.cache_dir())
     for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor,
                      newton_kernel.test, beam2d_kernel.chunk, planar_static_kernel.increment,
-                     planar_alpha_kernel.step, spatial_static_kernel.increment):
+                     planar_alpha_kernel.step, planar_joint_kernel.revolute,
+                     spatial_static_kernel.increment):
         assert function._cache._cache_path.startswith(kernels.cache_dir())
 
 

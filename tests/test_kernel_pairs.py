@@ -32,7 +32,7 @@ for _module in REGISTERING:
 #: tests/test_planar_alpha.py, tests/test_planar_static.py, tests/test_spatial_static.py) and
 #: with dense LU (tests/test_banded.py)
 STEP_KERNELS = {"fem.integrators.planar_kernel", "fem.integrators.planar_newton_kernel",
-                "fem.integrators.planar_alpha_kernel",
+                "fem.integrators.planar_alpha_kernel", "fem.integrators.planar_joint_kernel",
                 "fem.analysis.planar_static_kernel", "fem.analysis.spatial_static_kernel",
                 "fem.solvers.newton_kernel", "fem.solvers.banded_kernel"}
 

@@ -369,7 +369,7 @@ class DynamicStep(StepBase):
         s1 = self._predict(s0, h)
         got = None
         planar = getattr(integ, "_planar", None)
-        if planar is not None and self.linear.banded is not None:
+        if planar is not None and planar.banded(self) is not None:
             got = planar.iterate(integ, self, s0, s1)     # a small planar model: compiled
             if got is None:                   # anything to report or cut back from: the
                 s1 = self._predict(s0, h)     # general path, from the same predictor
@@ -406,7 +406,7 @@ class DynamicStep(StepBase):
 
     def _check_finite(self, s1, r, strain: float, work: float) -> None:
         """A converged time step must have a finite state, residual and energy balance."""
-        if not all(np.all(np.isfinite(a)) for a in (s1.u, s1.rot, s1.v, s1.a, r)) \
+        if not all(np.isfinite(a).all() for a in (s1.u, s1.rot, s1.v, s1.a, r)) \
                 or not (np.isfinite(strain) and np.isfinite(work)):
             raise AccuracyError(f"step '{self.name}', time {s1.t:.6g}: the solution overflowed "
                                 "(displacements, velocities, forces or energies are not finite)")

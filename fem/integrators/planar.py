@@ -1,4 +1,4 @@
-"""The energy-conserving step of planar beam models, evaluated in two compiled calls (issue 14).
+"""The energy-conserving step of planar beam and multibody models, compiled (issues 14, 32).
 
 A small model's time step is interpreter work: the flexible pendulum of
 ``benchmarks/small_models.py`` (100 co-rotational beams) spent about 0.2 ms of every evaluation
@@ -9,27 +9,53 @@ kernels of :mod:`fem.integrators.planar_kernel`:
 
 * 2D, the energy-conserving integrator (:class:`fem.integrators.midpoint.EnergyConserving`);
 * every element group a co-rotational 2D beam group that takes the compiled energy-conserving
-  force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes), inertia nodal only
-  (lumped beams, point masses);
-* no joints or ties, and loads that do not turn with the structure (dead loads, gravity; any
-  time function): their forces come from :meth:`~fem.integrators.base.Integrator.external`.
+  force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes) or a group of 2D
+  rigid bodies (:class:`fem.elements.rigid_body.RigidBody`: no force of its own, its inertia
+  ``diag(m, m, J)`` is the node's), inertia nodal only (lumped beams, point masses, bodies);
+* constraint groups of 2D revolute and fixed joints only (between nodes, at offsets from them,
+  or to the ground; revolute ones driven or not), without released rows: their discrete
+  gradients (:mod:`fem.integrators.planar_joint_kernel`, the rows of
+  :mod:`fem.constraints.joint_rows`);
+* loads that do not turn with the structure (dead loads, gravity; any time function): their
+  forces come from :meth:`~fem.integrators.base.Integrator.external`.
+
+The compiled time step (:meth:`PlanarStep.iterate`) solves with a banded LU without pivoting
+(:mod:`fem.solvers.banded`): the step's own where the model has no multipliers, else one whose
+numbering puts each joint's multipliers right after the last of its nodes' unknowns
+(:func:`~fem.integrators.planar_joints.joint_order`), so that every multiplier's pivot is the
+Schur complement of the nodes already eliminated (the chain of ``benchmarks/multibody.py``: a
+band of 9). What the step does not take is logged (:meth:`PlanarStep.make`) and keeps the
+general path.
 
 :meth:`PlanarStep.eligible` says which of these a model misses, from what it declares (the
 groups' compiled pairs, :attr:`fem.elements.base.ElementGroup.compiled_pairs`). Anything else
-keeps the general path, which stays the reference: ``tests/test_planar_step.py``
-compares residuals, references and tangents of the two at random states, and whole runs. The
-step's results are those of the general path to round-off (sums in another order).
+keeps the general path, which stays the reference: ``tests/test_planar_step.py`` and
+``tests/test_planar_multibody.py`` compare residuals, references and tangents of the two at
+random states, and whole runs. The step's results are those of the general path to round-off
+(sums in another order, another LU).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
+from fem.elements.rigid_body import RigidBody
+from fem.integrators.planar_joints import (
+    NO_JOINTS,
+    free_rows,
+    joint_data,
+    joint_order,
+    set_targets,
+)
 from fem.kernels import Kernel
+from fem.solvers.banded import MAX_BAND, BandedLU
+
+log = logging.getLogger(__name__)
 
 _nodes = Kernel("fem.integrators.planar_kernel", "nodes")
 
@@ -41,6 +67,7 @@ class _Evaluation:
     s0: object
     u: NDArray
     rot: NDArray
+    mu: NDArray
     v: NDArray
     r: NDArray
     scale: NDArray
@@ -58,7 +85,12 @@ class PlanarStep:
         from fem.integrators import planar_kernel as kern
 
         self.kern = kern
-        system = integ.system
+        self.joint_kernel = None
+        if getattr(integ.system.model, "constraints", ()):
+            from fem.integrators import planar_joint_kernel
+
+            self.joint_kernel = planar_joint_kernel
+        system = self.system = integ.system
         dm = system.dofmap
         asm = system.assembler
         self.n_active, self.nnz = dm.n_active, asm.nnz
@@ -71,7 +103,10 @@ class PlanarStep:
         nodal = integ.inertia
         self.mass = np.column_stack([nodal.m, nodal.m, nodal.I])
         self.on = np.ascontiguousarray(integ.chord_nodes())
-        self.groups = [(g, g._kernel_data(), asm.groups[i]) for i, g in groups]
+        self.groups = [(g, g._kernel_data(), asm.groups[i]) for i, g in groups
+                       if not isinstance(g, RigidBody)]
+        self.joints = joint_data(system)
+        self._lu = None               # (linear system, banded LU) of models with multipliers
         self._h = None
         self._last: _Evaluation | None = None
         self._step = None             # the compiled time step's data (iterate), made at first use
@@ -86,19 +121,30 @@ class PlanarStep:
         (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`), taken at its size
         (:func:`fem.elements.beam.beam2d_jit.compiled`), whose kernel the step inlines.
         """
+        from fem.constraints.joint import Joint
         from fem.elements.beam import beam2d_jit
 
         system = integ.system
         model = system.model
         for why, when in (("not a planar model", model.dim != 2),
                           ("element inertia groups", bool(integ.extras)),
-                          ("joints or ties", bool(getattr(model, "constraints", ()))),
                           ("loads that turn with the structure", integ.loads.state_dependent)):
             if when:
                 return why
+        for c in getattr(model, "constraints", ()):
+            if not (isinstance(c, Joint) and c.kind in ("revolute", "fixed") and c.dim == 2):
+                return (f"constraint group '{c.name}' ({c.type_name}): only 2D revolute and "
+                        "fixed joints are compiled")
+            if c.released.any():
+                return f"joints '{c.name}' have redundant rows released"
         if not _nodes.enabled():               # numba is imported here, for a model it may take
             return "numba is not installed, or FEM_JIT = 0"
         for i, g in enumerate(model.groups):
+            if isinstance(g, RigidBody):        # inertia only: the nodes'
+                continue
+            if g.type_name != "beam":
+                return (f"element group '{g.name}' ({g.type_name}): only co-rotational 2D beams "
+                        "and rigid bodies are compiled")
             if not ("beam2d.conserving" in g.compiled_pairs
                     and beam2d_jit.compiled(len(g), conserving=True)):
                 return (f"element group '{g.name}' ({g.type_name}) has no compiled 2D beam "
@@ -109,8 +155,14 @@ class PlanarStep:
 
     @classmethod
     def make(cls, integ) -> PlanarStep | None:
-        """The compiled step of ``integ``'s model, or None where :meth:`eligible` says why not."""
-        if cls.eligible(integ) is not None:
+        """The compiled step of ``integ``'s model, or None where :meth:`eligible` says why not.
+
+        The reason is logged (INFO): the general path takes the step.
+        """
+        why = cls.eligible(integ)
+        if why is not None:
+            log.info("the compiled energy-conserving step does not take this model (%s): "
+                     "the general path", why)
             return None
         return cls(integ, list(enumerate(integ.system.model.groups)))
 
@@ -120,7 +172,8 @@ class PlanarStep:
         self._iterated = None
         last = self._last
         if (last is not None and last.s0 is s0 and (last.K is not None or not tangent)
-                and np.array_equal(last.u, s1.u) and np.array_equal(last.rot, s1.rot)):
+                and np.array_equal(last.u, s1.u) and np.array_equal(last.rot, s1.rot)
+                and np.array_equal(last.mu, s1.multipliers)):
             s1.v[:] = last.v
             return last.r, last.scale, last.K if tangent else None
         if integ._s0 is not s0:
@@ -148,13 +201,22 @@ class PlanarStep:
                        f_el, K)
             energies.append(energy)
             hist[g.name] = {"v": vh1}
+        jt = self.joints
+        if jt is not None:
+            jk = self.joint_kernel
+            set_targets(jt, s1.t)
+            jk.revolute(s0.u, s1.u, s0.rot, s1.rot, jt["conn"], jt["offsets"], jt["mpos"],
+                        s1.multipliers, jt["scale"], self.on, jt["edofs"], jt["slot"], tangent,
+                        f_el, K)
+            jk.angles(s0.rot, s1.rot, jt["aconn"], jt["ampos"], s1.multipliers, jt["ascale"],
+                      jt["atarget"], self.on, jt["aedofs"], jt["aslot"], tangent, f_el, K)
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
         r = f_in + f_el - fe
         scale = integ.scale(f_in, f_el, fe)
         K = K if tangent else None
-        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, scale, K, inc,
-                                 f_ext, energies, hist)
+        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.multipliers.copy(),
+                                 s1.v.copy(), r, scale, K, inc, f_ext, energies, hist)
         return r, scale, K
 
     def _converged(self, integ, s0, s1) -> _Evaluation:
@@ -184,82 +246,116 @@ class PlanarStep:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
 
         :mod:`fem.integrators.planar_newton_kernel`: full or modified Newton as the step's
-        ``newton`` says, with the step's banded LU (``step.linear.banded``). Returns the iterations
+        ``newton`` says, with the banded LU of :meth:`banded`. Returns the iterations
         and the residual (the reactions), with the converged evaluation kept for
         :meth:`finish` and the norms in ``step.test``; None where the step needs the general
         path (a failure to report or to cut back from): ``s1`` is then in an unspecified state
         and the caller starts again from its predictor.
         """
-        from fem.integrators import planar_newton_kernel as kern
-        from fem.solvers import newton
-
         if integ._s0 is not s0:
             integ.start_step(s0)
         h = integ.h
         if self._h != h:
             self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
         d = self._step or self._step_data(integ, step)
-        lu, test = step.linear.banded, step.test
+        kern = d["kernel"]
+        lu, test = self.banded(step), step.test
         settings = d.get("settings")
         if settings is None:                  # the step's test and solver constants
+            from fem.solvers import newton
+
             settings = d["settings"] = np.array([
                 test.rtol, test.atol, test.max_iterations, test.round_off,
                 np.finfo(float).eps, linalg.NULL_PIVOT,
                 linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
                 step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
+            d["norms"] = np.empty(test.max_iterations + 3)
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
-        n, E = len(s0.u), len(d["l0"])
-        inc, dpsi, um = np.empty((n, 3)), np.empty(n), np.empty((n, 3))
-        r, norms = np.empty(self.n_active), np.empty(test.max_iterations + 3)
-        K, reference, tangent = np.empty(self.nnz), np.empty(4), np.zeros(1, dtype=np.int64)
+        E = len(d["l0"])
+        # work arrays made once (the state-like outputs, kept by the state or the caller, not)
+        inc, dpsi, um, norms, K = d["inc"], d["dpsi"], d["um"], d["norms"], d["K"]
+        r, reference, tangent = np.empty(self.n_active), np.empty(4), np.zeros(1, np.int64)
         energy, vh1 = np.empty(E), np.empty((E, 3))
         vh0 = (s0.history[self.groups[0][0].name]["v"] if len(self.groups) == 1 else
-               np.concatenate([s0.history[g.name]["v"] for g, _, _ in self.groups]))
+               np.concatenate([s0.history[g.name]["v"] for g, _, _ in self.groups]
+                              + [np.empty((0, 3))]))
+        jt = self.joints or NO_JOINTS
+        set_targets(jt, s1.t)
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
-            d["edofs"], d["slot"], np.empty((E, 6)), np.empty((E, 6, 6)), energy, vh1,
-            np.empty((E, 6)), fe, d["kind"], d["n_free"], d["lever"], d["free_node"],
-            d["free_slot"], self.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
-            lu.kl, settings, inc, dpsi, um, r, norms, K, reference, tangent)
+            d["edofs"], d["slot"], d["f_e"], d["K_e"], energy, vh1, d["einc"], fe, d["kind"],
+            d["n_free"], d["lever"], d["free_node"], d["free_slot"], self.diag_rows, lu.indptr,
+            lu.indices, lu.pos, lu.order, lu.ab, lu.kl, settings, inc, dpsi, um, r, norms, K,
+            reference, tangent, jt["conn"], jt["offsets"], jt["mpos"], jt["scale"], jt["edofs"],
+            jt["slot"], jt["aconn"], jt["ampos"], jt["ascale"], jt["atarget"], jt["aedofs"],
+            jt["aslot"], s1.multipliers)
         if status != kern.CONVERGED:
             self._iterated = None
             return None
         test.start()
-        test.norms = [float(x) for x in norms[:it + 1]]
+        test.norms = norms[:it + 1].tolist()
         energies, hist, start = [], {}, 0
         for g, prep, _ in self.groups:
             stop = start + len(prep.l0)
             energies.append(energy[start:stop])
             hist[g.name] = {"v": vh1[start:stop]}
             start = stop
-        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.v.copy(), r, reference,
-                                 K if tangent[0] else None, inc, f_ext, energies, hist)
+        self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.multipliers.copy(),
+                                 s1.v.copy(), r, reference, K.copy() if tangent[0] else None,
+                                 inc.copy(), f_ext, energies, hist)
         self._iterated = s1
         return it, r
 
+    def banded(self, step):
+        """The banded LU the compiled time step solves with, or None (the general path).
+
+        The step's own (:attr:`fem.solvers.linear_system.LinearSystem.banded`) for models
+        without multipliers; with joints one numbered by :func:`joint_order`, made once per
+        linear system, unless the step's solver has PETSc options of the user's (deck or
+        command line) or the band is too wide.
+        """
+        linear = step.linear
+        if self.joints is None:
+            return linear.banded
+        lu = self._lu
+        if lu is not None and lu[0] is linear:
+            return lu[1]
+        lu = None
+        if not linear.petsc_options_given:
+            asm = self.system.assembler
+            order, kl = joint_order(self.system)
+            if kl <= MAX_BAND:
+                lu = BandedLU(asm.indptr, asm.indices, order, kl)
+        self._lu = (linear, lu)
+        return lu
+
     def _step_data(self, integ, step) -> dict:
         """What the compiled time step needs besides the states, made once."""
+        from fem.integrators import planar_newton_kernel
+
         system = integ.system
         dm = system.dofmap
         preps = [prep for _, prep, _ in self.groups]
-        free = (dm.index >= 0) & (dm.index < dm.n_free)
-        nodes_, slots = np.nonzero(free)
-        rows = dm.index[free]
-        free_node, free_slot = np.empty(dm.n_free, np.int64), np.empty(dm.n_free, np.int64)
-        free_node[rows], free_slot[rows] = nodes_, slots
+        free_node, free_slot = free_rows(dm)
+        n, E = system.model.n_nodes, sum(len(p.l0) for p in preps)
         self._step = {
+            "kernel": planar_newton_kernel,
+            "inc": np.empty((n, 3)), "dpsi": np.empty(n), "um": np.empty((n, 3)),
+            "K": np.empty(self.nnz), "f_e": np.empty((E, 6)), "K_e": np.empty((E, 6, 6)),
+            "einc": np.empty((E, 6)),
             "X": np.ascontiguousarray(system.model.X, dtype=float),
-            "conn": np.concatenate([p.conn for p in preps]),
-            "chord0": np.concatenate([p.chord0 for p in preps]),
-            "l0": np.concatenate([p.l0 for p in preps]),
-            "Sc": np.concatenate([p.Sc for p in preps]),
-            "Hc": np.concatenate([p.Hc for p in preps]),
+            "conn": np.concatenate([p.conn for p in preps] + [np.empty((0, 2), np.int64)]),
+            "chord0": np.concatenate([p.chord0 for p in preps] + [np.empty((0, 2))]),
+            "l0": np.concatenate([p.l0 for p in preps] + [np.empty(0)]),
+            "Sc": np.concatenate([p.Sc for p in preps] + [np.empty((0, 4))]),
+            "Hc": np.concatenate([p.Hc for p in preps] + [np.empty((0, 3))]),
             "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
-                                     for _, _, sc in self.groups]),
+                                     for _, _, sc in self.groups]
+                                    + [np.empty((0, 6), np.int64)]),
             "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64)
-                                    for _, _, sc in self.groups]),
+                                    for _, _, sc in self.groups] + [np.empty(0, np.int64)]),
             "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
             "n_free": dm.n_free, "lever": float(step._model_size()),
             "free_node": free_node, "free_slot": free_slot}

@@ -143,6 +143,11 @@ class PlanarAlphaStep:
                  d["slot"], False, f_e, K_e, f, K)
         return f
 
+    @staticmethod
+    def banded(step):
+        """The banded LU the compiled time step solves with: the step's own, or None."""
+        return step.linear.banded
+
     def iterate(self, integ, step, s0, s1) -> tuple[int, NDArray] | None:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
 

@@ -26,6 +26,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
+from fem.integrators.planar_joint_kernel import angles, revolute  # noqa: E402
 from fem.integrators.planar_kernel import beams, mass_diagonal, nodes  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -35,8 +36,10 @@ from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noq
 def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
          conn, chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc,
          fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
-         pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out):
-    """Iterate ``u1, rot1`` (and ``v1``) to the time step's equilibrium in place.
+         pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
+         jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
+         aslot, mu1):
+    """Iterate ``u1, rot1`` (and ``v1``, the multipliers ``mu1``) to the step's equilibrium.
 
     ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
     REFINE_ABOVE, MAX_REFINEMENTS, POOR_BACKWARD_ERROR, modified (1: modified Newton, as
@@ -47,6 +50,11 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     ``energy`` and ``vh1`` the elements' at the last evaluation. As Newton's loop does, an
     evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
     the factorization (modified Newton), computes no tangent unless the test then asks for one.
+    ``jconn, joffsets, jmpos, jscale, jedofs, jslot``: the joints' point rows of
+    :func:`fem.integrators.planar_joint_kernel.revolute`, ``aconn, ampos, ascale, atarget,
+    aedofs, aslot`` their angle rows (:func:`~fem.integrators.planar_joint_kernel.angles`;
+    none: zero rows); rows of
+    ``free_slot`` 3 are multipliers, at ``free_node`` in ``mu1``.
     """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
@@ -70,6 +78,10 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
             mass_diagonal(mass_k, dpsi, diag_rows, K)
         beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tangent, f_e,
               K_e, energy, vh1, einc, fel, K)
+        revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs, jslot,
+                 tangent, fel, K)
+        angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, tangent, fel,
+               K)
         tangent_out[0] = 1 if tangent else 0
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
@@ -87,6 +99,10 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
                 mass_diagonal(mass_k, dpsi, diag_rows, K)
                 beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, True,
                       f_e, K_e, energy, vh1, einc, res_K, K)
+                revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs,
+                         jslot, True, res_K, K)
+                angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, True,
+                       res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
             norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
@@ -100,5 +116,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
                      max_refine, poor):
             return FALLBACK, it              # the general path keeps the record of it
         nk.correct(u1, rot1, x, free_node, free_slot)
+        for i in range(n_free):
+            if free_slot[i] == 3:
+                mu1[free_node[i]] += x[i]
         du_ratio = nk.correction_ratio(X, u1, rot1, x, free_node, free_slot, q)
     return FALLBACK, max_it + 1

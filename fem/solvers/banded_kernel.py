@@ -53,6 +53,9 @@ def fill(indptr, data, pos, order, ab, scale):
 def factor(ab, k, scale, null):
     """Factor ``ab`` in place (``L U``, unit ``L``); returns the number of null pivots.
 
+    A column's update stops at its last nonzero (the zeros of a band that its rows' own
+    envelopes leave, as a saddle-point system's multipliers do): the same values.
+
     A pivot is null when ``|u_jj| <= null * scale[j]`` (``scale``: the largest entry of each
     row of ``A``, as PETSc's own LU is checked, :func:`fem.linalg.checked._check_pivots`), or not
     finite; elimination stops at the first.
@@ -64,13 +67,16 @@ def factor(ab, k, scale, null):
             return n - j                    # this pivot and the columns after it
         rp = 1.0 / piv
         km = min(k, n - 1 - j)
+        last = 0                            # the column's last nonzero below the diagonal
         for i in range(1, km + 1):
+            if ab[j, k + i] != 0.0:
+                last = i
             ab[j, k + i] *= rp
         for c in range(j + 1, j + km + 1):
             off = k + j - c
             t = ab[c, off]
             if t != 0.0:
-                for i in range(1, km + 1):
+                for i in range(1, last + 1):
                     ab[c, off + i] -= ab[j, k + i] * t
     return 0
 

@@ -47,20 +47,28 @@ ratio = njit(cache=True, nogil=True)(scalar.correction_ratio)
 
 @njit(cache=True, nogil=True)
 def positions(X, u, rot, free_node, free_slot, q):
-    """(n_free,) the magnitudes the unknowns are known to (fem.system.System.positions, 2D)."""
+    """(n_free,) the magnitudes the unknowns are known to (fem.system.System.positions, 2D).
+
+    Slot 3 marks a multiplier (no coordinate: 0, as System.positions).
+    """
     for k in range(q.shape[0]):
         i, s = free_node[k], free_slot[k]
-        q[k] = abs(X[i, s] + u[i, s]) if s < 2 else max(abs(rot[i]), 1.0)
+        q[k] = (abs(X[i, s] + u[i, s]) if s < 2 else max(abs(rot[i]), 1.0) if s == 2
+                else 0.0)
 
 
 @njit(cache=True, nogil=True)
 def correct(u, rot, x, free_node, free_slot):
-    """Add the correction ``x`` of the unknowns to ``u, rot`` (System.update_unknowns, 2D)."""
+    """Add the correction ``x`` of the unknowns to ``u, rot`` (System.update_unknowns, 2D).
+
+    Rows of slot 3 (multipliers, ``free_node`` their position in ``State.multipliers``) are
+    left to the caller.
+    """
     for i in range(x.shape[0]):
         node, s = free_node[i], free_slot[i]
         if s < 2:
             u[node, s] += x[i]
-        else:
+        elif s == 2:
             rot[node] += x[i]
 
 
