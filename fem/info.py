@@ -32,27 +32,29 @@ def mpi_version() -> str:
         return "unknown"
 
 
-def versions(slepc: bool = False) -> dict[str, str]:
+def versions(slepc: bool = False, petsc: bool = False) -> dict[str, str]:
     """Name -> version of fem, Python and the libraries.
 
     Every run writes these, so nothing is imported or started for them that the run itself does
     not need (SciPy's and meshio's versions come from their distributions' metadata). SLEPc is
     asked its library version (``slepc``) only when it is already running or ``slepc`` is true
     (``fem info``); otherwise only slepc4py's version is given (slepc4py X.Y.* runs on SLEPc X.Y).
+    PETSc likewise (``petsc``): a run writes :data:`fem._petsc.NOT_STARTED` until it starts
+    PETSc, and its results file gets the version when it closes.
     """
     import h5py
     import numpy
 
-    PETSc = _petsc.PETSc()
-    v = PETSc.Sys.getVersion()
     out = {
         "fem": __version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "scipy": _dist_version("scipy"),
-        "petsc": ".".join(str(x) for x in v),
+        "petsc": _petsc.NOT_STARTED,
         "petsc4py": _dist_version("petsc4py"),
     }
+    if petsc or _petsc.started():
+        out["petsc"] = ".".join(str(x) for x in _petsc.PETSc().Sys.getVersion())
     if slepc or _petsc.slepc_started():
         try:
             SLEPc = _petsc.SLEPc()
@@ -75,7 +77,7 @@ def report() -> str:
     """The text of ``fem info``."""
     from fem import linalg
 
-    lines = [f"{k:<10} {v}" for k, v in versions(slepc=True).items()]
+    lines = [f"{k:<10} {v}" for k, v in versions(slepc=True, petsc=True).items()]
     PETSc = _petsc.PETSc()
     scalar = "complex" if PETSc.ScalarType().dtype.kind == "c" else "real"
     lines.append(f"{'scalars':<10} {scalar}, {PETSc.IntType().dtype.itemsize * 8}-bit indices")
