@@ -12,7 +12,13 @@ Beside Exudyn (issue 32: one-element ``fem run`` under 2x Exudyn's import and on
 peer's row is a cold process that imports Exudyn, builds a point mass under gravity and takes
 one time step of its default solver (:data:`EXUDYN`), run in turn with ``fem run`` (fem, Exudyn,
 fem, ...), so that both sample the machine's speed alike; the ratio is fem's median over
-Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), the row says so.
+Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), the row says so;
+``FEM_PEER_PYTHON`` names another interpreter to run it with (a virtual environment of its own).
+
+Before and after (issue 32): with ``FEM_BEFORE=<a source tree of fem>`` (``git archive <commit> |
+tar -x -C <dir>``), that tree's ``fem run`` is a third command of the interleaved rounds, so the
+two versions are compared on the same machine load; both then run as ``python -m fem.cli`` with
+their tree first on ``PYTHONPATH``.
 
 Python compiles fem's modules on every start when bytecode caching is off
 (``PYTHONDONTWRITEBYTECODE``): the header says which, as it moves the times by about 0.1 s.
@@ -134,13 +140,23 @@ def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
+def peer_python() -> str:
+    """The interpreter of the Exudyn row: ``FEM_PEER_PYTHON``, or this one."""
+    return os.environ.get("FEM_PEER_PYTHON") or sys.executable
+
+
 def exudyn_available() -> str | None:
-    """Why Exudyn cannot run in this interpreter, or None."""
-    proc = subprocess.run([sys.executable, "-c", "import exudyn"], capture_output=True,
+    """Why Exudyn cannot run in the peer's interpreter, or None."""
+    proc = subprocess.run([peer_python(), "-c", "import exudyn"], capture_output=True,
                           text=True)
     if proc.returncode == 0:
         return None
     return (proc.stderr.strip().splitlines() or ["it does not import"])[-1]
+
+
+def tree_command(tree: Path) -> list[str]:
+    """``fem`` (``python -m fem.cli``) of the source tree ``tree``."""
+    return ["env", f"PYTHONPATH={tree}", sys.executable, "-m", "fem.cli"]
 
 
 def main():
@@ -160,12 +176,23 @@ def main():
             ("PETSc and MPI start", median_wall(py + ["from fem import _petsc; _petsc.init()"])),
         ]
         run = lambda i: fem + ["run", str(deck), "-o", str(Path(tmp) / f"{i}.h5")]  # noqa: E731
+        before = os.environ.get("FEM_BEFORE")
+        commands = [run]
+        if before:
+            here = tree_command(Path(__file__).resolve().parents[1])
+            old = tree_command(Path(before).resolve())
+            median_wall(old + ["run", str(deck), "-o", str(Path(tmp) / "old.h5")], repeat=1)
+            commands = [
+                lambda i: here + ["run", str(deck), "-o", str(Path(tmp) / f"{i}.h5")],
+                lambda i: old + ["run", str(deck), "-o", str(Path(tmp) / f"old{i}.h5")]]
         why = exudyn_available()
         if why is None:
-            t_fem, t_exu = interleaved([run, py + [EXUDYN]])
-        else:
-            t_fem, t_exu = interleaved([run])[0], None
+            commands.append([peer_python(), "-c", EXUDYN])
+        times = interleaved(commands)
+        t_fem, t_exu = times[0], (times[-1] if why is None else None)
         rows.append(("fem run one-element deck", t_fem))
+        if before:
+            rows.append((f"  the same, {Path(before).name}", times[1]))
     print(f"{'command':<28} {'median s':>9} {'/ target':>9}")
     for name, t in rows:
         print(f"{name:<28} {t:>9.3f} {t / TARGET:>9.2f}")
@@ -175,3 +202,5 @@ def main():
     print(f"{'Exudyn import + one step':<28} {t_exu:>9.3f}")
     print(f"fem run / Exudyn's import + one step: {t_fem / t_exu:.2f} (target below "
           f"{PEER_TARGET:g})")
+    if len(rows) > 5:
+        print(f"{rows[5][0].strip()} / Exudyn's import + one step: {rows[5][1] / t_exu:.2f}")

@@ -30,17 +30,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from fem.linalg.checked import (
-    EPS,
-    NonFiniteError,
-    SolveReport,
-    equilibrated,
-    refine,
-)
+from fem.linalg.checked import NonFiniteError, SolveReport, equilibrated, refine
 from fem.linalg.objects import NULL_PIVOT, SingularMatrixError
 
 #: the most unknowns solved this way (module docstring); larger systems keep PETSc's LU
 DENSE_MAX = 60
+ROUND_OFF = float(np.finfo(float).eps)     # fem.linalg.checked's EPS (a name eigen scans flag)
 
 
 def factor(a: NDArray, null: float = NULL_PIVOT) -> tuple[NDArray, int]:
@@ -135,4 +130,4 @@ class DenseLU:
         except np.linalg.LinAlgError:
             return float("inf"), float("inf")
         cond = norm1 * inv_norm
-        return cond, cond * max(berr, EPS)
+        return cond, cond * max(berr, ROUND_OFF)
