@@ -83,6 +83,12 @@ def _serial_mpi_defaults(environ=os.environ) -> dict[str, str]:
     return added
 
 
+def locate() -> None:
+    """Make petsc4py and slepc4py importable (Debian's real build, module docstring)."""
+    _ensure_importable("petsc4py", "PETSC_DIR", "/usr/lib/petscdir/petsc*/*-real")
+    _ensure_importable("slepc4py", "SLEPC_DIR", "/usr/lib/slepcdir/slepc*/*-real")
+
+
 def defer(argv: list[str]) -> None:
     """Start PETSc with ``argv`` when it is first needed (:func:`PETSc`), not now.
 
@@ -138,8 +144,7 @@ def init(argv: list[str] | None = None) -> None:
         return
     if argv is None:
         argv = _deferred
-    _ensure_importable("petsc4py", "PETSC_DIR", "/usr/lib/petscdir/petsc*/*-real")
-    _ensure_importable("slepc4py", "SLEPC_DIR", "/usr/lib/slepcdir/slepc*/*-real")
+    locate()
     import petsc4py
 
     # PETSc's signal handler would turn Ctrl-C (and a closed pipe) into an MPI abort; Python

@@ -269,3 +269,27 @@ def test_a_deferred_module_is_imported_at_its_first_use():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert proc.stdout.split() == ["False", "True", "True"], proc.stderr
+
+
+@pytest.mark.parametrize("name", ["numpy", "scipy", "h5py", "meshio", "petsc4py",
+                                  "no_such_package_here"])
+def test_versions_are_read_without_importlib_metadata_as_it_reads_them(name):
+    from importlib import metadata
+
+    from fem import info
+
+    _petsc.locate()
+    try:
+        expected = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        expected = "not installed"
+    assert info._dist_version(name) == expected
+
+
+def test_the_mpi_library_is_found_without_ldconfig():
+    from fem import info
+
+    lib = info._mpi_library()
+    if lib is None:
+        pytest.skip("no MPI library")
+    assert info.mpi_version().split()[0] in ("Open", "MPICH", "Intel(R)")
