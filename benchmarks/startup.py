@@ -17,14 +17,15 @@ Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), t
 
 Before and after (issue 32): with ``FEM_BEFORE=<a source tree of fem>`` (``git archive <commit> |
 tar -x -C <dir>``), that tree's ``fem run`` is a third command of the interleaved rounds, so the
-two versions are compared on the same machine load; both then run as ``python -m fem.cli`` with
-their tree first on ``PYTHONPATH``.
+two versions are compared on the same machine load; both then run as ``python -P -m fem.cli``
+with their tree first on ``PYTHONPATH``.
 
 Python compiles fem's modules on every start when bytecode caching is off
 (``PYTHONDONTWRITEBYTECODE``): the header says which, as it moves the times by about 0.1 s.
 """
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -128,16 +129,23 @@ def median_wall(command: list[str], repeat: int = REPEAT, make_args=None) -> flo
     return statistics.median(times)
 
 
-def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[float]:
-    """Median wall time of each command, the commands run in turn ``repeat`` times.
+def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[tuple[float, float]]:
+    """Median wall and CPU time of each command, the commands run in turn ``repeat`` times.
 
-    A command is a list of arguments or a callable ``i -> arguments``.
+    A command is a list of arguments or a callable ``i -> arguments``. The CPU time is the
+    process's and its children's (user and system, ``RUSAGE_CHILDREN``): on a loaded machine
+    the wall time also counts the waits for a core, the CPU time not.
     """
     times = [[] for _ in commands]
+    cpus = [[] for _ in commands]
     for i in range(repeat):
-        for command, t in zip(commands, times, strict=True):
+        for command, t, c in zip(commands, times, cpus, strict=True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t.append(median_wall(command(i) if callable(command) else command, repeat=1))
-    return [statistics.median(t) for t in times]
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            c.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return [(statistics.median(t), statistics.median(c)) for t, c in zip(times, cpus,
+                                                                         strict=True)]
 
 
 def peer_python() -> str:
@@ -155,8 +163,12 @@ def exudyn_available() -> str | None:
 
 
 def tree_command(tree: Path) -> list[str]:
-    """``fem`` (``python -m fem.cli``) of the source tree ``tree``."""
-    return ["env", f"PYTHONPATH={tree}", sys.executable, "-m", "fem.cli"]
+    """``fem`` (``python -m fem.cli``) of the source tree ``tree``.
+
+    ``-P``: the working directory is not put before ``PYTHONPATH`` (run from a checkout, it
+    would import that checkout's fem for both trees).
+    """
+    return ["env", f"PYTHONPATH={tree}", sys.executable, "-P", "-m", "fem.cli"]
 
 
 def main():
@@ -189,18 +201,22 @@ def main():
         if why is None:
             commands.append([peer_python(), "-c", EXUDYN])
         times = interleaved(commands)
-        t_fem, t_exu = times[0], (times[-1] if why is None else None)
-        rows.append(("fem run one-element deck", t_fem))
-        if before:
-            rows.append((f"  the same, {Path(before).name}", times[1]))
+        names = ["fem run one-element deck"] + ([f"  the same, {Path(before).name}"]
+                                                if before else [])
+        peer = times[-1] if why is None else None
     print(f"{'command':<28} {'median s':>9} {'/ target':>9}")
     for name, t in rows:
         print(f"{name:<28} {t:>9.3f} {t / TARGET:>9.2f}")
-    if t_exu is None:
+    print(f"\nInterleaved rounds ({REPEAT}), load average {os.getloadavg()[0]:.1f}: median wall "
+          "and CPU time (user + system)")
+    head = "/ Exudyn" if peer else ""
+    print(f"{'command':<28} {'wall s':>7} {'CPU s':>7} {head:>9} {head:>9}")
+    for name, (wall, cpu) in zip(names, times, strict=False):
+        ratio = f"{wall / peer[0]:>9.2f} {cpu / peer[1]:>9.2f}" if peer else ""
+        print(f"{name:<28} {wall:>7.3f} {cpu:>7.3f} {ratio}")
+    if peer is None:
         print(f"Exudyn: not run ({why})")
         return
-    print(f"{'Exudyn import + one step':<28} {t_exu:>9.3f}")
-    print(f"fem run / Exudyn's import + one step: {t_fem / t_exu:.2f} (target below "
-          f"{PEER_TARGET:g})")
-    if len(rows) > 5:
-        print(f"{rows[5][0].strip()} / Exudyn's import + one step: {rows[5][1] / t_exu:.2f}")
+    print(f"{'Exudyn import + one step':<28} {peer[0]:>7.3f} {peer[1]:>7.3f}")
+    print(f"fem run / Exudyn's import + one step: {times[0][0] / peer[0]:.2f} wall, "
+          f"{times[0][1] / peer[1]:.2f} CPU (target below {PEER_TARGET:g})")
