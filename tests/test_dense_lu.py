@@ -164,3 +164,18 @@ def test_asking_for_the_petsc_objects_hands_them_the_last_values():
     assert np.abs(x_dense - x_petsc).max() <= 10 * cond * np.finfo(float).eps * \
         np.abs(x_petsc).max()
     lin.close()
+
+
+def test_cholesky_pivots_are_the_eliminations_on_positive_definite_matrices():
+    """A clamped beam (SPD): LAPACK's Cholesky gives the pivots of the column loop; a shifted,
+    indefinite one and a non-symmetric one are left to the loop (None)."""
+    K = beam_stiffness(10, supported=True).toarray()
+    fast = dense.positive_pivots(K)
+    loop, null = dense.factor(K.copy())
+    assert null == 0 and fast is not None
+    np.testing.assert_allclose(fast, loop, rtol=1e-9)
+    middle = np.median(np.linalg.eigvalsh(K))               # half the eigenvalues below it
+    assert dense.positive_pivots(K - middle * np.eye(len(K))) is None
+    skew = K.copy()
+    skew[0, 3] = np.nextafter(skew[0, 3], 0.0)             # one unit in the last place
+    assert dense.positive_pivots(skew) is None
