@@ -75,6 +75,17 @@ def test_null_pivots_are_relative_to_their_row():
     b = np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     for scale in (1e-30, 1.0, 1e30):
         assert dense.factor(scale * b)[1] == 2       # the second pivot and the column after it
+    # rank 2 in a rotated basis: the last pivot is round-off, not an exact zero
+    q, _ = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))
+    c = q @ np.diag([1.0, 2.0, 0.0]) @ q.T
+    for scale in (1e-30, 1.0, 1e30):
+        pivots, null = dense.factor(scale * c)
+        assert null == 1 and pivots[-1] != 0.0
+        assert dense.positive_pivots(scale * c) is None
+        lu = DenseLU(np.array([0, 3, 6, 9]), np.tile(np.arange(3), 3))
+        lu.fill((scale * c).ravel())
+        with pytest.raises(linalg.SingularMatrixError):
+            lu.solve(np.ones(3))
 
 
 @pytest.mark.parametrize("shift", [0.0, 5.0, 50.0, 5e3])
