@@ -190,3 +190,27 @@ def test_cholesky_pivots_are_the_eliminations_on_positive_definite_matrices():
     skew = K.copy()
     skew[0, 3] = np.nextafter(skew[0, 3], 0.0)             # one unit in the last place
     assert dense.positive_pivots(skew) is None
+
+
+def test_a_step_that_asked_for_the_banded_lu_keeps_petsc_without_it(monkeypatch):
+    """Time steps ask for the banded LU (many solves); without numba (FEM_JIT = 0) they keep
+    PETSc's LU as before, not the dense one, whose column loop on a tangent that is not
+    symmetric positive definite costs more a solve."""
+    K = beam_stiffness(4, supported=True)
+    asm = Pattern(K)
+    monkeypatch.setenv("FEM_JIT", "0")
+    lin = LinearSystem(asm, K.shape[0], False, "denselu9_")
+    lin.open(banded=True)
+    assert lin.banded is None and lin.dense is None
+    lin.close()
+    monkeypatch.delenv("FEM_JIT")
+    lin = LinearSystem(asm, K.shape[0], False, "denselu10_")
+    lin.open(banded=True)
+    assert lin.dense is None and (lin.banded is not None or not dense_lu_kernel_available())
+    lin.close()
+
+
+def dense_lu_kernel_available() -> bool:
+    from fem.solvers.banded import _kernel
+
+    return _kernel.enabled()

@@ -11,7 +11,8 @@ cut back from) is the step's to say.
 The PETSc objects are made at first use: the compiled steps of small planar models may never
 use them, and making them was a tenth of such a static step. Systems of at most
 :data:`fem.solvers.dense.DENSE_MAX` unknowns that PETSc's own LU would factor (no zero
-diagonal, no PETSc options for the step, not the banded LU) are solved dense with LAPACK
+diagonal, no PETSc options for the step, a step that did not ask for the banded LU) are
+solved dense with LAPACK
 through numpy (:class:`fem.solvers.dense.DenseLU`, issue 32): PETSc is then not even started.
 Whoever asks for the PETSc objects (:attr:`LinearSystem.A`, :attr:`LinearSystem.ksp`) gets
 them, filled with the last values, and they take every solve from then on.
@@ -106,8 +107,11 @@ class LinearSystem:
             from fem.solvers.banded import BandedLU
 
             self.banded = BandedLU.make(asm.indptr, asm.indices)
-        if self.banded is None and dense_eligible(self.n, package, self.petsc_options_given,
-                                                  self.distributed):
+        # a step that asked for the banded LU (time steps: many solves) and did not get it
+        # (no numba, a wide band) keeps PETSc's LU, whose solves cost less than a dense one's
+        # column loop on a tangent that is not symmetric positive definite
+        if not banded and dense_eligible(self.n, package, self.petsc_options_given,
+                                         self.distributed):
             self.dense = DenseLU(asm.indptr, asm.indices)
 
     def _make(self) -> None:
