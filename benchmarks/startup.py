@@ -12,13 +12,20 @@ Beside Exudyn (issue 32: one-element ``fem run`` under 2x Exudyn's import and on
 peer's row is a cold process that imports Exudyn, builds a point mass under gravity and takes
 one time step of its default solver (:data:`EXUDYN`), run in turn with ``fem run`` (fem, Exudyn,
 fem, ...), so that both sample the machine's speed alike; the ratio is fem's median over
-Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), the row says so.
+Exudyn's (below 2 passes). Where Exudyn does not import (the extra ``peers``), the row says so;
+``FEM_PEER_PYTHON`` names another interpreter to run it with (a virtual environment of its own).
+
+Before and after (issue 32): with ``FEM_BEFORE=<a source tree of fem>`` (``git archive <commit> |
+tar -x -C <dir>``), that tree's ``fem run`` is a third command of the interleaved rounds, so the
+two versions are compared on the same machine load; both then run as ``python -P -m fem.cli``
+with their tree first on ``PYTHONPATH``.
 
 Python compiles fem's modules on every start when bytecode caching is off
 (``PYTHONDONTWRITEBYTECODE``): the header says which, as it moves the times by about 0.1 s.
 """
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -122,25 +129,46 @@ def median_wall(command: list[str], repeat: int = REPEAT, make_args=None) -> flo
     return statistics.median(times)
 
 
-def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[float]:
-    """Median wall time of each command, the commands run in turn ``repeat`` times.
+def interleaved(commands: list[list[str]], repeat: int = REPEAT) -> list[tuple[float, float]]:
+    """Median wall and CPU time of each command, the commands run in turn ``repeat`` times.
 
-    A command is a list of arguments or a callable ``i -> arguments``.
+    A command is a list of arguments or a callable ``i -> arguments``. The CPU time is the
+    process's and its children's (user and system, ``RUSAGE_CHILDREN``): on a loaded machine
+    the wall time also counts the waits for a core, the CPU time not.
     """
     times = [[] for _ in commands]
+    cpus = [[] for _ in commands]
     for i in range(repeat):
-        for command, t in zip(commands, times, strict=True):
+        for command, t, c in zip(commands, times, cpus, strict=True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t.append(median_wall(command(i) if callable(command) else command, repeat=1))
-    return [statistics.median(t) for t in times]
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            c.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return [(statistics.median(t), statistics.median(c)) for t, c in zip(times, cpus,
+                                                                         strict=True)]
+
+
+def peer_python() -> str:
+    """The interpreter of the Exudyn row: ``FEM_PEER_PYTHON``, or this one."""
+    return os.environ.get("FEM_PEER_PYTHON") or sys.executable
 
 
 def exudyn_available() -> str | None:
-    """Why Exudyn cannot run in this interpreter, or None."""
-    proc = subprocess.run([sys.executable, "-c", "import exudyn"], capture_output=True,
+    """Why Exudyn cannot run in the peer's interpreter, or None."""
+    proc = subprocess.run([peer_python(), "-c", "import exudyn"], capture_output=True,
                           text=True)
     if proc.returncode == 0:
         return None
     return (proc.stderr.strip().splitlines() or ["it does not import"])[-1]
+
+
+def tree_command(tree: Path) -> list[str]:
+    """``fem`` (``python -m fem.cli``) of the source tree ``tree``.
+
+    ``-P``: the working directory is not put before ``PYTHONPATH`` (run from a checkout, it
+    would import that checkout's fem for both trees).
+    """
+    return ["env", f"PYTHONPATH={tree}", sys.executable, "-P", "-m", "fem.cli"]
 
 
 def main():
@@ -160,18 +188,35 @@ def main():
             ("PETSc and MPI start", median_wall(py + ["from fem import _petsc; _petsc.init()"])),
         ]
         run = lambda i: fem + ["run", str(deck), "-o", str(Path(tmp) / f"{i}.h5")]  # noqa: E731
+        before = os.environ.get("FEM_BEFORE")
+        commands = [run]
+        if before:
+            here = tree_command(Path(__file__).resolve().parents[1])
+            old = tree_command(Path(before).resolve())
+            median_wall(old + ["run", str(deck), "-o", str(Path(tmp) / "old.h5")], repeat=1)
+            commands = [
+                lambda i: here + ["run", str(deck), "-o", str(Path(tmp) / f"{i}.h5")],
+                lambda i: old + ["run", str(deck), "-o", str(Path(tmp) / f"old{i}.h5")]]
         why = exudyn_available()
         if why is None:
-            t_fem, t_exu = interleaved([run, py + [EXUDYN]])
-        else:
-            t_fem, t_exu = interleaved([run])[0], None
-        rows.append(("fem run one-element deck", t_fem))
+            commands.append([peer_python(), "-c", EXUDYN])
+        times = interleaved(commands)
+        names = ["fem run one-element deck"] + ([f"  the same, {Path(before).name}"]
+                                                if before else [])
+        peer = times[-1] if why is None else None
     print(f"{'command':<28} {'median s':>9} {'/ target':>9}")
     for name, t in rows:
         print(f"{name:<28} {t:>9.3f} {t / TARGET:>9.2f}")
-    if t_exu is None:
+    print(f"\nInterleaved rounds ({REPEAT}), load average {os.getloadavg()[0]:.1f}: median wall "
+          "and CPU time (user + system)")
+    head = "/ Exudyn" if peer else ""
+    print(f"{'command':<28} {'wall s':>7} {'CPU s':>7} {head:>9} {head:>9}")
+    for name, (wall, cpu) in zip(names, times, strict=False):
+        ratio = f"{wall / peer[0]:>9.2f} {cpu / peer[1]:>9.2f}" if peer else ""
+        print(f"{name:<28} {wall:>7.3f} {cpu:>7.3f} {ratio}")
+    if peer is None:
         print(f"Exudyn: not run ({why})")
         return
-    print(f"{'Exudyn import + one step':<28} {t_exu:>9.3f}")
-    print(f"fem run / Exudyn's import + one step: {t_fem / t_exu:.2f} (target below "
-          f"{PEER_TARGET:g})")
+    print(f"{'Exudyn import + one step':<28} {peer[0]:>7.3f} {peer[1]:>7.3f}")
+    print(f"fem run / Exudyn's import + one step: {times[0][0] / peer[0]:.2f} wall, "
+          f"{times[0][1] / peer[1]:.2f} CPU (target below {PEER_TARGET:g})")

@@ -36,6 +36,11 @@ import sys
 
 _initialised = False
 _args: list[str] = []     # the arguments PETSc was initialised with; SLEPc gets the same
+_deferred: list[str] = []  # the arguments PETSc is to start with, when a run first needs it
+
+#: the PETSc version written for a run that has not started PETSc (its solves were dense,
+#: :mod:`fem.solvers.dense`): :func:`fem.info.versions`
+NOT_STARTED = "not started"
 _slepc: list = []         # [SLEPc module] once initialised, [ImportError] if it does not import
 
 #: Environment variables that Open MPI's, MPICH's and Slurm's launchers set in the processes
@@ -78,16 +83,68 @@ def _serial_mpi_defaults(environ=os.environ) -> dict[str, str]:
     return added
 
 
+def locate() -> None:
+    """Make petsc4py and slepc4py importable (Debian's real build, module docstring)."""
+    _ensure_importable("petsc4py", "PETSC_DIR", "/usr/lib/petscdir/petsc*/*-real")
+    _ensure_importable("slepc4py", "SLEPC_DIR", "/usr/lib/slepcdir/slepc*/*-real")
+
+
+def defer(argv: list[str]) -> None:
+    """Start PETSc with ``argv`` when it is first needed (:func:`PETSc`), not now.
+
+    ``fem run`` of a small static model may not need PETSc at all (its solves are dense,
+    :mod:`fem.solvers.dense`); until PETSc starts, :func:`option_names` answers from ``argv``.
+    """
+    _deferred[:] = list(argv)
+
+
+def started() -> bool:
+    """Whether PETSc has been initialised in this process."""
+    return _initialised
+
+
+#: where PETSc reads options besides the command line (``PetscOptionsInsert``): if any is set,
+#: :func:`option_names` starts PETSc to read them
+_OPTION_SOURCES = ("PETSC_OPTIONS", "PETSC_OPTIONS_YAML")
+
+
+def _rc_files() -> list[str]:
+    home = os.path.expanduser("~")
+    return [p for p in (os.path.join(home, ".petscrc"), ".petscrc")
+            if os.path.isfile(p)]
+
+
+def option_names(prefix: str = "") -> list[str]:
+    """The PETSc options given for ``prefix`` (names without it), without starting PETSc.
+
+    Once PETSc runs, its options database answers. Before, the arguments it is to start with
+    (:func:`defer`) do, unless options may come from elsewhere (``PETSC_OPTIONS``, a
+    ``.petscrc`` file): PETSc is then started and asked.
+    """
+    if not _initialised and (any(os.environ.get(v) for v in _OPTION_SOURCES) or _rc_files()):
+        init()
+    if _initialised:
+        from petsc4py import PETSc as _PETSc
+
+        names = list(_PETSc.Options().getAll())
+    else:
+        names = [a[1:] for a in _deferred if a.startswith("-") and len(a) > 1
+                 and not a[1:2].isdigit() and a[1:2] != "."]
+    return [k[len(prefix):] for k in names if k.startswith(prefix)]
+
+
 def init(argv: list[str] | None = None) -> None:
     """Make petsc4py/slepc4py importable and initialise PETSc with ``argv`` (PETSc options).
 
-    SLEPc is only made importable here; :func:`SLEPc` initialises it when first needed.
+    Without ``argv``: the arguments of :func:`defer`. SLEPc is only made importable here;
+    :func:`SLEPc` initialises it when first needed.
     """
     global _initialised
     if _initialised:
         return
-    _ensure_importable("petsc4py", "PETSC_DIR", "/usr/lib/petscdir/petsc*/*-real")
-    _ensure_importable("slepc4py", "SLEPC_DIR", "/usr/lib/slepcdir/slepc*/*-real")
+    if argv is None:
+        argv = _deferred
+    locate()
     import petsc4py
 
     # PETSc's signal handler would turn Ctrl-C (and a closed pipe) into an MPI abort; Python

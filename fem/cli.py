@@ -295,7 +295,11 @@ def _cmd_run(args, petsc: list[str]) -> int:
 
     started = time.perf_counter()
     deck = deck_io.load(args.deck)     # reading a deck never touches PETSc: mistakes show at once
-    _petsc.init(petsc)
+    # PETSc starts when a step first needs it (small static models never do, fem.solvers.dense),
+    # or now when the command line gives it options (a bad one is reported before the run)
+    _petsc.defer(petsc)
+    if petsc:
+        _petsc.init()
     solver_options.check(deck.solver_options, deck.text, [s["name"] for s in deck.steps])
     if args.restart and mpi.size() > 1:
         raise DeckError("--restart", f"a restart runs on one process; started on {mpi.size()} "

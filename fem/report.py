@@ -45,7 +45,7 @@ def environment() -> dict[str, str]:
     from fem import linalg
     from fem.info import versions
 
-    out = versions(slepc=False)
+    out = versions(slepc=False, petsc=True)
     out["platform"] = f"{platform.system()} {platform.release()} {platform.machine()}"
     out["blas"] = blas()
     out["direct LU"] = linalg.best_lu_package()

@@ -35,7 +35,7 @@ LAYER_NAMES = ["base", "data", "physics", "system", "numerics", "procedures", "i
 # module or package (every module under it) -> layer; the longest matching name wins
 LAYERS = {
     "fem.errors": 0, "fem.rotations": 0, "fem.time_functions": 0, "fem.kernels": 0,
-    "fem._petsc": 0, "fem.interrupt": 0, "fem.mpi": 0,
+    "fem._petsc": 0, "fem.interrupt": 0, "fem.mpi": 0, "fem.lazy": 0,
     "fem.model": 1, "fem.state": 1, "fem.dofs": 1, "fem.io.keys": 1, "fem.partition": 1,
     "fem.elements": 2, "fem.constraints": 2, "fem.inertia": 2, "fem.loads": 2,
     "fem.assembly": 3, "fem.assembly_kernel": 3, "fem.system": 3, "fem.owner_computes": 3,

@@ -23,14 +23,15 @@ is Newton's (the straight step passes there), and converges quadratically.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
-from scipy.sparse import csgraph
 
-from fem import kernels
+from fem import kernels, lazy
 from fem import rotations as so3
 from fem.kernels import Kernel
+
+sp = lazy.module("scipy.sparse")
+spla = lazy.module("scipy.sparse.linalg")
+csgraph = lazy.module("scipy.sparse.csgraph")
 
 _compiled = Kernel("fem.analysis.bent_kernel", "chord_rhs")
 

@@ -55,11 +55,9 @@ import logging
 import os
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, lazy
 from fem.analysis import cms_deck
 from fem.analysis.base import StepBase, options_prefix
 from fem.analysis.cms_deck import CmsReduceSettings
@@ -70,6 +68,9 @@ from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
 from fem.elements.superelement import group as superelement
 from fem.errors import DeckError, ModelError, OutputError
 from fem.solvers import eigen
+
+sla = lazy.module("scipy.linalg")
+sp = lazy.module("scipy.sparse")
 
 log = logging.getLogger(__name__)
 

@@ -56,13 +56,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem import rotations as so3
 from fem.errors import ModelError
 from fem.solvers import eigen
 from fem.solvers.eigen import Verdict, verdict
+
+sp = lazy.module("scipy.sparse")
 
 
 @dataclass

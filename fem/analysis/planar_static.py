@@ -30,13 +30,14 @@ limit-point watch gets the determinant's sign of every factorization, from the b
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import linalg
+from fem import lazy, linalg
 from fem.analysis.bent import TRUST, held_nodes
 from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
+
+sp = lazy.module("scipy.sparse")
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
 

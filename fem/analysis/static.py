@@ -193,11 +193,11 @@ class StaticStep(StepBase):
         Only load control asks; MUMPS's determinant is free, the stiffness parameter costs one
         more solve with the same factorization.
         """
-        sign = linalg.determinant_sign(self.ksp)
+        sign = self.linear.determinant_sign()
         if sign is not None or self._pattern is None or not np.any(self._pattern):
             return sign
         try:
-            x = linalg.solve(self.ksp, self._pattern)
+            x = self.linear.solve(self._pattern)[0]
         except (linalg.SingularMatrixError, linalg.NonFiniteError):
             return 0
         return int(np.sign(self._pattern @ x))
@@ -326,7 +326,7 @@ class StaticStep(StepBase):
         self.linear.fill(ev.K)
         self._check_finite_tangent(state)
         try:
-            linalg.solve(self.ksp, np.ones(self.n))
+            self.linear.solve(np.ones(self.n))
         except (linalg.SingularMatrixError, linalg.NonFiniteError):
             raise self.mechanism_error() from None
         if self._watch:
@@ -353,7 +353,7 @@ class StaticStep(StepBase):
         self._check_finite_tangent(state)
         n = self.system.n_free
         try:
-            du_f, report = linalg.solve_checked(self.ksp, -r[:n])
+            du_f, report = self.linear.solve(-r[:n])
         except linalg.SingularMatrixError:
             raise self.mechanism_error() from None
         except linalg.NonFiniteError as err:
@@ -385,7 +385,7 @@ class StaticStep(StepBase):
         """Refuse (or flag) the solution of a linear step that double precision cannot give."""
         if not np.any(b):
             return                           # nothing loads it: zero is exact
-        cond, bound = linalg.accuracy(self.ksp, b, x)
+        cond, bound = self.linear.accuracy(b, x)
         if not np.isfinite(bound):           # no condition estimate: the backward error alone
             if report.poor:
                 raise AccuracyError(f"step '{self.name}': the linear solve is inaccurate "

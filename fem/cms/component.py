@@ -12,11 +12,13 @@ project's shift-invert block Lanczos) on that factorization.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.errors import DeckError, ModelError
 from fem.solvers import eigen
+
+sp = lazy.module("scipy.sparse")
 
 TOLERANCE = 1e-10          # Lanczos acceptance (as the modal step): Rayleigh quotients to ~1e-20
 

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.cms.craig_bampton import CraigBampton
 from fem.errors import DeckError, ModelError
 from fem.solvers import eigen
+
+sp = lazy.module("scipy.sparse")
 
 
 def check_labels(boundaries: Sequence[NDArray], labels: Sequence, names: Sequence[str]

@@ -50,11 +50,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import linalg
+from fem import lazy, linalg
 from fem.cms.component import (
     Factorization,
     check_indices,
@@ -67,6 +65,9 @@ from fem.cms.component import (
 from fem.cms.coupling import check_labels, reduced_modes
 from fem.errors import DeckError, ModelError
 from fem.solvers import eigen
+
+sla = lazy.module("scipy.linalg")
+sp = lazy.module("scipy.sparse")
 
 RIGID = 1e-9               # omega^2 below RIGID * max(K_ii / M_ii): a rigid-body mode
 SINGULAR = 1e-10           # S's eigenvalues below SINGULAR * the interface's flexibility: singular

@@ -47,10 +47,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.errors import DeckError
+
+sp = lazy.module("scipy.sparse")
 
 #: What a step may ask of an element group, and how a deck error describes it.
 CAPABILITIES = {

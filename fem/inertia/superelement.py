@@ -27,10 +27,12 @@ full model to compare with is of linear beams).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.rotations import hat
+
+sp = lazy.module("scipy.sparse")
 
 
 class SuperelementInertia:

@@ -105,6 +105,21 @@ log = logging.getLogger(__name__)
 COMMIT_INTERVAL = 0.5       # seconds between commits of written frames (see the docstring)
 
 
+def _not_inherited(h5: h5py.File) -> None:
+    """Keep the file descriptor of ``h5`` out of the processes this one starts.
+
+    PETSc may start during the run (the first step that needs it, :mod:`fem._petsc`), and Open
+    MPI's singleton start-up then forks a helper that would inherit the descriptor (HDF5 opens it
+    without ``O_CLOEXEC``) and keep the file open after the run closes it. Where the descriptor
+    cannot be had (another HDF5 driver), MPI starts now, before anything else is written, as
+    it always did.
+    """
+    try:
+        os.set_inheritable(h5.id.get_vfd_handle(), False)
+    except (AttributeError, TypeError, ValueError, OSError):
+        _petsc.init()
+
+
 def _open_unlocked(path: str) -> h5py.File:
     """``h5py.File(path, "w")`` holding no HDF5 file lock (readers may open it meanwhile)."""
     try:
@@ -188,9 +203,6 @@ class ResultsFile:
         self.sealed = False
         self.topology, _ = drawing.element_topology(model)
         self.drawing = drawing.drawing(model)
-        # Start MPI (through PETSc) before opening the file: Open MPI's singleton start-up forks a
-        # helper that would inherit the file descriptor and keep it open after we close it.
-        _petsc.init()
         if not files.writes():      # a replicated run's other ranks: the same file, in memory
             self.h5 = h5py.File(f"{self.path}.rank{os.getpid()}", "w", driver="core",
                                 backing_store=False)
@@ -201,6 +213,7 @@ class ResultsFile:
         tmp = files.temporary_beside(self.path, ".h5")
         try:
             self.h5 = _open_unlocked(tmp)
+            _not_inherited(self.h5)
             self._write_header(deck_text, deck_path, versions or {}, model_hash)
             self._write_model()
             self.h5.flush()
@@ -244,12 +257,12 @@ class ResultsFile:
         self.h5, self._lock, self.sealed = None, None, False
         self.topology, _ = drawing.element_topology(model)
         self.drawing = drawing.drawing(model)
-        _petsc.init()
         try:
             try:
                 self.h5 = h5py.File(self.path, "r+", locking=False)
             except (TypeError, ValueError):
                 self.h5 = h5py.File(self.path, "r+")
+            _not_inherited(self.h5)
             self._lock = files.SharedLock(self.path)
         except BaseException as err:
             if self.h5 is not None:
@@ -594,6 +607,7 @@ class ResultsFile:
             self.commit(force=True)
         finally:
             try:
+                self._petsc_version()
                 self.h5.flush()
                 self.h5.close()
             except (OSError, RuntimeError) as err:   # e.g. the disk is full: say, don't mask
@@ -602,6 +616,13 @@ class ResultsFile:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+
+    def _petsc_version(self) -> None:
+        """The PETSc version, once a step has started PETSc (:func:`fem.info.versions`)."""
+        attrs = self.h5.attrs
+        if _petsc.started() and attrs.get("version_petsc") == _petsc.NOT_STARTED \
+                and self.h5.mode != "r":
+            attrs["version_petsc"] = ".".join(str(x) for x in _petsc.PETSc().Sys.getVersion())
 
     def __enter__(self):
         return self

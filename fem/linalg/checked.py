@@ -418,6 +418,35 @@ def _backward_error(r: NDArray, norm_A: float, x: NDArray, b: NDArray) -> float:
     return float(np.abs(r).max()) / den if den > 0 else 0.0
 
 
+def equilibrated(rows: NDArray, aj: NDArray, av: NDArray, n: int, b: NDArray,
+                 x: NDArray) -> tuple[NDArray, float, float]:
+    """The equilibration of :func:`accuracy` of the CSR matrix ``(rows, aj, av)`` of order ``n``.
+
+    Returns ``s`` (``S = A / (s s^T)``), the backward error of ``x`` in the equilibrated system
+    and ``|S|_1``.
+    """
+    d = np.abs(np.where(rows == aj, av, 0.0))
+    d = np.bincount(rows, weights=d, minlength=n)
+    zero = d == 0
+    if zero.all():
+        d[:] = 1.0
+    elif zero.any():                     # saddle point: a multiplier row, by its largest entry
+        d[zero] = d[~zero].max()
+        entry = np.abs(av) / np.sqrt(d[aj])
+        top = np.zeros(n)
+        np.maximum.at(top, rows, np.where(zero[rows] & ~zero[aj], entry, 0.0))
+        d[zero] = np.where(top[zero] > 0, top[zero] ** 2, d[zero])
+    s = np.sqrt(d)
+    w = np.abs(av) / (s[rows] * s[aj])
+    norm1 = float(np.bincount(aj, weights=w, minlength=n).max())
+    norm_inf = float(np.bincount(rows, weights=w, minlength=n).max())
+    r = b - np.bincount(rows, weights=av * x[aj], minlength=n)
+    xs, rs, bs = x * s, r / s, b / s
+    den = norm_inf * np.abs(xs).max() + np.abs(bs).max()
+    berr = float(np.abs(rs).max() / den) if den > 0 else 0.0
+    return s, berr, norm1
+
+
 def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
     """Condition number and error bound of a solution ``x`` of ``A x = b`` (``A`` factored).
 
@@ -445,25 +474,7 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
     if n == 0:
         return 1.0, 0.0
     rows = np.repeat(np.arange(n), np.diff(ai))
-    d = np.abs(np.where(rows == aj, av, 0.0))
-    d = np.bincount(rows, weights=d, minlength=n)
-    zero = d == 0
-    if zero.all():
-        d[:] = 1.0
-    elif zero.any():                     # saddle point: a multiplier row, by its largest entry
-        d[zero] = d[~zero].max()
-        entry = np.abs(av) / np.sqrt(d[aj])
-        top = np.zeros(n)
-        np.maximum.at(top, rows, np.where(zero[rows] & ~zero[aj], entry, 0.0))
-        d[zero] = np.where(top[zero] > 0, top[zero] ** 2, d[zero])
-    s = np.sqrt(d)
-    w = np.abs(av) / (s[rows] * s[aj])
-    norm1 = float(np.bincount(aj, weights=w, minlength=n).max())
-    norm_inf = float(np.bincount(rows, weights=w, minlength=n).max())
-    r = b - np.bincount(rows, weights=av * x[aj], minlength=n)
-    xs, rs, bs = x * s, r / s, b / s
-    den = norm_inf * np.abs(xs).max() + np.abs(bs).max()
-    berr = float(np.abs(rs).max() / den) if den > 0 else 0.0
+    s, berr, norm1 = equilibrated(rows, aj, av, n, b, x)
 
     def inverse(y, transpose=False):
         out = np.zeros(n)

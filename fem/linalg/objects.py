@@ -210,8 +210,11 @@ def push_options(prefix: str, options: dict | None) -> None:
 
 def release_options(prefix: str) -> None:
     """Remove the options :func:`push_options` put under ``prefix``."""
+    names = _PUSHED.pop(prefix, [])
+    if not names:
+        return                     # nothing pushed (PETSc may not even have started)
     opts = _petsc.PETSc().Options()
-    for name in _PUSHED.pop(prefix, []):
+    for name in names:
         opts.delValue(name)
 
 
@@ -271,8 +274,7 @@ def lu_package(n: int, options: dict | None = None, prefix: str = "",
         return best_lu_package()
     given = list(options or ())
     if prefix:
-        given += [k[len(prefix):] for k in _petsc.PETSc().Options().getAll()
-                  if k.startswith(prefix)]
+        given += _petsc.option_names(prefix)
     if any(k.startswith(("mat_mumps_", "mat_superlu_", "pc_factor_mat_solver_type"))
            for k in given):
         return best_lu_package()

@@ -9,7 +9,13 @@ determinant, and closes. What a singular or non-finite solve *means* (a mechanis
 cut back from) is the step's to say.
 
 The PETSc objects are made at first use: the compiled steps of small planar models may never
-use them, and making them was a tenth of such a static step.
+use them, and making them was a tenth of such a static step. Systems of at most
+:data:`fem.solvers.dense.DENSE_MAX` unknowns that PETSc's own LU would factor (no zero
+diagonal, no PETSc options for the step, a step that did not ask for the banded LU) are
+solved dense with LAPACK
+through numpy (:class:`fem.solvers.dense.DenseLU`, issue 32): PETSc is then not even started.
+Whoever asks for the PETSc objects (:attr:`LinearSystem.A`, :attr:`LinearSystem.ksp`) gets
+them, filled with the last values, and they take every solve from then on.
 
 **Distributed solve** (issue 31, stage 3). In a replicated run (``mpiexec -n N fem run ...``,
 :mod:`fem.mpi`) with the command-line option ``-fem_distributed_solve``, the matrix is one
@@ -34,6 +40,7 @@ import logging
 from numpy.typing import NDArray
 
 from fem import _petsc, linalg, mpi
+from fem.solvers.dense import DENSE_MAX, DenseLU
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,11 @@ def distributed_requested() -> bool:
     options = _petsc.PETSc().Options()
     return mpi.size() > 1 and (bool(options.getBool(DISTRIBUTED_OPTION, False))
                                or bool(options.getBool("fem_distributed_assembly", False)))
+
+
+def dense_eligible(n: int, package: str, options_given: bool, distributed: bool) -> bool:
+    """Whether a system of ``n`` unknowns PETSc would factor with ``package`` is solved dense."""
+    return package == "petsc" and not options_given and not distributed and n <= DENSE_MAX
 
 
 class LinearSystem:
@@ -75,6 +87,7 @@ class LinearSystem:
         self._ksp = None
         self._pending = None        # (options, package) of the PETSc objects made at first use
         self.banded = None          # the compiled banded LU, when chosen by open()
+        self.dense = None           # the dense LU (fem.solvers.dense), when chosen by open()
         self.tangent_data = None    # the CSR values last filled
         self.petsc_options_given = False
         self.distributed = False    # one MPI matrix across the ranks (module docstring)
@@ -92,8 +105,8 @@ class LinearSystem:
         (``-<step>_ksp_view``) keep PETSc's solves (:attr:`petsc_options_given`).
         """
         self.distributed = distributed_requested()
-        self.petsc_options_given = self.distributed or bool(self.solver_options) or any(
-            k.startswith(self.prefix) for k in _petsc.PETSc().Options().getAll())
+        self.petsc_options_given = self.distributed or bool(self.solver_options) or bool(
+            _petsc.option_names(self.prefix))
         asm = self.assembler
         # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
         package = "mumps" if self.distributed else linalg.lu_package(
@@ -106,6 +119,12 @@ class LinearSystem:
             from fem.solvers.banded import BandedLU
 
             self.banded = BandedLU.make(asm.indptr, asm.indices)
+        # a step that asked for the banded LU (time steps: many solves) and did not get it
+        # (no numba, a wide band) keeps PETSc's LU, whose solves cost less than a dense one's
+        # column loop on a tangent that is not symmetric positive definite
+        if not banded and dense_eligible(self.n, package, self.petsc_options_given,
+                                         self.distributed):
+            self.dense = DenseLU(asm.indptr, asm.indices)
 
     def _make(self) -> None:
         """The matrix and the direct solver :meth:`open` chose, made now."""
@@ -124,11 +143,20 @@ class LinearSystem:
                      self.n, comm.getSize())
         self._ksp = linalg.direct_solver(self._A, self.prefix, options, package)
 
+    def _petsc_objects(self) -> None:
+        """Make the PETSc objects if not yet made; they take the dense LU's place."""
+        if self._pending is not None:
+            self._make()
+        if self.dense is not None:
+            self.dense = None
+            if self.tangent_data is not None:
+                linalg.fill_matrix(self._A, self.assembler.indptr, self.assembler.indices,
+                                   self.tangent_data)
+
     @property
     def A(self):
         """The PETSc matrix (made at first use after :meth:`open`)."""
-        if self._pending is not None:
-            self._make()
+        self._petsc_objects()
         return self._A
 
     @A.setter
@@ -138,8 +166,7 @@ class LinearSystem:
     @property
     def ksp(self):
         """The PETSc direct solver (made at first use after :meth:`open`)."""
-        if self._pending is not None:
-            self._make()
+        self._petsc_objects()
         return self._ksp
 
     @ksp.setter
@@ -150,6 +177,8 @@ class LinearSystem:
         """Refill the matrix with the CSR values ``K`` (factored at the next solve)."""
         if self.banded is not None:
             self.banded.fill(K)
+        elif self.dense is not None:
+            self.dense.fill(K)
         else:
             linalg.fill_matrix(self.A, self.assembler.indptr, self.assembler.indices, K)
         self.tangent_data = K
@@ -159,17 +188,31 @@ class LinearSystem:
 
         Raises :class:`fem.linalg.SingularMatrixError` or :class:`fem.linalg.NonFiniteError`.
         """
-        if self.banded is None:
-            return linalg.solve_checked(self.ksp, rhs)
-        return self.banded.solve(rhs)
+        if self.banded is not None:
+            return self.banded.solve(rhs)
+        if self.dense is not None:
+            return self.dense.solve(rhs)
+        return linalg.solve_checked(self.ksp, rhs)
 
     def determinant_sign(self) -> int | None:
-        """Sign of the determinant of the last PETSc factorization, if the solver gave it."""
+        """Sign of the determinant of the last factorization, if the solver gave it."""
+        if self.dense is not None:
+            return self.dense.determinant_sign()
         return linalg.determinant_sign(self.ksp)
+
+    def accuracy(self, b: NDArray, x: NDArray) -> tuple[float, float]:
+        """Condition number and error bound of the solution ``x`` of the last solve with ``b``.
+
+        :func:`fem.linalg.accuracy` (an estimate), or the dense LU's (exact).
+        """
+        if self.dense is not None:
+            return self.dense.accuracy(b, x)
+        return linalg.accuracy(self.ksp, b, x)
 
     def close(self) -> None:
         """Destroy the PETSc objects (those made); release the options prefix."""
         self._pending = None
+        self.dense = None
         for obj in (self._ksp, self._A):
             if obj is not None:
                 obj.destroy()

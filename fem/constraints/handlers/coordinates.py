@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.constraints.handlers.nullspace import Mechanism, lu_columns
 from fem.constraints.joint import Joint
 from fem.errors import ModelError
 from fem.state import State
+
+sla = lazy.module("scipy.linalg")
 
 
 # --- coordinates -----------------------------------------------------------------------------

@@ -36,14 +36,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, lazy
 from fem.constraints.handlers import consistent
 from fem.errors import ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.state import State
+
+sla = lazy.module("scipy.linalg")
 
 #: the largest number of free nodal DOFs a dense mechanism accepts
 MAX_DOFS = 300

@@ -56,14 +56,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, lazy
 from fem.constraints.handlers.coordinates import Coordinates, generalized, model_coordinates
 from fem.constraints.handlers.nullspace import Mechanism, cho, lu_columns, reactions, split
 from fem.errors import ConvergenceError, ModelError
 from fem.state import State
+
+sla = lazy.module("scipy.linalg")
 
 
 class SingularChoice(ModelError):

@@ -99,8 +99,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from fem import lazy
+
+sp = lazy.module("scipy.sparse")
 
 EPS = float(np.finfo(float).eps)
 #: unit round-off of the residual's evaluation (x86: 80-bit extended, 2^-64; where long double

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import linalg
+from fem import lazy, linalg
 from fem.errors import ModelError
+
+sp = lazy.module("scipy.sparse")
 
 METHODS = {"symmetric": ("dense", "lanczos", "slepc"), "general": ("dense", "slepc", "lanczos"),
            "quadratic": ("dense", "lanczos2")}

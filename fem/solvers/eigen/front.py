@@ -65,9 +65,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from fem import lazy
 from fem.errors import ConvergenceError, ModelError
 from fem.solvers.eigen.common import (
     ACCEPT,
@@ -83,6 +83,8 @@ from fem.solvers.eigen.common import (
 )
 from fem.solvers.eigen.multiplicity import iterate
 from fem.solvers.eigen.shift import shifted
+
+sp = lazy.module("scipy.sparse")
 
 # --- symmetric -----------------------------------------------------------------------------
 

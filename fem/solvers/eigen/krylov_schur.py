@@ -14,9 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as la
 from numpy.typing import NDArray
-from scipy.linalg import lapack
+
+from fem import lazy
+
+la = lazy.module("scipy.linalg")
+lapack = lazy.module("scipy.linalg.lapack")
 
 INVARIANT = 1e-10    # ||r|| below this times ||C v||: an invariant subspace
 PARASITIC = 1e-6     # |lam| below this times the largest: p = infinity (multiplier rows)

@@ -58,11 +58,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, lazy
 from fem.errors import ConvergenceError
+
+sla = lazy.module("scipy.linalg")
 
 
 @dataclass
@@ -327,7 +328,7 @@ def _rayleigh_ritz(K, M, X: NDArray, inner) -> tuple[NDArray, NDArray, NDArray, 
     KX, MX = K @ X, M @ X
     Kr, Mr = X.T @ KX, X.T @ MX
     Kr, Mr = 0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T)
-    Z = scipy.linalg.eigh(Kr, Mr)[1] if inner is None else scipy.linalg.eigh(Mr, Kr)[1]
+    Z = sla.eigh(Kr, Mr)[1] if inner is None else sla.eigh(Mr, Kr)[1]
     X, KX, MX = X @ Z, KX @ Z, MX @ Z
     # each value the Rayleigh quotient of its own vector, not the small solve's eigenvalue: that
     # is accurate to eps times the subspace's largest (the interior modes of a CMS component can

@@ -65,15 +65,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg as la
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
-from scipy.linalg import lapack
 
+from fem import lazy
 from fem.errors import ConvergenceError
 from fem.solvers.eigen.krylov_schur import CLUSTER, TAU, KrylovSchur, clusters
 from fem.solvers.eigen.two_sided_search import Search
+
+la = lazy.module("scipy.linalg")
+sp = lazy.module("scipy.sparse")
+spla = lazy.module("scipy.sparse.linalg")
+lapack = lazy.module("scipy.linalg.lapack")
 
 
 class SingularShift(ValueError):

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, lazy
 from fem.errors import ModelError
 from fem.solvers.eigen.common import (
     FREE_SHIFT,
@@ -25,6 +24,8 @@ from fem.solvers.eigen.common import (
     SingularShift,
     spectrum_scale,
 )
+
+sp = lazy.module("scipy.sparse")
 
 
 def shifted(K, M, shift: float | None = None, *, factor: Callable,
