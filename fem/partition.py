@@ -32,10 +32,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from fem import _petsc
+from fem import _petsc, lazy
+
+sp = lazy.module("scipy.sparse")
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,11 @@ def distributed_requested() -> bool:
     Owner-computes assembly (``-fem_distributed_assembly``, :mod:`fem.owner_computes`) asks
     for it too.
     """
+    if mpi.size() == 1:                 # a serial run: PETSc need not start to say no
+        return False
     options = _petsc.PETSc().Options()
-    return mpi.size() > 1 and (bool(options.getBool(DISTRIBUTED_OPTION, False))
-                               or bool(options.getBool("fem_distributed_assembly", False)))
+    return (bool(options.getBool(DISTRIBUTED_OPTION, False))
+            or bool(options.getBool("fem_distributed_assembly", False)))
 
 
 def dense_eligible(n: int, package: str, options_given: bool, distributed: bool) -> bool:
