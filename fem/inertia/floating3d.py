@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem.errors import ModelError
-from fem.rotations import hat
+from fem.rotations import cay_inv_spin, hat
 
 
 class FloatingInertia3D:
@@ -213,6 +213,21 @@ class FloatingInertia3D:
             K += np.einsum("nik,nil->kl", TG[g.rows_r], dQ)
             K[g.tr[0]] += f1.Ra @ np.einsum("nil->il", self.J[:, :, None] * dV) / h
             K[g.tr[0][:, None], g.tr[0][None, :]] -= hat(f1.Ra @ S1) / h
+            K += g.geometric(zq, Rbar, 0.5 * (f0.Rs + f1.Rs), 0.5 * (f0.p + f1.p), f1.Rs, 0.5)
+            # Rbar, A(psi) and ytil move with node a's spin, ytil with c_1 too
+            c1 = g.local_field(f1.ql)[0]
+            AF = F @ A
+            dpsi = cay_inv_spin(psi)
+            dAF = 0.25 * (hat(np.cross(psi, F)) + hat(psi) @ hat(F)) @ dpsi     # (Nt, 3, 3)
+            dz = 0.5 * np.einsum("ji,njk->nik", f1.Ra, hat(AF)) + np.einsum(
+                "ji,njk->nik", Rbar, dAF)
+            zt = np.zeros((len(self.Md), 3))
+            zt[g.rows_u] = dz
+            K[:, g.tr[0]] += G.T[:, g.pos] @ (g.data.T.T @ zt.reshape(len(self.Md), 3))
+            Rc1 = c1 @ f1.Ra.T
+            K[g.tr[0][:, None], g.tr[0][None, :]] += 0.5 * np.einsum(
+                "nij,njk->ik", hat(F), hat(Rc1))
+            K[g.tr[0]] -= 0.5 * np.einsum("nij,jk,nkl->il", hat(F), f1.Ra, TB1[g.rows_u])
         return f[None], None if K is None else K[None]
 
     def update_rates(self, s0, s1, kin, h: float) -> None:

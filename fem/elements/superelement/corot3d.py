@@ -224,32 +224,34 @@ class CorotSuperelement3D(Superelement):
 
         ``Ra``, ``Rs`` and ``p`` move by ``factor`` times a node's translation (``dp``) or spin
         (``hat(dw) Rd``; ``Rd`` the rotations the spin acts on, ``Rs`` by default): ``factor
-        = 1/2`` and ``Rd = R_1`` for the averaged matrices of ``G``. Exact: ``B^T s`` is affine
-        in each argument, so the difference over a unit step is the derivative.
+        = 1/2`` and ``Rd = R_1`` for the averaged matrices of ``G``. With ``g_i = R_a s_u,i``
+        and the moments ``m_i = vee(R_a hat(s_w,i) R_i^T)`` of :meth:`_force_of`: a
+        translation moves ``sum g_i x p_i``, a spin of node a every ``g_i`` and ``m_i``, a
+        spin of node i its ``m_i``.
         """
         Rd = Rs if Rd is None else Rd
-        tx, tr = self.tx, self.tr
+        tx, tr, w, phi = self.tx, self.tr, self.has_w, factor
         K = np.zeros((self.nde, self.nde))
-        f = self._force_of(Ra, Rs, p, s)
-        for i in range(self.nen):
-            for c in range(3):
-                dp = np.zeros_like(p)
-                dp[i, c] = factor
-                if i == 0:
-                    dp[1:, c] -= factor
-                    dp[0, c] = 0.0
-                K[:, tx[i, c]] = self._force_of(Ra, Rs, p + dp, s) - f
-                if tr[i, c] < 0:
-                    continue
-                dR = factor * EPS[c] @ Rd[i]
-                col = np.zeros(self.nde)
-                if i == 0:
-                    col += self._force_of(Ra + dR, Rs, p, s) - f
-                if self.has_w[i]:
-                    Rs2 = Rs.copy()
-                    Rs2[i] = Rs[i] + dR
-                    col += self._force_of(Ra, Rs2, p, s) - f
-                K[:, tr[i, c]] = col
+        su = s[tx]
+        g = su @ Ra.T                                            # (k, 3)
+        Hg = hat(g[1:])                                          # (k-1, 3, 3)
+        K[tr[0][:, None], tx[1:, None, :]] += phi * Hg
+        K[tr[0][:, None], tx[0][None, :]] -= phi * Hg.sum(axis=0)
+        H = hat(su @ Rd[0].T)                                    # (k, 3, 3) hat(Rd_a s_u,i)
+        K[tx[:, :, None], tr[0][None, None, :]] -= phi * H
+        K[tx[0][:, None], tr[0][None, :]] += phi * H.sum(axis=0)
+        K[tr[0][:, None], tr[0][None, :]] += phi * np.einsum("kij,kjl->il", hat(p), H)
+        if w.any():
+            sw = hat(s[tr[w]])                                   # (kw, 3, 3)
+            Xa = np.einsum("ij,kjl,kml->kim", Rd[0], sw, Rs[w])  # Rd_a hat(s) R_i^T
+            Da = np.swapaxes(vee(np.einsum("cij,kjl->kcil", EPS, Xa)), 1, 2)
+            Y = np.einsum("ij,kjl,kml->kim", Ra, sw, Rd[w])      # R_a hat(s) Rd_i^T
+            Di = -np.swapaxes(vee(np.einsum("kij,cjl->kcil", Y, EPS)), 1, 2)
+            rows = tr[w]
+            K[rows[:, :, None], tr[0][None, None, :]] += phi * Da
+            K[tr[0][:, None], tr[0][None, :]] -= phi * Da.sum(axis=0)
+            K[rows[:, :, None], rows[:, None, :]] += phi * Di
+            K[tr[0][None, :, None], rows[:, None, :]] -= phi * Di
         return K
 
     # --- the element protocol -------------------------------------------------------------------
