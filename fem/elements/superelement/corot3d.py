@@ -64,9 +64,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem import rotations as so3
 from fem.elements.superelement.group import Superelement, SuperelementData
 from fem.rotations import hat, vee
 
+MEMO = 8            #: frames and Jacobians remembered
 #: ``hat(e_c)`` for the three axes: ``EPS[c] @ v = e_c x v``
 EPS = hat(np.eye(3))
 
@@ -141,6 +143,8 @@ class CorotSuperelement3D(Superelement):
         #: (Nc, 3) the component's nodes as placed in the model
         self.Xc = data.component_coordinates + self.offset
         self.C0 = self.Xc[self.t_nodes] - self.X[0, 0]            # (Nt, 3) X_j - X_a
+        #: the last few frames and Jacobians (a step evaluates each several times)
+        self._memo: dict = {}
 
     # --- checks of the deck's build -------------------------------------------------------------
     def translation_complete(self) -> bool:
@@ -166,11 +170,16 @@ class CorotSuperelement3D(Superelement):
         return self.coordinates(state)[0]
 
     def local_frame(self, state) -> Frame3D:
-        """Node a's frame and the local coordinates of ``state``."""
+        """Node a's frame and the local coordinates of ``state`` (the last few remembered)."""
         nodes = self.conn[0]
-        x = self.X[0] + state.u[nodes, :3]
-        Rs = state.rotation_matrices()[nodes]
-        return self.frame_of(x, Rs, self.modal(state)[0])
+        u, q, eta = state.u[nodes, :3], state.rot[nodes], self.modal(state)[0]
+        key = (u.tobytes(), q.tobytes(), eta.tobytes())
+        memo = self._memo.setdefault("frame", {})
+        if key not in memo:
+            if len(memo) >= MEMO:
+                memo.pop(next(iter(memo)))
+            memo[key] = self.frame_of(self.X[0] + u, so3.quat_to_matrix(q), eta)
+        return memo[key]
 
     def frame_of(self, x: NDArray, Rs: NDArray, eta: NDArray) -> Frame3D:
         """The frame of interface positions ``x (k, 3)``, rotations ``Rs (k, 3, 3)``, ``eta``."""
@@ -189,8 +198,15 @@ class CorotSuperelement3D(Superelement):
         Columns: the nodes' translations, spins and ``eta``; also ``G`` at the averaged
         matrices.
         """
+        key = (Ra.tobytes(), Rs.tobytes(), p.tobytes())
+        memo = self._memo.setdefault("jacobian", {})
+        if key in memo:
+            return memo[key]
+        if len(memo) >= MEMO:
+            memo.pop(next(iter(memo)))
         tx, tr, w = self.tx, self.tr, self.has_w
         B = np.zeros((self.nde, self.nde))
+        memo[key] = B
         RaT = Ra.T
         B[tx[:, :, None], tx[:, None, :]] = RaT
         B[tx[:, :, None], tx[0][None, None, :]] -= RaT
