@@ -17,6 +17,7 @@ import scipy.linalg as sla
 from helpers import solve
 
 from fem.elements.superelement.corot import CorotSuperelement, rotation
+from fem.elements.superelement.corot3d import CorotSuperelement3D
 from fem.errors import DeckError
 from fem.inertia import inertia_groups
 from fem.io.deck import from_dict
@@ -569,7 +570,9 @@ def test_gravity_on_a_corotational_superelement_is_refused(files):
         err.value.message
 
 
-def test_corotational_superelements_are_planar_only(tmp_path):
+def test_3d_corotational_superelements_ride_their_first_node(tmp_path):
+    """A 3D component makes the spatial co-rotational superelement (issue 33;
+    tests/test_superelement_corot3d.py); reduced with the consistent mass it is refused."""
     d = {"model": {"dim": 3},
          "materials": [{"name": "m", "E": 1000.0, "G": 400.0}],
          "sections": [{"name": "s", "A": 1.0, "Iy": 0.01, "Iz": 0.01, "J": 0.02,
@@ -581,12 +584,18 @@ def test_corotational_superelements_are_planar_only(tmp_path):
          "steps": [{"name": "reduce", "type": "cms_reduce", "interface": [1, 2], "modes": 2,
                     "file": "b3.h5"}]}
     solve(copy.deepcopy(d), tmp_path / "b3_reduce.h5", base_dir=str(tmp_path))
+    reduce = copy.deepcopy(d)
+    reduce["steps"][0].update(file="b3c.h5", mass="consistent")
     d["elements"] = [{"name": "se", "type": "superelement", "file": "b3.h5",
                       "formulation": "corotational"}]
     d["steps"] = [{"name": "s", "type": "static"}]
+    g = from_dict(copy.deepcopy(d), base_dir=str(tmp_path)).model.group("se")
+    assert isinstance(g, CorotSuperelement3D) and g.rigid_defect() < 1e-12
+    solve(copy.deepcopy(reduce), tmp_path / "b3c_reduce.h5", base_dir=str(tmp_path))
+    d["elements"][0]["file"] = "b3c.h5"
     with pytest.raises(DeckError) as err:
         from_dict(d, base_dir=str(tmp_path))
-    assert err.value.key == "elements[0].formulation" and "planar only" in err.value.message
+    assert err.value.key == "elements[0].formulation" and "lumped" in err.value.message
 
 
 def test_a_supported_component_is_refused(tmp_path):

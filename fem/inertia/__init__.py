@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from fem.inertia.beam import ConsistentBeamInertia, consistent_groups
 from fem.inertia.floating import FloatingInertia
+from fem.inertia.floating3d import FloatingInertia3D
 from fem.inertia.nodal import NodalInertia
 from fem.inertia.superelement import SuperelementInertia
 
@@ -97,7 +98,8 @@ def inertia_groups(system, state=None):
 
 def _kinds() -> dict:
     """The element-level inertia group of each ``inertia`` an element group may declare."""
-    return {"superelement": SuperelementInertia, "floating": FloatingInertia}
+    return {"superelement": SuperelementInertia, "floating": FloatingInertia,
+            "floating3d": FloatingInertia3D}
 
 
 def rate_fields(model) -> dict[str, dict[str, tuple]]:

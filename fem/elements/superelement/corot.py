@@ -61,8 +61,9 @@ slider-crank rod came out 18 % too stiff with them, 6 % too flexible without sti
 ``U`` is quartic in ``q_l``, so the Simpson average of its gradient below is exact for the
 work (its work along the straight path is a cubic).
 
-Three dimensions are refused (planar only for now); so are files without the lumped diagonal
-mass (``/component/mass``, a ``cms_reduce`` with ``mass = "lumped"``).
+Three dimensions are :mod:`fem.elements.superelement.corot3d` (node a's triad as the frame);
+files without the lumped diagonal mass are refused (``/component/mass``, a ``cms_reduce`` with
+``mass = "lumped"``).
 """
 
 from __future__ import annotations

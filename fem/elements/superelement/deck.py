@@ -5,9 +5,11 @@
 read from ``file`` (relative to the deck; a ``cms_reduce`` step writes it), its interface nodes
 mapped in order onto the model's ``nodes`` (default: the nodes of the same ids). ``formulation``:
 ``"linear"`` (small displacements, :class:`~fem.elements.superelement.Superelement`) or
-``"corotational"`` (planar large motion on a floating frame,
-:class:`~fem.elements.superelement.corot.CorotSuperelement`: 2D models, files reduced with
-``mass = "lumped"``, components without supports). ``damping_ratios``: modal damping of the
+``"corotational"`` (large motion on a floating frame: in 2D
+:class:`~fem.elements.superelement.corot.CorotSuperelement`, in 3D
+:class:`~fem.elements.superelement.corot3d.CorotSuperelement3D`, the frame of the first
+interface node, which needs rotations; files reduced with ``mass = "lumped"``, components
+without supports). ``damping_ratios``: modal damping of the
 component modes (linear superelements, :mod:`fem.elements.superelement.group`).
 """
 
@@ -18,6 +20,7 @@ import os
 import numpy as np
 
 from fem.elements.superelement.corot import RIGID, CorotSuperelement
+from fem.elements.superelement.corot3d import CorotSuperelement3D
 from fem.elements.superelement.group import Superelement, read
 from fem.errors import DeckError
 from fem.io.keys import REQUIRED, Key
@@ -88,9 +91,14 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
     cls = Superelement
     if v["formulation"] == "corotational":
         _corotational(e, data)
-        cls = CorotSuperelement
+        cls = CorotSuperelement if data.dim == 2 else CorotSuperelement3D
     extra = {}
-    if cls is CorotSuperelement:
+    if cls is CorotSuperelement3D:
+        if v["geometric_stiffening"]:
+            raise DeckError(f"{e.where}.geometric_stiffening", "3D co-rotational "
+                            "superelements have no geometric stiffening yet; set false or "
+                            "leave it out")
+    elif cls is CorotSuperelement:
         stiffening = v["geometric_stiffening"]
         extra["stiffening"] = data.stiffening is not None if stiffening is None else stiffening
         if stiffening and data.stiffening is None:
@@ -103,18 +111,19 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         raise DeckError(f"{e.where}.geometric_stiffening", "used by formulation = "
                         "\"corotational\" only")
     if v["damping_ratios"] is not None:
-        if cls is CorotSuperelement:
+        if cls is not Superelement:
             raise DeckError(f"{e.where}.damping_ratios", "modal damping is built for "
                             "formulation = \"linear\" superelements only so far")
         extra["damping_ratios"] = damping_ratios(v["damping_ratios"], data.n_modal,
                                                  f"{e.where}.damping_ratios")
     group = cls(v["name"], nodes, inputs.nodes.X, inputs.dim, data,
                 internal_start=inputs.n_internal, path=os.path.abspath(path), **extra)
-    if cls is CorotSuperelement:
+    if cls is not Superelement:
         where = f"{e.where}.formulation"
         if not group.translation_complete():
+            what = "ux and uy" if data.dim == 2 else "ux, uy, uz (and rx, ry, rz if any)"
             raise DeckError(where, f"a co-rotational superelement recovers every node of its "
-                            f"component with ux and uy; {v['file']!r} has a node with one of "
+                            f"component with {what}; {v['file']!r} has a node with some of "
                             "them only (a support inside the component): reduce it unsupported")
         defect = group.rigid_defect()
         if defect > RIGID:
@@ -143,15 +152,23 @@ def damping_ratios(value, m: int, where: str) -> np.ndarray:
 def _corotational(e: Entry, data) -> None:
     """What ``formulation = "corotational"`` needs of the model and the file."""
     where = f"{e.where}.formulation"
-    if data.dim != 2:
-        raise DeckError(where, "co-rotational superelements are planar only for now (dim = 2); "
-                        f"this is a {data.dim}D component: use formulation = \"linear\"")
     if data.component_mass is None:
         raise DeckError(where, f"a co-rotational superelement integrates its component's lumped "
                         f"(diagonal) mass, which {e.values['file']!r} does not hold (reduced "
                         f"with mass = \"{data.mass}\", by an older fem, or with consistent "
                         "beam inertia): reduce it with the cms_reduce key mass = \"lumped\" "
                         "and lumped element inertia")
+    if data.dim == 3:
+        need = {0, 1, 2}
+        for i in range(len(data.node_ids)):
+            have = set(int(s) for s in data.boundary_slot[data.boundary_node == i])
+            if not need <= have or (i == 0 and not {3, 4, 5} <= have):
+                raise DeckError(where, "a 3D co-rotational superelement needs ux, uy, uz at "
+                                "every interface node and rx, ry, rz at the first (its floating "
+                                f"frame is that node's triad); {e.values['file']!r} lacks "
+                                f"{'them' if need <= have else 'translations'} at interface "
+                                f"node {int(data.node_ids[i])}")
+        return
     slots = set(int(s) for s in data.boundary_slot)
     if not {0, 1} <= slots or any(
             not {0, 1} <= set(int(s) for s in data.boundary_slot[data.boundary_node == i])
