@@ -12,12 +12,12 @@ them, filled with the last values).
 
 import numpy as np
 import pytest
+from test_small_lu import beam_stiffness
 
 from fem import _petsc, linalg
 from fem.solvers import dense
 from fem.solvers.dense import DENSE_MAX, DenseLU
 from fem.solvers.linear_system import LinearSystem
-from tests.test_small_lu import beam_stiffness
 
 _petsc.init()
 

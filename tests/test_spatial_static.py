@@ -11,6 +11,7 @@ import logging
 
 import numpy as np
 import pytest
+from test_planar_static import Record, assert_same_run
 
 from benchmarks.small_models import sze_deck
 from fem.analysis import spatial_static
@@ -19,7 +20,6 @@ from fem.errors import ModelError
 from fem.io.deck import from_dict
 from fem.run import make_step
 from fem.system import System
-from tests.test_planar_static import Record, assert_same_run
 
 pytest.importorskip("numba")
 

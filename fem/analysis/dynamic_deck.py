@@ -127,6 +127,12 @@ def unsupported(model, values: dict, given: set, loads: tuple, prescribed: tuple
     ``values`` are the dynamic step's deck values with defaults, ``given`` the keys the deck
     gave, ``loads`` and ``prescribed`` the step's resolved loads and prescribed values.
     """
+    spatial = floating_3d(model)
+    if spatial and values["integrator"] != "energy_conserving":
+        return "integrator", (f"the 3D co-rotational superelement '{spatial[0]}' is integrated "
+                              "by integrator = \"energy_conserving\" only so far, not "
+                              f"{values['integrator']!r} (its inertia on the floating frame is "
+                              "written for that scheme)")
     form = values["formulation"]
     if form == "multipliers":
         return None
@@ -162,3 +168,8 @@ def unsupported(model, values: dict, given: set, loads: tuple, prescribed: tuple
             return "loads", (f"{asked} takes constant dead loads (its external work is "
                              f"f . (q - q0)), got {what}: load '{ld.name}'")
     return None
+
+
+def floating_3d(model) -> list[str]:
+    """The groups whose inertia rides a 3D floating frame (3D co-rotational superelements)."""
+    return [g.name for g in model.groups if g.inertia == "floating3d"]

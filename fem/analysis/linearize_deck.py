@@ -48,6 +48,7 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
     """The settings of linearize step ``e``, with the DOFs it names resolved."""
     s = from_values(LinearizeSettings, e.values)
     dim = inputs.model.dim
+    refuse_floating_3d(inputs.model, f"{e.where}.type", "a linearize step")
     if s.spin is not None:
         if len(s.spin) != (1 if dim == 2 else 3):
             raise DeckError(f"{e.where}.spin", "expected " + ("[wz] (2D: a spin about z)"
@@ -65,6 +66,16 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
             setattr(s, key, [_dof(text, f"{e.where}.{key}[{i}]", key, inputs)
                              for i, text in enumerate(getattr(s, key) or [])])
     return s
+
+
+def refuse_floating_3d(model, where: str, what: str) -> None:
+    """A DeckError for 3D co-rotational superelements, which ``what`` does not take yet."""
+    from fem.analysis.dynamic_deck import floating_3d
+
+    spatial = floating_3d(model)
+    if spatial:
+        raise DeckError(where, f"{what} does not take the 3D co-rotational superelement "
+                        f"'{spatial[0]}' yet")
 
 
 def spinning_superelements(model, where: str) -> None:

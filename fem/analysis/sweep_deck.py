@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem.analysis.linearize_deck import spinning_superelements
+from fem.analysis.linearize_deck import refuse_floating_3d, spinning_superelements
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import (
     MAX_ITERATIONS,
@@ -72,6 +72,7 @@ def check(e, inputs, spec: dict) -> SweepSettings:
     """The settings of sweep ``e``; a load sweep needs loads."""
     s = from_values(SweepSettings, e.values)
     check_values(s.values, f"{e.where}.values")
+    refuse_floating_3d(inputs.model, f"{e.where}.type", "a sweep (a linearization at each value)")
     dim = inputs.model.dim
     if s.parameter == "load":
         if not spec["loads"]:

@@ -82,9 +82,6 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
         raise DeckError(f"{e.where}.type", f"superelement '{supers[0]}' {step.NO_SUPERELEMENTS}")
     if supers and step.NO_LOADS is None:
         _superelement_gravity(e, step, inputs.model, loads, removed, applied)
-    spatial = [g.name for g in inputs.model.groups if getattr(g, "inertia", "") == "floating3d"]
-    if spatial:
-        _spatial_superelements(e, v, spatial[0])
     if step.LOADS_STAY:     # buckling loads are a perturbation, the others look
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
@@ -112,18 +109,6 @@ def _required_given(step: type, e: Entry) -> None:
         if meta["required"] and uses(f, variant) and f.name not in e.given:
             raise DeckError(f"{e.where}.{f.name}", f"required by {step.describe(variant)}: "
                             f"{meta['doc']}")
-
-
-def _spatial_superelements(e: Entry, v: dict, name: str) -> None:
-    """3D co-rotational superelements: the energy-conserving scheme only, no linearize step."""
-    if v["type"] == "dynamic" and v.get("integrator") != "energy_conserving":
-        raise DeckError(f"{e.where}.integrator", f"the 3D co-rotational superelement '{name}' "
-                        f"is integrated by integrator = \"energy_conserving\" only so far, not "
-                        f"{v.get('integrator')!r} (its inertia on the floating frame is written "
-                        "for that scheme)")
-    if v["type"] == "linearize":
-        raise DeckError(f"{e.where}.type", f"a linearize step does not take the 3D "
-                        f"co-rotational superelement '{name}' yet")
 
 
 def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) -> None:
