@@ -233,6 +233,25 @@ def serial(todo: list[Task], report: Callable[[dict], None] | None = None) -> li
 
 
 # --- worker processes ---------------------------------------------------------------------------
+#: what the fork server imports once, before it forks the workers (no PETSc: MPI must not start
+#: before a fork)
+PRELOAD = ["fem.study.runner", "fem.run", "numpy", "h5py"]
+
+
+def start_server() -> None:
+    """Start the fork server (its imports) now, if not running yet.
+
+    Its imports take about as long as this process's start-up (the deck checks, PETSc), and
+    the pool waits for them before its first worker starts: started first, they run beside it.
+    """
+    import multiprocessing as mp
+    from multiprocessing import forkserver
+
+    pin_threads()                        # the server and the workers inherit it
+    mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+
+
 def _init_worker(petsc_args: list[str]) -> None:
     """A worker: SIGINT is the parent's to handle; PETSc started once; numpy's warnings off."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -255,9 +274,8 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
     """
     import multiprocessing as mp
 
-    pin_threads()                        # the workers inherit it
+    start_server()                       # at once if the command started it before
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["fem.study.runner", "fem.run", "numpy", "h5py"])
     out: list[dict] = []
     workers = ctx.Pool(jobs, initializer=_init_worker, initargs=(list(petsc_args),))
     try:
