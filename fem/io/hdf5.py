@@ -51,6 +51,7 @@ Layout (DESIGN.md, "Results file")::
                             (points, cells, part, kind), steps/<s>/<name>/<k> each frame's
                             attributes (virtual datasets onto /steps, and the nodal frames),
                             steps/<s>/drawn/<q> (T, m, 3) the drawn points' motion, modes/<s>/
+                            (not with ``paraview = False``: then only the drawn grid)
 
 Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 
@@ -175,12 +176,17 @@ class ResultsFile:
     path : the results file (``.h5``); see :func:`fem.io.files.results_path`
     model : the model, written to ``/model``
     progress : optional :class:`fem.progress.Progress` told about steps and frames
+    paraview : False: no XDMF files and none of the views they name (the frames' and modes'
+        ``/xdmf/steps``, ``/xdmf/modes``), every other dataset as with True; a study's variants
+        (:mod:`fem.study.runner`), where the views took 2/3 of a small modal variant's time
     """
 
     def __init__(self, path: str, model, *, deck_text: str = "", deck_path: str = "",
-                 versions: dict | None = None, progress=None, model_hash: str = ""):
+                 versions: dict | None = None, progress=None, model_hash: str = "",
+                 paraview: bool = True):
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
+        self.paraview = paraview
         self.model = model
         self.progress = progress
         self.h5 = None
@@ -240,6 +246,7 @@ class ResultsFile:
         self = cls.__new__(cls)
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
+        self.paraview = True
         self.model, self.progress = model, progress
         self.h5, self._lock, self.sealed = None, None, False
         self.topology, _ = drawing.element_topology(model)
@@ -293,7 +300,7 @@ class ResultsFile:
         if self.sealed:
             return
         if not self.pending:
-            if force:                   # frames a checkpoint committed before the XDMF
+            if force and self.paraview:     # frames a checkpoint committed before the XDMF
                 self.series.write(force=True)
             return
         if not (force or checkpoint) \
@@ -302,8 +309,8 @@ class ResultsFile:
         with interrupt.critical():
             try:
                 views = [(w, f, paraview_views.frame_views(self.h5, self.drawing, self.model, f,
-                                                     w.datasets, w.attrs, self._groups))
-                         for w, f in self.pending]
+                                                     w.datasets, w.attrs, self._groups)
+                          if self.paraview else None) for w, f in self.pending]
                 self.h5.flush()
             except BaseException as err:
                 if files.is_io_error(err):
@@ -312,10 +319,12 @@ class ResultsFile:
                 raise
             for w, f, view in views:
                 self.frames.append(f)
-                self.series.add(f"{w.name} {f.index}", f.time, view)
+                if view is not None:
+                    self.series.add(f"{w.name} {f.index}", f.time, view)
             self.pending.clear()
             self._committed_at = _time.monotonic()
-            self.series.write(force=force)
+            if self.paraview:
+                self.series.write(force=force)
 
     def _abandon(self, tmp: str) -> None:
         """Undo a creation that failed or was refused: the target was never touched."""
@@ -422,7 +431,7 @@ class ResultsFile:
                 for k, v in (extra or {}).items():
                     g.create_dataset(k, data=v)
                 self.h5.flush()
-            if len(eigenvalues) == 0:
+            if len(eigenvalues) == 0 or not self.paraview:
                 return None
             path = files.modes_xdmf_path(self.path, name)
             paraview_modes.write_modes(path, self, name, step_type, len(eigenvalues), times=times,
