@@ -14,7 +14,7 @@ from fem import __version__, _petsc
 @functools.cache
 def _dist_version(name: str) -> str:
     # cached: a study's worker writes these into every variant's file, and reading the
-    # distributions' metadata took 14 ms a variant (2 to 6 % of a small modal variant)
+    # distributions' metadata took 5 ms a variant (15 % of a small modal variant)
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
