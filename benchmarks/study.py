@@ -14,7 +14,8 @@ and 2 worker processes against 1.
    until both are through). ``pair / (-j 1)`` is how much two processes slow each other here
    (1 on two free cores), and ``2 (-j 1) / pair`` the most any 2 processes can gain, which the
    ``-j 2`` speed-up is reported against. ``ROUNDS`` rounds, the three runs interleaved in each,
-   the best of each kind taken; the load average is printed with every round. Beside the wall
+   the best of each kind taken; the load average is printed with every round, and first the CPU
+   a busy loop gets alone and two at once (:func:`session_share`). Beside the wall
    times: the sums of the variants' CPU and wall times (their records; equal CPU sums say the
    workers add no work per variant, a wall sum well above the CPU sum that the cores were taken
    by others), and the steady rate, variants per second from the start of the second variant
@@ -94,6 +95,27 @@ def records(folder: Path, launched: float, ended: float) -> tuple[float, ...]:
             len(rest) / span, recs[0]["started"] - launched, ended - last)
 
 
+#: a busy loop of ``WINDOW`` seconds of wall time that prints the CPU seconds it got
+WINDOW = 3.0
+BUSY = (f"import time\nt = time.time()\nwhile time.time() - t < {WINDOW}: pass\n"
+        "print(time.process_time())")
+
+
+def session_share() -> tuple[float, float]:
+    """The CPU seconds one busy process gets in ``WINDOW`` s, and two of them at once.
+
+    Both run in this process's session, as a study's workers do: where Linux shares the cores
+    between sessions (autogroup scheduling, ``/proc/sys/kernel/sched_autogroup_enabled``), two
+    processes of one session get no more than one when other sessions keep the cores busy.
+    """
+    def busy(n: int) -> float:
+        procs = [subprocess.Popen([sys.executable, "-c", BUSY], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(n)]
+        return sum(float(p.communicate()[0]) for p in procs)
+
+    return busy(1), busy(2)
+
+
 def together(commands: list[list[str]]) -> float:
     """Wall time of ``commands`` started at once, until the last is through."""
     t = time.perf_counter()
@@ -164,6 +186,15 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
           + f", {rounds} rounds ({os.cpu_count()} cores; Python's bytecode cache "
           + ("off: every process compiles fem" if os.environ.get("PYTHONDONTWRITEBYTECODE")
              else "on") + ")")
+    one, two = session_share()
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
+            autogroup = "on" if fh.read().strip() == "1" else "off"
+    except OSError:
+        autogroup = "unknown"
+    print(f"CPU s a busy loop gets in {WINDOW:g} s of wall: one process {one:.2f}, two at once "
+          f"{two:.2f} ({two / one:.2f}x; autogroup scheduling {autogroup}; load "
+          f"{os.getloadavg()[0]:.1f})")
     print(f"{'round':<6} {'load':>5} {'-j 1 s':>8} {'-j 2 s':>8} {'pair s':>8} "
           f"{'speed-up':>9} {'ceiling':>8}")
     best = {"j1": np.inf, "j2": np.inf, "pair": np.inf}
@@ -205,7 +236,7 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
     print(f"steady rate -j 2 / -j 1: {steady:.2f}x, the pair's together {steady_ceiling:.2f}x; "
           f"load average {os.getloadavg()[0]:.1f} at the end")
     return {"speed_up": speed, "ceiling": ceiling, "steady": steady,
-            "steady_ceiling": steady_ceiling, **best}
+            "steady_ceiling": steady_ceiling, "busy_two_over_one": two / one, **best}
 
 
 def only_workers(rounds: int = ROUNDS) -> None:
