@@ -559,3 +559,35 @@ def test_variant_results_equal_fem_run_of_its_deck(tmp_path, xdmf):
         with h5py.File(os.path.join(out, "summary.h5"), "r") as f:
             assert f[f"outputs/{label}"][1] == ref
             assert f["values"][1, 0] == values[1]
+
+
+def test_restart_of_a_variant_without_views(tmp_path, capsys):
+    """``fem run --restart`` continues a variant written without XDMF (its root attribute
+    ``paraview`` false) from a checkpoint, writing no views or XDMF either: its frames after
+    the checkpoint are computed again, to round-off as before (the checkpoint holds the state)."""
+    with open(CRANK) as fh:
+        crank = fh.read().replace("duration = 0.0112", "duration = 6e-5") \
+            + "[output]\ncheckpoint_interval = 1\n"
+    assert crank.count("duration = 6e-5") == 1
+    base = write(tmp_path / "crank.toml", crank)          # the case's deck reads no other file
+    # the variant is the base deck (a variant's file keeps the base deck's text, which a restart
+    # compares the model and the steps with)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = "
+                  "\"materials.steel.E\"\nvalues = [2.06843e11]\n")
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out]) == 0
+    h5 = os.path.join(out, "variant_0000.h5")
+    with h5py.File(h5, "r") as f:
+        assert f.attrs["paraview"] == np.False_
+        before = f["steps/run/displacement"][()]
+        np.testing.assert_allclose(f["steps/run/time"][()], [0.0, 2e-5, 4e-5, 6e-5],
+                                   rtol=1e-12, atol=1e-18)
+    capsys.readouterr()
+    assert main(["run", base, "--restart", f"{h5}:run:1"]) == 0, capsys.readouterr().err
+    with h5py.File(h5, "r") as f:
+        np.testing.assert_allclose(f["steps/run/time"][()], [0.0, 2e-5, 4e-5, 6e-5],
+                                   rtol=1e-12, atol=1e-18)
+        np.testing.assert_allclose(f["steps/run/displacement"][()], before, rtol=1e-12,
+                                   atol=1e-15)
+        assert "steps" not in f["xdmf"] and "modes" not in f["xdmf"]
+    assert not [p for p in os.listdir(out) if p.endswith(".xdmf")]

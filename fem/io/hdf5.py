@@ -2,7 +2,8 @@
 
 Layout (DESIGN.md, "Results file")::
 
-    /                       attrs: fem_version, versions, created, title, units, deck, deck_path
+    /                       attrs: fem_version, versions, created, title, units, deck, deck_path,
+                            paraview (false, only when written without the XDMF views)
     /model/                 attrs: dim, dof_names
     /model/nodes            (n, 3) reference coordinates        node_ids (n,)
     /model/cells            the cells of every group, as the XDMF topology names them
@@ -241,7 +242,8 @@ class ResultsFile:
 
         :func:`fem.io.restart.truncate` has cut it back to a checkpoint; its frames stay, and
         the XDMF series is rewritten from them (:func:`fem.io.paraview_views.stored_view`).
-        The next step's index and time offset follow its last frame.
+        The next step's index and time offset follow its last frame. A file written without
+        views (root attribute ``paraview`` false) is continued without them.
         """
         self = cls.__new__(cls)
         self.path = os.path.abspath(path)
@@ -258,6 +260,7 @@ class ResultsFile:
             except (TypeError, ValueError):
                 self.h5 = h5py.File(self.path, "r+")
             self._lock = files.SharedLock(self.path)
+            self.paraview = bool(self.h5.attrs.get("paraview", True))
         except BaseException as err:
             if self.h5 is not None:
                 self.h5.close()
@@ -278,8 +281,9 @@ class ResultsFile:
             offset, clock = float(g.attrs["time_offset"]), str(g.attrs["clock"])
             for j, t in enumerate(g["time"][()]):
                 at = offset + clock_at(clock, t, j)
-                view = paraview_views.stored_view(self.h5, name, j, attrs)
-                self.series.add(f"{name} {j}", at, view)
+                if self.paraview:
+                    view = paraview_views.stored_view(self.h5, name, j, attrs)
+                    self.series.add(f"{name} {j}", at, view)
                 self.frames.append(paraview_views.Frame(name, j, float(at)))
                 self.time_offset = float(at)
             self.step_index = index + 1
@@ -355,6 +359,8 @@ class ResultsFile:
         attrs["deck_path"] = deck_path
         if model_hash:
             attrs["model_hash"] = model_hash        # what a restart checks (fem.io.restart)
+        if not self.paraview:
+            attrs["paraview"] = False               # no views: a restart writes none either
         for k, v in versions.items():
             attrs[f"version_{k}"] = str(v)
 
