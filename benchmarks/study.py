@@ -13,8 +13,9 @@ and 2 worker processes against 1.
    two independent ``fem study -j 1`` of the same variants at once (``pair``: the wall time
    until both are through). ``pair / (-j 1)`` is how much two processes slow each other here
    (1 on two free cores), and ``2 (-j 1) / pair`` the most any 2 processes can gain, which the
-   ``-j 2`` speed-up is reported against. ``ROUNDS`` rounds, the three runs interleaved in each,
-   the best of each kind taken; the load average is printed with every round, and first the CPU
+   ``-j 2`` speed-up is reported against. ``ROUNDS`` rounds, the three runs interleaved in each
+   (in reverse order every other round), the best of each kind taken and the median of the
+   rounds' ratios; the load average is printed with every round, and first the CPU
    a busy loop gets alone and two at once (:func:`session_share`). Beside the wall
    times: the sums of the variants' CPU and wall times (their records; equal CPU sums say the
    workers add no work per variant, a wall sum well above the CPU sum that the cores were taken
@@ -199,14 +200,15 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
           f"{'speed-up':>9} {'ceiling':>8}")
     best = {"j1": np.inf, "j2": np.inf, "pair": np.inf}
     stats = {}
+    ratios = []
     for k in range(rounds):
         load = os.getloadavg()[0]
         for out in ("j1", "j2", "pa", "pb"):
             shutil.rmtree(tmp / out, ignore_errors=True)
         t, at = {}, {}
-        for name, run in (("j1", lambda: wall(study("j1", 1))),
-                          ("j2", lambda: wall(study("j2", 2))),
-                          ("pair", lambda: together([study("pa", 1), study("pb", 1)]))):
+        runs = [("j1", lambda: wall(study("j1", 1))), ("j2", lambda: wall(study("j2", 2))),
+                ("pair", lambda: together([study("pa", 1), study("pb", 1)]))]
+        for name, run in runs[::-1] if k % 2 else runs:     # a drifting load favours none
             launched = time.time()
             t[name] = run()
             at[name] = (launched, time.time())
@@ -215,8 +217,9 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
                 best[name] = t[name]
                 for folder in {"j1": ("j1",), "j2": ("j2",), "pair": ("pa", "pb")}[name]:
                     stats[folder] = records(tmp / folder, *at[name])
+        ratios.append((t["j1"] / t["j2"], 2 * t["j1"] / t["pair"]))
         print(f"{k + 1:<6} {load:>5.1f} {t['j1']:>8.2f} {t['j2']:>8.2f} {t['pair']:>8.2f} "
-              f"{t['j1'] / t['j2']:>8.2f}x {2 * t['j1'] / t['pair']:>7.2f}x")
+              f"{ratios[-1][0]:>8.2f}x {ratios[-1][1]:>7.2f}x")
     print(f"\n{'best of ' + str(rounds):<22} {'wall s':>7} {'start s':>8} {'end s':>6} "
           f"{'variants: CPU s':>16} {'wall s':>7} {'steady /s':>10}")
     for name, t, folder in (("fem study -j 1", best["j1"], "j1"),
@@ -233,9 +236,11 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
     print(f"speed-up -j 2 / -j 1: {speed:.2f}x (goal 1.8x on 2 free cores); the machine's "
           f"ceiling 2 (-j 1) / pair: {ceiling:.2f}x (two processes slow each other "
           f"{best['pair'] / best['j1']:.2f}x); -j 2 reaches {speed / ceiling:.0%} of it")
-    print(f"steady rate -j 2 / -j 1: {steady:.2f}x, the pair's together {steady_ceiling:.2f}x; "
-          f"load average {os.getloadavg()[0]:.1f} at the end")
-    return {"speed_up": speed, "ceiling": ceiling, "steady": steady,
+    mid = np.median(np.array(ratios), axis=0)
+    print(f"median of the rounds: speed-up {mid[0]:.2f}x, ceiling {mid[1]:.2f}x; steady rate "
+          f"-j 2 / -j 1: {steady:.2f}x, the pair's together {steady_ceiling:.2f}x; load average "
+          f"{os.getloadavg()[0]:.1f} at the end")
+    return {"speed_up": speed, "ceiling": ceiling, "steady": steady, "median": tuple(mid),
             "steady_ceiling": steady_ceiling, "busy_two_over_one": two / one, **best}
 
 
