@@ -320,8 +320,11 @@ def mpi_comm():
 
 def ranks(todo: list[Task], comm, report: Callable[[dict], None] | None = None) -> list[dict]:
     """Run this rank's share of ``todo`` (a static split by variant index), then wait for all."""
+    from fem.io import files
+
     rank, size = comm.Get_rank(), comm.Get_size()
     mine = [t for t in todo if t.index % size == rank]
-    out = serial(mine, report)
+    with files.scratch():       # a rank's variants are its own files, not a replicated run's
+        out = serial(mine, report)
     comm.Barrier()
     return out
