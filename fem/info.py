@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import importlib.util
 import os
 import platform
@@ -11,13 +12,15 @@ import platform
 from fem import __version__, _petsc
 
 
+@functools.cache
 def _dist_version(name: str) -> str:
     """The version of the distribution that provides the importable package ``name``.
 
     Read from the name of its ``<name>-<version>.dist-info`` (or ``.egg-info``) folder beside the
     package, the one ``import name`` would load, without importing it: every run writes these,
     and ``importlib.metadata`` took 0.05 to 0.1 s to import and search (issue 32). Anything
-    else is asked of ``importlib.metadata``.
+    else is asked of ``importlib.metadata``. Cached: a study's worker writes these into every
+    variant's file.
     """
     spec = importlib.util.find_spec(name)
     if spec is None:
@@ -58,8 +61,9 @@ def _mpi_library():
     return None if name is None else ctypes.CDLL(name)
 
 
+@functools.cache
 def mpi_version() -> str:
-    """The MPI library's own version string (first line), without initialising MPI."""
+    """The MPI library's own version string (first line), without initialising MPI (cached)."""
     try:
         lib = _mpi_library()
         if lib is None:

@@ -93,13 +93,16 @@ def _distinct_beside(deck: Deck, h5: str) -> None:
                 seen[p] = spec["name"]
 
 
-def run(deck: Deck, output: str, progress=None, restart: str | None = None) -> RunResult:
+def run(deck: Deck, output: str, progress=None, restart: str | None = None,
+        paraview: bool = True) -> RunResult:
     """Run every step of ``deck``, writing ``output`` (HDF5) and XDMF files beside it.
 
     ``progress`` is an optional :class:`fem.progress.Progress`. Between steps and inside them the
     run stops at a signal (:mod:`fem.interrupt`), keeping every frame written. ``restart``:
     ``out.h5[:STEP[:FRAME]]``, continue the run that wrote ``out.h5`` from its last checkpoint
     (or the named one) into that file (:mod:`fem.io.restart`); ``output`` then names it too.
+    ``paraview``: False, no XDMF files nor the views they name (a study's variants;
+    :class:`~fem.io.hdf5.ResultsFile`).
     """
     system = System(deck.model)
     if restart is not None:
@@ -107,7 +110,7 @@ def run(deck: Deck, output: str, progress=None, restart: str | None = None) -> R
     path = results_path(deck, output)
     with ResultsFile(path, deck.model, deck_text=deck.text, deck_path=os.path.abspath(
             deck.path) if deck.path else "", versions=versions(), progress=progress,
-            model_hash=restart_io.deck_hash(deck)) as results:
+            model_hash=restart_io.deck_hash(deck), paraview=paraview) as results:
         return _steps(deck, system, results, system.reference_state(), 0)
 
 
@@ -153,9 +156,11 @@ def _steps(deck: Deck, system: System, results: ResultsFile, state, first: int,
             results.end_checkpoint(spec["name"], state, step.checkpoint_progress())
         summaries.append(_summary(spec, step))
         for kind in step.written_beside():
+            if kind in ("modes", "vibration") and not results.paraview:
+                continue
             which, paths = BESIDE[kind]
             written[which].extend(paths(path, step.name))
-    if results.frames:
+    if results.frames and results.paraview:
         written["xdmf"].insert(0, results.xdmf_path)
     return RunResult(h5=path, steps=summaries, **written)
 

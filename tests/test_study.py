@@ -489,3 +489,105 @@ def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch,
             rec = json.load(fh)
         assert rec["status"] == "done" and rec["started"] > told[0][0]
     assert [r["status"] for r in rows(pooled)] == ["done"] * 3
+
+
+def _datasets(h5: str) -> dict[str, np.ndarray]:
+    """Every dataset of results file ``h5`` by path (virtual ones read through)."""
+    out = {}
+    with h5py.File(h5, "r") as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
+                     if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+def _same(a: dict, b: dict) -> None:
+    assert sorted(a) == sorted(b)
+    for k in a:
+        assert np.asarray(a[k]).dtype == np.asarray(b[k]).dtype, k
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k, strict=True)
+
+
+@pytest.mark.parametrize("xdmf", [False, True])
+def test_variant_results_equal_fem_run_of_its_deck(tmp_path, xdmf):
+    """A variant's results file, dataset by dataset, and its summary row equal ``fem run`` of
+    the variant's deck, bit for bit: a modal cantilever and 40 us of the slider-crank
+    (dynamic frames). Without ``xdmf = true`` (the default) the variants write no XDMF files
+    and none of the views under ``/xdmf/steps`` and ``/xdmf/modes``; every other dataset is
+    ``fem run``'s. With it, every dataset and the XDMF files are there too."""
+    with open(CRANK) as fh:
+        crank = fh.read()
+    assert crank.count("duration = 0.0112") == 1 and CANTILEVER.count("h = 0.01\n") == 1
+    decks = {"cantilever": (CANTILEVER, "sections.bar.h", [0.01, 0.013], "h = 0.01\n",
+                            "h = {}\n", {"f2": "modes/modes/frequencies"}),
+             "crank": (crank, "steps.run.duration", [2e-5, 4e-5], "duration = 0.0112",
+                       "duration = {}", {"peak_uy": "steps/run/displacement"})}
+    for name, (text, key, values, old, new, outputs) in decks.items():
+        base = write(tmp_path / f"{name}.toml", text)
+        if name == "crank":         # the case's folder: the deck reads no other file
+            base = CRANK
+        out = str(tmp_path / f"{name}_study")
+        study = write(tmp_path / f"{name}_study.toml", "[study]\n"
+                      + ("xdmf = true\n" if xdmf else "")
+                      + f"[[study.parameters]]\nkey = \"{key}\"\nvalues = {values}\n"
+                      + "[study.outputs]\n"
+                      + "f2 = {path = \"modes/modes/frequencies\", index = 1}\n" * (name ==
+                                                                                  "cantilever")
+                      + "peak_uy = {path = \"steps/run/displacement\", index = [\":\", 3, 1], "
+                      "reduce = \"max_abs\"}\n" * (name == "crank"))
+        assert main(["study", base, study, "-o", out]) == 0
+        deck = write(tmp_path / f"{name}_1.toml", text.replace(old, new.format(values[1])))
+        ran = str(tmp_path / f"{name}_1.h5")
+        assert main(["run", deck, "-o", ran]) == 0
+        variant = os.path.join(out, "variant_0001.h5")
+        got, want = _datasets(variant), _datasets(ran)
+        views = [k for k in want if k.startswith(("xdmf/steps/", "xdmf/modes/"))]
+        assert views                            # fem run writes them (the test can fail)
+        if not xdmf:
+            assert not [k for k in got if k.startswith(("xdmf/steps/", "xdmf/modes/"))]
+            want = {k: v for k, v in want.items() if k not in views}
+        _same(got, want)
+        beside = sorted(f.replace("variant_0001", "x") for f in os.listdir(out)
+                        if f.startswith("variant_0001") and f.endswith(".xdmf"))
+        by_run = sorted(f.replace(f"{name}_1", "x") for f in os.listdir(tmp_path)
+                        if f.startswith(f"{name}_1") and f.endswith(".xdmf"))
+        assert by_run and beside == (by_run if xdmf else [])
+        # the summary row: the output read from fem run's file
+        (label, path), = outputs.items()
+        with h5py.File(ran, "r") as f:
+            v = f[path][()]
+            ref = v[1] if name == "cantilever" else np.max(np.abs(v[:, 3, 1]))
+        with h5py.File(os.path.join(out, "summary.h5"), "r") as f:
+            assert f[f"outputs/{label}"][1] == ref
+            assert f["values"][1, 0] == values[1]
+
+
+def test_restart_of_a_variant_without_views(tmp_path, capsys):
+    """``fem run --restart`` continues a variant written without XDMF (its root attribute
+    ``paraview`` false) from a checkpoint, writing no views or XDMF either: its frames after
+    the checkpoint are computed again, to round-off as before (the checkpoint holds the state)."""
+    with open(CRANK) as fh:
+        crank = fh.read().replace("duration = 0.0112", "duration = 6e-5") \
+            + "[output]\ncheckpoint_interval = 1\n"
+    assert crank.count("duration = 6e-5") == 1
+    base = write(tmp_path / "crank.toml", crank)          # the case's deck reads no other file
+    # the variant is the base deck (a variant's file keeps the base deck's text, which a restart
+    # compares the model and the steps with)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = "
+                  "\"materials.steel.E\"\nvalues = [2.06843e11]\n")
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out]) == 0
+    h5 = os.path.join(out, "variant_0000.h5")
+    with h5py.File(h5, "r") as f:
+        assert f.attrs["paraview"] == np.False_
+        before = f["steps/run/displacement"][()]
+        np.testing.assert_allclose(f["steps/run/time"][()], [0.0, 2e-5, 4e-5, 6e-5],
+                                   rtol=1e-12, atol=1e-18)
+    capsys.readouterr()
+    assert main(["run", base, "--restart", f"{h5}:run:1"]) == 0, capsys.readouterr().err
+    with h5py.File(h5, "r") as f:
+        np.testing.assert_allclose(f["steps/run/time"][()], [0.0, 2e-5, 4e-5, 6e-5],
+                                   rtol=1e-12, atol=1e-18)
+        np.testing.assert_allclose(f["steps/run/displacement"][()], before, rtol=1e-12,
+                                   atol=1e-15)
+        assert "steps" not in f["xdmf"] and "modes" not in f["xdmf"]
+    assert not [p for p in os.listdir(out) if p.endswith(".xdmf")]

@@ -2,7 +2,8 @@
 
 Layout (DESIGN.md, "Results file")::
 
-    /                       attrs: fem_version, versions, created, title, units, deck, deck_path
+    /                       attrs: fem_version, versions, created, title, units, deck, deck_path,
+                            paraview (false, only when written without the XDMF views)
     /model/                 attrs: dim, dof_names
     /model/nodes            (n, 3) reference coordinates        node_ids (n,)
     /model/cells            the cells of every group, as the XDMF topology names them
@@ -51,6 +52,7 @@ Layout (DESIGN.md, "Results file")::
                             (points, cells, part, kind), steps/<s>/<name>/<k> each frame's
                             attributes (virtual datasets onto /steps, and the nodal frames),
                             steps/<s>/drawn/<q> (T, m, 3) the drawn points' motion, modes/<s>/
+                            (not with ``paraview = False``: then only the drawn grid)
 
 Safety (DESIGN.md, "Results file"; :mod:`fem.io.files`):
 
@@ -190,12 +192,17 @@ class ResultsFile:
     path : the results file (``.h5``); see :func:`fem.io.files.results_path`
     model : the model, written to ``/model``
     progress : optional :class:`fem.progress.Progress` told about steps and frames
+    paraview : False: no XDMF files and none of the views they name (the frames' and modes'
+        ``/xdmf/steps``, ``/xdmf/modes``), every other dataset as with True; a study's variants
+        (:mod:`fem.study.runner`), where the views took 2/3 of a small modal variant's time
     """
 
     def __init__(self, path: str, model, *, deck_text: str = "", deck_path: str = "",
-                 versions: dict | None = None, progress=None, model_hash: str = ""):
+                 versions: dict | None = None, progress=None, model_hash: str = "",
+                 paraview: bool = True):
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
+        self.paraview = paraview
         self.model = model
         self.progress = progress
         self.h5 = None
@@ -248,11 +255,13 @@ class ResultsFile:
 
         :func:`fem.io.restart.truncate` has cut it back to a checkpoint; its frames stay, and
         the XDMF series is rewritten from them (:func:`fem.io.paraview_views.stored_view`).
-        The next step's index and time offset follow its last frame.
+        The next step's index and time offset follow its last frame. A file written without
+        views (root attribute ``paraview`` false) is continued without them.
         """
         self = cls.__new__(cls)
         self.path = os.path.abspath(path)
         self.xdmf_path = files.xdmf_path(self.path)
+        self.paraview = True
         self.model, self.progress = model, progress
         self.h5, self._lock, self.sealed = None, None, False
         self.topology, _ = drawing.element_topology(model)
@@ -264,6 +273,7 @@ class ResultsFile:
                 self.h5 = h5py.File(self.path, "r+")
             _not_inherited(self.h5)
             self._lock = files.SharedLock(self.path)
+            self.paraview = bool(self.h5.attrs.get("paraview", True))
         except BaseException as err:
             if self.h5 is not None:
                 self.h5.close()
@@ -284,8 +294,9 @@ class ResultsFile:
             offset, clock = float(g.attrs["time_offset"]), str(g.attrs["clock"])
             for j, t in enumerate(g["time"][()]):
                 at = offset + clock_at(clock, t, j)
-                view = paraview_views.stored_view(self.h5, name, j, attrs)
-                self.series.add(f"{name} {j}", at, view)
+                if self.paraview:
+                    view = paraview_views.stored_view(self.h5, name, j, attrs)
+                    self.series.add(f"{name} {j}", at, view)
                 self.frames.append(paraview_views.Frame(name, j, float(at)))
                 self.time_offset = float(at)
             self.step_index = index + 1
@@ -306,7 +317,7 @@ class ResultsFile:
         if self.sealed:
             return
         if not self.pending:
-            if force:                   # frames a checkpoint committed before the XDMF
+            if force and self.paraview:     # frames a checkpoint committed before the XDMF
                 self.series.write(force=True)
             return
         if not (force or checkpoint) \
@@ -315,8 +326,8 @@ class ResultsFile:
         with interrupt.critical():
             try:
                 views = [(w, f, paraview_views.frame_views(self.h5, self.drawing, self.model, f,
-                                                     w.datasets, w.attrs, self._groups))
-                         for w, f in self.pending]
+                                                     w.datasets, w.attrs, self._groups)
+                          if self.paraview else None) for w, f in self.pending]
                 self.h5.flush()
             except BaseException as err:
                 if files.is_io_error(err):
@@ -325,10 +336,12 @@ class ResultsFile:
                 raise
             for w, f, view in views:
                 self.frames.append(f)
-                self.series.add(f"{w.name} {f.index}", f.time, view)
+                if view is not None:
+                    self.series.add(f"{w.name} {f.index}", f.time, view)
             self.pending.clear()
             self._committed_at = _time.monotonic()
-            self.series.write(force=force)
+            if self.paraview:
+                self.series.write(force=force)
 
     def _abandon(self, tmp: str) -> None:
         """Undo a creation that failed or was refused: the target was never touched."""
@@ -359,6 +372,8 @@ class ResultsFile:
         attrs["deck_path"] = deck_path
         if model_hash:
             attrs["model_hash"] = model_hash        # what a restart checks (fem.io.restart)
+        if not self.paraview:
+            attrs["paraview"] = False               # no views: a restart writes none either
         for k, v in versions.items():
             attrs[f"version_{k}"] = str(v)
 
@@ -435,7 +450,7 @@ class ResultsFile:
                 for k, v in (extra or {}).items():
                     g.create_dataset(k, data=v)
                 self.h5.flush()
-            if len(eigenvalues) == 0:
+            if len(eigenvalues) == 0 or not self.paraview:
                 return None
             path = files.modes_xdmf_path(self.path, name)
             paraview_modes.write_modes(path, self, name, step_type, len(eigenvalues), times=times,

@@ -194,8 +194,9 @@ class StepWriter:
             values[f"increments/{k}"] = v
         for k, v in (energy or {}).items():
             values[f"energy/{k}"] = v
-        values.update(paraview_views.frame_arrays(self.results.drawing, sysm.model, self.name,
-                                                  values))
+        if self.results.paraview:
+            values.update(paraview_views.frame_arrays(self.results.drawing, sysm.model,
+                                                      self.name, values))
         sensors = {s.dataset: s.value(values) for s in self.results.sensors}
         values.update(sensors)
         clock = self._clock(time)

@@ -29,6 +29,8 @@ def study(args, petsc: list[str]) -> int:
         raise FemError("-j: expected a number of worker processes >= 1, got " + str(jobs))
     if runner.launched() or jobs > 1:
         runner.pin_threads()                # before numpy loads: one BLAS thread per process
+    if jobs > 1 and not runner.launched():
+        runner.start_server()               # its imports run beside the checks below
     from fem.study import spec, summary
 
     plan = spec.load(args.deck, args.study)

@@ -1,6 +1,8 @@
 """Running a study's variants: in-process, in worker processes, or over MPI ranks.
 
-Each variant runs in-process through :func:`fem.run.run` into ``<out>/variant_0007.h5``; the
+Each variant runs in-process through :func:`fem.run.run` into ``<out>/variant_0007.h5``, without
+XDMF files or the views they name unless the study says ``xdmf = true`` (every other dataset as
+``fem run`` writes it; the views took 2/3 of a small modal variant's time); the
 variant's values go to the file's root attributes (``study_variant``, ``study_keys`` and one
 ``study:<key path>`` per parameter), and its record (status, exit code, message, when it
 started (``started``, seconds since the epoch), wall and CPU time of this process, the named
@@ -73,6 +75,7 @@ class Task:
     values: tuple
     outputs: tuple[Output, ...]
     steps: tuple[str, ...]
+    xdmf: bool = False
 
 
 def variant_path(out_dir: str, i: int) -> str:
@@ -101,7 +104,7 @@ def tasks(study: Study, out_dir: str) -> list[Task]:
     steps = tuple(s["name"] for s in study.base.get("steps", ()) if isinstance(s, dict))
     return [Task(i, study.data(i), study.base_dir, study.text, study.path,
                  variant_path(out_dir, i), tuple(study.keys), study.variants[i],
-                 tuple(study.outputs), steps) for i in range(len(study.variants))]
+                 tuple(study.outputs), steps, study.xdmf) for i in range(len(study.variants))]
 
 
 def complete(h5: str, steps: tuple[str, ...]) -> bool:
@@ -180,7 +183,7 @@ def run_variant(task: Task) -> dict:
     stop = None
     try:
         deck = deck_io.from_dict(task.data, task.base_dir, task.text, task.path)
-        run(deck, task.out)
+        run(deck, task.out, paraview=task.xdmf)
         _mark(task)
         rec.update(status="done", exit_code=0)
     except Interrupted as err:
@@ -233,6 +236,25 @@ def serial(todo: list[Task], report: Callable[[dict], None] | None = None) -> li
 
 
 # --- worker processes ---------------------------------------------------------------------------
+#: what the fork server imports once, before it forks the workers (no PETSc: MPI must not start
+#: before a fork)
+PRELOAD = ["fem.study.runner", "fem.run", "numpy", "h5py"]
+
+
+def start_server() -> None:
+    """Start the fork server (its imports) now, if not running yet.
+
+    Its imports take about as long as this process's start-up (the deck checks, PETSc), and
+    the pool waits for them before its first worker starts: started first, they run beside it.
+    """
+    import multiprocessing as mp
+    from multiprocessing import forkserver
+
+    pin_threads()                        # the server and the workers inherit it
+    mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+
+
 def _init_worker(petsc_args: list[str]) -> None:
     """A worker: SIGINT is the parent's to handle; PETSc started once; numpy's warnings off."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -255,9 +277,8 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
     """
     import multiprocessing as mp
 
-    pin_threads()                        # the workers inherit it
+    start_server()                       # at once if the command started it before
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["fem.study.runner", "fem.run", "numpy", "h5py"])
     out: list[dict] = []
     workers = ctx.Pool(jobs, initializer=_init_worker, initargs=(list(petsc_args),))
     try:
@@ -299,8 +320,11 @@ def mpi_comm():
 
 def ranks(todo: list[Task], comm, report: Callable[[dict], None] | None = None) -> list[dict]:
     """Run this rank's share of ``todo`` (a static split by variant index), then wait for all."""
+    from fem.io import files
+
     rank, size = comm.Get_rank(), comm.Get_size()
     mine = [t for t in todo if t.index % size == rank]
-    out = serial(mine, report)
+    with files.scratch():       # a rank's variants are its own files, not a replicated run's
+        out = serial(mine, report)
     comm.Barrier()
     return out

@@ -6,6 +6,7 @@ A ``[study]`` table, in its own file (``fem study base.toml study.toml``) or in 
     kind = "sweep"             # or "sensitivity": central differences (relative_step)
     combine = "product"        # or "zip": how parameters without a common zip label combine
     sampling = "none"          # or "lhs", "sobol" (scipy.stats.qmc): samples, seed, lower/upper
+    xdmf = false               # true: each variant writes its XDMF files for ParaView too
 
     [[study.parameters]]
     key = "materials.steel.E"  # entry named steel of [[materials]], its key E
@@ -53,8 +54,8 @@ SAMPLING = ("none", "lhs", "sobol")
 REDUCTIONS = ("max", "min", "max_abs", "final", "spread")
 #: the most variants a study may have (a loop bound; a million runs is beyond any one machine)
 MAX_VARIANTS = 1_000_000
-STUDY_KEYS = ("kind", "combine", "sampling", "samples", "seed", "relative_step", "parameters",
-              "outputs")
+STUDY_KEYS = ("kind", "combine", "sampling", "samples", "seed", "relative_step", "xdmf",
+              "parameters", "outputs")
 PARAMETER_KEYS = ("key", "values", "linspace", "logspace", "lower", "upper", "scale", "zip",
                   "value")
 OUTPUT_KEYS = ("path", "index", "reduce")
@@ -99,6 +100,7 @@ class Study:
     path: str
     relative_step: float = 1e-4
     settings: dict = field(default_factory=dict)
+    xdmf: bool = False                    # the variants write their XDMF files (and views)
 
     @property
     def keys(self) -> list[str]:
@@ -276,6 +278,10 @@ def expand(table: dict, base: dict, base_dir: str = ".", text: str = "",
     if h >= 0.5:
         raise DeckError("study.relative_step", f"expected a small relative step (below 0.5), "
                         f"got {h}")
+    xdmf = table.get("xdmf", False)
+    if not isinstance(xdmf, bool):
+        raise DeckError("study.xdmf", f"expected true or false, got {type_name(xdmf)} "
+                        f"{shown(xdmf)}")
     raw = table.get("parameters")
     if not isinstance(raw, list) or not raw or not all(isinstance(r, dict) for r in raw):
         raise DeckError("study.parameters", "expected one or more [[study.parameters]] tables, "
@@ -296,7 +302,7 @@ def expand(table: dict, base: dict, base_dir: str = ".", text: str = "",
         variants = _grid(params, combine)
     settings = {"combine": combine, "sampling": sampling, "samples": table.get("samples"),
                 "seed": table.get("seed")}
-    return Study(kind, params, outputs, variants, base, base_dir, text, path, h, settings)
+    return Study(kind, params, outputs, variants, base, base_dir, text, path, h, settings, xdmf)
 
 
 def _parameter(r: dict, where: str, base: dict, kind: str, sampling: str) -> Parameter:
