@@ -66,8 +66,10 @@ def evaluate(u, rot, conn, chord0, E0, l0, Sc, coef, ij, edofs, slot, tangent, f
     (:class:`fem.elements.beam.beam3d_jit.Prepared`, every group's concatenated); ``f_e (E,
     12)``, ``K_e (E, 12, 12)`` scratch.
     """
-    chunk(np.int64(0), l0.shape[0], rot, u, conn, chord0, True, E0, l0, Sc, coef, ij, tangent,
-          f_e, K_e)
+    # a run-time flag, not the callers' literal True or False: the large beam loop then
+    # compiles once, not once for each (20 s a time on a cold cache)
+    chunk(np.int64(0), l0.shape[0], rot, u, conn, chord0, True, E0, l0, Sc, coef, ij,
+          np.bool_(tangent), f_e, K_e)
     fint[:] = 0.0
     if tangent:
         K[:] = 0.0
