@@ -42,7 +42,67 @@ sp = lazy.module("scipy.sparse")
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
 
 
-class PlanarIncrement:
+class CompiledIncrement:
+    """What the compiled load-control increments share (planar here, 3D in spatial_static).
+
+    The free unknowns' nodes and slots, the test's and the solves' settings, the chords'
+    Laplacians of the bent corrections, the scratch, and how a converged increment is handed
+    back to the step.
+    """
+
+    def _common(self, step) -> None:
+        """The free map, settings and scratch of ``step``'s increments."""
+        dm, test = step.system.dofmap, step.test
+        free = (dm.index >= 0) & (dm.index < dm.n_free)
+        nodes_, slots = np.nonzero(free)
+        rows = dm.index[free]
+        self.free_node = np.empty(dm.n_free, np.int64)
+        self.free_slot = np.empty(dm.n_free, np.int64)
+        self.free_node[rows], self.free_slot[rows] = nodes_, slots
+        self.settings = np.array([
+            test.rtol, test.atol, test.max_iterations, test.round_off, np.finfo(float).eps,
+            linalg.NULL_PIVOT, linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS,
+            linalg.POOR_BACKWARD_ERROR, TRUST])
+        self.n_active = dm.n_active
+        self._norms = np.empty(test.max_iterations + 3)     # the increments' scratch
+        self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
+        self._counts = np.zeros(2, dtype=np.int64)
+
+    @staticmethod
+    def _chord_fits(system, conn: NDArray, w: NDArray, sets: int) -> tuple | None:
+        """``(where (sets, n), fits)``: each set of free nodes' rows, its chords' Laplacian.
+
+        Factored by :func:`_laplacian_band`; None where one is too wide or singular.
+        """
+        where = np.full((sets, system.model.n_nodes), -1, dtype=np.int64)
+        fits = []
+        # supported: the increments run only after the start's tangent factored (start)
+        for k, held in enumerate(held_nodes(system, conn, supported=True)):
+            f = np.flatnonzero(~held)
+            where[k, f] = np.arange(len(f))
+            same = [j for j in range(k) if np.array_equal(where[j], where[k])]
+            if same:
+                fits.append(fits[same[0]])      # the same free nodes: one factorization
+                continue
+            fit = _laplacian_band(conn, w, where[k], len(f))
+            if fit is None:
+                return None
+            fits.append(fit)
+        return where, fits
+
+    def _converged(self, step, trial, u, rot, it: int) -> None:
+        """``trial`` moved to the converged ``u, rot``; norms, signs and bent count to the step."""
+        trial.u[:] = u
+        trial.rot[:] = rot
+        step.test.start()
+        step.test.norms = self._norms[:it + 1].tolist()
+        # every iteration factors: the k-th sign goes with the k-th residual (Newton's factored)
+        step._signs = [(int(g), step.test.norms[k])
+                       for k, g in enumerate(self._signs[:self._counts[0]])]
+        step.bent += int(self._counts[1])
+
+
+class PlanarIncrement(CompiledIncrement):
     """The compiled load-control increment of one static step's planar beam model."""
 
     def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list):
@@ -51,12 +111,7 @@ class PlanarIncrement:
         system = step.system
         dm = system.dofmap
         self.kern, self.lu = planar_static_kernel, lu
-        free = (dm.index >= 0) & (dm.index < dm.n_free)
-        nodes_, slots = np.nonzero(free)
-        rows = dm.index[free]
-        free_node, free_slot = np.empty(dm.n_free, np.int64), np.empty(dm.n_free, np.int64)
-        free_node[rows], free_slot[rows] = nodes_, slots
-        test = step.test
+        self._common(step)
         l0 = np.concatenate([p.l0 for p, _ in preps])
         self.data = {
             "X": np.ascontiguousarray(system.model.X, dtype=float),
@@ -70,17 +125,9 @@ class PlanarIncrement:
             "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64) for _, sc in preps]),
             "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
             "n_free": dm.n_free, "lever": float(step._model_size()),
-            "free_node": free_node, "free_slot": free_slot,
+            "free_node": self.free_node, "free_slot": self.free_slot,
             "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
-            "settings": np.array([
-                test.rtol, test.atol, test.max_iterations, test.round_off,
-                np.finfo(float).eps, linalg.NULL_PIVOT,
-                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
-                TRUST])}
-        self.n_active = dm.n_active
-        self._norms = np.empty(test.max_iterations + 3)     # the increments' scratch
-        self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
-        self._counts = np.zeros(2, dtype=np.int64)
+            "settings": self.settings}
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -138,19 +185,10 @@ class PlanarIncrement:
             return None
         conn = np.concatenate([p.conn for p, _ in preps])
         w = 1.0 / np.concatenate([p.l0 for p, _ in preps])
-        where = np.full((2, model.n_nodes), -1, dtype=np.int64)
-        fits = []
-        # supported: the increments run only after the start's tangent factored (start)
-        for k, held in enumerate(held_nodes(system, conn, supported=True)):
-            f = np.flatnonzero(~held)
-            where[k, f] = np.arange(len(f))
-            if k and np.array_equal(where[k], where[0]):
-                fits.append(fits[0])            # the same free nodes: one factorization
-                continue
-            fit = _laplacian_band(conn, w, where[k], len(f))
-            if fit is None:
-                return None
-            fits.append(fit)
+        found = cls._chord_fits(system, conn, w, 2)
+        if found is None:
+            return None
+        where, fits = found
         return cls(step, preps, lu, where, fits)
 
     def start(self, step, state) -> bool:
@@ -187,13 +225,7 @@ class PlanarIncrement:
             d["fit0"], d["fit1"], d["settings"], r, norms, signs, counts)
         if status != self.kern.CONVERGED:
             return None
-        trial.u[:] = u
-        trial.rot[:] = rot
-        step.test.start()
-        step.test.norms = norms[:it + 1].tolist()
-        # every iteration factors: the k-th sign goes with the k-th residual (Newton's factored)
-        step._signs = [(int(g), step.test.norms[k]) for k, g in enumerate(signs[:counts[0]])]
-        step.bent += int(counts[1])
+        self._converged(step, trial, u, rot, it)
         return it, r
 
 

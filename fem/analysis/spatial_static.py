@@ -35,8 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.analysis.bent import TRUST, held_nodes
-from fem.analysis.planar_static import _laplacian_band
+from fem.analysis.planar_static import CompiledIncrement
 from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
 
@@ -49,7 +48,7 @@ _kernel = Kernel("fem.analysis.spatial_static_kernel", "increment")
 MAX_UNKNOWNS = 3000
 
 
-class SpatialIncrement:
+class SpatialIncrement(CompiledIncrement):
     """The compiled load-control increment of one static step's 3D beam model."""
 
     def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list):
@@ -58,12 +57,7 @@ class SpatialIncrement:
         system = step.system
         dm = system.dofmap
         self.kern, self.lu = spatial_static_kernel, lu
-        free = (dm.index >= 0) & (dm.index < dm.n_free)
-        nodes_, slots = np.nonzero(free)
-        rows = dm.index[free]
-        free_node, free_slot = np.empty(dm.n_free, np.int64), np.empty(dm.n_free, np.int64)
-        free_node[rows], free_slot[rows] = nodes_, slots
-        test = step.test
+        self._common(step)
         # the shear-arch terms of every group on one list of basic-deformation pairs (zero
         # coefficients where a group has none: an exact no-op in the kernel)
         pairs = sorted({tuple(ij) for p, _ in preps for ij in p.ij.tolist()})
@@ -86,16 +80,7 @@ class SpatialIncrement:
         self.X = np.ascontiguousarray(system.model.X, dtype=float)
         self.kind = np.ascontiguousarray(dm.kind_index, dtype=np.int64)
         self.n_free, self.lever = dm.n_free, float(step._model_size())
-        self.free_node, self.free_slot = free_node, free_slot
         self.w, self.where, self.fits = 1.0 / l0, where, tuple(fits)
-        self.settings = np.array([
-            test.rtol, test.atol, test.max_iterations, test.round_off, np.finfo(float).eps,
-            linalg.NULL_PIVOT, linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS,
-            linalg.POOR_BACKWARD_ERROR, TRUST])
-        self.n_active = dm.n_active
-        self._norms = np.empty(test.max_iterations + 3)     # the increments' scratch
-        self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
-        self._counts = np.zeros(2, dtype=np.int64)
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -159,20 +144,10 @@ class SpatialIncrement:
             return "the tangent is too wide for the banded LU"
         conn = np.concatenate([p.conn for p, _ in preps])
         w = 1.0 / np.concatenate([p.l0 for p, _ in preps])
-        where = np.full((3, model.n_nodes), -1, dtype=np.int64)
-        fits = []
-        # supported: the increments run only after the start's tangent factored (start)
-        for k, held in enumerate(held_nodes(system, conn, supported=True)):
-            f = np.flatnonzero(~held)
-            where[k, f] = np.arange(len(f))
-            same = [j for j in range(k) if np.array_equal(where[j], where[k])]
-            if same:
-                fits.append(fits[same[0]])      # the same free nodes: one factorization
-                continue
-            fit = _laplacian_band(conn, w, where[k], len(f))
-            if fit is None:
-                return "a chords' Laplacian is too wide for the banded LU, or singular"
-            fits.append(fit)
+        found = cls._chord_fits(system, conn, w, 3)
+        if found is None:
+            return "a chords' Laplacian is too wide for the banded LU, or singular"
+        where, fits = found
         return cls(step, preps, lu, where, fits)
 
     def start(self, step, state) -> bool:
@@ -208,11 +183,5 @@ class SpatialIncrement:
             lu.ab, lu.kl, self.w, self.where, self.fits, self.settings, r, norms, signs, counts)
         if status != self.kern.CONVERGED:
             return None
-        trial.u[:] = u
-        trial.rot[:] = rot
-        step.test.start()
-        step.test.norms = norms[:it + 1].tolist()
-        # every iteration factors: the k-th sign goes with the k-th residual (Newton's factored)
-        step._signs = [(int(g), step.test.norms[k]) for k, g in enumerate(signs[:counts[0]])]
-        step.bent += int(counts[1])
+        self._converged(step, trial, u, rot, it)
         return it, r
