@@ -470,9 +470,9 @@ def test_shell_plate_free_flight_of_ten_thousand_steps(plate_file):
 
 
 def test_bad_3d_corotational_entries_are_deck_errors(files):
-    """Stiffening and modal damping are refused in 3D; so are the Newmark family and the
-    linearize step, naming the key."""
-    with pytest.raises(DeckError, match="geometric_stiffening.*no geometric stiffening"):
+    """Stiffening without the file's polynomial and modal damping are refused in 3D; so are
+    the Newmark family and the linearize step, naming the key."""
+    with pytest.raises(DeckError, match="geometric_stiffening.*polynomial strain energy"):
         model(files, geometric_stiffening=True)
     with pytest.raises(DeckError, match="damping_ratios"):
         model(files, damping_ratios=0.01)

@@ -38,6 +38,10 @@ unit accelerations along the axes, what ``[gravity]`` applies to a superelement)
 ``method``, ``mass``, ``n_boundary``, ``n_modal``, ``cutoff``, ``file``; for a planar component
 with two interface nodes, ``stiffening``, the geometric stiffness of a unit chord tension
 (:func:`chord_stiffening`).
+With ``modal_derivatives = true`` (3D, Craig-Bampton; issue 33 item 2) the basis gains the kept
+modes' static modal derivatives and the file the component's own strain energy as a quartic
+polynomial of ``q`` (``/reduced/cubic``, ``/reduced/quartic`` on ``/reduced/nonlinear_index``;
+:mod:`fem.cms.nonlinear`), which 3D co-rotational superelements stiffen by.
 The reduced model's modes recovered on the component, ``T Q``, go to ``/modes/<step>/`` and
 ParaView (``<out>_<step>_modes.xdmf``, ``<out>_<step>_vibration.xdmf``) as a modal step's do.
 With ``file``, the superelement file (:mod:`fem.elements.superelement`, format
@@ -61,7 +65,8 @@ from fem import interrupt, lazy
 from fem.analysis import cms_deck
 from fem.analysis.base import StepBase, options_prefix
 from fem.analysis.cms_deck import CmsReduceSettings
-from fem.cms.component import node_dofs
+from fem.cms import nonlinear
+from fem.cms.component import Factorization, node_dofs
 from fem.cms.coupling import reduced_modes
 from fem.cms.craig_bampton import craig_bampton
 from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
@@ -251,6 +256,13 @@ class CmsReduceStep(StepBase):
         order = np.argsort(ids)                              # interface position of each label
         bnode, bslot = order[np.searchsorted(ids[order], labels // nslots)], labels % nslots
         Xi = model.X[np.asarray(s.nodes, dtype=np.int64)]
+        poly: dict = {}
+        if s.modal_derivatives:
+            n_first = T.shape[1]
+            T = self.nonlinear_basis(sub, ref, K, M, T, b, slot, model.X[comp], model.X[node])
+            Kr, Mr = T.T @ (K @ T), T.T @ (M @ T)
+            Kr, Mr = 0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T)
+            poly = self.polynomial(sub, ref, Kr, T, slot, bnode, model.X[comp], n_first)
         return superelement.SuperelementData(
             component_mass=lumped_diagonal(M) if s.mass == "lumped" else None,
             stiffening=chord_stiffening(sub, ref, T, Kr, bnode, bslot, Xi)
@@ -260,7 +272,63 @@ class CmsReduceStep(StepBase):
             M=Mr, momentum=R.T @ (M @ T), gravity=T.T @ (M @ R[:, :model.dim]),
             frequencies=np.sign(omega2) * np.sqrt(np.abs(omega2)),
             component_ids=model.node_ids[comp], component_coordinates=model.X[comp],
-            component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T)
+            component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T, **poly)
+
+    # --- the component's own nonlinear energy (issue 33 item 2, fem.cms.nonlinear) -----------
+    @staticmethod
+    def _steps(T: NDArray, slot: NDArray, size: float) -> NDArray:
+        """``(c,)`` the enforced displacements of the columns of ``T``.
+
+        Each moves a node by ``nonlinear.STEP`` of the component's ``size`` at most
+        (translations, or rotations times the size).
+        """
+        amp = np.maximum(np.abs(T[slot < 3]).max(axis=0, initial=0.0),
+                         size * np.abs(T[slot >= 3]).max(axis=0, initial=0.0))
+        return nonlinear.STEP * size / np.maximum(amp, 1e-300)
+
+    def nonlinear_basis(self, sub, ref, K, M, T, b, slot, Xc, Xu):
+        """``T`` with modal derivatives and inertial responses appended (fem.cms.nonlinear).
+
+        The kept modes' static modal derivatives and the static responses to inertial loads;
+        ``Xc`` the component's node positions, ``Xu (n, 3)`` each unknown's node's.
+        """
+        size = max(float(np.ptp(Xc, axis=0).max()), 1e-300)
+        Phi = T[:, len(b):]
+        grad = nonlinear.reduced_gradient(sub, ref, T)
+        D = nonlinear.modal_derivatives(grad.full, Phi, self._steps(Phi, slot, size))
+        inner = np.ones(T.shape[0], dtype=bool)
+        inner[b] = False
+        i = np.flatnonzero(inner)
+        F = nonlinear.inertial_loads(M, slot, Xu)
+        Theta = np.zeros((T.shape[0], D.shape[1] + F.shape[1]))
+        tag = options_prefix(self.name)[:-1]
+        with Factorization(K[i][:, i], f"cms_{tag}_", self.solver_options) as solve:
+            Theta[i] = solve(np.hstack([-D[i], F[i]]))
+        Theta = nonlinear.orthonormal(Theta, Phi, M)
+        return np.hstack([T, Theta])
+
+    def polynomial(self, sub, ref, Kr, T, slot, bnode, Xc, n_first: int) -> dict:
+        """The cubic and quartic tensors of the reduced energy (fem.cms.nonlinear).
+
+        On every coordinate but the first interface node's (its local coordinates are zero on
+        the floating frame of :mod:`fem.elements.superelement.corot3d`); the first ``n_first``
+        coordinates (the interface's and the kept modes') are first-order, the appended ones
+        second-order (:func:`fem.cms.nonlinear.weighted`).
+        """
+        size = max(float(np.ptp(Xc, axis=0).max()), 1e-300)
+        nb = len(bnode)
+        index = np.concatenate([np.flatnonzero(bnode != 0), np.arange(nb, T.shape[1])])
+        grad = nonlinear.reduced_gradient(sub, ref, T)
+        r = T.shape[1]
+
+        def part(z):
+            q = np.zeros(r)
+            q[index] = z
+            return (grad(q) - Kr @ q)[index]
+
+        first = np.flatnonzero(index < n_first)
+        A, B = nonlinear.step_coefficients(part, self._steps(T[:, index], slot, size), first)
+        return {"nonlinear_index": index, "cubic": A, "quartic": B}
 
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):

@@ -50,6 +50,11 @@ class CmsReduceSettings(OneVariant):
     file: str | None = setting("str", None, "cms_reduce: write the superelement file here "
                                "(HDF5, relative to the deck, inside its folder), for "
                                "[[elements]] type = \"superelement\"")
+    modal_derivatives: bool = setting("bool", False, "cms_reduce: add the kept modes' static "
+                                      "modal derivatives to the basis and write the "
+                                      "component's own strain energy as a quartic polynomial "
+                                      "of the reduced coordinates (geometric stiffening of 3D "
+                                      "co-rotational superelements; 3D, craig_bampton)")
     # resolved by the deck's check (fem.analysis.cms_deck)
     nodes: tuple = setting("nodes", (), deck=False)          # interface node indices
     path: str | None = setting("str", None, deck=False)      # file, absolute
@@ -87,6 +92,9 @@ def check(e, inputs, spec: dict) -> CmsReduceSettings:
                         "expected either modes (the number of component modes kept) or cutoff "
                         "(every component mode up to this frequency, rad/s), got "
                         + ("neither" if s.modes is None else "both"))
+    if s.modal_derivatives and (model.dim != 3 or s.method != "craig_bampton"):
+        raise DeckError(f"{where}.modal_derivatives", "built for 3D components reduced by "
+                        "method = \"craig_bampton\" only so far; leave it out")
     s.nodes, s.where = tuple(int(i) for i in nodes), where
     if s.file is not None:
         s.path = _file(s.file, f"{where}.file", inputs)

@@ -50,6 +50,9 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("component/T", data.T),
                                  ("component/mass", data.component_mass),
                                  ("reduced/stiffening", data.stiffening),
-                                 ("reduced/gravity", data.gravity)):
+                                 ("reduced/gravity", data.gravity),
+                                 ("reduced/nonlinear_index", data.nonlinear_index),
+                                 ("reduced/cubic", data.cubic),
+                                 ("reduced/quartic", data.quartic)):
                 if value is not None:
                     h5.create_dataset(path_, data=value)

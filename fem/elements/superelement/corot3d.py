@@ -52,9 +52,25 @@ The recovered configuration (what the inertia integrates, :mod:`fem.inertia.floa
 component's node positions ``y_j = x_a + R_a c_j``, ``c_j = X_j - X_a + (T q_l)_u,j`` and local
 rotations ``(T q_l)_theta,j``.
 
+**Geometric stiffening** (issue 33 item 2; ``geometric_stiffening``, default on when the file
+has it): a file reduced with ``modal_derivatives = true`` holds the component's own strain
+energy as a quartic polynomial of the reduced coordinates (:mod:`fem.cms.nonlinear`: the full
+model's Taylor polynomial by enforced displacements, on a basis with static modal
+derivatives), and ``U(q_l)`` is that polynomial (:meth:`CorotSuperelement3D.local_energy`;
+node a's coordinates, zero, are not in its higher terms). The force is ``B^T grad U``, the
+tangent ``B^T H B`` plus the geometric part at ``s = grad U`` (exact). The energy-conserving
+force is ``G^T sbar`` with ``sbar = int_0^1 grad U(q_l0 + t dq_l) dt``, integrated *exactly* by
+the 2-point Gauss-Legendre rule (``grad U`` is cubic in ``t``), so ``f . inc = sbar . dq_l =
+U_1 - U_0`` to round-off as for the quadratic energy, and both momenta stay exact (``G``
+annihilates the mid-point rigid motions); its Newton tangent is ``G^T (int_0^1 t H dt) B_1``
+plus the geometric part at ``sbar`` (exact, by the same rule). A spinning beam stiffens through
+the derivatives' axial (foreshortening) fields, on which the frame's centrifugal inertia works,
+and the cubic energy term ``N w'^2/2`` coupling them to the bending (Kane's spin-up).
+The rotation slots of ``q_l`` (``sin(phi) n``) enter the polynomial as the rotation vectors it
+was fitted on: the same to third order in the relative rotation.
+
 Refused (deck errors): Newmark, generalized-alpha, the plain mid-point rule and the linearize
-step (their inertia is not written for the 3D frame yet), geometric stiffening, gravity,
-modal damping.
+step (their inertia is not written for the 3D frame yet), gravity, modal damping.
 """
 
 from __future__ import annotations
@@ -65,10 +81,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
+from fem.cms.nonlinear import Polynomial
 from fem.elements.superelement.group import Superelement, SuperelementData
 from fem.rotations import hat, vee
 
 MEMO = 8            #: frames and Jacobians remembered
+#: the 2-point Gauss-Legendre abscissae on [0, 1] (weights 1/2)
+GAUSS = 0.5 + np.array([-0.5, 0.5]) / np.sqrt(3.0)
 #: ``hat(e_c)`` for the three axes: ``EPS[c] @ v = e_c x v``
 EPS = hat(np.eye(3))
 
@@ -110,9 +129,11 @@ class CorotSuperelement3D(Superelement):
     frame = FloatingFrame3D()           # its nodes turn by Cayley parameters (chord_nodes)
 
     def __init__(self, name: str, nodes, X, dim: int, data: SuperelementData,
-                 internal_start: int = 0, path: str = ""):
+                 internal_start: int = 0, path: str = "", stiffening: bool = False):
         super().__init__(name, nodes, X, dim, data, internal_start, path)
-        self.stiffening = False
+        #: the component's own polynomial strain energy (module doc, "Geometric stiffening")
+        self.polynomial = stiffening_polynomial(self) if stiffening else None
+        self.stiffening = self.polynomial is not None
         names, ndn, k = self.dof_names, self.ndn, self.nen
         base = np.arange(k) * ndn
         #: (k, 3) element-vector positions of each interface node's ux, uy, uz
@@ -273,12 +294,12 @@ class CorotSuperelement3D(Superelement):
     # --- the element protocol -------------------------------------------------------------------
     def _response(self, state, tangent: bool):
         fr = self.local_frame(state)
-        K = self.Ke[0]
-        s = K @ fr.ql
+        s = self.local_stress(fr.ql)
         B = self.jacobian(fr.Ra, fr.Rs, fr.p)
         force = (B.T @ s)[None]
         if not tangent:
             return force, None
+        K = self.local_stiffness(fr.ql)
         return force, (B.T @ K @ B + self.geometric(s, fr.Ra, fr.Rs, fr.p))[None]
 
     def internal_force(self, state) -> NDArray:
@@ -297,12 +318,47 @@ class CorotSuperelement3D(Superelement):
         """(E, nde, nde) ``B^T K B``."""
         fr = self.local_frame(state)
         B = self.jacobian(fr.Ra, fr.Rs, fr.p)
-        return (B.T @ self.Ke[0] @ B)[None]
+        return (B.T @ self.local_stiffness(fr.ql) @ B)[None]
 
     def energy(self, state) -> NDArray:
-        """(E,) ``q_l^T K q_l / 2``."""
-        ql = self.local_frame(state).ql
-        return np.array([0.5 * ql @ self.Ke[0] @ ql])
+        """(E,) ``U(q_l)``: ``q_l^T K q_l / 2`` (plus the polynomial's higher terms)."""
+        return np.array([self.local_energy(self.local_frame(state).ql)])
+
+    # --- the local strain energy: quadratic, or the component's polynomial -----------------------
+    def local_energy(self, ql: NDArray) -> float:
+        """``U(q_l)``."""
+        if self.polynomial is not None:
+            return self.polynomial.energy(ql)
+        return float(0.5 * ql @ self.Ke[0] @ ql)
+
+    def local_stress(self, ql: NDArray) -> NDArray:
+        """``(nde,)`` ``dU/dq_l``."""
+        if self.polynomial is not None:
+            return self.polynomial.gradient(ql)
+        return self.Ke[0] @ ql
+
+    def local_stiffness(self, ql: NDArray) -> NDArray:
+        """``(nde, nde)`` ``d^2U/dq_l^2``."""
+        if self.polynomial is not None:
+            return self.polynomial.hessian(ql)
+        return self.Ke[0]
+
+    def mean_stress(self, q0: NDArray, q1: NDArray) -> tuple[NDArray, NDArray]:
+        """``sbar = int_0^1 dU/dq(q0 + t dq) dt`` and its derivative by ``q1``.
+
+        ``int_0^1 t H(q0 + t dq) dt``; by the 2-point Gauss-Legendre rule, exact: the
+        polynomial's gradient is cubic in ``t``, ``t H`` too. Linear: ``K (q0 + q1)/2``, ``K/2``.
+        """
+        if self.polynomial is None:
+            K = self.Ke[0]
+            return K @ (0.5 * (q0 + q1)), 0.5 * K
+        dq = q1 - q0
+        s, D = np.zeros_like(q0), np.zeros((len(q0), len(q0)))
+        for t in GAUSS:
+            q = q0 + t * dq
+            s += 0.5 * self.polynomial.gradient(q)
+            D += 0.5 * t * self.polynomial.hessian(q)
+        return s, D
 
     def step_gradient(self, f0: Frame3D, f1: Frame3D) -> NDArray:
         """``G (nde, nde)``: ``G inc = q_l1 - q_l0`` exactly for Cayley steps (module doc)."""
@@ -316,12 +372,11 @@ class CorotSuperelement3D(Superelement):
         """
         f0, f1 = self.local_frame(s0), self.local_frame(s1)
         G = self.step_gradient(f0, f1)
-        K = self.Ke[0]
-        sbar = K @ (0.5 * (f0.ql + f1.ql))
+        sbar, D = self.mean_stress(f0.ql, f1.ql)
         B1 = self.jacobian(f1.Ra, f1.Rs, f1.p)
         Ra, Rs, p = 0.5 * (f0.Ra + f1.Ra), 0.5 * (f0.Rs + f1.Rs), 0.5 * (f0.p + f1.p)
-        Kt = 0.5 * G.T @ K @ B1 + self.geometric(sbar, Ra, Rs, p, f1.Rs, 0.5)
-        U1 = 0.5 * f1.ql @ K @ f1.ql
+        Kt = G.T @ D @ B1 + self.geometric(sbar, Ra, Rs, p, f1.Rs, 0.5)
+        U1 = self.local_energy(f1.ql)
         return (G.T @ sbar)[None], Kt[None], np.array([U1]), {}
 
     # --- the recovered configuration ------------------------------------------------------------
@@ -350,4 +405,10 @@ class CorotSuperelement3D(Superelement):
     def options(self) -> dict[str, str]:
         """The file, its reduction method and mass, ``formulation = "corotational"``."""
         return {**super().options(), "formulation": "corotational",
-                "geometric_stiffening": "false"}
+                "geometric_stiffening": str(self.stiffening).lower()}
+
+
+def stiffening_polynomial(g: CorotSuperelement3D) -> Polynomial:
+    """The file's polynomial strain energy on the element vector's layout (``g.pos``)."""
+    d = g.data
+    return Polynomial(g.Ke[0], g.pos[d.nonlinear_index], d.cubic, d.quartic)

@@ -38,7 +38,9 @@ KEYS = [Key("file", "str", REQUIRED, "superelements: the superelement file (HDF5
         Key("geometric_stiffening", "bool", None, "co-rotational superelements: stiffening "
             "by the mean axial strain (the chord elongation plus the bending's second-order "
             "elongation, with the file's chord stiffening: 2D components with two interface "
-            "nodes); default true when the file has it, false turns it off"),
+            "nodes; in 3D the component's own polynomial strain energy, files reduced with "
+            "modal_derivatives = true); default true when the file has it, false turns it "
+            "off"),
         Key("damping_ratios", "number_or_vector", None, "superelements: modal damping, the "
             "damping ratio of each component mode (a list, one per generalized coordinate, "
             "in the order of their frequencies) or one ratio for all; the interface unknowns "
@@ -94,10 +96,13 @@ def build(e: Entry, inputs: GroupInputs) -> GroupPiece:
         cls = CorotSuperelement if data.dim == 2 else CorotSuperelement3D
     extra = {}
     if cls is CorotSuperelement3D:
-        if v["geometric_stiffening"]:
-            raise DeckError(f"{e.where}.geometric_stiffening", "3D co-rotational "
-                            "superelements have no geometric stiffening yet; set false or "
-                            "leave it out")
+        stiffening = v["geometric_stiffening"]
+        extra["stiffening"] = data.cubic is not None if stiffening is None else stiffening
+        if stiffening and data.cubic is None:
+            raise DeckError(f"{e.where}.geometric_stiffening", f"{v['file']!r} holds no "
+                            "polynomial strain energy (reduced/cubic, reduced/quartic), which "
+                            "a cms_reduce step writes with modal_derivatives = true; reduce "
+                            "the component so, or set false or leave it out")
     elif cls is CorotSuperelement:
         stiffening = v["geometric_stiffening"]
         extra["stiffening"] = data.stiffening is not None if stiffening is None else stiffening

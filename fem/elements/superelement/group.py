@@ -74,6 +74,12 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
                              (:mod:`fem.inertia.floating`)
+    /reduced/nonlinear_index (n,) optional (issue 33 item 2, ``modal_derivatives``): the
+                             coordinates of q the polynomial strain energy's higher terms
+                             act on (all but the first interface node's)
+    /reduced/cubic           (n, n, n) ``A``, ``/reduced/quartic`` (n, n, n, n) ``B``: ``U(q) =
+                             q^T K q/2 + A qqq/6 + B qqqq/24`` (:mod:`fem.cms.nonlinear`),
+                             what 3D co-rotational superelements stiffen by
 
 Version 1 files (no ``/component/mass``) are still read: linear superelements need nothing more.
 
@@ -149,6 +155,11 @@ class SuperelementData:
     #: (r, dim) ``T^T M e_k``, the reduced loads of unit accelerations along the axes (file
     #: doc), or None (files written before issue 33)
     gravity: NDArray | None = None
+    #: (n,) the coordinates the polynomial energy's cubic and quartic terms act on, and
+    #: those terms (n, n, n), (n, n, n, n) (file doc), or None
+    nonlinear_index: NDArray | None = None
+    cubic: NDArray | None = None
+    quartic: NDArray | None = None
 
     @property
     def n_modal(self) -> int:
@@ -216,7 +227,10 @@ def read(path: str, where: str) -> SuperelementData:
                 component_mass=h5["component/mass"][()] if "component/mass" in h5 else None,
                 stiffening=h5["reduced/stiffening"][()] if "reduced/stiffening" in h5
                 else None,
-                gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None)
+                gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None,
+                **{k: h5[p][()] if p in h5 else None for k, p in (
+                    ("nonlinear_index", "reduced/nonlinear_index"), ("cubic", "reduced/cubic"),
+                    ("quartic", "reduced/quartic"))})
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
@@ -236,6 +250,13 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
         shapes["reduced/stiffening"] = (d.stiffening.shape, (r, r))
     if d.gravity is not None:
         shapes["reduced/gravity"] = (d.gravity.shape, (r, d.dim))
+    if d.cubic is not None:
+        n = len(d.nonlinear_index) if d.nonlinear_index is not None else -1
+        shapes["reduced/cubic"] = (d.cubic.shape, (n,) * 3)
+        shapes["reduced/quartic"] = (getattr(d.quartic, "shape", None), (n,) * 4)
+        if n >= 0 and (d.nonlinear_index.min(initial=0) < 0
+                       or d.nonlinear_index.max(initial=0) >= r):
+            shapes["reduced/nonlinear_index"] = ("values outside the coordinates", (n,))
     if d.component_mass is not None:
         shapes["component/mass"] = (d.component_mass.shape, (len(d.component_dofs),))
     for key, (got, want) in shapes.items():
@@ -250,7 +271,8 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
                         "unknowns do not fit its interface nodes")
     if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
         raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
-    for key, value in (("reduced/stiffening", d.stiffening), ("reduced/gravity", d.gravity)):
+    for key, value in (("reduced/stiffening", d.stiffening), ("reduced/gravity", d.gravity),
+                       ("reduced/cubic", d.cubic), ("reduced/quartic", d.quartic)):
         if value is not None and not np.all(np.isfinite(value)):
             raise DeckError(where, f"the superelement file {path!r} is damaged: {key} is not "
                             "finite")

@@ -1,0 +1,239 @@
+"""Geometric stiffening of 3D co-rotational superelements (issue 33 item 2).
+
+``cms_reduce`` with ``modal_derivatives = true`` adds the kept modes' static modal derivatives to
+the basis and writes the component's own strain energy as a quartic polynomial of the reduced
+coordinates (:mod:`fem.cms.nonlinear`); a 3D co-rotational superelement then takes that energy
+on its local coordinates (:mod:`fem.elements.superelement.corot3d`). Checked against the full
+model's energy and gradient (the Taylor polynomial's error order), central differences, exact
+work identities, invariants of free flight, and Kane's spin-up against the full co-rotational
+beams.
+"""
+
+import numpy as np
+import pytest
+from helpers import solve
+from test_superelement_corot3d import (
+    cayley_increment,
+    central,
+    component,
+    configured,
+    conservation,
+    flight,
+    model,
+    moved,
+    nudged,
+    reduce,
+)
+
+from fem import rotations as so3
+from fem.cms import nonlinear
+from fem.errors import DeckError
+from fem.io import superelement_file
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory):
+    """``stiff.h5``: the free beam of test_superelement_corot3d (ends as the interface), 2
+    fixed-interface modes and their modal derivatives, with the polynomial energy; its folder
+    and the reducing step (its component system and data)."""
+    base = tmp_path_factory.mktemp("stiffening")
+    d = component("stiff.h5", modes=2)
+    d["steps"][0]["modal_derivatives"] = True
+    step = solve(d, base_dir=str(base))[3][0]
+    superelement_file.write(str(base / "stiff.h5"), step.data)
+    return base, step
+
+
+@pytest.fixture(scope="module")
+def stiff(reduced):
+    """The folder of ``stiff.h5``."""
+    return reduced[0]
+
+
+@pytest.fixture(scope="module")
+def reduction(reduced):
+    """The reduced data, the component's energy ``U_full(T q)`` and gradient functions."""
+    step = reduced[1]
+    sub = step.component()
+    ref = sub.reference_state()
+    data = step.data
+
+    def energy(q):
+        s = ref.copy()
+        nodal = sub.dofmap.to_nodal(data.T @ q)
+        s.u[:, :3] = nodal[:, :3]
+        s.rot = so3.quat_from_rotvec(nodal[:, 3:6])
+        return sub.strain_energy(s)
+
+    return data, energy, nonlinear.reduced_gradient(sub, ref, data.T)
+
+
+def weighted_path(data, rng, size=0.02):
+    """``q(s) = s w + s^2 e``: ``w`` random on the first-order coordinates (node b's and the
+    2 modes), ``e`` on the appended second-order ones, scaled to move a node by ``size`` and
+    ``size^2`` (the ordering ``eta ~ w^2`` of fem.cms.nonlinear.weighted)."""
+    nb, r = len(data.boundary_slot), data.K.shape[0]
+    first = np.r_[np.flatnonzero(data.boundary_node == 1), nb, nb + 1]
+    w, e = np.zeros(r), np.zeros(r)
+    w[first] = rng.normal(size=len(first))
+    e[nb + 2:] = rng.normal(size=r - nb - 2)
+    Tu = data.T[data.component_dofs[:, 1] < 3]
+    w *= size / np.abs(Tu @ w).max()
+    e *= size**2 / np.abs(Tu @ e).max()
+    return lambda s: s * w + s * s * e
+
+
+# --- stage (a): the reduction and its polynomial -----------------------------------------------
+def test_basis_gains_modal_derivatives_and_inertial_responses(reduction):
+    """The appended columns are zero on the interface and mass-orthonormal to the 2 kept modes
+    and each other (the reduced M's modal block is I to 1e-10); the basis holds the static
+    response of the component, its interface held, to a uniform axial acceleration (a dense
+    LAPACK solve of the full K: residual of its projection below 1e-8); the polynomial acts on
+    every coordinate but the first interface node's six."""
+    data, _, _ = reduction
+    nb, m = len(data.boundary_slot), data.n_modal
+    assert m > 2 + 3
+    np.testing.assert_allclose(data.M[nb:, nb:], np.eye(m), atol=1e-10)
+    interface = np.isin(data.component_ids[data.component_dofs[:, 0]], data.node_ids)
+    assert interface.sum() == nb and np.abs(data.T[interface, nb:]).max() == 0.0
+    np.testing.assert_array_equal(data.nonlinear_index,
+                                  np.r_[np.flatnonzero(data.boundary_node == 1), nb:nb + m])
+    assert data.cubic.shape == (6 + m,) * 3 and data.quartic.shape == (6 + m,) * 4
+
+
+def test_static_axial_response_is_in_the_basis(reduced):
+    """The static response to ``M e_x`` with the interface held, by LAPACK on the full ``K``,
+    lies in the span of ``T`` (residual of its least-squares fit below 1e-8)."""
+    step = reduced[1]
+    sub = step.component()
+    ref = sub.reference_state()
+    K = sub.assembler.to_scipy(sub.tangent(ref)).toarray()
+    M = sub.assembler.to_scipy(sub.mass(ref, lumped=True)).toarray()
+    data = step.data
+    slot = data.component_dofs[:, 1]
+    inner = ~np.isin(data.component_ids[data.component_dofs[:, 0]], data.node_ids)
+    u = np.zeros(len(slot))
+    u[inner] = np.linalg.solve(K[np.ix_(inner, inner)], (M @ (slot == 0))[inner])
+    fit = data.T @ np.linalg.lstsq(data.T, u, rcond=None)[0]
+    assert np.linalg.norm(fit - u) < 1e-8 * np.linalg.norm(u)
+
+
+def test_polynomial_energy_is_the_full_energy_to_fifth_order(reduction):
+    """``U_poly(q)`` against the full co-rotational model's energy ``U_full(T q)`` along
+    ``q(s) = s w + s^2 e`` (bending, stretching and twisting of up to 2 % of the length, the
+    appended fields to second order): the error falls as ``s^5`` (ratio 32 per halving;
+    measured 30-33: the kept terms are every one of weighted degree 4 at most), the quadratic
+    energy's as ``s^3`` (ratio 8: the cubic terms it lacks); at ``s = 1`` the error is below
+    1e-2 of the energy (measured 1.5e-3 to 4.7e-3; the quadratic energy's 3e-2 to 0.2)."""
+    data, energy, _ = reduction
+    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = weighted_path(data, rng)
+        err, quad = [], []
+        for s in (1.0, 0.5, 0.25):
+            U = energy(q(s))
+            err.append(abs(poly.energy(q(s)) - U))
+            quad.append(abs(0.5 * q(s) @ data.K @ q(s) - U))
+        assert err[0] < 1e-2 * energy(q(1.0))
+        assert 2**4.5 < err[0] / err[1] < 2**5.5 and 2**4.5 < err[1] / err[2] < 2**5.5
+        assert 2**2.5 < quad[1] / quad[2] < 2**3.5
+
+
+def test_polynomial_gradient_and_hessian(reduction):
+    """The polynomial's gradient equals central differences of its energy and its Hessian of
+    its gradient (to 1e-7); its gradient is the full model's on its coordinates with an error
+    falling as ``s^3`` along ``q(s)`` (the second-order coordinates' components; measured
+    ratios 7.9-8.1)."""
+    data, _, gradient = reduction
+    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic)
+    rng = np.random.default_rng(6)
+    q = weighted_path(data, rng)
+    d = q(1.0)
+    e, n = 1e-6, len(d)
+    eye = np.eye(n)
+    g = poly.gradient(d)
+    fd = np.array([(poly.energy(d + e * eye[i]) - poly.energy(d - e * eye[i])) / (2 * e)
+                   for i in range(n)])
+    assert np.abs(g - fd).max() < 1e-7 * np.abs(g).max()
+    H = poly.hessian(d)
+    fd = np.column_stack([(poly.gradient(d + e * eye[i]) - poly.gradient(d - e * eye[i]))
+                          / (2 * e) for i in range(n)])
+    assert np.abs(H - fd).max() < 1e-7 * np.abs(H).max()
+    ix = data.nonlinear_index
+    err = [np.abs(gradient(q(s))[ix] - poly.gradient(q(s))[ix]).max() for s in (0.5, 0.25)]
+    assert 2**2.5 < err[0] / err[1] < 2**3.5
+
+
+# --- stage (b): the co-rotational superelement with the polynomial -------------------------------
+def test_stiffened_superelement_force_tangent_and_objectivity(stiff):
+    """With the polynomial: the force is the energy's gradient and the tangent its central
+    differences (to 1e-6); a rigid motion keeps the energy and turns the forces; the energy
+    at a deformed state differs from the quadratic one (the stiffening is on)."""
+    _, sysm, g = model(stiff, "stiff.h5")
+    _, _, lin = model(stiff, "stiff.h5", geometric_stiffening=False)
+    assert g.stiffening and not lin.stiffening
+    rng = np.random.default_rng(2)
+    s = configured(g, sysm.reference_state(), rng.normal(size=(2, 3)) * 0.05,
+                   rng.normal(size=(2, 3)) * 0.4, rng.normal(size=g.n_internal) * 0.01)
+    f = g.internal_force(s)[0]
+    assert np.abs(f - central(g, g.energy, s)[0]).max() < 1e-6 * np.abs(f).max()
+    K = g.tangent(s)[0]
+    fd = central(g, lambda x: g.internal_force(x)[0], s)
+    assert np.abs(K - fd).max() < 1e-6 * np.abs(K).max()
+    assert abs(g.energy(s)[0] - lin.energy(s)[0]) > 1e-4 * lin.energy(s)[0]
+    Q, c = so3.expm(np.array([0.7, -0.4, 1.1])), np.array([0.5, -0.2, 0.3])
+    r = moved(g, s, Q, c)
+    assert g.energy(r)[0] == pytest.approx(g.energy(s)[0], rel=1e-12)
+    fr = g.internal_force(r)[0]
+    assert np.abs(fr[g.tx] - f[g.tx] @ Q.T).max() < 1e-10 * np.abs(f).max()
+
+
+def test_stiffened_conserving_force_does_exact_work(stiff):
+    """Large Cayley steps: ``f . inc = U_1 - U_0`` of the polynomial energy to round-off (the
+    2-point Gauss rule integrates its cubic gradient exactly), no resultant and no moment
+    about the mid-point positions, and the Newton tangent equals central differences."""
+    _, sysm, g = model(stiff, "stiff.h5")
+    rng = np.random.default_rng(4)
+
+    def state():
+        return configured(g, sysm.reference_state(), rng.normal(size=(2, 3)) * 0.05,
+                          rng.normal(size=(2, 3)) * 0.4, rng.normal(size=g.n_internal) * 0.01)
+
+    s0 = state()
+    for _ in range(2):
+        s1 = nudged(g, state(), 3, 0.3)
+        f, Kt, U1, _ = g.conserving(s0, s1, None, None, {})
+        dU = U1[0] - g.energy(s0)[0]
+        assert abs(f[0] @ cayley_increment(g, s0, s1) - dU) < 1e-12 * max(U1[0],
+                                                                            g.energy(s0)[0])
+        assert abs(dU) > 1e-3 * U1[0]
+        n = g.conn[0]
+        xm = g.X[0] + 0.5 * (s0.u[n, :3] + s1.u[n, :3])
+        scale = np.abs(f).max()
+        assert np.abs(f[0][g.tx].sum(axis=0)).max() < 1e-13 * scale
+        assert np.abs((np.cross(xm, f[0][g.tx]) + f[0][g.tr]).sum(axis=0)).max() < 1e-13 * scale
+        fd = central(g, lambda x: g.conserving(s0, x, None, None, {})[0][0], s1)
+        assert np.abs(Kt[0] - fd).max() < 1e-6 * np.abs(fd).max()
+        s0 = s1
+
+
+def test_stiffened_free_flight_conserves_energy_and_both_momenta(stiff):
+    """25 steps of the spinning, bending and twisting free flight of test_superelement_corot3d
+    with the polynomial energy: energy and both momenta to 1e-10 relative."""
+    energy, p, L, strain = conservation(flight(stiff, "stiff.h5", 25)[1])
+    assert energy < 1e-10 and p < 1e-10 and L < 1e-10
+    assert strain > 1e-3
+
+
+def test_bad_stiffening_entries_are_deck_errors(stiff, tmp_path):
+    """Stiffening asked of a file without the polynomial, and modal derivatives of a 2D or a
+    free-interface reduction, are deck errors naming the key."""
+    d = component("plain.h5", modes=2)
+    reduce(d, stiff)
+    with pytest.raises(DeckError, match="geometric_stiffening.*modal_derivatives"):
+        model(stiff, "plain.h5", geometric_stiffening=True)
+    d = component("x.h5", modes=2)
+    d["steps"][0].update(modal_derivatives=True, method="free_interface")
+    with pytest.raises(DeckError, match=r"steps\[0\]\.modal_derivatives"):
+        reduce(d, tmp_path)
