@@ -411,6 +411,10 @@ class CmsReduceStep(StepBase):
                  f"component modes (of {d.T.shape[0]} unknowns); component frequencies "
                  + (f"{d.frequencies[0]:.6g} to {d.frequencies[-1]:.6g} rad/s"
                     if len(d.frequencies) else "none kept")]
+        if d.cubic is not None:
+            lines.append(f"of the generalized coordinates, {d.n_modal - len(d.frequencies)} are "
+                         "modal derivatives and static responses to inertial loads; polynomial "
+                         f"strain energy on {len(d.nonlinear_index)} coordinates")
         lines += [f"reduced mode {i + 1}: {f:.6g} rad/s ({f / (2 * np.pi):.6g} Hz)"
                   for i, f in enumerate(w[:10])]
         if len(w) > 10:

@@ -7,7 +7,9 @@
 * :mod:`fem.cms.component`: the input checks, factorizations and modes they share, and
   :func:`~fem.cms.component.node_dofs` (a node set's unknowns and their global labels);
 * :mod:`fem.cms.modification`: Hutton-Smith design modification of a coupled free-interface
-  model (eigenvalue sensitivities, forward and inverse modification; Python API).
+  model (eigenvalue sensitivities, forward and inverse modification; Python API);
+* :mod:`fem.cms.nonlinear`: modal derivatives and the component's own polynomial strain energy
+  (geometric stiffening of 3D co-rotational superelements).
 
 In decks: the ``cms_reduce`` step and the ``superelement`` element family
 (:mod:`fem.analysis.cms`, :mod:`fem.elements.superelement`) and the ``modify`` step
