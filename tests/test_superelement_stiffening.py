@@ -224,9 +224,10 @@ def test_stiffened_conserving_force_does_exact_work(stiff):
 
 
 def test_stiffened_free_flight_conserves_energy_and_both_momenta(stiff):
-    """25 steps of the spinning, bending and twisting free flight of test_superelement_corot3d
-    with the polynomial energy: energy and both momenta to 1e-10 relative."""
-    energy, p, L, strain = conservation(flight(stiff, "stiff.h5", 25)[1])
+    """12 steps of the spinning, bending and twisting free flight of test_superelement_corot3d
+    with the polynomial energy: energy and both momenta to 1e-10 relative (measured 3e-14,
+    3e-13 and 6e-14) while it deforms (strain energy 3.4e-3 of the total)."""
+    energy, p, L, strain = conservation(flight(stiff, "stiff.h5", 12)[1])
     assert energy < 1e-10 and p < 1e-10 and L < 1e-10
     assert strain > 1e-3
 
