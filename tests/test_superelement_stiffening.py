@@ -245,6 +245,25 @@ def test_bad_stiffening_entries_are_deck_errors(stiff, tmp_path):
         reduce(d, tmp_path)
 
 
+
+def test_polynomial_without_its_quartic_is_a_damaged_file(stiff, tmp_path):
+    """A file whose reduced/cubic has no reduced/quartic beside it (an edited file) is refused
+    when read, naming the dataset; the intact file round-trips its tensors."""
+    import shutil
+
+    import h5py
+
+    from fem.elements.superelement.group import read
+
+    data = read(str(stiff / "stiff.h5"), "elements[0].file")
+    with h5py.File(stiff / "stiff.h5", "r") as h5:
+        np.testing.assert_array_equal(data.quartic, h5["reduced/quartic"][()])
+    shutil.copy(stiff / "stiff.h5", tmp_path / "cut.h5")
+    with h5py.File(tmp_path / "cut.h5", "a") as h5:
+        del h5["reduced/quartic"]
+    with pytest.raises(DeckError, match="damaged: reduced/quartic"):
+        read(str(tmp_path / "cut.h5"), "elements[0].file")
+
 # --- stage (c): Kane's spin-up in 3D, the beam as one superelement --------------------------------
 def kane_beam(elements):
     """Kane, Ryan & Banerjee's beam in 3D (notes/meijaard.md 2.4 case 2; cases/spin_up_kane's
