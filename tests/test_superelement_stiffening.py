@@ -94,7 +94,8 @@ def test_basis_gains_modal_derivatives_and_inertial_responses(reduction):
     and each other (the reduced M's modal block is I to 1e-10); the basis holds the static
     response of the component, its interface held, to a uniform axial acceleration (a dense
     LAPACK solve of the full K: residual of its projection below 1e-8); the polynomial acts on
-    every coordinate but the first interface node's six."""
+    every coordinate but the first interface node's six, its quartic term on the first-order
+    ones (node b's six and the 2 modes)."""
     data, _, _ = reduction
     nb, m = len(data.boundary_slot), data.n_modal
     assert m > 2 + 3
@@ -103,7 +104,8 @@ def test_basis_gains_modal_derivatives_and_inertial_responses(reduction):
     assert interface.sum() == nb and np.abs(data.T[interface, nb:]).max() == 0.0
     np.testing.assert_array_equal(data.nonlinear_index,
                                   np.r_[np.flatnonzero(data.boundary_node == 1), nb:nb + m])
-    assert data.cubic.shape == (6 + m,) * 3 and data.quartic.shape == (6 + m,) * 4
+    assert data.cubic.shape == (6 + m,) * 3 and data.quartic.shape == (6 + 2,) * 4
+    np.testing.assert_array_equal(data.quartic_index, data.nonlinear_index[:8])
 
 
 def test_static_axial_response_is_in_the_basis(reduced):
@@ -131,7 +133,8 @@ def test_polynomial_energy_is_the_full_energy_to_fifth_order(reduction):
     energy's as ``s^3`` (ratio 8: the cubic terms it lacks); at ``s = 1`` the error is below
     1e-2 of the energy (measured 1.5e-3 to 4.7e-3; the quadratic energy's 3e-2 to 0.2)."""
     data, energy, _ = reduction
-    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic)
+    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic,
+                                data.quartic_index)
     rng = np.random.default_rng(5)
     for _ in range(3):
         q = weighted_path(data, rng)
@@ -151,7 +154,8 @@ def test_polynomial_gradient_and_hessian(reduction):
     falling as ``s^3`` along ``q(s)`` (the second-order coordinates' components; measured
     ratios 7.9-8.1)."""
     data, _, gradient = reduction
-    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic)
+    poly = nonlinear.Polynomial(data.K, data.nonlinear_index, data.cubic, data.quartic,
+                                data.quartic_index)
     rng = np.random.default_rng(6)
     q = weighted_path(data, rng)
     d = q(1.0)

@@ -40,7 +40,7 @@ with two interface nodes, ``stiffening``, the geometric stiffness of a unit chor
 (:func:`chord_stiffening`).
 With ``modal_derivatives = true`` (3D, Craig-Bampton; issue 33 item 2) the basis gains the kept
 modes' static modal derivatives and the file the component's own strain energy as a quartic
-polynomial of ``q`` (``/reduced/cubic``, ``/reduced/quartic`` on ``/reduced/nonlinear_index``;
+polynomial of ``q`` (``/reduced/cubic``, ``/reduced/quartic``;
 :mod:`fem.cms.nonlinear`), which 3D co-rotational superelements stiffen by.
 The reduced model's modes recovered on the component, ``T Q``, go to ``/modes/<step>/`` and
 ParaView (``<out>_<step>_modes.xdmf``, ``<out>_<step>_vibration.xdmf``) as a modal step's do.
@@ -328,7 +328,8 @@ class CmsReduceStep(StepBase):
 
         first = np.flatnonzero(index < n_first)
         A, B = nonlinear.step_coefficients(part, self._steps(T[:, index], slot, size), first)
-        return {"nonlinear_index": index, "cubic": A, "quartic": B}
+        return {"nonlinear_index": index, "cubic": A, "quartic": B,
+                "quartic_index": index[first]}
 
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):

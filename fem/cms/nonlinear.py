@@ -131,14 +131,15 @@ def orthonormal(Theta: NDArray, Phi: NDArray, M) -> NDArray:
 
 def step_coefficients(nonlinear, h: NDArray, first: NDArray | None = None
                       ) -> tuple[NDArray, NDArray]:
-    """``A (n, n, n)``, ``B (n, n, n, n)``: the cubic and quartic tensors of the energy.
+    """``A (n, n, n)``, ``B (m, m, m, m)``: the cubic and quartic tensors of the energy.
 
     ``nonlinear(q)`` is the gradient's nonlinear part ``g(q) - K q = A(q, q)/2 + B(q, q, q)/6
     + ...``; ``h (n,)`` the enforced displacement of each coordinate (module docstring). The
     even and odd parts of ``nonlinear`` at ``+-d`` give ``A(d, d)`` and ``B(d, d, d)``; the
     directions ``e_i``, ``e_i +- e_j``, ``e_i + e_j + e_k`` over the coordinates ``first``
     (default all) separate every coefficient of the kept terms (:func:`weighted`). Both
-    tensors symmetric in all their indices (they are derivatives of one energy).
+    tensors symmetric in all their indices (they are derivatives of one energy); ``B`` on the
+    ``m`` coordinates ``first`` (zero elsewhere).
     """
     n = len(h)
     F = np.arange(n) if first is None else np.asarray(first, dtype=np.int64)
@@ -180,6 +181,9 @@ def step_coefficients(nonlinear, h: NDArray, first: NDArray | None = None
 def weighted(A: NDArray, B: NDArray, F: NDArray) -> tuple[NDArray, NDArray]:
     """The energy's terms of weighted degree 4 at most, symmetric, from their derivatives.
 
+    Returns the cubic tensor ``(n, n, n)`` and the quartic one on ``F`` alone ``(m, m, m, m)``
+    (the rest of it is zero).
+
     ``A (n, m, m)``, ``B (n, m, m, m)`` the derivatives along the first-order coordinates
     ``F (m,)`` (weight 1: the interface's and the kept modes'); the others (the modal
     derivatives and inertial responses, second order: ``eta ~ w^2``) weigh 2. Kept: the cubic
@@ -203,39 +207,43 @@ def weighted(A: NDArray, B: NDArray, F: NDArray) -> tuple[NDArray, NDArray]:
     Af[S, Fi, Fj] = a
     Af[Fi, S, Fj] = a
     Af[Fi, Fj, S] = a
-    Bf = np.zeros((n, n, n, n))
-    Bf[np.ix_(F, F, F, F)] = sum(np.transpose(B[F], p)
-                                 for p in itertools.permutations(range(4))) / 24.0
+    Bf = sum(np.transpose(B[F], p) for p in itertools.permutations(range(4))) / 24.0
     return Af, Bf
 
 
 class Polynomial:
-    """``U(q) = q^T K q/2 + A qqq/6 + B qqqq/24`` on ``q[index]`` (the module docstring).
+    """``U(q) = q^T K q/2 + A qqq/6 + B qqqq/24`` (the module docstring).
 
     ``K (r, r)`` the reduced stiffness on every coordinate, ``index (n,)`` the coordinates the
-    cubic ``A (n, n, n)`` and quartic ``B (n, n, n, n)`` terms act on.
+    cubic ``A (n, n, n)`` acts on, ``quartic_index (m,)`` those the quartic ``B (m, m, m, m)``
+    acts on (default ``index``).
     """
 
-    def __init__(self, K: NDArray, index: NDArray, A: NDArray, B: NDArray):
+    def __init__(self, K: NDArray, index: NDArray, A: NDArray, B: NDArray,
+                 quartic_index: NDArray | None = None):
         self.K, self.index, self.A, self.B = K, np.asarray(index, dtype=np.int64), A, B
+        self.qindex = self.index if quartic_index is None else np.asarray(quartic_index,
+                                                                          dtype=np.int64)
 
     def energy(self, q: NDArray) -> float:
         """``U(q)``."""
-        z = q[self.index]
+        z, y = q[self.index], q[self.qindex]
         Az = self.A @ z
-        Bz = self.B @ z
-        return float(0.5 * q @ self.K @ q + z @ (Az @ z) / 6.0 + z @ ((Bz @ z) @ z) / 24.0)
+        By = self.B @ y
+        return float(0.5 * q @ self.K @ q + z @ (Az @ z) / 6.0 + y @ ((By @ y) @ y) / 24.0)
 
     def gradient(self, q: NDArray) -> NDArray:
         """``(r,)`` ``dU/dq``."""
-        z = q[self.index]
+        z, y = q[self.index], q[self.qindex]
         g = self.K @ q
-        g[self.index] += 0.5 * (self.A @ z) @ z + ((self.B @ z) @ z) @ z / 6.0
+        g[self.index] += 0.5 * (self.A @ z) @ z
+        g[self.qindex] += ((self.B @ y) @ y) @ y / 6.0
         return g
 
     def hessian(self, q: NDArray) -> NDArray:
         """``(r, r)`` ``d^2U/dq^2``."""
-        z = q[self.index]
+        z, y = q[self.index], q[self.qindex]
         H = self.K.copy()
-        H[np.ix_(self.index, self.index)] += self.A @ z + 0.5 * (self.B @ z) @ z
+        H[np.ix_(self.index, self.index)] += self.A @ z
+        H[np.ix_(self.qindex, self.qindex)] += 0.5 * (self.B @ y) @ y
         return H

@@ -53,6 +53,7 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("reduced/gravity", data.gravity),
                                  ("reduced/nonlinear_index", data.nonlinear_index),
                                  ("reduced/cubic", data.cubic),
-                                 ("reduced/quartic", data.quartic)):
+                                 ("reduced/quartic", data.quartic),
+                                 ("reduced/quartic_index", data.quartic_index)):
                 if value is not None:
                     h5.create_dataset(path_, data=value)

@@ -411,4 +411,5 @@ class CorotSuperelement3D(Superelement):
 def stiffening_polynomial(g: CorotSuperelement3D) -> Polynomial:
     """The file's polynomial strain energy on the element vector's layout (``g.pos``)."""
     d = g.data
-    return Polynomial(g.Ke[0], g.pos[d.nonlinear_index], d.cubic, d.quartic)
+    return Polynomial(g.Ke[0], g.pos[d.nonlinear_index], d.cubic, d.quartic,
+                      None if d.quartic_index is None else g.pos[d.quartic_index])

@@ -77,9 +77,11 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
     /reduced/nonlinear_index (n,) optional (issue 33 item 2, ``modal_derivatives``): the
                              coordinates of q the polynomial strain energy's higher terms
                              act on (all but the first interface node's)
-    /reduced/cubic           (n, n, n) ``A``, ``/reduced/quartic`` (n, n, n, n) ``B``: ``U(q) =
-                             q^T K q/2 + A qqq/6 + B qqqq/24`` (:mod:`fem.cms.nonlinear`),
-                             what 3D co-rotational superelements stiffen by
+    /reduced/cubic           (n, n, n) ``A`` on those, ``/reduced/quartic`` (m, m, m, m) ``B``
+                             on ``/reduced/quartic_index`` (m,) (the first-order coordinates;
+                             without it, on the n): ``U(q) = q^T K q/2 + A qqq/6 + B qqqq/24``
+                             (:mod:`fem.cms.nonlinear`), what 3D co-rotational superelements
+                             stiffen by
 
 Version 1 files (no ``/component/mass``) are still read: linear superelements need nothing more.
 
@@ -160,6 +162,8 @@ class SuperelementData:
     nonlinear_index: NDArray | None = None
     cubic: NDArray | None = None
     quartic: NDArray | None = None
+    #: (m,) the coordinates the quartic term acts on (None: ``nonlinear_index``)
+    quartic_index: NDArray | None = None
 
     @property
     def n_modal(self) -> int:
@@ -230,7 +234,7 @@ def read(path: str, where: str) -> SuperelementData:
                 gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None,
                 **{k: h5[p][()] if p in h5 else None for k, p in (
                     ("nonlinear_index", "reduced/nonlinear_index"), ("cubic", "reduced/cubic"),
-                    ("quartic", "reduced/quartic"))})
+                    ("quartic", "reduced/quartic"), ("quartic_index", "reduced/quartic_index"))})
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
@@ -253,10 +257,13 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
     if d.cubic is not None:
         n = len(d.nonlinear_index) if d.nonlinear_index is not None else -1
         shapes["reduced/cubic"] = (d.cubic.shape, (n,) * 3)
-        shapes["reduced/quartic"] = (getattr(d.quartic, "shape", None), (n,) * 4)
-        if n >= 0 and (d.nonlinear_index.min(initial=0) < 0
-                       or d.nonlinear_index.max(initial=0) >= r):
-            shapes["reduced/nonlinear_index"] = ("values outside the coordinates", (n,))
+        qi = d.quartic_index
+        shapes["reduced/quartic"] = (getattr(d.quartic, "shape", None),
+                                     (n if qi is None else len(qi),) * 4)
+        for key, ix in (("reduced/nonlinear_index", d.nonlinear_index),
+                        ("reduced/quartic_index", qi)):
+            if ix is not None and (ix.min(initial=0) < 0 or ix.max(initial=0) >= r):
+                shapes[key] = ("values outside the coordinates", (len(ix),))
     if d.component_mass is not None:
         shapes["component/mass"] = (d.component_mass.shape, (len(d.component_dofs),))
     for key, (got, want) in shapes.items():
