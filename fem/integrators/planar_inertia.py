@@ -54,19 +54,30 @@ def director_rates(kernel, data: dict, state) -> NDArray:
     Where a group has no rates in ``state`` (or of another shape), its rigid rates.
     """
     E = len(data["mu"])
-    stored, nodal_v = np.zeros((E, 2, 2)), np.full((E, 2, 3), np.nan)
-    nodal_rot = np.full((E, 2), np.nan)
-    for name, where in data["groups"]:
-        got = state.rates.get(name)
-        n = where.stop - where.start
-        if (got and "v" in got and got["v"].shape == (n, 2, 3)
-                and got["nodal_v"].shape == (n, 2, 3) and got["nodal_rot"].shape == (n, 2)):
-            stored[where] = got["v"][:, :, :2]
-            nodal_v[where], nodal_rot[where] = got["nodal_v"], got["nodal_rot"]
     out = np.empty((E, 2, 2))
+    groups = data["groups"]
+    if len(groups) == 1:                  # the state's own arrays, where it has them
+        got = state.rates.get(groups[0][0])
+        if _written(got, E):
+            kernel.director_rates(state.v, state.rot, data["conn"], data["axis"], got["v"],
+                                  got["nodal_v"], got["nodal_rot"], out)
+            return out
+    stored, nodal_v = np.zeros((E, 2, 3)), np.full((E, 2, 3), np.nan)
+    nodal_rot = np.full((E, 2), np.nan)
+    for name, where in groups:
+        got = state.rates.get(name)
+        if _written(got, where.stop - where.start):
+            stored[where] = got["v"]
+            nodal_v[where], nodal_rot[where] = got["nodal_v"], got["nodal_rot"]
     kernel.director_rates(state.v, state.rot, data["conn"], data["axis"], stored, nodal_v,
                           nodal_rot, out)
     return out
+
+
+def _written(got: dict | None, n: int) -> bool:
+    """Whether ``got`` holds the director rates of ``n`` elements (their shapes)."""
+    return bool(got and "v" in got and got["v"].shape == (n, 2, 3)
+                and got["nodal_v"].shape == (n, 2, 3) and got["nodal_rot"].shape == (n, 2))
 
 
 def write_rates(data: dict, s1, ud1: NDArray) -> None:

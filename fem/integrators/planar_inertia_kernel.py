@@ -36,10 +36,10 @@ PATTERN = np.array([[156, 22, 54, -13], [22, 4, 13, -3],
 def director_rates(v, rot, conn, axis, stored, nodal_v, nodal_rot, out):
     """``out (E, 2, 2)``: the director slots' velocities of a state (``director_rates``).
 
-    ``stored (E, 2, 2)`` where the element's nodes still have the velocities ``nodal_v
-    (E, 2, 3)`` and rotations ``nodal_rot (E, 2)`` they were written with (exact equality; NaN
-    never equals), else the rigid rates ``w x d`` with ``d = R(theta) axis`` (``axis (E, 2)``:
-    the reference axis times ``l0``).
+    ``stored (E, 2, 3)`` (their in-plane components) where the element's nodes still have the
+    velocities ``nodal_v (E, 2, 3)`` and rotations ``nodal_rot (E, 2)`` they were written with
+    (exact equality; NaN never equals), else the rigid rates ``w x d`` with ``d = R(theta)
+    axis`` (``axis (E, 2)``: the reference axis times ``l0``).
     """
     for e in range(conn.shape[0]):
         same = True
