@@ -240,3 +240,33 @@ def test_the_crank_steps_as_the_general_path(model, monkeypatch):
         E = np.array([r[key] for r in step.history])
         E_ref = np.array([r[key] for r in step_ref.history])
         assert np.abs(E - E_ref).max() <= tol, key
+
+
+def test_what_the_compiled_step_does_not_take_is_named(caplog):
+    """Element inertia groups other than the consistent beams', and consistent inertia on nodes
+    that do not turn by Cayley parameters, keep the general path with the reason logged (driven
+    prismatic joints: ``tests/test_planar_multibody.py``)."""
+    import logging
+
+    from fem.inertia.beam import ConsistentBeamInertia
+
+    _, _, step = run(crank(1))
+    integ = step.integrator
+    assert planar.PlanarStep.eligible(integ) is None
+
+    class Other(ConsistentBeamInertia):         # any other kind of element inertia group
+        pass
+
+    (x,) = integ.extras
+    other = copy.copy(x)
+    other.__class__ = Other
+    integ.extras = [other]
+    with caplog.at_level(logging.INFO, logger="fem.integrators.planar"):
+        assert planar.PlanarStep.make(integ) is None
+    assert any("element inertia group 'rod' (Other): only the consistent inertia of "
+               "co-rotational beams is compiled" in m for m in caplog.messages)
+    integ.extras = [x]
+    integ._chord_nodes = np.zeros_like(integ.chord_nodes())
+    assert planar.PlanarStep.eligible(integ) == (
+        "element inertia group 'rod': consistent inertia on nodes that do not turn by Cayley "
+        "parameters")
