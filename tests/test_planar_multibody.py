@@ -205,8 +205,7 @@ def test_the_banded_lu_of_the_joint_numbering_is_dense_lu():
 
 
 @pytest.mark.parametrize(("change", "reason"), [
-    ("prismatic", "constraint group 'slide' (prismatic): only 2D revolute and fixed joints are "
-                  "compiled"),
+    ("prismatic", "constraint group 'slide': driven prismatic joints are not compiled"),
     ("spring", "element group 'pins_force' (joint_force): only co-rotational 2D beams and "
                "rigid bodies are compiled"),
     ("3d", "not a planar model"),
@@ -215,7 +214,8 @@ def test_a_model_it_does_not_take_falls_back_with_the_reason_logged(change, reas
     deck = chain(n=4, steps=3)
     if change == "prismatic":
         deck["joints"].append({"name": "slide", "type": "prismatic", "ground": [4],
-                               "points": [[0.35, 0.0]], "axis": [1.0, 0.0]})
+                               "points": [[0.35, 0.0]], "axis": [1.0, 0.0], "drive": "push"})
+        deck["functions"] = [{"name": "push", "type": "steady", "rate": 0.1}]
     elif change == "spring":                        # a force element on the pins
         deck["joints"][1].update(stiffness=20.0, damping=0.05)
     else:                                           # the chain in 3D, hinges about z

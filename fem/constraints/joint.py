@@ -348,7 +348,10 @@ class Joint(PairGroup):
         if self.drive is None:
             return 0.0
         f = self._drive_at(0.5 * (s0.t + s1.t))
-        change = self._static(s1, None, f)[0][:, -1] - self._static(s0, None, f)[0][:, -1]
+        if self.rows[-1][0] == "angle":       # static_rows' last row, without the others
+            change = (self._angles(s1) - f) - (self._angles(s0) - f)
+        else:
+            change = self._static(s1, None, f)[0][:, -1] - self._static(s0, None, f)[0][:, -1]
         lam = np.where(self.released[:, -1], 0.0, scale * mu[:, -1])
         return -float(lam @ change)
 

@@ -11,11 +11,13 @@ kernels of :mod:`fem.integrators.planar_kernel`:
 * every element group a co-rotational 2D beam group that takes the compiled energy-conserving
   force (:mod:`fem.elements.beam.beam2d_jit`: no offsets, no interior modes) or a group of 2D
   rigid bodies (:class:`fem.elements.rigid_body.RigidBody`: no force of its own, its inertia
-  ``diag(m, m, J)`` is the node's), inertia nodal only (lumped beams, point masses, bodies);
-* constraint groups of 2D revolute and fixed joints only (between nodes, at offsets from them,
-  or to the ground; revolute ones driven or not), without released rows: their discrete
-  gradients (:mod:`fem.integrators.planar_joint_kernel`, the rows of
-  :mod:`fem.constraints.joint_rows`);
+  ``diag(m, m, J)`` is the node's), inertia nodal (lumped beams, point masses, bodies) or the
+  consistent inertia of co-rotational beams with its director velocities
+  (:mod:`fem.inertia.beam`; :mod:`fem.integrators.planar_inertia_kernel`);
+* constraint groups of 2D revolute, fixed, inline and undriven prismatic joints (between
+  nodes, at offsets from them, or to the ground; revolute ones driven or not), without released
+  rows: their discrete gradients (:mod:`fem.integrators.planar_joint_kernel`: point, angle
+  and slide rows of :mod:`fem.constraints.joint_rows`);
 * loads that do not turn with the structure (dead loads, gravity; any time function): their
   forces come from :meth:`~fem.integrators.base.Integrator.external`.
 
@@ -45,6 +47,12 @@ from numpy.typing import NDArray
 
 from fem import linalg
 from fem.elements.rigid_body import RigidBody
+from fem.integrators.planar_inertia import (
+    NO_INERTIA,
+    consistent_data,
+    director_rates,
+    write_rates,
+)
 from fem.integrators.planar_joints import (
     NO_JOINTS,
     free_rows,
@@ -76,6 +84,7 @@ class _Evaluation:
     f_ext: NDArray
     energies: list
     hist: dict
+    ud1: NDArray | None = None        # the consistent inertia's director rates of s1
 
 
 class PlanarStep:
@@ -90,6 +99,11 @@ class PlanarStep:
             from fem.integrators import planar_joint_kernel
 
             self.joint_kernel = planar_joint_kernel
+        self.inertia_kernel = None
+        if integ.extras:
+            from fem.integrators import planar_inertia_kernel
+
+            self.inertia_kernel = planar_inertia_kernel
         system = self.system = integ.system
         dm = system.dofmap
         asm = system.assembler
@@ -100,12 +114,13 @@ class PlanarStep:
         free = (dm.index >= 0) & (dm.index < asm.n_free)
         rows[free] = asm.diagonal_positions()[dm.index[free]]
         self.diag_rows = rows
-        nodal = integ.inertia
+        nodal = integ.nodal           # element inertia groups: their own kernel (consistent)
         self.mass = np.column_stack([nodal.m, nodal.m, nodal.I])
         self.on = np.ascontiguousarray(integ.chord_nodes())
         self.groups = [(g, g._kernel_data(), asm.groups[i]) for i, g in groups
                        if not isinstance(g, RigidBody)]
         self.joints = joint_data(system)
+        self.consistent = consistent_data(integ)
         self._lu = None               # (linear system, banded LU) of models with multipliers
         self._h = None
         self._last: _Evaluation | None = None
@@ -123,18 +138,29 @@ class PlanarStep:
         """
         from fem.constraints.joint import Joint
         from fem.elements.beam import beam2d_jit
+        from fem.inertia.beam import ConsistentBeamInertia
 
         system = integ.system
         model = system.model
         for why, when in (("not a planar model", model.dim != 2),
-                          ("element inertia groups", bool(integ.extras)),
                           ("loads that turn with the structure", integ.loads.state_dependent)):
             if when:
                 return why
+        on = integ.chord_nodes()
+        for x in integ.extras:
+            if type(x) is not ConsistentBeamInertia:
+                return (f"element inertia group '{x.group.name}' ({type(x).__name__}): only "
+                        "the consistent inertia of co-rotational beams is compiled")
+            if not on[x.conn].all():
+                return (f"element inertia group '{x.group.name}': consistent inertia on nodes "
+                        "that do not turn by Cayley parameters")
         for c in getattr(model, "constraints", ()):
-            if not (isinstance(c, Joint) and c.kind in ("revolute", "fixed") and c.dim == 2):
-                return (f"constraint group '{c.name}' ({c.type_name}): only 2D revolute and "
-                        "fixed joints are compiled")
+            if not (isinstance(c, Joint) and c.dim == 2
+                    and c.kind in ("revolute", "fixed", "inline", "prismatic")):
+                return (f"constraint group '{c.name}' ({c.type_name}): only 2D revolute, fixed, "
+                        "inline and prismatic joints are compiled")
+            if c.kind == "prismatic" and c.drive is not None:
+                return f"constraint group '{c.name}': driven prismatic joints are not compiled"
             if c.released.any():
                 return f"joints '{c.name}' have redundant rows released"
         if not _nodes.enabled():               # numba is imported here, for a model it may take
@@ -191,6 +217,13 @@ class PlanarStep:
         K = np.zeros(self.nnz if tangent else 0)
         if tangent:
             kern.mass_diagonal(self.mass_k, dpsi, self.diag_rows, K)
+        ci, ud1 = self.consistent, None
+        if ci is not None:
+            ud0 = director_rates(self.inertia_kernel, ci, s0)
+            ud1 = np.empty_like(ud0)
+            self.inertia_kernel.consistent(s0.rot, s1.rot, s0.v, s1.v, ci["conn"], ci["axis"],
+                                           ci["mu"], ci["pattern"], ud0, h, ci["edofs"],
+                                           ci["slot"], tangent, ud1, f_in, K)
         energies, hist = [], {}
         for g, prep, sc in self.groups:
             E = len(prep.l0)
@@ -210,13 +243,16 @@ class PlanarStep:
                         f_el, K)
             jk.angles(s0.rot, s1.rot, jt["aconn"], jt["ampos"], s1.multipliers, jt["ascale"],
                       jt["atarget"], self.on, jt["aedofs"], jt["aslot"], tangent, f_el, K)
+            jk.slides(s0.u, s1.u, s0.rot, s1.rot, jt["sconn"], jt["soffsets"], jt["sframe"],
+                      jt["smpos"], s1.multipliers, jt["sscale"], self.on, jt["sedofs"],
+                      jt["sslot"], tangent, f_el, K)
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
         r = f_in + f_el - fe
         scale = integ.scale(f_in, f_el, fe)
         K = K if tangent else None
         self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.multipliers.copy(),
-                                 s1.v.copy(), r, scale, K, inc, f_ext, energies, hist)
+                                 s1.v.copy(), r, scale, K, inc, f_ext, energies, hist, ud1)
         return r, scale, K
 
     def _converged(self, integ, s0, s1) -> _Evaluation:
@@ -234,6 +270,8 @@ class PlanarStep:
         last = self._converged(integ, s0, s1)
         s1.history.update(last.hist)
         s1.a[:] = (s1.v - s0.v) / integ.h
+        if last.ud1 is not None:
+            write_rates(self.consistent, s1, last.ud1)
         work = float(np.sum(last.f_ext * last.inc))
         return float(sum(e.sum() for e in last.energies)), work
 
@@ -282,6 +320,10 @@ class PlanarStep:
                               + [np.empty((0, 3))]))
         jt = self.joints or NO_JOINTS
         set_targets(jt, s1.t)
+        ci = self.consistent or NO_INERTIA
+        ud0 = (director_rates(self.inertia_kernel, ci, s0) if self.consistent is not None
+               else d["ud_none"])
+        ud1 = np.empty_like(ud0)
         status, it = kern.step(
             d["X"], s0.u, s1.u, s0.rot, s1.rot, s0.v, s1.v, self.on, self.mass_h, self.mass_k,
             2 / h, self.index, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], vh0,
@@ -290,7 +332,9 @@ class PlanarStep:
             lu.indices, lu.pos, lu.order, lu.ab, lu.kl, settings, inc, dpsi, um, r, norms, K,
             reference, tangent, jt["conn"], jt["offsets"], jt["mpos"], jt["scale"], jt["edofs"],
             jt["slot"], jt["aconn"], jt["ampos"], jt["ascale"], jt["atarget"], jt["aedofs"],
-            jt["aslot"], s1.multipliers)
+            jt["aslot"], s1.multipliers, jt["sconn"], jt["soffsets"], jt["sframe"], jt["smpos"],
+            jt["sscale"], jt["sedofs"], jt["sslot"], ci["conn"], ci["axis"], ci["mu"],
+            d["pattern"], ud0, h, ci["edofs"], ci["slot"], ud1)
         if status != kern.CONVERGED:
             self._iterated = None
             return None
@@ -304,7 +348,8 @@ class PlanarStep:
             start = stop
         self._last = _Evaluation(s0, s1.u.copy(), s1.rot.copy(), s1.multipliers.copy(),
                                  s1.v.copy(), r, reference, K.copy() if tangent[0] else None,
-                                 inc.copy(), f_ext, energies, hist)
+                                 inc.copy(), f_ext, energies, hist,
+                                 ud1 if self.consistent is not None else None)
         self._iterated = s1
         return it, r
 
@@ -358,5 +403,7 @@ class PlanarStep:
                                     for _, _, sc in self.groups] + [np.empty(0, np.int64)]),
             "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
             "n_free": dm.n_free, "lever": float(step._model_size()),
+            "ud_none": np.empty((0, 2, 2)), "pattern": (self.consistent or {}).get(
+                "pattern", np.zeros((4, 4))),
             "free_node": free_node, "free_slot": free_slot}
         return self._step

@@ -196,3 +196,108 @@ def angles(rot0, rot1, conn, mpos, mu, scale, target, on, edofs, slot, tangent, 
                 p = slot[base + 3 * i + c]
                 if p < nnz:
                     K[p] += Ke[i, c]
+
+
+@njit(cache=True, nogil=True)
+def slides(u0, u1, rot0, rot1, conn, offsets, frame, mpos, mu, scale, on, edofs, slot, tangent,
+           f, K):
+    """2D slide rows (inline, prismatic joints): ``(R_a e) . s = 0``, discrete gradient.
+
+    :func:`fem.constraints.joint_rows._discrete_slide` and the slide row of
+    :func:`~fem.constraints.joint_rows.static_rows` in the plane: with ``d = R_a e`` (``frame
+    (E, 2)``: ``e``, the joint frame's column), the arms ``a`` of the offsets, the gap ``s`` and
+    ``j = jl(t e_z) v_0`` of a node's vectors, ``G_d = [-dbar, (jd x sbar + dbar x ja_a)_z,
+    dbar, (ja_b x dbar)_z]`` (columns ``ux, uy, rz`` of ``a`` and ``b``) and ``g(q_1) = d_1 .
+    s_1``. ``mpos (E,)`` the multiplier's position in ``mu``; ``edofs (E, 7)``, ``slot
+    (E * 49,)``. Rows ``rz`` of Cayley nodes as in :func:`revolute`.
+    """
+    nnz = K.shape[0]
+    fe = np.empty(7)
+    Ke = np.zeros((7, 7))
+    arm0 = np.empty((2, 2))
+    arm1 = np.empty((2, 2))
+    for e in range(conn.shape[0]):
+        sg = scale[e]
+        m = mu[mpos[e]]
+        a, b = conn[e, 0], conn[e, 1]
+        for k in range(2):
+            n = conn[e, k]
+            cx, cy = offsets[e, k, 0], offsets[e, k, 1]
+            c0, s0 = math.cos(rot0[n]), math.sin(rot0[n])
+            c1, s1 = math.cos(rot1[n]), math.sin(rot1[n])
+            arm0[k, 0], arm0[k, 1] = c0 * cx - s0 * cy, s0 * cx + c0 * cy
+            arm1[k, 0], arm1[k, 1] = c1 * cx - s1 * cy, s1 * cx + c1 * cy
+        s0x = ((u0[b, 0] - u0[a, 0]) + (arm0[1, 0] - offsets[e, 1, 0])
+               - (arm0[0, 0] - offsets[e, 0, 0]))
+        s0y = ((u0[b, 1] - u0[a, 1]) + (arm0[1, 1] - offsets[e, 1, 1])
+               - (arm0[0, 1] - offsets[e, 0, 1]))
+        s1x = ((u1[b, 0] - u1[a, 0]) + (arm1[1, 0] - offsets[e, 1, 0])
+               - (arm1[0, 0] - offsets[e, 0, 0]))
+        s1y = ((u1[b, 1] - u1[a, 1]) + (arm1[1, 1] - offsets[e, 1, 1])
+               - (arm1[0, 1] - offsets[e, 0, 1]))
+        ex, ey = frame[e, 0], frame[e, 1]
+        ca0, sa0 = math.cos(rot0[a]), math.sin(rot0[a])
+        ca1, sa1 = math.cos(rot1[a]), math.sin(rot1[a])
+        d0x, d0y = ca0 * ex - sa0 * ey, sa0 * ex + ca0 * ey
+        d1x, d1y = ca1 * ex - sa1 * ey, sa1 * ex + ca1 * ey
+        ta, tb = rot1[a] - rot0[a], rot1[b] - rot0[b]
+        jdx, jdy = jl_z(ta, d0x, d0y)
+        jax, jay = jl_z(ta, arm0[0, 0], arm0[0, 1])
+        jbx, jby = jl_z(tb, arm0[1, 0], arm0[1, 1])
+        dmx, dmy = 0.5 * (d0x + d1x), 0.5 * (d0y + d1y)
+        smx, smy = 0.5 * (s0x + s1x), 0.5 * (s0y + s1y)
+        g_wa = (jdx * smy - jdy * smx) + (dmx * jay - dmy * jax)
+        g_wb = jbx * dmy - jby * dmx
+        fe[0], fe[1], fe[2] = -sg * m * dmx, -sg * m * dmy, sg * m * g_wa
+        fe[3], fe[4], fe[5] = sg * m * dmx, sg * m * dmy, sg * m * g_wb
+        fe[6] = sg * (d1x * s1x + d1y * s1y)
+        if tangent:
+            Ke[:] = 0.0
+            # d(G_d^T m)/dq_1: dbar along a's spin, sbar along every correction, j's rates
+            Ke[0, 2], Ke[1, 2] = 0.5 * m * d1y, -0.5 * m * d1x
+            Ke[3, 2], Ke[4, 2] = -0.5 * m * d1y, 0.5 * m * d1x
+            hm = 0.5 * m
+            Ke[2, 0] += hm * jdy
+            Ke[2, 1] += -hm * jdx
+            Ke[2, 2] += -hm * (jdx * arm1[0, 0] + jdy * arm1[0, 1])
+            Ke[2, 3] += -hm * jdy
+            Ke[2, 4] += hm * jdx
+            Ke[2, 5] += hm * (jdx * arm1[1, 0] + jdy * arm1[1, 1])
+            djdx, djdy = jl_z_rate(ta, d0x, d0y)
+            djax, djay = jl_z_rate(ta, arm0[0, 0], arm0[0, 1])
+            djbx, djby = jl_z_rate(tb, arm0[1, 0], arm0[1, 1])
+            Ke[2, 2] += m * (-(smx * djdy - smy * djdx) - 0.5 * (jax * d1x + jay * d1y)
+                             + (dmx * djay - dmy * djax))
+            Ke[5, 5] -= m * (dmx * djby - dmy * djbx)
+            Ke[5, 2] += 0.5 * m * (jbx * d1x + jby * d1y)
+            for i in range(6):
+                for c in range(6):
+                    Ke[i, c] *= sg
+            # G_d^T (the multiplier's column) and G(q_1) (its row)
+            Ke[0, 6], Ke[1, 6], Ke[2, 6] = -sg * dmx, -sg * dmy, sg * g_wa
+            Ke[3, 6], Ke[4, 6], Ke[5, 6] = sg * dmx, sg * dmy, sg * g_wb
+            e1x, e1y = s1x + arm1[0, 0], s1y + arm1[0, 1]
+            Ke[6, 0], Ke[6, 1], Ke[6, 2] = -sg * d1x, -sg * d1y, sg * (d1x * e1y - d1y * e1x)
+            Ke[6, 3], Ke[6, 4] = sg * d1x, sg * d1y
+            Ke[6, 5] = sg * (arm1[1, 0] * d1y - arm1[1, 1] * d1x)
+        for k in range(2):              # rows paired with the angle, carried over to psi
+            n = conn[e, k]
+            if on[n]:
+                s, ds = secant(rot1[n] - rot0[n])
+                r = 3 * k + 2
+                f_theta = fe[r]
+                fe[r] *= s
+                if tangent:
+                    for c in range(7):
+                        Ke[r, c] *= s
+                    Ke[r, r] += f_theta * ds
+        for i in range(7):
+            f[edofs[e, i]] += fe[i]
+        if not tangent:
+            continue
+        base = e * 49
+        for i in range(7):
+            for c in range(7):
+                p = slot[base + 7 * i + c]
+                if p < nnz:
+                    K[p] += Ke[i, c]

@@ -1,10 +1,11 @@
 """The joints of the compiled energy-conserving step (:mod:`fem.integrators.planar`), as arrays.
 
-:func:`joint_data` batches every 2D revolute joint group for
-:func:`fem.integrators.planar_joint_kernel.revolute`; :func:`free_rows` says which node and slot
-(or multiplier) each unknown is; :func:`joint_order` numbers the unknowns for the banded LU
-without pivoting (:mod:`fem.solvers.banded`): each joint's multipliers right after the last
-unknown of its nodes, so that no multiplier meets a structural zero pivot.
+:func:`joint_data` batches the rows of every 2D joint group by kind for
+:func:`fem.integrators.planar_joint_kernel.revolute`, ``angles`` and ``slides``;
+:func:`free_rows` says which node and slot (or multiplier) each unknown is;
+:func:`joint_order` numbers the unknowns for the banded LU without pivoting
+(:mod:`fem.solvers.banded`): each joint's multipliers right after the last unknown of its nodes,
+so that no multiplier meets a structural zero pivot.
 """
 
 from __future__ import annotations
@@ -21,50 +22,72 @@ NO_JOINTS = {"conn": np.empty((0, 2), np.int64), "offsets": np.empty((0, 2, 3)),
              "aconn": np.empty((0, 2), np.int64), "ampos": np.empty(0, np.int64),
              "ascale": np.empty(0), "atarget": np.empty(0),
              "aedofs": np.empty((0, 3), np.int64), "aslot": np.empty(0, np.int64),
+             "sconn": np.empty((0, 2), np.int64), "soffsets": np.empty((0, 2, 3)),
+             "sframe": np.empty((0, 2)), "smpos": np.empty(0, np.int64), "sscale": np.empty(0),
+             "sedofs": np.empty((0, 7), np.int64), "sslot": np.empty(0, np.int64),
              "driven": []}
 
 
 def joint_data(system) -> dict | None:
-    """The 2D joints of every constraint group as one batch of rows (None: no joints).
+    """The 2D joints of every constraint group as one batch of rows per kind (None: no joints).
 
     Every joint's ``point`` rows: ``conn (J, 2)``, ``offsets (J, 2, 3)``, ``mpos (J, 2)``
     (positions in ``State.multipliers``), ``scale (J,)`` (each group's row scale),
     ``edofs (J, 8)``, ``slot (J * 64,)`` (their part of the assembler's constraint scatter). The
-    ``angle`` rows of fixed and driven revolute joints: ``aconn``, ``ampos``, ``ascale``,
-    ``aedofs (A, 3)`` (``rz`` of both nodes, the multiplier), ``aslot (A * 9,)``, ``atarget``
-    (the drives' values, set by :func:`set_targets`) and ``driven``: (slice of ``atarget``,
-    joint group) of each driven group.
+    ``angle`` rows of fixed, prismatic and driven revolute joints: ``aconn``, ``ampos``,
+    ``ascale``, ``aedofs (A, 3)`` (``rz`` of both nodes, the multiplier), ``aslot (A * 9,)``,
+    ``atarget`` (the drives' values, set by :func:`set_targets`) and ``driven``: (slice of
+    ``atarget``, joint group) of each driven group. The ``slide`` rows of inline and prismatic
+    joints: ``sconn``, ``soffsets``, ``sframe (S, 2)`` (the frame's vector along which the gap
+    vanishes, in node ``a``), ``smpos (S,)``, ``sscale``, ``sedofs (S, 7)``, ``sslot (S * 49,)``.
     """
     groups = getattr(system.model, "constraints", ())
     if not groups:
         return None
     asm = system.assembler
-    point, angle, driven, start = [], [], [], 0
+    point, angle, slide, driven, start = [], [], [], [], 0
     for c, sc, lam, s in zip(groups, asm.constraints, system._lam, system.constraint_scales,
                              strict=True):
         nd = c.nd + c.n_multipliers
         edofs = np.asarray(sc.edofs, dtype=np.int64)
         slot = np.asarray(sc.slot, dtype=np.int64).reshape(len(c), nd, nd)
         scale = np.full(len(c), s)
-        point.append((c.conn, c.offsets, lam[:, :2], scale, edofs[:, :8],
-                      slot[:, :8, :8].reshape(-1)))
-        if c.n_multipliers == 3:                  # point, angle
-            cols = [2, 5, 8]
-            angle.append((c.conn, lam[:, 2], scale, edofs[:, cols],
-                          slot[:, cols][:, :, cols].reshape(-1)))
-            if c.drive is not None:
-                driven.append((slice(start, start + len(c)), c))
-            start += len(c)
+        k = 0
+        for row in c.rows:
+            if row[0] == "point":
+                cols = [0, 1, 2, 3, 4, 5, 6 + k, 7 + k]
+                point.append((c.conn, c.offsets, lam[:, k:k + 2], scale, edofs[:, cols],
+                              slot[:, cols][:, :, cols].reshape(-1)))
+                k += 2
+            elif row[0] == "angle":
+                cols = [2, 5, 6 + k]
+                angle.append((c.conn, lam[:, k], scale, edofs[:, cols],
+                              slot[:, cols][:, :, cols].reshape(-1)))
+                if c.drive is not None:
+                    driven.append((slice(start, start + len(c)), c))
+                start += len(c)
+                k += 1
+            else:                                 # slide (PlanarStep.eligible: no other)
+                cols = [0, 1, 2, 3, 4, 5, 6 + k]
+                slide.append((c.conn, c.offsets, c.frames[:, :2, row[1]], lam[:, k], scale,
+                              edofs[:, cols], slot[:, cols][:, :, cols].reshape(-1)))
+                k += 1
     out = dict(NO_JOINTS)
     for key, k in (("conn", 0), ("offsets", 1), ("mpos", 2), ("scale", 3), ("edofs", 4),
                    ("slot", 5)):
-        out[key] = np.ascontiguousarray(np.concatenate([p[k] for p in point]))
+        if point:
+            out[key] = np.ascontiguousarray(np.concatenate([p[k] for p in point]))
     for key, k in (("aconn", 0), ("ampos", 1), ("ascale", 2), ("aedofs", 3), ("aslot", 4)):
         if angle:
             out[key] = np.ascontiguousarray(np.concatenate([a[k] for a in angle]))
+    for key, k in (("sconn", 0), ("soffsets", 1), ("sframe", 2), ("smpos", 3), ("sscale", 4),
+                   ("sedofs", 5), ("sslot", 6)):
+        if slide:
+            out[key] = np.ascontiguousarray(np.concatenate([a[k] for a in slide]))
     out["atarget"] = np.zeros(len(out["aconn"]))
     out["driven"] = driven
-    for key in ("conn", "mpos", "edofs", "slot", "aconn", "ampos", "aedofs", "aslot"):
+    for key in ("conn", "mpos", "edofs", "slot", "aconn", "ampos", "aedofs", "aslot", "sconn",
+                "smpos", "sedofs", "sslot"):
         out[key] = out[key].astype(np.int64)
     return out
 

@@ -26,7 +26,8 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.integrators.planar_joint_kernel import angles, revolute  # noqa: E402
+from fem.integrators.planar_inertia_kernel import consistent  # noqa: E402
+from fem.integrators.planar_joint_kernel import angles, revolute, slides  # noqa: E402
 from fem.integrators.planar_kernel import beams, mass_diagonal, nodes  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -38,7 +39,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
          fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
          pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
          jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
-         aslot, mu1):
+         aslot, mu1, sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu,
+         cpattern, ud0, h, cedofs, cslot, ud1):
     """Iterate ``u1, rot1`` (and ``v1``, the multipliers ``mu1``) to the step's equilibrium.
 
     ``settings``: rtol, atol, max_iterations, round_off, eps, NULL_PIVOT,
@@ -53,8 +55,12 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     ``jconn, joffsets, jmpos, jscale, jedofs, jslot``: the joints' point rows of
     :func:`fem.integrators.planar_joint_kernel.revolute`, ``aconn, ampos, ascale, atarget,
     aedofs, aslot`` their angle rows (:func:`~fem.integrators.planar_joint_kernel.angles`;
-    none: zero rows); rows of
-    ``free_slot`` 3 are multipliers, at ``free_node`` in ``mu1``.
+    none: zero rows), ``sconn, ..., sslot`` their slide rows
+    (:func:`~fem.integrators.planar_joint_kernel.slides`); rows of
+    ``free_slot`` 3 are multipliers, at ``free_node`` in ``mu1``. ``cconn, caxis, cmu,
+    cpattern, ud0, h, cedofs, cslot``: the beams' consistent inertia
+    (:func:`fem.integrators.planar_inertia_kernel.consistent`; none: zero elements), ``ud1``
+    its director rates at the last evaluation.
     """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
@@ -76,12 +82,16 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         if tangent:
             K[:] = 0.0
             mass_diagonal(mass_k, dpsi, diag_rows, K)
+        consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs, cslot,
+                   tangent, ud1, fin, K)
         beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tangent, f_e,
               K_e, energy, vh1, einc, fel, K)
         revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs, jslot,
                  tangent, fel, K)
         angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, tangent, fel,
                K)
+        slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on, sedofs,
+               sslot, tangent, fel, K)
         tangent_out[0] = 1 if tangent else 0
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
@@ -97,12 +107,16 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
             if not tangent:                  # the tangent after all (Newton's with_tangent)
                 K[:] = 0.0
                 mass_diagonal(mass_k, dpsi, diag_rows, K)
+                consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs,
+                           cslot, True, ud1, res_K, K)
                 beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, True,
                       f_e, K_e, energy, vh1, einc, res_K, K)
                 revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs,
                          jslot, True, res_K, K)
                 angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, True,
                        res_K, K)
+                slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on,
+                       sedofs, sslot, True, res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
             norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
