@@ -70,6 +70,10 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
                              unit acceleration along axis ``k`` (``M`` the reduction's mass);
                              gravity ``a`` loads ``q`` with ``T^T M a`` (:meth:`Superelement.
                              gravity_parts`); files without it take no gravity
+    /component/cells/<type>  optional (issue 33, recovery): the component's element cells by
+                             cell type (``line``, ``triangle``, ``quad``), ``(E, nen)``
+                             positions in ``/component/node_ids``: what the results draw of a
+                             3D co-rotational superelement (:mod:`fem.io.drawing`)
     /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
@@ -149,6 +153,9 @@ class SuperelementData:
     #: (r, dim) ``T^T M e_k``, the reduced loads of unit accelerations along the axes (file
     #: doc), or None (files written before issue 33)
     gravity: NDArray | None = None
+    #: ``{cell type: (E, nen) positions in component_ids}``, the component's cells (file doc),
+    #: or None (files written before issue 33's recovery)
+    cells: dict | None = None
 
     @property
     def n_modal(self) -> int:
@@ -216,12 +223,20 @@ def read(path: str, where: str) -> SuperelementData:
                 component_mass=h5["component/mass"][()] if "component/mass" in h5 else None,
                 stiffening=h5["reduced/stiffening"][()] if "reduced/stiffening" in h5
                 else None,
-                gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None)
+                gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None,
+                cells=_read_cells(h5))
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
     _check(data, path, where)
     return data
+
+
+def _read_cells(h5) -> dict | None:
+    """``/component/cells/<type>`` as ``{type: (E, nen) int64}``, or None (file doc)."""
+    if "component/cells" not in h5:
+        return None
+    return {t: np.asarray(ds[()], dtype=np.int64) for t, ds in h5["component/cells"].items()}
 
 
 def _check(d: SuperelementData, path: str, where: str) -> None:
@@ -250,6 +265,10 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
                         "unknowns do not fit its interface nodes")
     if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
         raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
+    for t, c in (d.cells or {}).items():
+        if c.ndim != 2 or (c.size and (c.min() < 0 or c.max() >= len(d.component_ids))):
+            raise DeckError(where, f"the superelement file {path!r} is damaged: component/cells/"
+                            f"{t} does not index its component's nodes")
     for key, value in (("reduced/stiffening", d.stiffening), ("reduced/gravity", d.gravity)):
         if value is not None and not np.all(np.isfinite(value)):
             raise DeckError(where, f"the superelement file {path!r} is damaged: {key} is not "
