@@ -33,7 +33,9 @@ part on ``eta`` as forces on the modal coordinates (:func:`fem.loads.modal_gravi
 static step's residual and the dynamic integrators take, booking their work on ``eta``'s
 increments in ``external_work`` as any gravity's (so ``total`` stays constant under it).
 Dead and exact for a linear superelement: ``T`` is constant. Files without ``reduced/gravity``,
-co-rotational superelements and the other step types refuse gravity (a deck error at the step).
+planar co-rotational superelements and the other step types refuse gravity (a deck error at the
+step); 3D co-rotational ones take it on their recovered masses in energy-conserving steps
+(:mod:`fem.elements.superelement.corot3d`, *Gravity*).
 
 Rigid-body properties (:func:`rigid_properties`): the component's mass, centre of mass and
 inertia tensor from ``Q^T M_r Q``, ``Q`` the reduced coordinates of its rigid motions
