@@ -101,3 +101,28 @@ def test_flying_plate_is_drawn_as_its_triangles_at_the_recovered_positions(plate
             moved = max(moved, np.abs(y - g.Xc[g.t_nodes]).max())
         assert moved > 0.05
     assert check_with_meshio(xdmf, str(out), rotations=True) == last + 1
+
+
+def test_a_beam_component_is_drawn_as_its_lines(tmp_path):
+    """The free 3D beam of tests/test_superelement_corot3d.py (6 co-rotational beams between
+    its interface ends): its drawing has the 6 lines, joining the recovered points in the
+    order of the beam from end 1 to end 2, and a vertex at each interface node."""
+    from test_superelement_corot3d import component, model, reduce
+
+    from fem.io.drawing import KINDS, drawing
+
+    reduce(component("bar.h5"), tmp_path)
+    dk, _, g = model(tmp_path)
+    dr = drawing(dk.model)
+    span = dr.recovered["se"]
+    assert span.count == 7
+    cells = dr.topology.cells
+    assert dr.topology.kind == "Polyline"            # vertices are lines from a node to itself
+    mine = cells[dr.kind == KINDS["superelement"]]
+    lines = mine[mine[:, 0] != mine[:, 1]] - span.first
+    assert len(lines) == 6 and np.all(lines >= 0)
+    x = g.Xc[lines][:, :, 0]                          # along the beam: x from 0.3 to 1.3
+    np.testing.assert_allclose(np.sort(x[:, 0]), np.linspace(0.3, 1.3, 7)[:-1], atol=1e-12)
+    np.testing.assert_allclose(x[:, 1] - x[:, 0], 1.0 / 6, atol=1e-12)
+    vertices = mine[mine[:, 0] == mine[:, 1]][:, 0]
+    np.testing.assert_array_equal(np.sort(vertices), np.sort(g.conn[0]))
