@@ -434,6 +434,20 @@ class StepLoads:
                 out = s * f if out is None else out + s * f
         return out
 
+    def acceleration(self, t: float, which: str = "all") -> NDArray | None:
+        """(3,) the gravity acting at ``t`` (``which`` as in :meth:`force`), or None.
+
+        What co-rotational superelements take on their recovered masses (their gravity turns
+        with them: :meth:`fem.elements.superelement.corot3d.CorotSuperelement3D.
+        gravity_conserving`).
+        """
+        out = None
+        for ld, s in self._terms(t, which):
+            if s != 0.0 and isinstance(ld, Gravity):
+                a = s * np.asarray(ld.acceleration, dtype=float)
+                out = a if out is None else out + a
+        return out
+
     def _linear_in_t(self) -> bool:
         """Whether the forces are ``held + t pattern`` (static, dead, no functions, none off)."""
         return (self.static and self.proportional and isinstance(self.default, Linear)

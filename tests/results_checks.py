@@ -226,8 +226,11 @@ def expected_step_frame(h5, lay: Layout, step: str, k: int, rotations: bool) -> 
     theta = lay.pad(s["rotation_vector"][k])                 # nodes only
     for g, (p0, count) in lay.recovered.items():
         rec = s[f"elements/{g}/recovered_displacement"][k, 0]
-        u[p0:p0 + count, :2] = rec[:, :2]
-        theta[p0:p0 + count, 2] = rec[:, 2]
+        if d == 2:                                  # ux, uy, rz
+            u[p0:p0 + count, :2] = rec[:, :2]
+            theta[p0:p0 + count, 2] = rec[:, 2]
+        else:                                       # 3D: translations
+            u[p0:p0 + count] = rec
     point["displacement"], point["rotation"] = u, theta
     if "velocity" in s:
         v = lay.pad(s["velocity"][k], lin, lin)

@@ -160,6 +160,24 @@ def chord_stiffening(system, state, T: NDArray, K: NDArray, boundary_node: NDArr
     return 0.5 * (G + G.T)
 
 
+def component_cells(model, comp: NDArray) -> dict[str, NDArray]:
+    """The drawn cells of the component's groups by cell type, on positions in ``comp``.
+
+    ``comp`` the component's model nodes (sorted); cells with a node outside it (every slot
+    supported) are left out. What the superelement file keeps as ``/component/cells`` for the
+    drawing of the component's full mesh (:mod:`fem.io.drawing`).
+    """
+    from fem.io.drawing import drawn_groups
+
+    out: dict[str, list] = {}
+    for g in drawn_groups(model):
+        cells = np.asarray(g.cells, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(comp, cells), max(len(comp) - 1, 0))
+        keep = np.all(comp[pos] == cells, axis=1) if len(comp) else np.zeros(len(cells), bool)
+        out.setdefault(g.cell_type, []).append(pos[keep])
+    return {t: np.concatenate(c) for t, c in out.items()}
+
+
 def rigid_motions(system) -> NDArray:
     """``(n_free, 6)`` unit rigid translations and rotations about the origin, on the unknowns.
 
@@ -272,7 +290,8 @@ class CmsReduceStep(StepBase):
             M=Mr, momentum=R.T @ (M @ T), gravity=T.T @ (M @ R[:, :model.dim]),
             frequencies=np.sign(omega2) * np.sqrt(np.abs(omega2)),
             component_ids=model.node_ids[comp], component_coordinates=model.X[comp],
-            component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T, **poly)
+            component_dofs=np.column_stack([np.searchsorted(comp, node), slot]), T=T, **poly,
+            cells=component_cells(sub.model, comp))
 
     # --- the component's own nonlinear energy (issue 33 item 2, fem.cms.nonlinear) -----------
     @staticmethod

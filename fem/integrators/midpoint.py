@@ -411,7 +411,7 @@ class EnergyConserving(MidpointRule):
         inc_exp[:, 3:6] = kin.rotvec
         none = [None] * len(sysm.model.groups)
         fs, Ks, fx, Kx = none.copy(), none.copy(), none.copy(), none.copy()
-        energies, hist = [], {}
+        energies, hist, gravity_work = [], {}, 0.0
         for i, g in enumerate(sysm.model.groups):
             rot = bool({"rx", "ry", "rz"} & set(g.dof_names))
             frame = getattr(g, "frame", None)
@@ -422,6 +422,9 @@ class EnergyConserving(MidpointRule):
             f, K, energy, h1 = g.conserving(s0, s1, sm,
                                             g.element_vector(kin.increment if chord else inc_exp),
                                             s0.history[g.name], **kw)
+            if chord and hasattr(g, "gravity_conserving"):
+                f, K, w = self._frame_gravity(g, s0, s1, f, K, tangent)
+                gravity_work += w
             theta_paired = rot and not chord and kin.on[g.conn].any()
             (fx if theta_paired else fs)[i] = f
             (Kx if theta_paired else Ks)[i] = K
@@ -436,12 +439,27 @@ class EnergyConserving(MidpointRule):
             f_full = f_full + f_x
             if tangent:
                 K_csr = K_csr + K_x
-        return f_full, K_csr, (energies, hist)
+        return f_full, K_csr, (energies, hist, gravity_work)
+
+    def _frame_gravity(self, g, s0, s1, f, K, tangent: bool):
+        """A floating frame's gravity added to its force and tangent; also its work.
+
+        Groups whose gravity turns with them (3D co-rotational superelements,
+        :meth:`fem.elements.superelement.corot3d.CorotSuperelement3D.gravity_conserving`): the
+        gravity of the step's ends, its work ``abar . d(sum m y)`` exact, booked as external.
+        """
+        a0, a1 = self.loads.acceleration(s0.t), self.loads.acceleration(s1.t)
+        if a0 is None and a1 is None:
+            return f, K, 0.0
+        zero = np.zeros(3)
+        fg, Kg, w = g.gravity_conserving(s0, s1, zero if a0 is None else a0,
+                                         zero if a1 is None else a1, K is not None)
+        return f + fg[None], None if K is None else K + Kg[None], w
 
     def _finish(self, s0, s1) -> tuple[float, float]:
         """:meth:`finish` of the general path."""
-        kin, _, _, _, _, f_ext, (energies, hist) = self._parts(s0, s1)
+        kin, _, _, _, _, f_ext, (energies, hist, *gravity) = self._parts(s0, s1)
         s1.history.update(hist)
         self.update_rates(s0, s1, kin)
-        work = float(np.sum(f_ext * kin.increment)) + self.modal_work(s0, s1)
+        work = float(np.sum(f_ext * kin.increment)) + self.modal_work(s0, s1) + sum(gravity)
         return float(sum(e.sum() for e in energies)), work

@@ -81,7 +81,7 @@ def build_step(e: Entry, inputs: StepInputs, applied: frozenset) -> tuple[dict, 
     if supers and step.NO_SUPERELEMENTS:
         raise DeckError(f"{e.where}.type", f"superelement '{supers[0]}' {step.NO_SUPERELEMENTS}")
     if supers and step.NO_LOADS is None:
-        _superelement_gravity(e, step, inputs.model, loads, removed, applied)
+        _superelement_gravity(entry, step, inputs.model, loads, removed, applied)
     if step.LOADS_STAY:     # buckling loads are a perturbation, the others look
         applied = (applied | {ld.name for ld in loads}) - {ld.name for ld in removed}
     spec = {"name": v["name"], "type": v["type"], "loads": loads, "prescribed": prescribed,
@@ -128,9 +128,8 @@ def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) 
         if not getattr(g, "internal_always", False):
             continue
         if g.options().get("formulation") != "linear":
-            raise DeckError(key, f"gravity on the co-rotational superelement '{g.name}' is not "
-                            "supported yet (linear superelements take it); name the step's "
-                            "loads without \"gravity\" (or remove it before this step)")
+            _corotational_gravity(e, g, key)
+            continue
         if g.data.gravity is None:
             raise DeckError(key, f"gravity on superelement '{g.name}': its file {g.path!r} "
                             "holds no gravity load vectors (reduced/gravity, written by "
@@ -140,6 +139,23 @@ def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) 
                             f"and dynamic steps only so far, not by a {e.values['type']} step; "
                             "name the step's "
                             "loads without \"gravity\" (or remove it before this step)")
+
+
+def _corotational_gravity(e: Entry, g, key: str) -> None:
+    """Gravity on a co-rotational superelement: 3D ones in energy-conserving dynamic steps.
+
+    Its gravity turns with its frame (:meth:`fem.elements.superelement.corot3d.
+    CorotSuperelement3D.gravity_conserving`), which only that scheme's step takes so far.
+    """
+    v = e.values
+    if hasattr(g, "gravity_conserving") and v["type"] == "dynamic" \
+            and v.get("integrator") == "energy_conserving":
+        return
+    what = ("3D co-rotational superelements take it in dynamic steps with integrator = "
+            "\"energy_conserving\" only so far" if hasattr(g, "gravity_conserving") else
+            "planar co-rotational superelements do not take it yet")
+    raise DeckError(key, f"gravity on the co-rotational superelement '{g.name}': {what}; name "
+                    "the step's loads without \"gravity\" (or remove it before this step)")
 
 
 def _check_keys(step: type, e: Entry, model) -> None:

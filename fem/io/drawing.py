@@ -20,7 +20,9 @@ groups' cells (in group order, :func:`element_topology`) and then the parts' cel
   nodes, and an *arm* (kind ``element_arm``) joins each node to its point. A grounded one is a
   point cell at its body point (the ground point is not drawn);
 * **co-rotational superelements**: their component's nodes at their recovered positions, and a
-  cell at each interface node of every superelement.
+  cell at each interface node of every superelement; a 3D one draws its component's mesh (the
+  beams' lines, the shells' triangles and quads of its file's ``/component/cells``) on those
+  nodes, so that its recovered configuration ``y_j = x_a + R_a c_j`` is seen whole.
 
 Every drawn point follows one node rigidly: ``x_p = x_c + R_c (X_p - X_c)`` (its *carrier* ``c``:
 the body's node, a joint's first or second node), so that its displacement and velocity are
@@ -448,9 +450,15 @@ def _draw_constraints(b: _Builder, model, extent: float) -> dict:
 
 
 def _draw_superelements(b: _Builder, model, part_of: dict) -> tuple[dict, list]:
-    """The superelements' nodes, and the recovered nodes of co-rotational ones (extra points)."""
+    """The superelements' nodes, and the recovered nodes of co-rotational ones (extra points).
+
+    A 3D co-rotational superelement whose file holds its component's cells
+    (``/component/cells``) draws them on its recovered nodes (:func:`_component_cells`); the
+    others draw their recovered nodes as vertices.
+    """
     from fem.elements.superelement import Superelement
     from fem.elements.superelement.corot import CorotSuperelement
+    from fem.elements.superelement.corot3d import CorotSuperelement3D
 
     recovered = {}
     extra_points = []
@@ -460,10 +468,30 @@ def _draw_superelements(b: _Builder, model, part_of: dict) -> tuple[dict, list]:
             continue
         nodes = g.conn[0]
         b.cells("vertex", nodes[:, None], part_of[g.name], KINDS["superelement"])
-        if isinstance(g, CorotSuperelement):
+        if isinstance(g, CorotSuperelement | CorotSuperelement3D):
             Xc = np.asarray(g.Xc, dtype=float)
             idx = first + sum(len(p) for p in extra_points) + np.arange(len(Xc))
             recovered[g.name] = Span(int(idx[0]), b.cell_count, len(Xc))
             extra_points.append(Xc)
-            b.cells("vertex", idx[:, None], part_of[g.name], KINDS["superelement"])
+            blocks = _component_cells(g) if isinstance(g, CorotSuperelement3D) else None
+            for t, conn in blocks or [("vertex", np.arange(len(Xc))[:, None])]:
+                b.cells(t, idx[conn], part_of[g.name], KINDS["superelement"])
     return recovered, extra_points
+
+
+def _component_cells(g) -> list | None:
+    """``[(cell type, (E, nen) positions in the component's nodes)]`` of a superelement's file.
+
+    None when the file holds no cells (written before issue 33's recovery): then its nodes.
+    Nodes in no cell (a point mass of the component) are drawn as vertices.
+    """
+    cells = g.data.cells
+    if not cells:
+        return None
+    blocks = [(t, c) for t, c in cells.items() if t in XDMF_CELLS and len(c)]
+    used = np.zeros(len(g.Xc), dtype=bool)
+    for _, c in blocks:
+        used[c.ravel()] = True
+    if not used.all():
+        blocks.append(("vertex", np.flatnonzero(~used)[:, None]))
+    return blocks

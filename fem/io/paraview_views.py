@@ -204,10 +204,14 @@ def frame_views(h5: h5py.File, drawing: Drawing, model, frame: Frame, datasets: 
         if name in ("displacement", "rotation"):
             for g, span in drawing.recovered.items():
                 q = f"elements/{g}/recovered_displacement"
-                if q in written:                 # ux, uy, rz of the component's nodes
+                if q not in written or (d == 3 and name == "rotation"):
+                    continue
+                if d == 2:                       # ux, uy, rz of the component's nodes
                     cols = (0, 0, 2) if name == "displacement" else (2, 2, 1)
-                    maps.append(((span.first, cols[1]), (span.count, cols[2]), source(q),
-                                 (k, 0, 0, cols[0]), (1, 1, span.count, cols[2])))
+                else:                            # 3D: the recovered nodes' translations
+                    cols = (0, 0, 3)
+                maps.append(((span.first, cols[1]), (span.count, cols[2]), source(q),
+                             (k, 0, 0, cols[0]), (1, 1, span.count, cols[2])))
         add(name, "Node", 3, maps, 0.0, (N, 3))
     scalar = "time" if attrs.get("type") == "dynamic" else "load_factor"
     add(scalar, "Node", 1, [((0,), (1,), source("time"), (k,), (1,))], np.nan, (N,))

@@ -57,3 +57,5 @@ def write(path: str, data: SuperelementData, source: str = "") -> None:
                                  ("reduced/quartic_index", data.quartic_index)):
                 if value is not None:
                     h5.create_dataset(path_, data=value)
+            for t, c in (data.cells or {}).items():
+                h5.create_dataset(f"component/cells/{t}", data=c)

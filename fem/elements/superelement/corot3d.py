@@ -69,8 +69,25 @@ and the cubic energy term ``N w'^2/2`` coupling them to the bending (Kane's spin
 The rotation slots of ``q_l`` (``sin(phi) n``) enter the polynomial as the rotation vectors it
 was fitted on: the same to third order in the relative rotation.
 
+**Gravity** (issue 33 item 3; :meth:`CorotSuperelement3D.gravity_conserving`): the potential
+``V = -g . sum_k m_k y_k`` of the file's lumped masses at the recovered nodes (those
+:mod:`fem.inertia.floating3d` integrates), with ``sum_k m_k y_k = M x_a + R_a z``, ``z = s_0 +
+L q_l`` (``s_0 = sum m_k (X_k - X_a)``, ``L = sum m_k T_u,k``): bilinear in ``R_a`` and
+``q_l``, so over a Cayley step ``R_a1 z_1 - R_a0 z_0 = psi_a x (Rbar zbar) + Rbar L G inc``
+exactly and the force
+
+    f = -M g on x_a,   g x (Rbar zbar) on psi_a,   -G^T L^T Rbar^T g   (g: the ends' mean)
+
+does ``-f . inc = g . (sum m y_1 - sum m y_0)``, the potential's change, to round-off; the
+energy-conserving step (:meth:`fem.integrators.midpoint.EnergyConserving._frame_gravity`) adds it
+to the element's force and books that work as external. At a zero step it is the gradient of
+``V`` (the continuous Jacobian at the averaged matrices, as the elastic force's). Its Newton
+tangent is exact (the derivative of ``G`` by :meth:`CorotSuperelement3D.geometric`). Its dead
+load on ``q`` (:meth:`gravity_parts`) is zero: the file's ``reduced/gravity`` is not used.
+
 Refused (deck errors): Newmark, generalized-alpha, the plain mid-point rule and the linearize
-step (their inertia is not written for the 3D frame yet), gravity, modal damping.
+step (their inertia is not written for the 3D frame yet), modal damping, gravity in static steps
+(``steps[i].loads``).
 """
 
 from __future__ import annotations
@@ -83,6 +100,7 @@ from numpy.typing import NDArray
 from fem import rotations as so3
 from fem.cms.nonlinear import Polynomial
 from fem.elements.superelement.group import Superelement, SuperelementData
+from fem.errors import ModelError
 from fem.rotations import hat, vee
 
 MEMO = 8            #: frames and Jacobians remembered
@@ -406,6 +424,69 @@ class CorotSuperelement3D(Superelement):
         """The file, its reduction method and mass, ``formulation = "corotational"``."""
         return {**super().options(), "formulation": "corotational",
                 "geometric_stiffening": str(self.stiffening).lower()}
+
+    # --- gravity on the recovered masses (issue 33 item 3; module doc "Gravity") ---------------
+    def gravity_parts(self, acceleration) -> tuple[NDArray, NDArray]:
+        """Zeros: its gravity turns with the frame, so it is no dead load on ``q``.
+
+        The energy-conserving step takes it from :meth:`gravity_conserving` instead.
+        """
+        return np.zeros((self.nen, 6)), np.zeros(self.n_internal)
+
+    def gravity_moments(self) -> tuple[float, NDArray, NDArray]:
+        """``M``, ``s0 (3,)`` and ``L (3, nde)``: ``sum_k m_k y_k = M x_a + R_a (s0 + L q_l)``.
+
+        ``m_k`` the file's lumped translational masses of the recovered nodes (what
+        :mod:`fem.inertia.floating3d` integrates), ``s0 = sum m_k (X_k - X_a)``, ``L`` the first
+        moment of ``T``'s translation rows. Cached.
+        """
+        got = self._memo.get("gravity")
+        if got is None:
+            m = np.asarray(self.data.component_mass, dtype=float)[self.rows_u]     # (Nt, 3)
+            if np.abs(m - m[:, :1]).max(initial=0.0) > 1e-12 * np.abs(m).max(initial=1.0):
+                raise ModelError(f"superelement '{self.name}': gravity needs the same lumped "
+                                 "mass along x, y and z at every recovered node")
+            mk = m[:, 0]
+            L = np.zeros((3, self.nde))
+            L[:, self.pos] = np.einsum("k,kcr->cr", mk, self.data.T[self.rows_u])
+            got = self._memo["gravity"] = (float(mk.sum()), mk @ self.C0, L)
+        return got
+
+    def gravity_potential(self, state, acceleration) -> float:
+        """``-a . sum_k m_k y_k`` of ``state`` (zero where the masses sit at the origin)."""
+        M, s0, L = self.gravity_moments()
+        fr = self.local_frame(state)
+        return -float(np.asarray(acceleration, dtype=float) @ (
+            M * fr.xa + fr.Ra @ (s0 + L @ fr.ql)))
+
+    def gravity_conserving(self, s0, s1, a0, a1, tangent: bool = True):
+        """Gravity ``abar = (a0 + a1)/2`` on the recovered masses over a step: ``(f, K, W)``.
+
+        ``W = abar . (sum m y_1 - sum m y_0)``, its work, equals ``-f . inc`` exactly for Cayley
+        steps (module doc); ``f (nde,)`` is paired with the element increment as the elastic
+        force is, ``K (nde, nde)`` its Newton tangent with respect to ``s1`` (or None).
+        """
+        M, sm, L = self.gravity_moments()
+        a = 0.5 * (np.asarray(a0, dtype=float) + np.asarray(a1, dtype=float))
+        f0, f1 = self.local_frame(s0), self.local_frame(s1)
+        z0, z1 = sm + L @ f0.ql, sm + L @ f1.ql
+        zbar = 0.5 * (z0 + z1)
+        Ra, Rs, p = 0.5 * (f0.Ra + f1.Ra), 0.5 * (f0.Rs + f1.Rs), 0.5 * (f0.p + f1.p)
+        G = self.step_gradient(f0, f1)
+        s = L.T @ (Ra.T @ a)                                     # (nde,)
+        f = -(G.T @ s)
+        f[self.tx[0]] -= M * a
+        f[self.tr[0]] += np.cross(a, Ra @ zbar)
+        W = float(a @ (M * (f1.xa - f0.xa) + f1.Ra @ z1 - f0.Ra @ z0))
+        if not tangent:
+            return f, None, W
+        B1 = self.jacobian(f1.Ra, f1.Rs, f1.p)
+        Ha = hat(a)
+        K = -self.geometric(s, Ra, Rs, p, f1.Rs, 0.5)
+        K[self.tr[0]] += 0.5 * Ha @ Ra @ L @ B1
+        K[self.tr[0][:, None], self.tr[0][None, :]] -= 0.5 * Ha @ hat(f1.Ra @ zbar)
+        K[:, self.tr[0]] -= 0.5 * G.T @ L.T @ f1.Ra.T @ Ha
+        return f, K, W
 
 
 def stiffening_polynomial(g: CorotSuperelement3D) -> Polynomial:

@@ -33,7 +33,9 @@ part on ``eta`` as forces on the modal coordinates (:func:`fem.loads.modal_gravi
 static step's residual and the dynamic integrators take, booking their work on ``eta``'s
 increments in ``external_work`` as any gravity's (so ``total`` stays constant under it).
 Dead and exact for a linear superelement: ``T`` is constant. Files without ``reduced/gravity``,
-co-rotational superelements and the other step types refuse gravity (a deck error at the step).
+planar co-rotational superelements and the other step types refuse gravity (a deck error at the
+step); 3D co-rotational ones take it on their recovered masses in energy-conserving steps
+(:mod:`fem.elements.superelement.corot3d`, *Gravity*).
 
 Rigid-body properties (:func:`rigid_properties`): the component's mass, centre of mass and
 inertia tensor from ``Q^T M_r Q``, ``Q`` the reduced coordinates of its rigid motions
@@ -70,6 +72,10 @@ The superelement file (HDF5), format :data:`FORMAT`, version :data:`VERSION`, re
                              unit acceleration along axis ``k`` (``M`` the reduction's mass);
                              gravity ``a`` loads ``q`` with ``T^T M a`` (:meth:`Superelement.
                              gravity_parts`); files without it take no gravity
+    /component/cells/<type>  optional (issue 33, recovery): the component's element cells by
+                             cell type (``line``, ``triangle``, ``quad``), ``(E, nen)``
+                             positions in ``/component/node_ids``: what the results draw of a
+                             3D co-rotational superelement (:mod:`fem.io.drawing`)
     /component/mass          (n,) version 2, reduced with the lumped (diagonal) mass only: that
                              diagonal on those unknowns (translations m, rotations J), what a
                              co-rotational superelement's inertia integrates
@@ -164,6 +170,9 @@ class SuperelementData:
     quartic: NDArray | None = None
     #: (m,) the coordinates the quartic term acts on (None: ``nonlinear_index``)
     quartic_index: NDArray | None = None
+    #: ``{cell type: (E, nen) positions in component_ids}``, the component's cells (file doc),
+    #: or None (files written before issue 33's recovery)
+    cells: dict | None = None
 
     @property
     def n_modal(self) -> int:
@@ -234,12 +243,20 @@ def read(path: str, where: str) -> SuperelementData:
                 gravity=h5["reduced/gravity"][()] if "reduced/gravity" in h5 else None,
                 **{k: h5[p][()] if p in h5 else None for k, p in (
                     ("nonlinear_index", "reduced/nonlinear_index"), ("cubic", "reduced/cubic"),
-                    ("quartic", "reduced/quartic"), ("quartic_index", "reduced/quartic_index"))})
+                    ("quartic", "reduced/quartic"), ("quartic_index", "reduced/quartic_index"))},
+                cells=_read_cells(h5))
         except KeyError as err:
             raise DeckError(where, f"the superelement file {path!r} is incomplete: {err}"
                             ) from None
     _check(data, path, where)
     return data
+
+
+def _read_cells(h5) -> dict | None:
+    """``/component/cells/<type>`` as ``{type: (E, nen) int64}``, or None (file doc)."""
+    if "component/cells" not in h5:
+        return None
+    return {t: np.asarray(ds[()], dtype=np.int64) for t, ds in h5["component/cells"].items()}
 
 
 def _check(d: SuperelementData, path: str, where: str) -> None:
@@ -278,6 +295,10 @@ def _check(d: SuperelementData, path: str, where: str) -> None:
                         "unknowns do not fit its interface nodes")
     if not (np.all(np.isfinite(d.K)) and np.all(np.isfinite(d.M))):
         raise DeckError(where, f"the superelement file {path!r} is damaged: K or M is not finite")
+    for t, c in (d.cells or {}).items():
+        if c.ndim != 2 or (c.size and (c.min() < 0 or c.max() >= len(d.component_ids))):
+            raise DeckError(where, f"the superelement file {path!r} is damaged: component/cells/"
+                            f"{t} does not index its component's nodes")
     for key, value in (("reduced/stiffening", d.stiffening), ("reduced/gravity", d.gravity),
                        ("reduced/cubic", d.cubic), ("reduced/quartic", d.quartic)):
         if value is not None and not np.all(np.isfinite(value)):
