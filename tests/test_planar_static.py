@@ -87,6 +87,7 @@ class Record:
 
     def __init__(self):
         self.increments = []
+        self.frames = []
 
     def begin_step(self, *args, **kwargs):
         return self
@@ -94,8 +95,9 @@ class Record:
     def advance(self, value, iterations=None):
         self.increments.append((value, iterations))
 
-    def frame(self, *args, **kwargs):
-        pass
+    def frame(self, state, time=None, reactions=None, stats=None, last=False, **kwargs):
+        self.frames.append((time, state.u.copy(), state.rot.copy(), reactions.copy(),
+                            dict(stats), last))
 
     def keep_checkpoints(self, progress):
         pass
@@ -104,13 +106,19 @@ class Record:
         pass
 
 
-def run(deck: dict, monkeypatch, compiled: bool = True):
+def run(deck: dict, monkeypatch, compiled: bool = True, batch: bool = True,
+        every: int | None = 1):
     """Run the deck's step: (state, step, per-increment records). ``compiled`` false: without
-    the compiled increment. The records hold each increment's load factor, iterations, residual
-    norms and the determinant signs of its factorizations (the limit-point watch's)."""
+    the compiled increment; ``batch`` false: its increments one call each (never several in a
+    call, PlanarIncrement.batch). The records hold each increment's load factor, iterations,
+    residual norms and the determinant signs of its factorizations (the limit-point watch's).
+    ``every``: a frame every so many increments (a :class:`Record` as the recorder, kept as
+    ``step.record``), or None: no recorder (as the benchmark runs)."""
     if not compiled:
         monkeypatch.setattr(planar_static.PlanarIncrement, "make",
                             classmethod(lambda cls, step: None))
+    if not batch:
+        monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: None)
     made = []
     make = planar_static.PlanarIncrement.make.__func__
     monkeypatch.setattr(planar_static.PlanarIncrement, "make",
@@ -119,20 +127,30 @@ def run(deck: dict, monkeypatch, compiled: bool = True):
     checks = StaticStep._increment_checks            # every converged increment, first thing
 
     def watch(self, state, r, lam):
-        watched.append((list(self.test.norms), [g for g, _ in self._signs]))
+        watched.append((lam, len(self.test.norms) - 1, list(self.test.norms),
+                        [g for g, _ in self._signs]))
         return checks(self, state, r, lam)
 
     monkeypatch.setattr(StaticStep, "_increment_checks", watch)
+    together = StaticStep._batch                      # several increments' book-keeping
+
+    def watch_batch(self, b, *args):
+        watched.extend((float(b.lam[j]), int(b.its[j]), b.norms[j, :b.its[j] + 1].tolist(),
+                        b.signs[j, :b.nsigns[j]].tolist()) for j in range(len(b)))
+        return together(self, b, *args)
+
+    monkeypatch.setattr(StaticStep, "_batch", watch_batch)
     dk = from_dict(copy.deepcopy(deck))
     sysm = System(dk.model)
     state = sysm.reference_state()
-    step = make_step(dk.steps[0], sysm, dk)
-    record = Record()
-    step.run(state, record)
+    step = make_step(dk.steps[0], sysm, dk, every or 1)
+    step.record = Record() if every else None
+    step.run(state, step.record)
     monkeypatch.undo()
     assert (made[0] is not None) == compiled
-    return state, step, [(lam, its, norms, signs) for (lam, its), (norms, signs)
-                         in zip(record.increments, watched, strict=True)]
+    if every:                                   # the writer saw each increment
+        assert step.record.increments == [(lam, its) for lam, its, _, _ in watched]
+    return state, step, watched
 
 
 def assert_same_run(fast, slow, rtol=1e-6, states=1e-12):
@@ -235,20 +253,72 @@ def test_a_limit_point_passed_under_load_control_warns_on_both_paths(monkeypatch
     assert all(set(signs) == {1} for _, _, _, signs in quiet[2])
 
 
-def test_an_increment_the_compiled_loop_cannot_finish_goes_the_general_way(monkeypatch):
-    """Five iterations allowed on the whole elastica at once: the compiled loop gives up, the
-    general path cuts the increment back as it always does, and both runs end alike."""
+@pytest.mark.parametrize("batch", [True, False])
+def test_an_increment_the_compiled_loop_cannot_finish_goes_the_general_way(batch, monkeypatch):
+    """Five iterations allowed on the whole elastica at once: the compiled loop gives up (one
+    increment a call, or several), the general path cuts the increment back as it always
+    does, and both runs end alike."""
     deck = elastica(increments=1)
     deck["steps"][0].update(max_iterations=5, max_increment=10.0)
     calls = []
-    iterate = planar_static.PlanarIncrement.iterate
-    monkeypatch.setattr(planar_static.PlanarIncrement, "iterate",
-                        lambda self, *a: calls.append(iterate(self, *a)) or calls[-1])
-    fast = run(deck, monkeypatch)
+    if batch:                       # (increments converged, stopped at a failure) per call
+        several = planar_static.PlanarIncrement.batch
+        monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: (
+            calls.append(b := several(self, *a)) or b))
+        ran = lambda: [(len(b), b.failed) for b in calls]            # noqa: E731
+    else:
+        iterate = planar_static.PlanarIncrement.iterate
+        monkeypatch.setattr(planar_static.PlanarIncrement, "iterate",
+                            lambda self, *a: calls.append(iterate(self, *a)) or calls[-1])
+        ran = lambda: [(int(c is not None), c is None) for c in calls]  # noqa: E731
+    fast = run(deck, monkeypatch, batch=batch)
+    done = ran()
     slow = run(deck, monkeypatch, compiled=False)
-    assert None in calls and any(c is not None for c in calls)
+    assert any(failed for _, failed in done) and sum(k for k, _ in done) > 0
     assert len(fast[2]) > 1                        # cut back into several increments
     assert_same_run(fast, slow)
+
+
+def cut_back() -> dict:
+    """The elastica at once in at most five iterations: cut back, then grown again."""
+    deck = elastica(increments=1)
+    deck["steps"][0].update(max_iterations=5, max_increment=10.0)
+    return deck
+
+
+SEVERAL = {"elastica": elastica, "chain": shuffled_chain, "arch": lambda: shallow_arch(4.0),
+           "cut back": cut_back, "frame": frame}
+
+
+@pytest.mark.parametrize("every", [None, 3])
+@pytest.mark.parametrize("model", list(SEVERAL))
+def test_several_increments_in_one_call_are_the_increments_one_by_one(model, every, monkeypatch):
+    """PlanarIncrement.batch (up to the next frame, or the whole step without a recorder)
+    against one compiled call an increment: the same load factors, iterations, norms and signs
+    and the same states, frames, work, control and warnings, bit for bit (the same arithmetic
+    in the same order). The frame (prescribed motion, a load function) is not taken."""
+    calls = []
+    several = planar_static.PlanarIncrement.batch
+    monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: (
+        calls.append(b := several(self, *a)) or b))
+    fast = run(SEVERAL[model](), monkeypatch, every=every)
+    slow = run(SEVERAL[model](), monkeypatch, batch=False, every=every)
+    taken = [len(b) for b in calls if b is not None]
+    if model == "frame":
+        assert not taken
+    else:                           # several a call, at most up to the next frame
+        assert 1 < max(taken) <= (every or planar_static.BATCH)
+    if model == "arch":
+        assert any("passed a limit" in w for w in fast[1].warnings)
+    (a, step, inc), (b, step_ref, inc_ref) = fast, slow
+    assert inc == inc_ref
+    assert np.array_equal(a.u, b.u) and np.array_equal(a.rot, b.rot) and a.t == b.t
+    assert step.bent == step_ref.bent and step.warnings == step_ref.warnings
+    assert vars(step.progress) == vars(step_ref.progress)
+    if every:
+        for f, g in zip(step.record.frames, step_ref.record.frames, strict=True):
+            assert f[0] == g[0] and f[4:] == g[4:]
+            assert all(np.array_equal(x, y) for x, y in zip(f[1:4], g[1:4], strict=True))
 
 
 def test_a_mechanism_is_reported_by_the_general_check(monkeypatch):

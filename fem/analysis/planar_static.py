@@ -29,6 +29,8 @@ limit-point watch gets the determinant's sign of every factorization, from the b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -38,6 +40,47 @@ from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
 
 sp = lazy.module("scipy.sparse")
+
+#: The most increments :meth:`PlanarIncrement.batch` takes in one call
+BATCH = 64
+
+
+@dataclass
+class Batch:
+    """The increments of one :meth:`PlanarIncrement.batch` call, the ``k``-th in row ``k``.
+
+    ``U (k, n, 3)``, ``ROT (k, n)``: the converged states; ``R (k, n_active)``: their
+    residuals (the reactions); ``lam``, ``its``, ``bent (k,)``: load factors, iterations, bent
+    corrections; ``norms (k, m)``: each iteration's residual norm (``its[k] + 1`` of them);
+    ``signs (k, m)``, ``nsigns (k,)``: the factorizations' determinant signs; ``near (k,)``:
+    a sign change near the path (the limit-point watch). ``held``, ``pattern (n_active,)``:
+    the loads ``held + lam pattern``; ``failed``: the call stopped at an increment it could
+    not finish (the step's Newton takes that one).
+    """
+
+    U: NDArray
+    ROT: NDArray
+    R: NDArray
+    lam: NDArray
+    its: NDArray
+    norms: NDArray
+    signs: NDArray
+    nsigns: NDArray
+    bent: NDArray
+    near: NDArray
+    held: NDArray | None = None
+    pattern: NDArray | None = None
+    failed: bool = False
+
+    def view(self, k: int, held: NDArray | None = None, pattern: NDArray | None = None,
+             failed: bool = False) -> Batch:
+        """The first ``k`` rows (views), with the loads and whether the next one failed."""
+        return Batch(self.U[:k], self.ROT[:k], self.R[:k], self.lam[:k], self.its[:k],
+                     self.norms[:k], self.signs[:k], self.nsigns[:k], self.bent[:k],
+                     self.near[:k], held, pattern, failed)
+
+    def __len__(self) -> int:
+        return len(self.lam)
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
 
@@ -128,6 +171,8 @@ class PlanarIncrement(CompiledIncrement):
             "free_node": self.free_node, "free_slot": self.free_slot,
             "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
             "settings": self.settings}
+        self._held = None                   # the loads held + lam pattern (batch)
+        self._arrays = None                 # the batch's arrays
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -227,6 +272,55 @@ class PlanarIncrement(CompiledIncrement):
             return None
         self._converged(step, trial, u, rot, it)
         return it, r
+
+    def batch(self, step, state, control, count: int) -> Batch | None:
+        """Up to ``count`` increments of ``control`` from ``state`` in one compiled call.
+
+        :func:`fem.analysis.planar_static_kernel.increments`: the increments the step's loop
+        would take one by one (:meth:`iterate` each) while nothing between them needs Python;
+        the control's size and the path done are advanced in place (``control.progress``), the
+        rest of each increment's book-keeping is the step's (:class:`Batch`). None where the
+        loads are not ``held + lam pattern`` or motions are prescribed (the step's loop then
+        takes the increments one by one).
+        """
+        loads = step.loads
+        if loads.prescribed or not loads._linear_in_t():
+            return None
+        if self._held is None:
+            dm = step.system.dofmap
+            self._held = (dm.from_nodal(loads.force(state, 0.0, "held")),
+                          dm.from_nodal(loads.force(state, 0.0, "pattern")))
+        held, pattern = self._held
+        b = self._batch_arrays(state, min(count, BATCH))
+        p, policy = control.progress, control.policy
+        settings = np.array([control.sign, control.end, p.done, policy.size, policy.nominal,
+                             policy.grow, -1.0 if policy.fast is None else policy.fast, 0.0])
+        d, lu = self.data, self.lu
+        k = self.kern.increments(
+            d["X"], state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"],
+            d["edofs"], d["slot"], held, pattern, d["kind"], d["n_free"], d["lever"],
+            d["free_node"], d["free_slot"], lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
+            lu.kl, d["w"], d["where"], d["fit0"], d["fit1"], d["settings"], settings,
+            0 if step._sign0 is None else int(step._sign0), b.U, b.ROT, b.R, b.lam, b.its,
+            b.norms, b.signs, b.nsigns, b.bent, b.near)
+        if k:                                       # LoadControl.accept, k times
+            p.done, policy.size = float(settings[2]), float(settings[3])
+            p.increments += k
+            p.load_factor = float(control.lam)
+            policy.cuts = 0
+        return b.view(k, held, pattern, bool(settings[7]))
+
+    def _batch_arrays(self, state, count: int) -> Batch:
+        """The arrays of :meth:`batch`, made at the step's first batch (then the same)."""
+        if self._arrays is None or self._arrays.lam.shape[0] < count:
+            n, m, rows = len(state.rot), self._norms.shape[0], self.n_active
+            self._arrays = Batch(np.empty((BATCH, n, state.u.shape[1])), np.empty((BATCH, n)),
+                                 np.empty((BATCH, rows)), np.empty(BATCH),
+                                 np.empty(BATCH, np.int64), np.empty((BATCH, m)),
+                                 np.empty((BATCH, m), np.int64), np.empty(BATCH, np.int64),
+                                 np.empty(BATCH, np.int64), np.empty(BATCH, np.bool_))
+        a = self._arrays
+        return a if a.lam.shape[0] == count else a.view(count)
 
 
 def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple | None:

@@ -239,3 +239,68 @@ def start(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, n_active, indptr, pos, 
     if factor(ab, kl, scale, null):
         return 0
     return _pivot_sign(ab, kl)
+
+
+@njit(cache=True, nogil=True)
+def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, kind, n_free,
+               lever, free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
+               fit1, settings, control, sign0, U, ROT, R, LAM, ITS, NORMS, SIGNS, NSIGNS, BENT,
+               NEAR):
+    """Up to ``len(LAM)`` load-control increments from ``u, rot``, each by :func:`increment`.
+
+    What :meth:`fem.analysis.static.StaticStep._increments` does around a load-control
+    increment when nothing between two of them needs Python (no frame due, dead loads
+    ``held + lam pattern``, no prescribed motions): :class:`fem.solvers.controls.LoadControl`'s
+    ``finished``, ``start`` and ``accept`` (with :class:`~fem.solvers.controls.CutBack`'s
+    ``success``) in the same floating-point operations. ``control``: sign, end, done, size,
+    nominal, grow, fast (negative: every success is fast), failed; ``done`` and ``size`` are
+    written back, ``failed`` set to 1 where an increment did not finish. The ``k``-th
+    converged increment leaves its state in ``U[k], ROT[k]``, its residual in ``R[k]``, its
+    load factor, iterations, norms, factorizations' signs (``NSIGNS[k]`` of them) and bent
+    corrections in ``LAM[k]``, ``ITS[k]``, ``NORMS[k]``, ``SIGNS[k]``, ``BENT[k]``, and
+    ``NEAR[k]`` whether a sign differs from ``sign0`` at an iterate as close
+    to equilibrium as the increment's start (the limit-point watch's test,
+    :meth:`~fem.analysis.static.StaticStep._limit_point`). Stops at the path's end, at an
+    increment too small to change the load factor and at one :func:`increment` does not
+    finish (all three the step's to handle); returns the increments converged. ``u, rot`` are
+    left as they were.
+    """
+    sign, end, done, size = control[0], control[1], control[2], control[3]
+    nominal, grow, fast = control[4], control[5], control[6]
+    fe = np.empty(held.shape[0])
+    ut, rt = u.copy(), rot.copy()
+    counts = np.zeros(2, dtype=np.int64)
+    k = 0
+    while k < LAM.shape[0]:
+        if done >= end - 1e-14 * end:                  # LoadControl.finished
+            break
+        size = min(size, end - done)                   # LoadControl.start
+        lam = sign * (done + size)
+        if lam == sign * done:
+            break
+        for i in range(fe.shape[0]):                   # StepLoads.force, affine in lam
+            fe[i] = held[i] + lam * pattern[i]
+        if k > 0:
+            ut[:] = U[k - 1]
+            rt[:] = ROT[k - 1]
+        status, it = increment(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
+                               n_free, lever, free_node, free_slot, indptr, indices, pos, order,
+                               ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
+                               counts)
+        if status != CONVERGED:
+            control[7] = 1.0
+            break
+        U[k] = ut
+        ROT[k] = rt
+        LAM[k], ITS[k], NSIGNS[k], BENT[k] = lam, it, counts[0], counts[1]
+        near = False
+        for j in range(counts[0]):
+            if SIGNS[k, j] != sign0 and NORMS[k, j] <= NORMS[k, 0]:
+                near = True
+        NEAR[k] = near
+        done += size                                   # LoadControl.accept, CutBack.success
+        if fast < 0 or it <= fast:
+            size = min(grow * size, nominal)
+        k += 1
+    control[2], control[3] = done, size
+    return k

@@ -47,7 +47,7 @@ from fem import interrupt, linalg
 from fem.analysis import static_deck
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
-from fem.analysis.planar_static import PlanarIncrement
+from fem.analysis.planar_static import BATCH, PlanarIncrement
 from fem.analysis.spatial_static import SpatialIncrement
 from fem.analysis.static_deck import StaticSettings
 from fem.errors import AccuracyError, ConvergenceError, ModelError
@@ -206,9 +206,12 @@ class StaticStep(StepBase):
         """After a converged increment: finite results; keep its inaccurate solves."""
         # one sum: finite unless a value is not (or they reach 1e308, overflowed all the same)
         if not math.isfinite(float(state.u.sum()) + float(state.rot.sum()) + float(r.sum())):
-            raise AccuracyError(f"step '{self.name}', load factor {lam:.6g}: the solution "
-                                "overflowed (displacements, rotations or forces are not finite)")
+            raise AccuracyError(self._overflow(lam))
         self.commit_solves(lam)
+
+    def _overflow(self, lam: float) -> str:
+        return (f"step '{self.name}', load factor {lam:.6g}: the solution overflowed "
+                "(displacements, rotations or forces are not finite)")
 
     # --- the step -----------------------------------------------------------------------------
     def control(self):
@@ -417,8 +420,22 @@ class StaticStep(StepBase):
         self.line_search = self._line_search()
         newton = self.newton(factored=self._factored, line_search=self.line_search,
                              modified=self.settings.newton == "modified")
+        # the compiled increments, several in a call while nothing between them needs Python;
+        # one that does not converge there runs below, through Newton
+        batch = getattr(self._compiled, "batch", None) if not control.bordered else None
+        general = False                 # the next increment: Newton's (the batch failed it)
         while not control.finished(state):
             interrupt.check()
+            if batch is not None and not general:
+                count = p.next_output - p.increments if writer else BATCH
+                lam0 = control.lam
+                b = batch(self, state, control, max(count, 1))
+                if b is None:
+                    batch = None            # not for these loads: one by one
+                else:
+                    general = b.failed
+                    if self._batch(b, state, writer, control, lam0):
+                        continue
             lam0 = tried = control.lam
             trial = state.copy()
             self._signs = []
@@ -437,8 +454,10 @@ class StaticStep(StepBase):
                                                time=lam0)
                     self.apply_prescribed(trial, lam)
                     trial.t = lam
-                    its, r = self._iterate(newton, trial, lam)
+                    its, r = self._iterate(newton, trial, lam, compiled=not general)
+                    general = False
             except NewtonFailure as fail:
+                general = False
                 self.commit_solves(0.0, failed=True)
                 why = control.cut()
                 if why is not None:
@@ -480,12 +499,92 @@ class StaticStep(StepBase):
             if message:
                 self.warn(message)
 
-    def _iterate(self, newton: Newton, trial, lam: float) -> tuple[int, NDArray]:
+    def _batch(self, b, state, writer, control, lam0: float) -> bool:
+        """The book-keeping of increments converged in one compiled call (``b``, a Batch).
+
+        What the loop of :meth:`_increments` does after each converged increment, in the same
+        order and arithmetic: the finite check, the limit-point watch, the iterations, the
+        loads' and reactions' work (:meth:`_work`), the frame. The control has advanced already
+        (:meth:`fem.analysis.planar_static.PlanarIncrement.batch`). False where ``b`` is None
+        or empty (the loop then takes the next increment itself). ``lam0``: the load factor
+        the batch started from.
+        """
+        if not len(b):
+            return False
+        k, p, n = len(b), self.progress, self.n
+        lams = b.lam.tolist()
+        starts = [lam0] + lams[:-1]
+        # one sum: finite unless a value is not (as _increment_checks, for all of them)
+        if not math.isfinite(float(b.U.sum()) + float(b.ROT.sum()) + float(b.R.sum())):
+            for j in range(k):
+                if not math.isfinite(float(b.U[j].sum()) + float(b.ROT[j].sum())
+                                     + float(b.R[j].sum())):
+                    raise AccuracyError(self._overflow(lams[j]))
+        self.commit_solves(lams[-1])
+        its = b.its.tolist()
+        if self._watch and not self._warned:
+            for j in np.flatnonzero(b.near).tolist():
+                self._increment_notes(b, j)
+                if self._limit_point(starts[j], lams[j]):
+                    self._warned = True
+                    break
+        p.iterations += sum(its)
+        # the work of each increment (_work), its increment and loads as rows
+        dm = self.system.dofmap
+        flat, pos = dm._active_slots
+        prev_u = np.concatenate([state.u[None, :, :2], b.U[:-1, :, :2]])
+        prev_r = np.concatenate([state.rot[None], b.ROT[:-1]])
+        nodal = np.empty((k, len(state.rot), 3))
+        np.subtract(b.U[:, :, :2], prev_u, out=nodal[:, :, :2])
+        np.subtract(b.ROT, prev_r, out=nodal[:, :, 2])
+        inc = np.zeros((k, dm.n_active))
+        inc[:, pos] = nodal.reshape(k, -1)[:, flat]
+        f1 = b.held + b.lam[:, None] * b.pattern
+        f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == starts[0] \
+            else self.external(state, starts[0])
+        r0 = b.R[0] if self._reactions is None else self._reactions
+        for j in range(k):
+            p.external_work += 0.5 * float((f0 + f1[j]) @ inc[j])
+            p.constraint_work += 0.5 * float((r0[n:] + b.R[j, n:]) @ inc[j, n:])
+            f0, r0 = f1[j], b.R[j]
+        self._loads_end = (lams[-1], f1[-1])
+        self._reactions = b.R[-1].copy()
+        self.bent += int(b.bent.sum())
+        self._increment_notes(b, k - 1)
+        state.u[...] = b.U[-1]
+        state.rot[...] = b.ROT[-1]
+        state.t = lams[-1]
+        k_all = p.increments
+        due = k_all >= p.next_output or control.finished(state)
+        if due:
+            p.next_output = (k_all // self.output_every + 1) * self.output_every
+        if writer:
+            for lam, it in zip(lams, its, strict=True):
+                writer.advance(lam, it)
+            if due:
+                outs, nodal = self.system.frame_outputs(state)
+                writer.frame(state, outputs=outs, nodal_fields=nodal, time=lams[-1],
+                             reactions=self._reactions,
+                             stats={"load_factor": lams[-1], "iterations": its[-1],
+                                    "residual": self.test.norms[-1]},
+                             last=control.finished(state))
+        return True
+
+    def _increment_notes(self, b, j: int) -> None:
+        """The norms and factorizations' signs of the batch's ``j``-th increment to the step."""
+        self.test.start()
+        self.test.norms = b.norms[j, :b.its[j] + 1].tolist()
+        self._signs = [(int(g), self.test.norms[i])
+                       for i, g in enumerate(b.signs[j, :b.nsigns[j]].tolist())]
+
+    def _iterate(self, newton: Newton, trial, lam: float,
+                 compiled: bool = True) -> tuple[int, NDArray]:
         """Newton on a load-control increment: compiled where it can be (planar, spatial).
 
-        The iterations and the residual at the converged state (the reactions).
+        The iterations and the residual at the converged state (the reactions); ``compiled``
+        false: Newton's at once (the compiled increment did not finish this one).
         """
-        if self._compiled is not None:
+        if compiled and self._compiled is not None:
             done = self._compiled.iterate(self, trial, lam)
             if done is not None:
                 return done
