@@ -367,17 +367,25 @@ def _fastest(run, repeat: int) -> dict:
     return max(runs, key=lambda r: -1.0 if np.isnan(r["rate"]) else r["rate"])
 
 
-def main(sizes=SIZES):
-    cantilevers = (
+def cantilevers():
+    """The two static cantilevers beside OpenSees (``python -c "from benchmarks.small_models
+    import cantilevers; cantilevers()"`` runs them alone)."""
+    models = (
         ("elastica", cantilever_deck,
          f"Static cantilever, {N_CANT} co-rotational beams, P L^2/EI = {LOAD:g}"),
         ("sze", sze_deck, f"Sze 3.1, {N_CANT} co-rotational 3D beams, P L^2/EI = "
                           f"{SZE_P * SZE_L**2 / (SZE_E * SZE_B * SZE_H**3 / 12):g}"))
-    before = {key: fem_cantilever(make_deck) for key, make_deck, _ in cantilevers}
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the start")
+    before = {key: fem_cantilever(make_deck) for key, make_deck, _ in models}
     ops, why = opensees()
-    for key, make_deck, title in cantilevers:
+    for key, make_deck, title in models:
         cantilever_rows(before[key], make_deck, title, ops[key] if ops else None, why)
         print()
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the end")
+
+
+def main(sizes=SIZES):
+    cantilevers()
     try:
         import exudyn as exu
     except ImportError:

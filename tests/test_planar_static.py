@@ -408,3 +408,37 @@ def test_large_planar_groups_evaluate_compiled_in_the_general_path(monkeypatch):
     assert np.abs(K - K_ref).max() <= 1e-13 * np.abs(K_ref).max()
     small = from_dict(elastica()).model.groups[0]            # 10 beams: numpy
     assert not small._compiled()
+
+
+def test_the_chords_laplacian_is_scipys_bit_for_bit():
+    """planar_static_kernel.laplacian against scipy's CSR of the same entries (the sums of
+    duplicates in scipy's order) on random graphs with junctions, parallel beams and held
+    nodes; banded._rcm against scipy's reverse_cuthill_mckee on the same patterns."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    from fem.analysis.planar_static_kernel import laplacian
+    from fem.solvers.banded import _rcm
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(200):
+        n = int(rng.integers(3, 30))
+        conn = rng.integers(0, n, size=(int(rng.integers(2, 3 * n)), 2))
+        conn = conn[conn[:, 0] != conn[:, 1]]
+        w = rng.uniform(0.1, 3.0, size=len(conn))
+        free = np.flatnonzero(rng.random(n) > 0.2)
+        where = np.full(n, -1, dtype=np.int64)
+        where[free] = np.arange(len(free))
+        m = len(free)
+        got = laplacian(conn, w, where, m)
+        ref = planar_static._laplacian_scipy(conn, w, where, m)
+        if not len(got[0]):                  # a row of more than 16 entries: scipy's
+            continue
+        checked += 1
+        for a, b in zip(got, ref, strict=True):
+            assert np.array_equal(a, b)
+        pattern = csr_matrix((np.ones(len(ref[1])), ref[1], ref[0]), shape=(m, m))
+        assert np.array_equal(_rcm(got[0], got[1], m),
+                              reverse_cuthill_mckee(pattern, symmetric_mode=True))
+    assert checked > 150

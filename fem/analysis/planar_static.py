@@ -53,7 +53,8 @@ class Batch:
     residuals (the reactions); ``lam``, ``its``, ``bent (k,)``: load factors, iterations, bent
     corrections; ``norms (k, m)``: each iteration's residual norm (``its[k] + 1`` of them);
     ``signs (k, m)``, ``nsigns (k,)``: the factorizations' determinant signs; ``near (k,)``:
-    a sign change near the path (the limit-point watch). ``held``, ``pattern (n_active,)``:
+    a sign change near the path (the limit-point watch); ``inc``, ``fe (k, n_active)``: the
+    increments from the state before and the external forces. ``held``, ``pattern (n_active,)``:
     the loads ``held + lam pattern``; ``failed``: the call stopped at an increment it could
     not finish (the step's Newton takes that one).
     """
@@ -68,6 +69,8 @@ class Batch:
     nsigns: NDArray
     bent: NDArray
     near: NDArray
+    inc: NDArray
+    fe: NDArray
     held: NDArray | None = None
     pattern: NDArray | None = None
     failed: bool = False
@@ -77,7 +80,7 @@ class Batch:
         """The first ``k`` rows (views), with the loads and whether the next one failed."""
         return Batch(self.U[:k], self.ROT[:k], self.R[:k], self.lam[:k], self.its[:k],
                      self.norms[:k], self.signs[:k], self.nsigns[:k], self.bent[:k],
-                     self.near[:k], held, pattern, failed)
+                     self.near[:k], self.inc[:k], self.fe[:k], held, pattern, failed)
 
     def __len__(self) -> int:
         return len(self.lam)
@@ -290,6 +293,9 @@ class PlanarIncrement(CompiledIncrement):
             dm = step.system.dofmap
             self._held = (dm.from_nodal(loads.force(state, 0.0, "held")),
                           dm.from_nodal(loads.force(state, 0.0, "pattern")))
+            flat, pos = dm._active_slots
+            self._flat = np.ascontiguousarray(flat, dtype=np.int64)
+            self._pos = np.ascontiguousarray(pos, dtype=np.int64)
         held, pattern = self._held
         b = self._batch_arrays(state, min(count, BATCH))
         p, policy = control.progress, control.policy
@@ -301,8 +307,8 @@ class PlanarIncrement(CompiledIncrement):
             d["edofs"], d["slot"], held, pattern, d["kind"], d["n_free"], d["lever"],
             d["free_node"], d["free_slot"], lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
             lu.kl, d["w"], d["where"], d["fit0"], d["fit1"], d["settings"], settings,
-            0 if step._sign0 is None else int(step._sign0), b.U, b.ROT, b.R, b.lam, b.its,
-            b.norms, b.signs, b.nsigns, b.bent, b.near)
+            0 if step._sign0 is None else int(step._sign0), self._flat, self._pos, b.U, b.ROT,
+            b.R, b.lam, b.its, b.norms, b.signs, b.nsigns, b.bent, b.near, b.inc, b.fe)
         if k:                                       # LoadControl.accept, k times
             p.done, policy.size = float(settings[2]), float(settings[3])
             p.increments += k
@@ -318,7 +324,8 @@ class PlanarIncrement(CompiledIncrement):
                                  np.empty((BATCH, rows)), np.empty(BATCH),
                                  np.empty(BATCH, np.int64), np.empty((BATCH, m)),
                                  np.empty((BATCH, m), np.int64), np.empty(BATCH, np.int64),
-                                 np.empty(BATCH, np.int64), np.empty(BATCH, np.bool_))
+                                 np.empty(BATCH, np.int64), np.empty(BATCH, np.bool_),
+                                 np.empty((BATCH, rows)), np.empty((BATCH, rows)))
         a = self._arrays
         return a if a.lam.shape[0] == count else a.view(count)
 
@@ -333,6 +340,24 @@ def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple 
     """
     if m == 0:
         return np.zeros((0, 1)), 0, np.zeros(0, dtype=np.int64)
+    from fem.analysis.planar_static_kernel import laplacian
+
+    indptr, indices, data = laplacian(conn, w, where, m)     # scipy's sums, without scipy
+    if not len(indptr):
+        indptr, indices, data = _laplacian_scipy(conn, w, where, m)
+    lu = BandedLU.make(indptr, indices)
+    if lu is None:
+        return None
+    lu.fill(data)
+    try:
+        lu.factor()
+    except linalg.SingularMatrixError:
+        return None
+    return lu.ab, lu.kl, lu.order
+
+
+def _laplacian_scipy(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple:
+    """:func:`fem.analysis.planar_static_kernel.laplacian` by scipy (rows of any length)."""
     ja, jb = where[conn[:, 0]], where[conn[:, 1]]
     on = [j >= 0 for j in (ja, jb)]
     both = on[0] & on[1]
@@ -340,12 +365,4 @@ def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple 
                        (np.r_[ja[on[0]], jb[on[1]], ja[both], jb[both]],
                         np.r_[ja[on[0]], jb[on[1]], jb[both], ja[both]])), shape=(m, m))
     L.sum_duplicates()
-    lu = BandedLU.make(L.indptr, L.indices)
-    if lu is None:
-        return None
-    lu.fill(L.data)
-    try:
-        lu.factor()
-    except linalg.SingularMatrixError:
-        return None
-    return lu.ab, lu.kl, lu.order
+    return L.indptr, L.indices, L.data

@@ -113,10 +113,12 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
            r_t, K, n_free, r_norm):
     """Whether the trial ``ut, rt`` lowers the residual norm to ``r_norm``; then it is taken.
 
-    Its residual goes to ``r_t``; taken, it is copied into ``u, rot`` and its forces into
-    ``fint``.
+    Its residual goes to ``r_t`` and its tangent to ``K`` (the elements' forces are the same
+    numbers with or without it, and the next iteration needs it where the trial is taken: one
+    pass over the elements instead of two); taken, it is copied into ``u, rot`` and its forces
+    into ``fint``.
     """
-    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint_t, K)
+    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
     for i in range(r_t.shape[0]):
         r_t[i] = fint_t[i] - fe[i]
     if _norm(r_t, n_free) > r_norm:
@@ -152,8 +154,10 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
     reference = np.zeros(NBLOCKS)
     counts[0] = counts[1] = 0
-    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint, K)
-    have_tangent = False
+    # forces and tangent in one pass: the forces are the same numbers, and the first iteration
+    # factors this tangent (Newton's with_tangent) unless the start has converged already
+    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
+    have_tangent = True
     du_ratio = np.inf
     for it in range(max_it + 2):
         for i in range(n_act):
@@ -182,7 +186,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
         nk.correct(ut, rt, x, free_node, free_slot)
         if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, fint,
                   fint_t, r_t, K, n_free, r_norm):
-            have_tangent = False
+            have_tangent = True             # _taken evaluated the tangent there
         else:
             counts[1] += 1
             dn[:] = 0.0
@@ -200,7 +204,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
                     rt[i] = rot[i] + dn[i, 2]
                 if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe,
                           fint, fint_t, r_t, K, n_free, r_norm):
-                    have_tangent = False
+                    have_tangent = True
                     accepted = True
                 else:
                     for i in range(n):
@@ -244,8 +248,8 @@ def start(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, n_active, indptr, pos, 
 @njit(cache=True, nogil=True)
 def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, kind, n_free,
                lever, free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
-               fit1, settings, control, sign0, U, ROT, R, LAM, ITS, NORMS, SIGNS, NSIGNS, BENT,
-               NEAR):
+               fit1, settings, control, sign0, act_flat, act_pos, U, ROT, R, LAM, ITS, NORMS,
+               SIGNS, NSIGNS, BENT, NEAR, INC, FE):
     """Up to ``len(LAM)`` load-control increments from ``u, rot``, each by :func:`increment`.
 
     What :meth:`fem.analysis.static.StaticStep._increments` does around a load-control
@@ -260,10 +264,14 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
     corrections in ``LAM[k]``, ``ITS[k]``, ``NORMS[k]``, ``SIGNS[k]``, ``BENT[k]``, and
     ``NEAR[k]`` whether a sign differs from ``sign0`` at an iterate as close
     to equilibrium as the increment's start (the limit-point watch's test,
-    :meth:`~fem.analysis.static.StaticStep._limit_point`). Stops at the path's end, at an
-    increment too small to change the load factor and at one :func:`increment` does not
-    finish (all three the step's to handle); returns the increments converged. ``u, rot`` are
-    left as they were.
+    :meth:`~fem.analysis.static.StaticStep._limit_point`); ``INC[k]``, ``FE[k] (n_active,)``:
+    its increment from the state before (:func:`fem.integrators.inertia.nodal_increment`
+    gathered as :meth:`fem.dofs.DofMap.from_nodal` does, ``act_flat, act_pos`` its active
+    slots) and
+    its external forces (the work's, :meth:`~fem.analysis.static.StaticStep._work`). Stops at
+    the path's end, at an increment too small to change the load factor and at one
+    :func:`increment` does not finish (all three the step's to handle); returns the increments
+    converged. ``u, rot`` are left as they were.
     """
     sign, end, done, size = control[0], control[1], control[2], control[3]
     nominal, grow, fast = control[4], control[5], control[6]
@@ -290,6 +298,14 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
         if status != CONVERGED:
             control[7] = 1.0
             break
+        FE[k] = fe
+        INC[k] = 0.0
+        for i in range(act_flat.shape[0]):             # from_nodal(nodal_increment(...))
+            node, s = act_flat[i] // 3, act_flat[i] % 3
+            if s < 2:
+                INC[k, act_pos[i]] = ut[node, s] - (U[k - 1, node, s] if k > 0 else u[node, s])
+            else:
+                INC[k, act_pos[i]] = rt[node] - (ROT[k - 1, node] if k > 0 else rot[node])
         U[k] = ut
         ROT[k] = rt
         LAM[k], ITS[k], NSIGNS[k], BENT[k] = lam, it, counts[0], counts[1]
@@ -304,3 +320,71 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
         k += 1
     control[2], control[3] = done, size
     return k
+
+
+@njit(cache=True, nogil=True)
+def laplacian(conn, w, where, m):
+    """The chords' Laplacian on ``m`` free nodes as CSR ``(indptr, indices, data)``, or ``m < 0``.
+
+    What :func:`fem.analysis.planar_static._laplacian_band` built with scipy, in the same
+    additions: the entries in the order ``scipy.sparse.csr_matrix((data, (i, j)))`` takes them
+    (``w`` at each free end's diagonal, end ``a`` of every beam first; ``-w`` at both
+    off-diagonals of each beam of two free ends), kept in that order within a row (COO to CSR),
+    sorted stably by column (``csr_sort_indices``: insertion sort up to 16 entries a row) and
+    the duplicates summed left to right (``csr_sum_duplicates``). A row of more than 16 entries
+    (a node on more than 8 beams) returns ``indptr`` of length 0: scipy's sort may reorder its
+    duplicates, so the caller builds it with scipy.
+    """
+    E = conn.shape[0]
+    rows = np.empty(4 * E, dtype=np.int64)
+    cols = np.empty(4 * E, dtype=np.int64)
+    vals = np.empty(4 * E)
+    k = 0
+    for side in range(2):                       # w[on_a] at (ja, ja), then w[on_b] at (jb, jb)
+        for e in range(E):
+            j = where[conn[e, side]]
+            if j >= 0:
+                rows[k], cols[k], vals[k] = j, j, w[e]
+                k += 1
+    for side in range(2):                       # -w at (ja, jb), then at (jb, ja)
+        for e in range(E):
+            ja, jb = where[conn[e, side]], where[conn[e, 1 - side]]
+            if ja >= 0 and jb >= 0:
+                rows[k], cols[k], vals[k] = ja, jb, -w[e]
+                k += 1
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    for n in range(k):
+        indptr[rows[n] + 1] += 1
+    for i in range(m):
+        if indptr[i + 1] > 16:
+            return np.zeros(0, dtype=np.int64), cols[:0], vals[:0]
+        indptr[i + 1] += indptr[i]
+    indices = np.empty(k, dtype=np.int64)
+    data = np.empty(k)
+    nxt = indptr[:-1].copy()
+    for n in range(k):                          # coo_tocsr: each row in the input order
+        d = nxt[rows[n]]
+        indices[d], data[d] = cols[n], vals[n]
+        nxt[rows[n]] += 1
+    for i in range(m):                          # a stable insertion sort of each row
+        for a in range(indptr[i] + 1, indptr[i + 1]):
+            c, v = indices[a], data[a]
+            b = a - 1
+            while b >= indptr[i] and indices[b] > c:
+                indices[b + 1], data[b + 1] = indices[b], data[b]
+                b -= 1
+            indices[b + 1], data[b + 1] = c, v
+    nnz, end = 0, 0
+    for i in range(m):                          # csr_sum_duplicates
+        jj = end
+        end = indptr[i + 1]
+        while jj < end:
+            c, x = indices[jj], data[jj]
+            jj += 1
+            while jj < end and indices[jj] == c:
+                x += data[jj]
+                jj += 1
+            indices[nnz], data[nnz] = c, x
+            nnz += 1
+        indptr[i + 1] = nnz
+    return indptr, indices[:nnz].copy(), data[:nnz].copy()

@@ -511,7 +511,7 @@ class StaticStep(StepBase):
         """
         if not len(b):
             return False
-        k, p, n = len(b), self.progress, self.n
+        k, p = len(b), self.progress
         lams = b.lam.tolist()
         starts = [lam0] + lams[:-1]
         # one sum: finite unless a value is not (as _increment_checks, for all of them)
@@ -529,25 +529,18 @@ class StaticStep(StepBase):
                     self._warned = True
                     break
         p.iterations += sum(its)
-        # the work of each increment (_work), its increment and loads as rows
-        dm = self.system.dofmap
-        flat, pos = dm._active_slots
-        prev_u = np.concatenate([state.u[None, :, :2], b.U[:-1, :, :2]])
-        prev_r = np.concatenate([state.rot[None], b.ROT[:-1]])
-        nodal = np.empty((k, len(state.rot), 3))
-        np.subtract(b.U[:, :, :2], prev_u, out=nodal[:, :, :2])
-        np.subtract(b.ROT, prev_r, out=nodal[:, :, 2])
-        inc = np.zeros((k, dm.n_active))
-        inc[:, pos] = nodal.reshape(k, -1)[:, flat]
-        f1 = b.held + b.lam[:, None] * b.pattern
+        # the work of each increment (_work), with the kernel's increments and loads: the
+        # loads' by the same dot products; the reactions' is zero (no prescribed motion, so the
+        # fixed rows' increments are 0) and adding 0.0 leaves the sum as it was
         f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == starts[0] \
             else self.external(state, starts[0])
-        r0 = b.R[0] if self._reactions is None else self._reactions
+        ends = b.fe + np.concatenate([f0[None], b.fe[:-1]])
+        inc = b.inc
+        work = p.external_work
         for j in range(k):
-            p.external_work += 0.5 * float((f0 + f1[j]) @ inc[j])
-            p.constraint_work += 0.5 * float((r0[n:] + b.R[j, n:]) @ inc[j, n:])
-            f0, r0 = f1[j], b.R[j]
-        self._loads_end = (lams[-1], f1[-1])
+            work += 0.5 * float(ends[j] @ inc[j])
+        p.external_work = work
+        self._loads_end = (lams[-1], b.fe[-1].copy())
         self._reactions = b.R[-1].copy()
         self.bent += int(b.bent.sum())
         self._increment_notes(b, k - 1)
