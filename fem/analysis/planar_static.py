@@ -151,28 +151,28 @@ class CompiledIncrement:
 class PlanarIncrement(CompiledIncrement):
     """The compiled load-control increment of one static step's planar beam model."""
 
-    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list):
+    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list,
+                 beams: tuple | None = None):
         from fem.analysis import planar_static_kernel
 
         system = step.system
         dm = system.dofmap
         self.kern, self.lu = planar_static_kernel, lu
         self._common(step)
-        l0 = np.concatenate([p.l0 for p, _ in preps])
+        conn, l0, w = beams or _beams(preps)
         self.data = {
             "X": np.ascontiguousarray(system.model.X, dtype=float),
-            "conn": np.concatenate([p.conn for p, _ in preps]),
-            "chord0": np.concatenate([p.chord0 for p, _ in preps]),
+            "conn": conn,
+            "chord0": _join([p.chord0 for p, _ in preps]),
             "l0": l0,
-            "Sc": np.concatenate([p.Sc for p, _ in preps]),
-            "Hc": np.concatenate([p.Hc for p, _ in preps]),
-            "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
-                                     for _, sc in preps]),
-            "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64) for _, sc in preps]),
+            "Sc": _join([p.Sc for p, _ in preps]),
+            "Hc": _join([p.Hc for p, _ in preps]),
+            "edofs": _join([sc.edofs for _, sc in preps], np.int64),
+            "slot": _join([sc.slot for _, sc in preps], np.int64),
             "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
             "n_free": dm.n_free, "lever": float(step._model_size()),
             "free_node": self.free_node, "free_slot": self.free_slot,
-            "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
+            "w": w, "where": where, "fit0": fits[0], "fit1": fits[1],
             "settings": self.settings}
         self._held = None                   # the loads held + lam pattern (batch)
         self._arrays = None                 # the batch's arrays
@@ -231,13 +231,12 @@ class PlanarIncrement(CompiledIncrement):
         lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
         if lu is None:
             return None
-        conn = np.concatenate([p.conn for p, _ in preps])
-        w = 1.0 / np.concatenate([p.l0 for p, _ in preps])
-        found = cls._chord_fits(system, conn, w, 2)
+        beams = _beams(preps)
+        found = cls._chord_fits(system, beams[0], beams[2], 2)
         if found is None:
             return None
         where, fits = found
-        return cls(step, preps, lu, where, fits)
+        return cls(step, preps, lu, where, fits, beams)
 
     def start(self, step, state) -> bool:
         """The start of the step (StaticStep._check_start) on the band LU: false if it failed.
@@ -328,6 +327,19 @@ class PlanarIncrement(CompiledIncrement):
                                  np.empty((BATCH, rows)), np.empty((BATCH, rows)))
         a = self._arrays
         return a if a.lam.shape[0] == count else a.view(count)
+
+
+def _join(arrays: list, dtype=float) -> NDArray:
+    """The groups' arrays one after the other (contiguous; the array itself for one group)."""
+    if len(arrays) == 1:
+        return np.ascontiguousarray(arrays[0], dtype=dtype)
+    return np.concatenate([np.asarray(a, dtype=dtype) for a in arrays])
+
+
+def _beams(preps: list) -> tuple:
+    """``(conn, l0, w)`` of all the groups' beams, ``w = 1 / l0`` (the chords' weights)."""
+    l0 = _join([p.l0 for p, _ in preps])
+    return _join([p.conn for p, _ in preps], np.int64), l0, 1.0 / l0
 
 
 def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple | None:

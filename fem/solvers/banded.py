@@ -51,10 +51,8 @@ class BandedLU:
         self.order = order
         where = np.empty(n, dtype=np.int64)
         where[order] = np.arange(n)
-        rows = where[np.repeat(np.arange(n), np.diff(indptr))]
-        cols = where[self.indices]
         self.ab = np.zeros((n, 2 * kl + 1))       # by columns: A[i, j] at ab[j, kl + i - j]
-        self.pos = cols * (2 * kl + 1) + kl + rows - cols
+        self.pos = banded_kernel.band_positions(self.indptr, self.indices, where, kl)
         self.data = None
         self.factored = False
 
@@ -64,16 +62,19 @@ class BandedLU:
         n = len(indptr) - 1
         if n == 0 or not _kernel.enabled():
             return None
-        rows = np.repeat(np.arange(n), np.diff(indptr))
+        from fem.solvers.banded_kernel import width
+
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int64)
         order = np.arange(n)
-        kl = int(np.abs(rows - indices).max())
+        kl = int(width(indptr, indices, order))
         # a chain numbered along itself (5 and 11 for planar and spatial beams) is as narrow as
         # reverse Cuthill-McKee makes it, which costs more than a short run's factorizations
         if kl > RCM_ABOVE:
             rcm = _rcm(indptr, indices, n)
             where = np.empty(n, dtype=np.int64)
             where[rcm] = np.arange(n)
-            narrow = int(np.abs(where[rows] - where[indices]).max())
+            narrow = int(width(indptr, indices, where))
             if narrow < kl:
                 order, kl = rcm, narrow
         return cls(indptr, indices, order, kl) if kl <= MAX_BAND else None
