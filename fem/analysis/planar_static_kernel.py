@@ -142,17 +142,42 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     factorization (taken at iteration ``k``: every iteration factors), ``counts``: the
     factorizations and the bent corrections.
     """
+    work = scratch(u.shape[0], r.shape[0], l0.shape[0], indices.shape[0], n_free)
+    return _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
+                   free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
+                   fit1, settings, r, norms, signs, counts, work)
+
+
+@njit(cache=True, nogil=True)
+def scratch(n, n_act, E, nnz, n_free):
+    """The work arrays of :func:`increment`, made once for all of :func:`increments`.
+
+    ``n`` nodes, ``n_act`` active rows, ``E`` beams, ``nnz`` tangent entries.
+    """
+    return ((np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(n_act), np.empty(n_act),
+             np.empty(n_act), np.empty(nnz), np.empty((n, 3)), np.empty(n), np.zeros((n, 3)),
+             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free))
+
+
+@njit(cache=True, nogil=True)
+def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
+            free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
+            settings, r, norms, signs, counts, work):
+    """:func:`increment` in the work arrays ``work`` (:func:`scratch`).
+
+    Every array is written before it is read, but the test's (``b``, ``prev``, ``floor``) and
+    the references, which start at zero as freshly made ones do.
+    """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     trust = settings[9]
-    n, n_act, E, nnz = u.shape[0], r.shape[0], l0.shape[0], indices.shape[0]
-    f_e, K_e = np.empty((E, 6)), np.empty((E, 6, 6))
-    fint, fint_t, r_t = np.empty(n_act), np.empty(n_act), np.empty(n_act)
-    K = np.empty(nnz)
-    ut, rt = np.empty_like(u), np.empty_like(rot)
-    dn, Y = np.zeros((n, 3)), np.empty((n, 2))
-    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
-    reference = np.zeros(NBLOCKS)
+    n, n_act = u.shape[0], r.shape[0]
+    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared = work
+    b, prev, floor, q, absKq, scale_rows, x, y, res = shared
+    b[:] = 0.0
+    prev[:] = 0.0
+    floor[:] = 0.0
+    reference[:] = 0.0
     counts[0] = counts[1] = 0
     # forces and tangent in one pass: the forces are the same numbers, and the first iteration
     # factors this tangent (Newton's with_tangent) unless the start has converged already
@@ -278,6 +303,7 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
     fe = np.empty(held.shape[0])
     ut, rt = u.copy(), rot.copy()
     counts = np.zeros(2, dtype=np.int64)
+    work = scratch(u.shape[0], R.shape[1], l0.shape[0], indices.shape[0], n_free)
     k = 0
     while k < LAM.shape[0]:
         if done >= end - 1e-14 * end:                  # LoadControl.finished
@@ -291,10 +317,10 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
         if k > 0:
             ut[:] = U[k - 1]
             rt[:] = ROT[k - 1]
-        status, it = increment(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
-                               n_free, lever, free_node, free_slot, indptr, indices, pos, order,
-                               ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
-                               counts)
+        status, it = _newton(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
+                             n_free, lever, free_node, free_slot, indptr, indices, pos, order,
+                             ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
+                             counts, work)
         if status != CONVERGED:
             control[7] = 1.0
             break
