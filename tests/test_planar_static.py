@@ -292,7 +292,8 @@ SEVERAL = {"elastica": elastica, "chain": shuffled_chain, "arch": lambda: shallo
 
 @pytest.mark.parametrize("every", [None, 3])
 @pytest.mark.parametrize("model", list(SEVERAL))
-def test_several_increments_in_one_call_are_the_increments_one_by_one(model, every, monkeypatch):
+def test_several_increments_in_one_call_are_the_increments_one_by_one(model, every, monkeypatch,
+                                                                      caplog):
     """PlanarIncrement.batch (up to the next frame, or the whole step without a recorder)
     against one compiled call an increment: the same load factors, iterations, norms and signs
     and the same states, frames, work, control and warnings, bit for bit (the same arithmetic
@@ -301,13 +302,18 @@ def test_several_increments_in_one_call_are_the_increments_one_by_one(model, eve
     several = planar_static.PlanarIncrement.batch
     monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: (
         calls.append(b := several(self, *a)) or b))
-    fast = run(SEVERAL[model](), monkeypatch, every=every)
+    with caplog.at_level("INFO", logger="fem.analysis.static"):
+        fast = run(SEVERAL[model](), monkeypatch, every=every)
+    logged = caplog.text
     slow = run(SEVERAL[model](), monkeypatch, batch=False, every=every)
     taken = [len(b) for b in calls if b is not None]
-    if model == "frame":
-        assert not taken
+    if model == "frame":            # the fallbacks say why
+        assert not taken and "one compiled call an increment (prescribed motions" in logged
     else:                           # several a call, at most up to the next frame
         assert 1 < max(taken) <= (every or planar_static.BATCH)
+    # beyond the arch's limit point and at the whole elastica at once Newton takes over
+    assert ("by the general Newton loop (the compiled one did not finish it)" in logged) == (
+        model in ("cut back", "arch"))
     if model == "arch":
         assert any("passed a limit" in w for w in fast[1].warnings)
     (a, step, inc), (b, step_ref, inc_ref) = fast, slow

@@ -432,9 +432,16 @@ class StaticStep(StepBase):
                 b = batch(self, state, control, max(count, 1))
                 if b is None:
                     batch = None            # not for these loads: one by one
+                    log.info("step %s: one compiled call an increment (prescribed motions, or "
+                             "loads not held + lam pattern)", self.name)
                 else:
                     general = b.failed
-                    if self._batch(b, state, writer, control, lam0):
+                    took = self._batch(b, state, writer, control, lam0)
+                    if general:
+                        log.info("step %s: the increment from lam=%.6g by the general Newton "
+                                 "loop (the compiled one did not finish it)", self.name,
+                                 control.lam)
+                    if took:
                         continue
             lam0 = tried = control.lam
             trial = state.copy()
