@@ -8,8 +8,10 @@ as its problem (residual ``f_int - f_ext(lam)``, tangent, load pattern ``F``), a
 accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`). In models
 of co-rotational beams alone (planar or 3D) a load-control increment is one compiled call instead
 (:mod:`fem.analysis.planar_static`, :mod:`fem.analysis.spatial_static`: the same iterations to
-round-off, and the determinant's sign from its band LU's pivots); an increment it cannot finish
-runs again through Newton here, and a model it does not take is logged with the reason.
+round-off, and the determinant's sign from its band LU's pivots), and in planar models the
+increments up to the next frame are one call together (:meth:`_batch` books them, bit for bit
+as one by one); an increment it cannot finish runs again through Newton here, and a model it
+does not take is logged with the reason.
 
 External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so
 displacement and arc-length control need the default (ramp) load functions. Prescribed
