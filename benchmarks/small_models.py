@@ -9,10 +9,12 @@ Static cantilever, fem beside OpenSeesPy: time per Newton iteration
     (fem's block test; OpenSees: ``NormUnbalance`` 1e-10 times the tip force). The time of the
     whole step (fem: its set-up, the limit-point watch, the loads' work; no results file, as
     OpenSees runs without recorders) divided by its Newton iterations (every iteration one
-    tangent, one factorization, one solve), the fastest of 30 runs of each program (the first of
-    fem's loads its compiled kernels), fem's 30 before and 30 after OpenSees's: a run is a few
-    milliseconds, and this machine's speed wanders by up to 2x for a second or so. fem's
-    increments are one compiled call each (:mod:`fem.analysis.planar_static`); loading numba's
+    tangent, one factorization, one solve), the fastest of all runs of each program in
+    :data:`ROUNDS` interleaved rounds (fem's 30 runs, then OpenSees's 30; fem's 30 once more at
+    the end; the first of fem's loads its compiled kernels), each round's ratio printed too: a
+    run is a few milliseconds, and this machine's speed wanders by up to 2x for a second or so.
+    fem's increments between two frames are one compiled call (without a results file, the
+    whole step: :meth:`fem.analysis.planar_static.PlanarIncrement.batch`); loading numba's
     compiled kernels costs a process 0.3-0.6 s once. OpenSees (``Corotational`` transformation,
     ``elasticBeamColumn``, ``LoadControl``, ``Newton``, ``BandGeneral``) runs in a child
     process that never starts PETSc (see :mod:`benchmarks.slender_arch`); where openseespy
@@ -340,24 +342,24 @@ def exudyn_pendulum(exu, n: int) -> dict:
     return {"rate": rate, "its": it.newtonStepsCount / STEPS, "tip": float(tip[1])}
 
 
-def cantilever_rows(fem: dict, make_deck, title: str, peer: dict | None, why: str) -> None:
+def cantilever_rows(fem: dict, title: str, peer: dict | None, why: str,
+                    rounds: list[float]) -> None:
     """Print one cantilever's rows: fem, OpenSees (``peer``), the ratio per iteration.
 
-    ``fem``: fem's result before OpenSees's child process ran; fem runs again after it where
-    OpenSees ran, the faster counting, so both sample the machine's speed alike.
+    ``fem``, ``peer``: the fastest of all rounds; ``rounds``: each round's ratio (fem's best
+    over OpenSees's best in that round), which shows how far the machine's load moved it.
     """
     print(f"{title} in {INCREMENTS} increments: time per Newton iteration")
     print(f"{'program':<12} {'ms/iteration':>12} {'iterations':>10} {'tip ux':>10} "
           f"{'tip defl.':>10}")
-    if peer:
-        fem = min(fem, fem_cantilever(make_deck), key=lambda r: r["per_iteration"])
     rows = [("fem", fem)] + ([("OpenSees", peer)] if peer else [])
     for name, r in rows:
-        print(f"{name:<12} {1e3 * r['per_iteration']:>12.3f} {r['iterations']:>10} "
+        print(f"{name:<12} {1e3 * r['per_iteration']:>12.4f} {r['iterations']:>10} "
               f"{r['tip'][0]:>10.6f} {r['tip'][1]:>10.6f}")
     if peer:
         ratio = fem["per_iteration"] / peer["per_iteration"]
-        print(f"fem / OpenSees time per iteration: {ratio:.3g}")
+        print(f"fem / OpenSees time per iteration: {ratio:.3g} (best against best; each "
+              f"round: {', '.join(f'{x:.3g}' for x in rounds)})")
     else:
         print(f"OpenSees: not run, {why}")
 
@@ -367,17 +369,46 @@ def _fastest(run, repeat: int) -> dict:
     return max(runs, key=lambda r: -1.0 if np.isnan(r["rate"]) else r["rate"])
 
 
-def main(sizes=SIZES):
-    cantilevers = (
+#: rounds of the cantilevers, each fem's REPEAT runs then OpenSees's (interleaved)
+ROUNDS = 3
+
+
+def cantilevers(rounds: int = ROUNDS):
+    """The two static cantilevers beside OpenSees (``python -c "from benchmarks.small_models
+    import cantilevers; cantilevers()"`` runs them alone).
+
+    ``rounds`` times fem's :data:`REPEAT` runs of each model, then OpenSees's in its child
+    process, then fem's once more at the end: the fastest of each program counts, and each
+    round's ratio is printed beside (the machine's speed wanders between rounds).
+    """
+    models = (
         ("elastica", cantilever_deck,
          f"Static cantilever, {N_CANT} co-rotational beams, P L^2/EI = {LOAD:g}"),
         ("sze", sze_deck, f"Sze 3.1, {N_CANT} co-rotational 3D beams, P L^2/EI = "
                           f"{SZE_P * SZE_L**2 / (SZE_E * SZE_B * SZE_H**3 / 12):g}"))
-    before = {key: fem_cantilever(make_deck) for key, make_deck, _ in cantilevers}
-    ops, why = opensees()
-    for key, make_deck, title in cantilevers:
-        cantilever_rows(before[key], make_deck, title, ops[key] if ops else None, why)
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the start")
+    fast = lambda a, b: a if b is None or a["per_iteration"] <= b["per_iteration"] else b  # noqa
+    best = {key: None for key, _, _ in models}
+    peer = {key: None for key, _, _ in models}
+    ratios = {key: [] for key, _, _ in models}
+    why = ""
+    for _ in range(rounds):
+        mine = {key: fem_cantilever(make_deck) for key, make_deck, _ in models}
+        ops, why = opensees()
+        for key, _, _ in models:
+            best[key] = fast(mine[key], best[key])
+            if ops:
+                peer[key] = fast(ops[key], peer[key])
+                ratios[key].append(mine[key]["per_iteration"] / ops[key]["per_iteration"])
+    for key, make_deck, title in models:
+        best[key] = fast(fem_cantilever(make_deck), best[key])
+        cantilever_rows(best[key], title, peer[key], why, ratios[key])
         print()
+    print(f"load average {os.getloadavg()[0]:.2f} (1 min) at the end")
+
+
+def main(sizes=SIZES):
+    cantilevers()
     try:
         import exudyn as exu
     except ImportError:

@@ -87,6 +87,7 @@ class Record:
 
     def __init__(self):
         self.increments = []
+        self.frames = []
 
     def begin_step(self, *args, **kwargs):
         return self
@@ -94,8 +95,9 @@ class Record:
     def advance(self, value, iterations=None):
         self.increments.append((value, iterations))
 
-    def frame(self, *args, **kwargs):
-        pass
+    def frame(self, state, time=None, reactions=None, stats=None, last=False, **kwargs):
+        self.frames.append((time, state.u.copy(), state.rot.copy(), reactions.copy(),
+                            dict(stats), last))
 
     def keep_checkpoints(self, progress):
         pass
@@ -104,13 +106,19 @@ class Record:
         pass
 
 
-def run(deck: dict, monkeypatch, compiled: bool = True):
+def run(deck: dict, monkeypatch, compiled: bool = True, batch: bool = True,
+        every: int | None = 1):
     """Run the deck's step: (state, step, per-increment records). ``compiled`` false: without
-    the compiled increment. The records hold each increment's load factor, iterations, residual
-    norms and the determinant signs of its factorizations (the limit-point watch's)."""
+    the compiled increment; ``batch`` false: its increments one call each (never several in a
+    call, PlanarIncrement.batch). The records hold each increment's load factor, iterations,
+    residual norms and the determinant signs of its factorizations (the limit-point watch's).
+    ``every``: a frame every so many increments (a :class:`Record` as the recorder, kept as
+    ``step.record``), or None: no recorder (as the benchmark runs)."""
     if not compiled:
         monkeypatch.setattr(planar_static.PlanarIncrement, "make",
                             classmethod(lambda cls, step: None))
+    if not batch:
+        monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: None)
     made = []
     make = planar_static.PlanarIncrement.make.__func__
     monkeypatch.setattr(planar_static.PlanarIncrement, "make",
@@ -119,20 +127,30 @@ def run(deck: dict, monkeypatch, compiled: bool = True):
     checks = StaticStep._increment_checks            # every converged increment, first thing
 
     def watch(self, state, r, lam):
-        watched.append((list(self.test.norms), [g for g, _ in self._signs]))
+        watched.append((lam, len(self.test.norms) - 1, list(self.test.norms),
+                        [g for g, _ in self._signs]))
         return checks(self, state, r, lam)
 
     monkeypatch.setattr(StaticStep, "_increment_checks", watch)
+    together = StaticStep._batch                      # several increments' book-keeping
+
+    def watch_batch(self, b, *args):
+        watched.extend((float(b.lam[j]), int(b.its[j]), b.norms[j, :b.its[j] + 1].tolist(),
+                        b.signs[j, :b.nsigns[j]].tolist()) for j in range(len(b)))
+        return together(self, b, *args)
+
+    monkeypatch.setattr(StaticStep, "_batch", watch_batch)
     dk = from_dict(copy.deepcopy(deck))
     sysm = System(dk.model)
     state = sysm.reference_state()
-    step = make_step(dk.steps[0], sysm, dk)
-    record = Record()
-    step.run(state, record)
+    step = make_step(dk.steps[0], sysm, dk, every or 1)
+    step.record = Record() if every else None
+    step.run(state, step.record)
     monkeypatch.undo()
     assert (made[0] is not None) == compiled
-    return state, step, [(lam, its, norms, signs) for (lam, its), (norms, signs)
-                         in zip(record.increments, watched, strict=True)]
+    if every:                                   # the writer saw each increment
+        assert step.record.increments == [(lam, its) for lam, its, _, _ in watched]
+    return state, step, watched
 
 
 def assert_same_run(fast, slow, rtol=1e-6, states=1e-12):
@@ -235,20 +253,78 @@ def test_a_limit_point_passed_under_load_control_warns_on_both_paths(monkeypatch
     assert all(set(signs) == {1} for _, _, _, signs in quiet[2])
 
 
-def test_an_increment_the_compiled_loop_cannot_finish_goes_the_general_way(monkeypatch):
-    """Five iterations allowed on the whole elastica at once: the compiled loop gives up, the
-    general path cuts the increment back as it always does, and both runs end alike."""
+@pytest.mark.parametrize("batch", [True, False])
+def test_an_increment_the_compiled_loop_cannot_finish_goes_the_general_way(batch, monkeypatch):
+    """Five iterations allowed on the whole elastica at once: the compiled loop gives up (one
+    increment a call, or several), the general path cuts the increment back as it always
+    does, and both runs end alike."""
     deck = elastica(increments=1)
     deck["steps"][0].update(max_iterations=5, max_increment=10.0)
     calls = []
-    iterate = planar_static.PlanarIncrement.iterate
-    monkeypatch.setattr(planar_static.PlanarIncrement, "iterate",
-                        lambda self, *a: calls.append(iterate(self, *a)) or calls[-1])
-    fast = run(deck, monkeypatch)
+    if batch:                       # (increments converged, stopped at a failure) per call
+        several = planar_static.PlanarIncrement.batch
+        monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: (
+            calls.append(b := several(self, *a)) or b))
+        ran = lambda: [(len(b), b.failed) for b in calls]            # noqa: E731
+    else:
+        iterate = planar_static.PlanarIncrement.iterate
+        monkeypatch.setattr(planar_static.PlanarIncrement, "iterate",
+                            lambda self, *a: calls.append(iterate(self, *a)) or calls[-1])
+        ran = lambda: [(int(c is not None), c is None) for c in calls]  # noqa: E731
+    fast = run(deck, monkeypatch, batch=batch)
+    done = ran()
     slow = run(deck, monkeypatch, compiled=False)
-    assert None in calls and any(c is not None for c in calls)
+    assert any(failed for _, failed in done) and sum(k for k, _ in done) > 0
     assert len(fast[2]) > 1                        # cut back into several increments
     assert_same_run(fast, slow)
+
+
+def cut_back() -> dict:
+    """The elastica at once in at most five iterations: cut back, then grown again."""
+    deck = elastica(increments=1)
+    deck["steps"][0].update(max_iterations=5, max_increment=10.0)
+    return deck
+
+
+SEVERAL = {"elastica": elastica, "chain": shuffled_chain, "arch": lambda: shallow_arch(4.0),
+           "cut back": cut_back, "frame": frame}
+
+
+@pytest.mark.parametrize("every", [None, 3])
+@pytest.mark.parametrize("model", list(SEVERAL))
+def test_several_increments_in_one_call_are_the_increments_one_by_one(model, every, monkeypatch,
+                                                                      caplog):
+    """PlanarIncrement.batch (up to the next frame, or the whole step without a recorder)
+    against one compiled call an increment: the same load factors, iterations, norms and signs
+    and the same states, frames, work, control and warnings, bit for bit (the same arithmetic
+    in the same order). The frame (prescribed motion, a load function) is not taken."""
+    calls = []
+    several = planar_static.PlanarIncrement.batch
+    monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: (
+        calls.append(b := several(self, *a)) or b))
+    with caplog.at_level("INFO", logger="fem.analysis.static"):
+        fast = run(SEVERAL[model](), monkeypatch, every=every)
+    logged = caplog.text
+    slow = run(SEVERAL[model](), monkeypatch, batch=False, every=every)
+    taken = [len(b) for b in calls if b is not None]
+    if model == "frame":            # the fallbacks say why
+        assert not taken and "one compiled call an increment (prescribed motions" in logged
+    else:                           # several a call, at most up to the next frame
+        assert 1 < max(taken) <= (every or planar_static.BATCH)
+    # beyond the arch's limit point and at the whole elastica at once Newton takes over
+    assert ("by the general Newton loop (the compiled one did not finish it)" in logged) == (
+        model in ("cut back", "arch"))
+    if model == "arch":
+        assert any("passed a limit" in w for w in fast[1].warnings)
+    (a, step, inc), (b, step_ref, inc_ref) = fast, slow
+    assert inc == inc_ref
+    assert np.array_equal(a.u, b.u) and np.array_equal(a.rot, b.rot) and a.t == b.t
+    assert step.bent == step_ref.bent and step.warnings == step_ref.warnings
+    assert vars(step.progress) == vars(step_ref.progress)
+    if every:
+        for f, g in zip(step.record.frames, step_ref.record.frames, strict=True):
+            assert f[0] == g[0] and f[4:] == g[4:]
+            assert all(np.array_equal(x, y) for x, y in zip(f[1:4], g[1:4], strict=True))
 
 
 def test_a_mechanism_is_reported_by_the_general_check(monkeypatch):
@@ -338,3 +414,37 @@ def test_large_planar_groups_evaluate_compiled_in_the_general_path(monkeypatch):
     assert np.abs(K - K_ref).max() <= 1e-13 * np.abs(K_ref).max()
     small = from_dict(elastica()).model.groups[0]            # 10 beams: numpy
     assert not small._compiled()
+
+
+def test_the_chords_laplacian_is_scipys_bit_for_bit():
+    """planar_static_kernel.laplacian against scipy's CSR of the same entries (the sums of
+    duplicates in scipy's order) on random graphs with junctions, parallel beams and held
+    nodes; banded._rcm against scipy's reverse_cuthill_mckee on the same patterns."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    from fem.analysis.planar_static_kernel import laplacian
+    from fem.solvers.banded import _rcm
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(200):
+        n = int(rng.integers(3, 30))
+        conn = rng.integers(0, n, size=(int(rng.integers(2, 3 * n)), 2))
+        conn = conn[conn[:, 0] != conn[:, 1]]
+        w = rng.uniform(0.1, 3.0, size=len(conn))
+        free = np.flatnonzero(rng.random(n) > 0.2)
+        where = np.full(n, -1, dtype=np.int64)
+        where[free] = np.arange(len(free))
+        m = len(free)
+        got = laplacian(conn, w, where, m)
+        ref = planar_static._laplacian_scipy(conn, w, where, m)
+        if not len(got[0]):                  # a row of more than 16 entries: scipy's
+            continue
+        checked += 1
+        for a, b in zip(got, ref, strict=True):
+            assert np.array_equal(a, b)
+        pattern = csr_matrix((np.ones(len(ref[1])), ref[1], ref[0]), shape=(m, m))
+        assert np.array_equal(_rcm(got[0], got[1], m),
+                              reverse_cuthill_mckee(pattern, symmetric_mode=True))
+    assert checked > 150

@@ -25,9 +25,18 @@ convergence (a failure to report, a cut back) runs the increment again through t
 from its predictor, so the messages and the step control have one implementation. The
 limit-point watch gets the determinant's sign of every factorization, from the band LU's pivots
 (PETSc's own LU, the general path's, takes it from its pivots the same way).
+
+Where nothing between two increments needs Python (no frame due, dead loads ``held + lam
+pattern``, no prescribed motions), :meth:`PlanarIncrement.batch` takes them all in one call
+(:func:`fem.analysis.planar_static_kernel.increments`: the load control's sizes in the same
+arithmetic) and the step books each one's work and watch from the rows handed back
+(:meth:`fem.analysis.static.StaticStep._batch`), bit for bit as one call an increment
+(issue 32: the step's Python around 20 compiled calls was half the elastica benchmark's time).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +47,50 @@ from fem.kernels import Kernel
 from fem.solvers.banded import BandedLU
 
 sp = lazy.module("scipy.sparse")
+
+#: The most increments :meth:`PlanarIncrement.batch` takes in one call
+BATCH = 64
+
+
+@dataclass
+class Batch:
+    """The increments of one :meth:`PlanarIncrement.batch` call, the ``k``-th in row ``k``.
+
+    ``U (k, n, 3)``, ``ROT (k, n)``: the converged states; ``R (k, n_active)``: their
+    residuals (the reactions); ``lam``, ``its``, ``bent (k,)``: load factors, iterations, bent
+    corrections; ``norms (k, m)``: each iteration's residual norm (``its[k] + 1`` of them);
+    ``signs (k, m)``, ``nsigns (k,)``: the factorizations' determinant signs; ``near (k,)``:
+    a sign change near the path (the limit-point watch); ``inc``, ``fe (k, n_active)``: the
+    increments from the state before and the external forces. ``held``, ``pattern (n_active,)``:
+    the loads ``held + lam pattern``; ``failed``: the call stopped at an increment it could
+    not finish (the step's Newton takes that one).
+    """
+
+    U: NDArray
+    ROT: NDArray
+    R: NDArray
+    lam: NDArray
+    its: NDArray
+    norms: NDArray
+    signs: NDArray
+    nsigns: NDArray
+    bent: NDArray
+    near: NDArray
+    inc: NDArray
+    fe: NDArray
+    held: NDArray | None = None
+    pattern: NDArray | None = None
+    failed: bool = False
+
+    def view(self, k: int, held: NDArray | None = None, pattern: NDArray | None = None,
+             failed: bool = False) -> Batch:
+        """The first ``k`` rows (views), with the loads and whether the next one failed."""
+        return Batch(self.U[:k], self.ROT[:k], self.R[:k], self.lam[:k], self.its[:k],
+                     self.norms[:k], self.signs[:k], self.nsigns[:k], self.bent[:k],
+                     self.near[:k], self.inc[:k], self.fe[:k], held, pattern, failed)
+
+    def __len__(self) -> int:
+        return len(self.lam)
 
 _kernel = Kernel("fem.analysis.planar_static_kernel", "increment")
 
@@ -105,29 +158,31 @@ class CompiledIncrement:
 class PlanarIncrement(CompiledIncrement):
     """The compiled load-control increment of one static step's planar beam model."""
 
-    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list):
+    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list,
+                 beams: tuple | None = None):
         from fem.analysis import planar_static_kernel
 
         system = step.system
         dm = system.dofmap
         self.kern, self.lu = planar_static_kernel, lu
         self._common(step)
-        l0 = np.concatenate([p.l0 for p, _ in preps])
+        conn, l0, w = beams or _beams(preps)
         self.data = {
             "X": np.ascontiguousarray(system.model.X, dtype=float),
-            "conn": np.concatenate([p.conn for p, _ in preps]),
-            "chord0": np.concatenate([p.chord0 for p, _ in preps]),
+            "conn": conn,
+            "chord0": _join([p.chord0 for p, _ in preps]),
             "l0": l0,
-            "Sc": np.concatenate([p.Sc for p, _ in preps]),
-            "Hc": np.concatenate([p.Hc for p, _ in preps]),
-            "edofs": np.concatenate([np.ascontiguousarray(sc.edofs, dtype=np.int64)
-                                     for _, sc in preps]),
-            "slot": np.concatenate([np.asarray(sc.slot, dtype=np.int64) for _, sc in preps]),
+            "Sc": _join([p.Sc for p, _ in preps]),
+            "Hc": _join([p.Hc for p, _ in preps]),
+            "edofs": _join([sc.edofs for _, sc in preps], np.int64),
+            "slot": _join([sc.slot for _, sc in preps], np.int64),
             "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
             "n_free": dm.n_free, "lever": float(step._model_size()),
             "free_node": self.free_node, "free_slot": self.free_slot,
-            "w": 1.0 / l0, "where": where, "fit0": fits[0], "fit1": fits[1],
+            "w": w, "where": where, "fit0": fits[0], "fit1": fits[1],
             "settings": self.settings}
+        self._held = None                   # the loads held + lam pattern (batch)
+        self._arrays = None                 # the batch's arrays
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -183,13 +238,12 @@ class PlanarIncrement(CompiledIncrement):
         lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
         if lu is None:
             return None
-        conn = np.concatenate([p.conn for p, _ in preps])
-        w = 1.0 / np.concatenate([p.l0 for p, _ in preps])
-        found = cls._chord_fits(system, conn, w, 2)
+        beams = _beams(preps)
+        found = cls._chord_fits(system, beams[0], beams[2], 2)
         if found is None:
             return None
         where, fits = found
-        return cls(step, preps, lu, where, fits)
+        return cls(step, preps, lu, where, fits, beams)
 
     def start(self, step, state) -> bool:
         """The start of the step (StaticStep._check_start) on the band LU: false if it failed.
@@ -228,6 +282,72 @@ class PlanarIncrement(CompiledIncrement):
         self._converged(step, trial, u, rot, it)
         return it, r
 
+    def batch(self, step, state, control, count: int) -> Batch | None:
+        """Up to ``count`` increments of ``control`` from ``state`` in one compiled call.
+
+        :func:`fem.analysis.planar_static_kernel.increments`: the increments the step's loop
+        would take one by one (:meth:`iterate` each) while nothing between them needs Python;
+        the control's size and the path done are advanced in place (``control.progress``), the
+        rest of each increment's book-keeping is the step's (:class:`Batch`). None where the
+        loads are not ``held + lam pattern`` or motions are prescribed (the step's loop then
+        takes the increments one by one).
+        """
+        loads = step.loads
+        if loads.prescribed or not loads._linear_in_t():
+            return None
+        if self._held is None:
+            dm = step.system.dofmap
+            self._held = (dm.from_nodal(loads.force(state, 0.0, "held")),
+                          dm.from_nodal(loads.force(state, 0.0, "pattern")))
+            flat, pos = dm._active_slots
+            self._flat = np.ascontiguousarray(flat, dtype=np.int64)
+            self._pos = np.ascontiguousarray(pos, dtype=np.int64)
+        held, pattern = self._held
+        b = self._batch_arrays(state, min(count, BATCH))
+        p, policy = control.progress, control.policy
+        settings = np.array([control.sign, control.end, p.done, policy.size, policy.nominal,
+                             policy.grow, -1.0 if policy.fast is None else policy.fast, 0.0])
+        d, lu = self.data, self.lu
+        k = self.kern.increments(
+            d["X"], state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"],
+            d["edofs"], d["slot"], held, pattern, d["kind"], d["n_free"], d["lever"],
+            d["free_node"], d["free_slot"], lu.indptr, lu.indices, lu.pos, lu.order, lu.ab,
+            lu.kl, d["w"], d["where"], d["fit0"], d["fit1"], d["settings"], settings,
+            0 if step._sign0 is None else int(step._sign0), self._flat, self._pos, b.U, b.ROT,
+            b.R, b.lam, b.its, b.norms, b.signs, b.nsigns, b.bent, b.near, b.inc, b.fe)
+        if k:                                       # LoadControl.accept, k times
+            p.done, policy.size = float(settings[2]), float(settings[3])
+            p.increments += k
+            p.load_factor = float(control.lam)
+            policy.cuts = 0
+        return b.view(k, held, pattern, bool(settings[7]))
+
+    def _batch_arrays(self, state, count: int) -> Batch:
+        """The arrays of :meth:`batch`, made at the step's first batch (then the same)."""
+        if self._arrays is None or self._arrays.lam.shape[0] < count:
+            n, m, rows = len(state.rot), self._norms.shape[0], self.n_active
+            self._arrays = Batch(np.empty((BATCH, n, state.u.shape[1])), np.empty((BATCH, n)),
+                                 np.empty((BATCH, rows)), np.empty(BATCH),
+                                 np.empty(BATCH, np.int64), np.empty((BATCH, m)),
+                                 np.empty((BATCH, m), np.int64), np.empty(BATCH, np.int64),
+                                 np.empty(BATCH, np.int64), np.empty(BATCH, np.bool_),
+                                 np.empty((BATCH, rows)), np.empty((BATCH, rows)))
+        a = self._arrays
+        return a if a.lam.shape[0] == count else a.view(count)
+
+
+def _join(arrays: list, dtype=float) -> NDArray:
+    """The groups' arrays one after the other (contiguous; the array itself for one group)."""
+    if len(arrays) == 1:
+        return np.ascontiguousarray(arrays[0], dtype=dtype)
+    return np.concatenate([np.asarray(a, dtype=dtype) for a in arrays])
+
+
+def _beams(preps: list) -> tuple:
+    """``(conn, l0, w)`` of all the groups' beams, ``w = 1 / l0`` (the chords' weights)."""
+    l0 = _join([p.l0 for p, _ in preps])
+    return _join([p.conn for p, _ in preps], np.int64), l0, 1.0 / l0
+
 
 def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple | None:
     """The chords' Laplacian on ``m`` free nodes (rows ``where``), factored as a band.
@@ -239,6 +359,24 @@ def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple 
     """
     if m == 0:
         return np.zeros((0, 1)), 0, np.zeros(0, dtype=np.int64)
+    from fem.analysis.planar_static_kernel import laplacian
+
+    indptr, indices, data = laplacian(conn, w, where, m)     # scipy's sums, without scipy
+    if not len(indptr):
+        indptr, indices, data = _laplacian_scipy(conn, w, where, m)
+    lu = BandedLU.make(indptr, indices)
+    if lu is None:
+        return None
+    lu.fill(data)
+    try:
+        lu.factor()
+    except linalg.SingularMatrixError:
+        return None
+    return lu.ab, lu.kl, lu.order
+
+
+def _laplacian_scipy(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple:
+    """:func:`fem.analysis.planar_static_kernel.laplacian` by scipy (rows of any length)."""
     ja, jb = where[conn[:, 0]], where[conn[:, 1]]
     on = [j >= 0 for j in (ja, jb)]
     both = on[0] & on[1]
@@ -246,12 +384,4 @@ def _laplacian_band(conn: NDArray, w: NDArray, where: NDArray, m: int) -> tuple 
                        (np.r_[ja[on[0]], jb[on[1]], ja[both], jb[both]],
                         np.r_[ja[on[0]], jb[on[1]], jb[both], ja[both]])), shape=(m, m))
     L.sum_duplicates()
-    lu = BandedLU.make(L.indptr, L.indices)
-    if lu is None:
-        return None
-    lu.fill(L.data)
-    try:
-        lu.factor()
-    except linalg.SingularMatrixError:
-        return None
-    return lu.ab, lu.kl, lu.order
+    return L.indptr, L.indices, L.data

@@ -113,10 +113,12 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
            r_t, K, n_free, r_norm):
     """Whether the trial ``ut, rt`` lowers the residual norm to ``r_norm``; then it is taken.
 
-    Its residual goes to ``r_t``; taken, it is copied into ``u, rot`` and its forces into
-    ``fint``.
+    Its residual goes to ``r_t`` and its tangent to ``K`` (the elements' forces are the same
+    numbers with or without it, and the next iteration needs it where the trial is taken: one
+    pass over the elements instead of two); taken, it is copied into ``u, rot`` and its forces
+    into ``fint``.
     """
-    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint_t, K)
+    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
     for i in range(r_t.shape[0]):
         r_t[i] = fint_t[i] - fe[i]
     if _norm(r_t, n_free) > r_norm:
@@ -140,20 +142,47 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     factorization (taken at iteration ``k``: every iteration factors), ``counts``: the
     factorizations and the bent corrections.
     """
+    work = scratch(u.shape[0], r.shape[0], l0.shape[0], indices.shape[0], n_free)
+    return _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
+                   free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
+                   fit1, settings, r, norms, signs, counts, work)
+
+
+@njit(cache=True, nogil=True)
+def scratch(n, n_act, E, nnz, n_free):
+    """The work arrays of :func:`increment`, made once for all of :func:`increments`.
+
+    ``n`` nodes, ``n_act`` active rows, ``E`` beams, ``nnz`` tangent entries.
+    """
+    return ((np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(n_act), np.empty(n_act),
+             np.empty(n_act), np.empty(nnz), np.empty((n, 3)), np.empty(n), np.zeros((n, 3)),
+             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free))
+
+
+@njit(cache=True, nogil=True)
+def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
+            free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
+            settings, r, norms, signs, counts, work):
+    """:func:`increment` in the work arrays ``work`` (:func:`scratch`).
+
+    Every array is written before it is read, but the test's (``b``, ``prev``, ``floor``) and
+    the references, which start at zero as freshly made ones do.
+    """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     trust = settings[9]
-    n, n_act, E, nnz = u.shape[0], r.shape[0], l0.shape[0], indices.shape[0]
-    f_e, K_e = np.empty((E, 6)), np.empty((E, 6, 6))
-    fint, fint_t, r_t = np.empty(n_act), np.empty(n_act), np.empty(n_act)
-    K = np.empty(nnz)
-    ut, rt = np.empty_like(u), np.empty_like(rot)
-    dn, Y = np.zeros((n, 3)), np.empty((n, 2))
-    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
-    reference = np.zeros(NBLOCKS)
+    n, n_act = u.shape[0], r.shape[0]
+    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared = work
+    b, prev, floor, q, absKq, scale_rows, x, y, res = shared
+    b[:] = 0.0
+    prev[:] = 0.0
+    floor[:] = 0.0
+    reference[:] = 0.0
     counts[0] = counts[1] = 0
-    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, fint, K)
-    have_tangent = False
+    # forces and tangent in one pass: the forces are the same numbers, and the first iteration
+    # factors this tangent (Newton's with_tangent) unless the start has converged already
+    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
+    have_tangent = True
     du_ratio = np.inf
     for it in range(max_it + 2):
         for i in range(n_act):
@@ -182,7 +211,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
         nk.correct(ut, rt, x, free_node, free_slot)
         if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, fint,
                   fint_t, r_t, K, n_free, r_norm):
-            have_tangent = False
+            have_tangent = True             # _taken evaluated the tangent there
         else:
             counts[1] += 1
             dn[:] = 0.0
@@ -200,7 +229,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
                     rt[i] = rot[i] + dn[i, 2]
                 if _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe,
                           fint, fint_t, r_t, K, n_free, r_norm):
-                    have_tangent = False
+                    have_tangent = True
                     accepted = True
                 else:
                     for i in range(n):
@@ -239,3 +268,149 @@ def start(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, n_active, indptr, pos, 
     if factor(ab, kl, scale, null):
         return 0
     return _pivot_sign(ab, kl)
+
+
+@njit(cache=True, nogil=True)
+def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, kind, n_free,
+               lever, free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
+               fit1, settings, control, sign0, act_flat, act_pos, U, ROT, R, LAM, ITS, NORMS,
+               SIGNS, NSIGNS, BENT, NEAR, INC, FE):
+    """Up to ``len(LAM)`` load-control increments from ``u, rot``, each by :func:`increment`.
+
+    What :meth:`fem.analysis.static.StaticStep._increments` does around a load-control
+    increment when nothing between two of them needs Python (no frame due, dead loads
+    ``held + lam pattern``, no prescribed motions): :class:`fem.solvers.controls.LoadControl`'s
+    ``finished``, ``start`` and ``accept`` (with :class:`~fem.solvers.controls.CutBack`'s
+    ``success``) in the same floating-point operations. ``control``: sign, end, done, size,
+    nominal, grow, fast (negative: every success is fast), failed; ``done`` and ``size`` are
+    written back, ``failed`` set to 1 where an increment did not finish. The ``k``-th
+    converged increment leaves its state in ``U[k], ROT[k]``, its residual in ``R[k]``, its
+    load factor, iterations, norms, factorizations' signs (``NSIGNS[k]`` of them) and bent
+    corrections in ``LAM[k]``, ``ITS[k]``, ``NORMS[k]``, ``SIGNS[k]``, ``BENT[k]``, and
+    ``NEAR[k]`` whether a sign differs from ``sign0`` at an iterate as close
+    to equilibrium as the increment's start (the limit-point watch's test,
+    :meth:`~fem.analysis.static.StaticStep._limit_point`); ``INC[k]``, ``FE[k] (n_active,)``:
+    its increment from the state before (:func:`fem.integrators.inertia.nodal_increment`
+    gathered as :meth:`fem.dofs.DofMap.from_nodal` does, ``act_flat, act_pos`` its active
+    slots) and
+    its external forces (the work's, :meth:`~fem.analysis.static.StaticStep._work`). Stops at
+    the path's end, at an increment too small to change the load factor and at one
+    :func:`increment` does not finish (all three the step's to handle); returns the increments
+    converged. ``u, rot`` are left as they were.
+    """
+    sign, end, done, size = control[0], control[1], control[2], control[3]
+    nominal, grow, fast = control[4], control[5], control[6]
+    fe = np.empty(held.shape[0])
+    ut, rt = u.copy(), rot.copy()
+    counts = np.zeros(2, dtype=np.int64)
+    work = scratch(u.shape[0], R.shape[1], l0.shape[0], indices.shape[0], n_free)
+    k = 0
+    while k < LAM.shape[0]:
+        if done >= end - 1e-14 * end:                  # LoadControl.finished
+            break
+        size = min(size, end - done)                   # LoadControl.start
+        lam = sign * (done + size)
+        if lam == sign * done:
+            break
+        for i in range(fe.shape[0]):                   # StepLoads.force, affine in lam
+            fe[i] = held[i] + lam * pattern[i]
+        if k > 0:
+            ut[:] = U[k - 1]
+            rt[:] = ROT[k - 1]
+        status, it = _newton(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
+                             n_free, lever, free_node, free_slot, indptr, indices, pos, order,
+                             ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
+                             counts, work)
+        if status != CONVERGED:
+            control[7] = 1.0
+            break
+        FE[k] = fe
+        INC[k] = 0.0
+        for i in range(act_flat.shape[0]):             # from_nodal(nodal_increment(...))
+            node, s = act_flat[i] // 3, act_flat[i] % 3
+            if s < 2:
+                INC[k, act_pos[i]] = ut[node, s] - (U[k - 1, node, s] if k > 0 else u[node, s])
+            else:
+                INC[k, act_pos[i]] = rt[node] - (ROT[k - 1, node] if k > 0 else rot[node])
+        U[k] = ut
+        ROT[k] = rt
+        LAM[k], ITS[k], NSIGNS[k], BENT[k] = lam, it, counts[0], counts[1]
+        near = False
+        for j in range(counts[0]):
+            if SIGNS[k, j] != sign0 and NORMS[k, j] <= NORMS[k, 0]:
+                near = True
+        NEAR[k] = near
+        done += size                                   # LoadControl.accept, CutBack.success
+        if fast < 0 or it <= fast:
+            size = min(grow * size, nominal)
+        k += 1
+    control[2], control[3] = done, size
+    return k
+
+
+@njit(cache=True, nogil=True)
+def laplacian(conn, w, where, m):
+    """The chords' Laplacian on ``m`` free nodes as CSR ``(indptr, indices, data)``, or ``m < 0``.
+
+    What :func:`fem.analysis.planar_static._laplacian_band` built with scipy, in the same
+    additions: the entries in the order ``scipy.sparse.csr_matrix((data, (i, j)))`` takes them
+    (``w`` at each free end's diagonal, end ``a`` of every beam first; ``-w`` at both
+    off-diagonals of each beam of two free ends), kept in that order within a row (COO to CSR),
+    sorted stably by column (``csr_sort_indices``: insertion sort up to 16 entries a row) and
+    the duplicates summed left to right (``csr_sum_duplicates``). A row of more than 16 entries
+    (a node on more than 8 beams) returns ``indptr`` of length 0: scipy's sort may reorder its
+    duplicates, so the caller builds it with scipy.
+    """
+    E = conn.shape[0]
+    rows = np.empty(4 * E, dtype=np.int64)
+    cols = np.empty(4 * E, dtype=np.int64)
+    vals = np.empty(4 * E)
+    k = 0
+    for side in range(2):                       # w[on_a] at (ja, ja), then w[on_b] at (jb, jb)
+        for e in range(E):
+            j = where[conn[e, side]]
+            if j >= 0:
+                rows[k], cols[k], vals[k] = j, j, w[e]
+                k += 1
+    for side in range(2):                       # -w at (ja, jb), then at (jb, ja)
+        for e in range(E):
+            ja, jb = where[conn[e, side]], where[conn[e, 1 - side]]
+            if ja >= 0 and jb >= 0:
+                rows[k], cols[k], vals[k] = ja, jb, -w[e]
+                k += 1
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    for n in range(k):
+        indptr[rows[n] + 1] += 1
+    for i in range(m):
+        if indptr[i + 1] > 16:
+            return np.zeros(0, dtype=np.int64), cols[:0], vals[:0]
+        indptr[i + 1] += indptr[i]
+    indices = np.empty(k, dtype=np.int64)
+    data = np.empty(k)
+    nxt = indptr[:-1].copy()
+    for n in range(k):                          # coo_tocsr: each row in the input order
+        d = nxt[rows[n]]
+        indices[d], data[d] = cols[n], vals[n]
+        nxt[rows[n]] += 1
+    for i in range(m):                          # a stable insertion sort of each row
+        for a in range(indptr[i] + 1, indptr[i + 1]):
+            c, v = indices[a], data[a]
+            b = a - 1
+            while b >= indptr[i] and indices[b] > c:
+                indices[b + 1], data[b + 1] = indices[b], data[b]
+                b -= 1
+            indices[b + 1], data[b + 1] = c, v
+    nnz, end = 0, 0
+    for i in range(m):                          # csr_sum_duplicates
+        jj = end
+        end = indptr[i + 1]
+        while jj < end:
+            c, x = indices[jj], data[jj]
+            jj += 1
+            while jj < end and indices[jj] == c:
+                x += data[jj]
+                jj += 1
+            indices[nnz], data[nnz] = c, x
+            nnz += 1
+        indptr[i + 1] = nnz
+    return indptr, indices[:nnz].copy(), data[:nnz].copy()

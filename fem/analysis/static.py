@@ -8,8 +8,10 @@ as its problem (residual ``f_int - f_ext(lam)``, tangent, load pattern ``F``), a
 accepts it, or cuts it back after a failure (:class:`fem.solvers.controls.CutBack`). In models
 of co-rotational beams alone (planar or 3D) a load-control increment is one compiled call instead
 (:mod:`fem.analysis.planar_static`, :mod:`fem.analysis.spatial_static`: the same iterations to
-round-off, and the determinant's sign from its band LU's pivots); an increment it cannot finish
-runs again through Newton here, and a model it does not take is logged with the reason.
+round-off, and the determinant's sign from its band LU's pivots), and in planar models the
+increments up to the next frame are one call together (:meth:`_batch` books them, bit for bit
+as one by one); an increment it cannot finish runs again through Newton here, and a model it
+does not take is logged with the reason.
 
 External forces are ``f_ext = lam F(u)`` (follower loads make ``F`` depend on the state), so
 displacement and arc-length control need the default (ramp) load functions. Prescribed
@@ -47,7 +49,7 @@ from fem import interrupt, linalg
 from fem.analysis import static_deck
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
-from fem.analysis.planar_static import PlanarIncrement
+from fem.analysis.planar_static import BATCH, PlanarIncrement
 from fem.analysis.spatial_static import SpatialIncrement
 from fem.analysis.static_deck import StaticSettings
 from fem.errors import AccuracyError, ConvergenceError, ModelError
@@ -206,9 +208,12 @@ class StaticStep(StepBase):
         """After a converged increment: finite results; keep its inaccurate solves."""
         # one sum: finite unless a value is not (or they reach 1e308, overflowed all the same)
         if not math.isfinite(float(state.u.sum()) + float(state.rot.sum()) + float(r.sum())):
-            raise AccuracyError(f"step '{self.name}', load factor {lam:.6g}: the solution "
-                                "overflowed (displacements, rotations or forces are not finite)")
+            raise AccuracyError(self._overflow(lam))
         self.commit_solves(lam)
+
+    def _overflow(self, lam: float) -> str:
+        return (f"step '{self.name}', load factor {lam:.6g}: the solution overflowed "
+                "(displacements, rotations or forces are not finite)")
 
     # --- the step -----------------------------------------------------------------------------
     def control(self):
@@ -417,8 +422,29 @@ class StaticStep(StepBase):
         self.line_search = self._line_search()
         newton = self.newton(factored=self._factored, line_search=self.line_search,
                              modified=self.settings.newton == "modified")
+        # the compiled increments, several in a call while nothing between them needs Python;
+        # one that does not converge there runs below, through Newton
+        batch = getattr(self._compiled, "batch", None) if not control.bordered else None
+        general = False                 # the next increment: Newton's (the batch failed it)
         while not control.finished(state):
             interrupt.check()
+            if batch is not None and not general:
+                count = p.next_output - p.increments if writer else BATCH
+                lam0 = control.lam
+                b = batch(self, state, control, max(count, 1))
+                if b is None:
+                    batch = None            # not for these loads: one by one
+                    log.info("step %s: one compiled call an increment (prescribed motions, or "
+                             "loads not held + lam pattern)", self.name)
+                else:
+                    general = b.failed
+                    took = self._batch(b, state, writer, control, lam0)
+                    if general:
+                        log.info("step %s: the increment from lam=%.6g by the general Newton "
+                                 "loop (the compiled one did not finish it)", self.name,
+                                 control.lam)
+                    if took:
+                        continue
             lam0 = tried = control.lam
             trial = state.copy()
             self._signs = []
@@ -437,8 +463,10 @@ class StaticStep(StepBase):
                                                time=lam0)
                     self.apply_prescribed(trial, lam)
                     trial.t = lam
-                    its, r = self._iterate(newton, trial, lam)
+                    its, r = self._iterate(newton, trial, lam, compiled=not general)
+                    general = False
             except NewtonFailure as fail:
+                general = False
                 self.commit_solves(0.0, failed=True)
                 why = control.cut()
                 if why is not None:
@@ -480,12 +508,85 @@ class StaticStep(StepBase):
             if message:
                 self.warn(message)
 
-    def _iterate(self, newton: Newton, trial, lam: float) -> tuple[int, NDArray]:
+    def _batch(self, b, state, writer, control, lam0: float) -> bool:
+        """The book-keeping of increments converged in one compiled call (``b``, a Batch).
+
+        What the loop of :meth:`_increments` does after each converged increment, in the same
+        order and arithmetic: the finite check, the limit-point watch, the iterations, the
+        loads' and reactions' work (:meth:`_work`), the frame. The control has advanced already
+        (:meth:`fem.analysis.planar_static.PlanarIncrement.batch`). False where ``b`` is None
+        or empty (the loop then takes the next increment itself). ``lam0``: the load factor
+        the batch started from.
+        """
+        if not len(b):
+            return False
+        k, p = len(b), self.progress
+        lams = b.lam.tolist()
+        starts = [lam0] + lams[:-1]
+        # one sum: finite unless a value is not (as _increment_checks, for all of them)
+        if not math.isfinite(float(b.U.sum()) + float(b.ROT.sum()) + float(b.R.sum())):
+            for j in range(k):
+                if not math.isfinite(float(b.U[j].sum()) + float(b.ROT[j].sum())
+                                     + float(b.R[j].sum())):
+                    raise AccuracyError(self._overflow(lams[j]))
+        self.commit_solves(lams[-1])
+        its = b.its.tolist()
+        if self._watch and not self._warned:
+            for j in np.flatnonzero(b.near).tolist():
+                self._increment_notes(b, j)
+                if self._limit_point(starts[j], lams[j]):
+                    self._warned = True
+                    break
+        p.iterations += sum(its)
+        # the work of each increment (_work), with the kernel's increments and loads: the
+        # loads' by the same dot products; the reactions' is zero (no prescribed motion, so the
+        # fixed rows' increments are 0) and adding 0.0 leaves the sum as it was
+        f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == starts[0] \
+            else self.external(state, starts[0])
+        ends = b.fe + np.concatenate([f0[None], b.fe[:-1]])
+        inc = b.inc
+        work = p.external_work
+        for j in range(k):
+            work += 0.5 * float(ends[j] @ inc[j])
+        p.external_work = work
+        self._loads_end = (lams[-1], b.fe[-1].copy())
+        self._reactions = b.R[-1].copy()
+        self.bent += int(b.bent.sum())
+        self._increment_notes(b, k - 1)
+        state.u[...] = b.U[-1]
+        state.rot[...] = b.ROT[-1]
+        state.t = lams[-1]
+        k_all = p.increments
+        due = k_all >= p.next_output or control.finished(state)
+        if due:
+            p.next_output = (k_all // self.output_every + 1) * self.output_every
+        if writer:
+            for lam, it in zip(lams, its, strict=True):
+                writer.advance(lam, it)
+            if due:
+                outs, nodal = self.system.frame_outputs(state)
+                writer.frame(state, outputs=outs, nodal_fields=nodal, time=lams[-1],
+                             reactions=self._reactions,
+                             stats={"load_factor": lams[-1], "iterations": its[-1],
+                                    "residual": self.test.norms[-1]},
+                             last=control.finished(state))
+        return True
+
+    def _increment_notes(self, b, j: int) -> None:
+        """The norms and factorizations' signs of the batch's ``j``-th increment to the step."""
+        self.test.start()
+        self.test.norms = b.norms[j, :b.its[j] + 1].tolist()
+        self._signs = [(int(g), self.test.norms[i])
+                       for i, g in enumerate(b.signs[j, :b.nsigns[j]].tolist())]
+
+    def _iterate(self, newton: Newton, trial, lam: float,
+                 compiled: bool = True) -> tuple[int, NDArray]:
         """Newton on a load-control increment: compiled where it can be (planar, spatial).
 
-        The iterations and the residual at the converged state (the reactions).
+        The iterations and the residual at the converged state (the reactions); ``compiled``
+        false: Newton's at once (the compiled increment did not finish this one).
         """
-        if self._compiled is not None:
+        if compiled and self._compiled is not None:
             done = self._compiled.iterate(self, trial, lam)
             if done is not None:
                 return done

@@ -168,3 +168,31 @@ def refined(ab, k, order, indptr, indices, data, norm, b, x, y, r, refine_above,
         if not falling:
             break
     return True, berr, first, refinements
+
+
+@njit(cache=True, nogil=True)
+def width(indptr, indices, where):
+    """The half width of the pattern ``indptr, indices`` renumbered by ``where``.
+
+    The largest ``|where[i] - where[j]|`` over its entries (``where[i]``: unknown ``i``'s
+    position), what :meth:`fem.solvers.banded.BandedLU.make` compares.
+    """
+    kl = 0
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            d = abs(where[i] - where[indices[p]])
+            if d > kl:
+                kl = d
+    return kl
+
+
+@njit(cache=True, nogil=True)
+def band_positions(indptr, indices, where, kl):
+    """Each CSR entry's position in the flattened band of half width ``kl`` (:func:`fill`)."""
+    pos = np.empty(indices.shape[0], dtype=np.int64)
+    for i in range(indptr.shape[0] - 1):
+        r = where[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            c = where[indices[p]]
+            pos[p] = c * (2 * kl + 1) + kl + r - c
+    return pos
