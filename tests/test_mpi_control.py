@@ -1,0 +1,153 @@
+"""Collective control under owner-computes assembly (issue 31, stage 6; fem.solvers.linear_system).
+
+Under ``-fem_distributed_assembly`` a rank's tangent is right on its own rows only; every
+decision the step makes from the tangent must still be the serial one, on every rank, with one
+message and the serial exit code. Under ``mpiexec -n 3`` on a beam lattice
+(:func:`test_mpi_assembly.lattice_deck`), each compared with the same deck run serially
+in this process:
+
+* a NaN in the tangent of one element that only rank 2 evaluates (``tests/mpi_runs.py``'s
+  ``FEM_TEST_NAN_ELEMENT`` hook, applied to the serial run too): every rank stops with the serial
+  message and exit code (3), none "fails on its own";
+* a mechanism (the lattice held in ``ux`` only): the serial message, naming the same node and
+  DOF (the diagnosis reads the tangent gathered from its owners), and exit code 2;
+* (soak) a Newton failure and cut-backs: the same load factors and iterations as the serial run,
+  displacements within 1e-10 of their largest value.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_mpi import fem_lines, mpiexec, pytestmark, soak  # noqa: F401 - skipped without MPI
+from test_mpi_assembly import lattice_deck
+
+from fem.io import deck as deck_io
+from fem.run import run
+
+#: the element made NaN: a girder whose nodes (model indices) rank 2 of 3 owns both of, away
+#: from the supports (checked by the test)
+POISONED = "poisoned:53,73"
+
+
+def control_decks(folder: Path) -> dict[str, Path]:
+    """The lattice with a poisoned girder group, held in ``ux`` only, and pushed hard."""
+    text = lattice_deck(folder).read_text()
+    steps = text.index("[[steps]]")
+    static = text[steps:text.index("[[steps]]", steps + 1)]
+    made = {
+        "nan": text.replace('name = "girders"', 'name = "poisoned"'),
+        "mechanism": text.replace('fixed = ["all"]', 'fixed = ["ux"]'),
+        "cutback": text[:steps].replace("force = [2.0, 1.0, -0.5]", "force = [20.0, 10.0, -5.0]")
+        + static.replace("tolerance = 1e-10", "tolerance = 1e-8\nmax_iterations = 6"),
+    }
+    out = {}
+    for name, body in made.items():
+        out[name] = folder / f"{name}.toml"
+        out[name].write_text(body)
+    return out
+
+
+def serial_failure(deck: Path, out: Path) -> tuple[str, int]:
+    """The message and exit code of ``deck`` run serially (it must fail)."""
+    with pytest.raises(Exception) as err:
+        run(deck_io.load(str(deck)), str(out))
+    return str(err.value), err.value.exit_code
+
+
+def codes_of(stdout: str) -> dict[str, list[int]]:
+    """Every rank's exit code per deck (``FEM_TEST_CODES``, tests/mpi_runs.py)."""
+    return {Path(d).stem: [int(c) for c in codes.split(",")]
+            for d, codes in re.findall(r"^mpi_runs: (\S+) exit codes \[(.*)\]$", stdout, re.M)}
+
+
+def test_a_nan_on_one_rank_and_a_mechanism_end_every_rank_as_serial(tmp_path):
+    """NaN tangent on rank 2's rows only, and a mechanism, on 3 ranks (module docstring)."""
+    import mpi_runs
+
+    from fem.partition import Partition
+    from fem.system import System
+
+    decks = control_decks(tmp_path)
+    model = deck_io.load(str(decks["nan"])).model
+    sysm = System(model)
+    part = Partition.build(model, sysm.dofmap, 3)
+    g = [i for i, grp in enumerate(model.groups) if grp.name == "poisoned"][0]
+    nodes = sorted(int(a) for a in POISONED.split(":")[1].split(","))
+    e = int(np.flatnonzero(np.all(np.sort(model.groups[g].conn, axis=1) == nodes, axis=1))[0])
+    edofs = sysm.assembler.groups[g].edofs[e]
+    assert np.all((edofs >= 0) & (edofs < sysm.n_free))       # free DOFs only
+    assert set(part.owner[edofs].tolist()) == {2}              # rank 2 alone evaluates it
+
+    undo = mpi_runs.poison(POISONED)
+    try:
+        expected = {name: serial_failure(decks[name], tmp_path / f"serial_{name}.h5")
+                    for name in ("nan", "mechanism")}
+    finally:
+        undo()
+    assert expected["nan"][1] == 3 and "not finite" in expected["nan"][0]
+    assert expected["mechanism"][1] == 2 and "mechanism" in expected["mechanism"][0]
+
+    pairs = [(decks[name], tmp_path / f"{name}.h5") for name in ("nan", "mechanism")]
+    rc, out, err = mpiexec(3, pairs, timeout=150, options=["-fem_distributed_assembly"],
+                           env={"FEM_TEST_NAN_ELEMENT": POISONED, "FEM_TEST_CODES": "1",
+                                "FEM_MPI_AGREE_SECONDS": "5"})
+    errors = [line for line in fem_lines(err) if line.startswith("fem: error:")]
+    assert errors == [f"fem: error: {expected[name][0]}" for name in ("nan", "mechanism")], err
+    assert not any("on its own" in line for line in fem_lines(err)), err
+    assert codes_of(out) == {name: [expected[name][1]] * 3 for name in ("nan", "mechanism")}, out
+    assert rc == 2
+
+
+@soak
+def test_cutbacks_on_3_ranks_follow_the_serial_run(tmp_path):
+    """Newton failures and cut-backs (module docstring)."""
+    import h5py
+
+    deck = control_decks(tmp_path)["cutback"]
+    ref, got = tmp_path / "serial.h5", tmp_path / "mpi.h5"
+    run(deck_io.load(str(deck)), str(ref))
+    rc, out, err = mpiexec(3, [(deck, got)], timeout=300,
+                           options=["-fem_distributed_assembly", "-v"])
+    assert rc == 0, err
+    assert sum("cutting the increment" in line for line in fem_lines(err)) >= 3, err
+    with h5py.File(ref, "r") as a, h5py.File(got, "r") as b:
+        inc_a, inc_b = a["steps/push/increments"], b["steps/push/increments"]
+        assert np.array_equal(inc_a["load_factor"][()], inc_b["load_factor"][()])
+        assert np.array_equal(inc_a["iterations"][()], inc_b["iterations"][()])
+        x, y = a["steps/push/displacement"][()], b["steps/push/displacement"][()]
+        assert np.abs(x - y).max() <= 1e-10 * np.abs(x).max()
+
+
+def test_the_owned_rows_of_every_rank_make_the_whole_tangent():
+    """In-process, for 3 parts: the entries :meth:`LinearSystem.owned` gives each rank are the
+    CSR values of the rows that rank owns (compared with scipy's rows), and put back where
+    :meth:`LinearSystem.whole` puts the gathered ones they give the whole tangent bit for bit
+    (what a mechanism's diagnosis reads under owner-computes assembly)."""
+    from test_mpi_assembly import _models, _perturbed
+
+    from fem.partition import Partition
+    from fem.solvers.linear_system import LinearSystem
+    from fem.system import System
+
+    model = _models()["lattice"]
+    sysm = System(model)
+    K = sysm.tangent(_perturbed(sysm))
+    p = Partition.build(model, sysm.dofmap, 3)
+    S = sysm.assembler.to_scipy(K).tocsr()
+    pieces = []
+    for rank in range(3):
+        linear = LinearSystem(sysm.assembler, sysm.n_free, False, "ownedtest_")
+        linear.distributed, linear.rows = True, (p.serial, p.new, p.ranges, rank)
+        mine = linear.owned(K)
+        rows = p.serial[p.ranges[rank]:p.ranges[rank + 1]]
+        assert np.array_equal(mine, S[rows].data)
+        pieces.append(mine)
+    take, counts = linear._owned_entries()
+    assert np.array_equal(counts, [len(x) for x in pieces])
+    whole = np.full_like(K, np.nan)
+    whole[take] = np.concatenate(pieces)
+    assert np.array_equal(whole, K)
