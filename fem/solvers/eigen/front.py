@@ -91,7 +91,8 @@ sp = lazy.module("scipy.sparse")
 def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "lanczos",
               prefix: str = "eigen_", options: dict | None = None,
               factor: Callable | None = None, solve=None, tol: float = TOLERANCE,
-              block: int | None = None, what: str = "the eigen-solve") -> Eigenpairs:
+              block: int | None = None, what: str = "the eigen-solve",
+              distributed: bool = False) -> Eigenpairs:
     """The ``count`` pairs of ``K x = omega^2 M x`` nearest ``shift`` (module docstring).
 
     Parameters
@@ -110,6 +111,8 @@ def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "la
     tol : the Lanczos acceptance (:func:`fem.solvers.eigen.lanczos.lanczos`)
     block : the Lanczos block (default :func:`fem.solvers.eigen.lanczos.default_block`)
     what : names the solve in messages (``"step 'modes'"``)
+    distributed : the default factorizations are MPI matrices factored across the ranks of a
+        distributed solve (:class:`Factorization`); everything else runs replicated
 
     Raises :class:`SingularShift` for a given shift at an eigenvalue,
     :class:`~fem.errors.ModelError` for a motion with neither stiffness nor mass,
@@ -137,7 +140,7 @@ def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "la
     else:
         if factor is None:
             def factor(A):
-                return Factorization(A, prefix, options)
+                return Factorization(A, prefix, options, distributed=distributed)
         sigma, solve = shifted(K, M, shift, factor=factor, what=what)
         own = True
     try:
