@@ -26,6 +26,7 @@ the gap).
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +208,40 @@ def test_the_owned_rows_of_every_rank_make_the_whole_tangent():
     whole = np.full_like(K, np.nan)
     whole[take] = np.concatenate(pieces)
     assert np.array_equal(whole, K)
+
+
+@soak
+def test_serial_paths_say_so_and_run_under_a_distributed_solve(tmp_path):
+    """Stage 9, ``mpiexec -n 2 ... -fem_distributed_solve -v``: a nonlinear planar static step
+    (the compiled increments step aside for the general, distributed Newton loop), a buckling
+    step's eigen-solve, a CMS reduction and a linearize step run to the end (exit 0) and each
+    says in the log that it runs serially on every rank; the buckling factors equal the serial
+    ones within 1e-10 (relative)."""
+    import h5py
+
+    text = (CASES / "cantilever_2d" / "deck.toml").read_text()
+    planar = tmp_path / "planar.toml"
+    planar.write_text(text.replace('type = "static"\nloads = ["P"]',
+                                   'type = "static"\nloads = ["P"]\nnonlinear = true'))
+    for name in ("euler_buckling_3d", "slider_crank_superelement", "bushing_3d_body"):
+        shutil.copytree(CASES / name, tmp_path / name)
+    buckling = tmp_path / "euler_buckling_3d" / "deck.toml"
+    decks = [planar, buckling, tmp_path / "slider_crank_superelement" / "rod.toml",
+             tmp_path / "bushing_3d_body" / "deck.toml"]
+    pairs = [(d, tmp_path / f"{d.parent.name}_{d.stem}.h5") for d in decks]
+    rc, out, err = mpiexec(2, pairs, timeout=300, options=["-fem_distributed_solve", "-v"],
+                           env={"FEM_TEST_CODES": "1"})
+    assert rc == 0, err
+    lines = fem_lines(err)
+    said = [line for line in lines if "runs on every rank, serially" in line]
+    for what in ("the buckling eigen-solve", "the CMS reduction",
+                 "the linearized model and its eigen-solve"):
+        assert sum(what in line for line in said) == 1, err
+    assert any("increments by the general Newton loop (the distributed solve: the compiled "
+               "increments are serial)" in line for line in lines), err
+    ref = tmp_path / "serial_buckling.h5"
+    run(deck_io.load(str(buckling)), str(ref))
+    with h5py.File(ref, "r") as a, h5py.File(pairs[1][1], "r") as b:
+        step = next(iter(a["modes"]))
+        x, y = a["modes"][step]["eigenvalues"][()], b["modes"][step]["eigenvalues"][()]
+        assert len(x) and np.all(np.abs(x - y) <= 1e-10 * np.abs(x)), (x, y)

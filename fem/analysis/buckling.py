@@ -39,6 +39,7 @@ from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, OneVariant, setting
 from fem.errors import ConvergenceError, DeckError, ModelError
 from fem.solvers import eigen
+from fem.solvers.linear_system import note_serial
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +165,7 @@ class BucklingStep(StepBase):
     def run(self, state, results):
         """Compute the buckling factors and modes; ``state`` is not changed."""
         self.open_solver()
+        note_serial(f"step '{self.name}': the buckling eigen-solve")
         try:
             operators = self.operators(state)
             interrupt.check()

@@ -77,6 +77,20 @@ def distributed_requested() -> bool:
             or bool(options.getBool("fem_distributed_assembly", False)))
 
 
+def note_serial(what: str) -> bool:
+    """Say in the log that ``what`` runs on every rank, serially, if a distributed option was given.
+
+    Issue 31, stage 9: the paths that stay serial (a CMS reduction's dense matrices, the
+    linearized models of linearize steps and stability sweeps, a buckling step's eigen-solve,
+    the compiled increments of small models) run replicated under ``-fem_distributed_solve`` and
+    ``-fem_distributed_assembly``, which is not an error. Returns whether it was said.
+    """
+    if not distributed_requested():
+        return False
+    log.info("%s runs on every rank, serially: -fem_distributed_solve does not apply to it", what)
+    return True
+
+
 def dense_eligible(n: int, package: str, options_given: bool, distributed: bool) -> bool:
     """Whether a system of ``n`` unknowns PETSc would factor with ``package`` is solved dense."""
     return package == "petsc" and not options_given and not distributed and n <= DENSE_MAX
