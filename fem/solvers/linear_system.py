@@ -26,8 +26,9 @@ the ranks. Right-hand sides and solutions stay whole numpy vectors on every rank
 rows in, the solution gathered to all: :mod:`fem.linalg.checked`), so everything around the
 solve runs replicated as before. The package is MUMPS whatever the size (PETSc's own LU and the
 banded LU are serial), and the compiled steps of small planar models step aside. The accuracy
-estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is not made across ranks:
-the backward error alone is checked there. Under owner-computes assembly
+estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is made with the
+distributed factorization's solves on the whole tangent (:meth:`LinearSystem.whole`), and rank
+0's estimate is every rank's. Under owner-computes assembly
 (``-fem_distributed_assembly``, :mod:`fem.owner_computes`) the matrix's rows are numbered by the
 model's partition (:attr:`LinearSystem.rows`, :class:`fem.linalg.RowMap`) and each rank sets
 the rows it assembled.
@@ -293,6 +294,9 @@ class LinearSystem:
         """
         if self.dense is not None:
             return self.dense.accuracy(b, x)
+        if self.distributed:       # the whole tangent, its rows from their owners
+            asm = self.assembler
+            return linalg.accuracy(self.ksp, b, x, (asm.indptr, asm.indices, self.whole()))
         return linalg.accuracy(self.ksp, b, x)
 
     def close(self) -> None:
