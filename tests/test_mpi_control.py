@@ -35,7 +35,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_mpi import fem_lines, mpiexec, pytestmark, soak  # noqa: F401 - skipped without MPI
+from test_mpi import (  # noqa: F401 - skipped without MPI
+    fem_lines,
+    mpiexec,
+    pytestmark,
+    short_pendulum,
+    soak,
+)
 from test_mpi_assembly import lattice_deck
 
 from fem.io import deck as deck_io
@@ -226,7 +232,8 @@ def test_the_owned_rows_of_every_rank_make_the_whole_tangent():
 @soak
 def test_serial_paths_say_so_and_run_under_a_distributed_solve(tmp_path):
     """Stage 9, ``mpiexec -n 2 ... -fem_distributed_solve -v``: a nonlinear planar static step
-    (the compiled increments step aside for the general, distributed Newton loop), a buckling
+    (the compiled increments step aside for the general, distributed Newton loop), a dynamic
+    step (the banded LU steps aside for the distributed solve), a buckling
     step's eigen-solve, a CMS reduction and a linearize step run to the end (exit 0) and each
     says in the log that it runs serially on every rank; the buckling factors equal the serial
     ones within 1e-10 (relative)."""
@@ -240,7 +247,7 @@ def test_serial_paths_say_so_and_run_under_a_distributed_solve(tmp_path):
         shutil.copytree(CASES / name, tmp_path / name)
     buckling = tmp_path / "euler_buckling_3d" / "deck.toml"
     decks = [planar, buckling, tmp_path / "slider_crank_superelement" / "rod.toml",
-             tmp_path / "bushing_3d_body" / "deck.toml"]
+             tmp_path / "bushing_3d_body" / "deck.toml", short_pendulum(tmp_path, 0.2)]
     pairs = [(d, tmp_path / f"{d.parent.name}_{d.stem}.h5") for d in decks]
     rc, out, err = mpiexec(2, pairs, timeout=300, options=["-fem_distributed_solve", "-v"],
                            env={"FEM_TEST_CODES": "1"})
@@ -252,6 +259,8 @@ def test_serial_paths_say_so_and_run_under_a_distributed_solve(tmp_path):
         assert sum(what in line for line in said) == 1, err
     assert any("increments by the general Newton loop (the distributed solve: the compiled "
                "increments are serial)" in line for line in lines), err
+    assert any("the banded LU is serial; the distributed solve (MUMPS) takes the step's "
+               "systems" in line for line in lines), err
     ref = tmp_path / "serial_buckling.h5"
     run(deck_io.load(str(buckling)), str(ref))
     with h5py.File(ref, "r") as a, h5py.File(pairs[1][1], "r") as b:

@@ -149,6 +149,9 @@ class LinearSystem:
         if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self._pending = ({**(defaults or {}), **self.solver_options}, package)
+        if banded and self.distributed:
+            log.info("%s: the banded LU is serial; the distributed solve (MUMPS) takes the "
+                     "step's systems", self.prefix[:-1])
         if banded and package == "petsc" and not self.petsc_options_given:
             from fem.solvers.banded import BandedLU
 
