@@ -154,10 +154,12 @@ class ModalStep(StepBase):
         Under ``-fem_distributed_solve`` (issue 31, stage 7; :mod:`fem.solvers.linear_system`):
         each is one MPI matrix factored by MUMPS across the ranks
         (:class:`fem.solvers.eigen.Factorization`), for ``method = "slepc"`` and for the
-        project's Lanczos alike; the Krylov vectors, the checks of the front-end and the modes
-        stay whole on every rank (they cost ``n`` times the modes, the factorization grows
-        faster), so that the modes are the serial ones to the solves' rounding, in the serial
-        numbering. ``method = "dense"`` (LAPACK) runs replicated. The log says which.
+        project's Lanczos alike. SLEPc's Krylov-Schur then runs on MPIAIJ ``K`` and ``M``, its
+        Krylov vectors distributed (:mod:`fem.solvers.eigen.slepc`); the project's Lanczos keeps
+        its vectors whole on every rank (they cost ``n`` times the block, the factorization
+        grows faster). The front-end's checks and the modes are whole on every rank, in the
+        serial numbering, the serial ones to the solves' rounding. ``method = "dense"``
+        (LAPACK) runs replicated. The log says which.
         """
         from fem.solvers.linear_system import distributed_requested
 
@@ -167,9 +169,9 @@ class ModalStep(StepBase):
             log.info("step '%s': method = \"dense\" runs on every rank (LAPACK is serial); the "
                      "distributed solve is not used", self.name)
             return False
-        log.info("step '%s': K - sigma M factored across %d ranks (MUMPS); the %s iterations' "
-                 "vectors are whole on every rank", self.name, mpi.size(),
-                 "SLEPc Krylov-Schur" if method == "slepc" else "Lanczos")
+        log.info("step '%s': K - sigma M factored across %d ranks (MUMPS); %s", self.name,
+                 mpi.size(), "SLEPc's Krylov-Schur on the distributed K and M"
+                 if method == "slepc" else "the Lanczos vectors whole on every rank")
         return True
 
     # --- the step -----------------------------------------------------------------------------

@@ -100,6 +100,7 @@ class Factorization:
                  symmetric: bool | None = None, distributed: bool = False):
         A = sp.csr_matrix(A)
         self.prefix = prefix
+        self.distributed = distributed
         if distributed:
             from fem import _petsc
 
