@@ -127,7 +127,7 @@ class LinearSystem:
         #: (serial, new, ranges, rank) of a partition numbering the distributed matrix's rows
         #: (owner-computes assembly, :func:`fem.owner_computes.attach`); None: PETSc's blocks
         self.rows = None
-        self._entries = None        # (entries of the rows in partition order, counts per rank)
+        self._entries = None        # (rows, CSR entries of every rank's rows, counts per rank)
 
     def open(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the matrix and direct solver.
