@@ -82,9 +82,10 @@ def note_serial(what: str) -> bool:
     """Say in the log that ``what`` runs on every rank, serially, if a distributed option was given.
 
     Issue 31, stage 9: the paths that stay serial (a CMS reduction's dense matrices, the
-    linearized models of linearize steps and stability sweeps, a buckling step's eigen-solve,
-    the compiled increments of small models) run replicated under ``-fem_distributed_solve`` and
-    ``-fem_distributed_assembly``, which is not an error. Returns whether it was said.
+    linearized models of linearize steps and stability sweeps, the dense eigen-solves of small
+    buckling steps, the compiled increments of small models) run replicated under
+    ``-fem_distributed_solve`` and ``-fem_distributed_assembly``, which is not an error.
+    Returns whether it was said.
     """
     if not distributed_requested():
         return False

@@ -183,7 +183,7 @@ def _finish(K, M, X, method, count, sigma, finite, dimension, what) -> Eigenpair
 
 def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
             options: dict | None = None, symmetric: bool | None = None,
-            what: str = "the eigen-solve") -> Eigenpairs:
+            what: str = "the eigen-solve", distributed: bool = False) -> Eigenpairs:
     """At least ``count`` pairs of largest real part of ``A x = nu B x``, and the pencil's scale.
 
     ``dense``: every pair (LAPACK); ``slepc``: Krylov-Schur with ``B`` factored (the largest
@@ -196,6 +196,8 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
     largest first). Vectors are phase-normalized (their largest component real, positive).
     ``symmetric``: whether to treat the pencil as symmetric (``dense``: ``eigh`` when ``B`` is
     also definite; ``slepc``: ``GHEP``); default: both matrices symmetric to ``1e-10``.
+    ``distributed``: ``slepc``'s EPS and ``lanczos``'s factorization of ``B`` are on the ranks of
+    the distributed solve (MPIAIJ, MUMPS; vectors gathered in the serial numbering).
     """
     A, B = sp.csr_matrix(A), sp.csr_matrix(B)
     sym = is_symmetric(A, 1e-10) and is_symmetric(B, 1e-10) if symmetric is None else symmetric
@@ -208,11 +210,12 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
     elif method == "slepc":
         from fem.solvers.eigen import slepc
 
-        nu, X, scale = slepc.largest_real(A, B, count, prefix + "eps_", sym, what)
+        nu, X, scale = slepc.largest_real(A, B, count, prefix + "eps_", sym, what,
+                                          distributed=distributed)
     elif method == "lanczos":
         from fem.solvers.eigen.lanczos import lanczos
 
-        solve = Factorization(B, prefix, options, role="B_")
+        solve = Factorization(B, prefix, options, role="B_", distributed=distributed)
         try:
             p = lanczos(B, A, min(count, B.shape[0]), 0.0, solve, inner=B, tol=TOLERANCE)
         finally:

@@ -216,17 +216,20 @@ def eps_largest_real(A, B, prefix: str, *, symmetric: bool, nev: int):
     return linalg.from_options(eps)
 
 
-def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
-                 ) -> tuple[NDArray, NDArray, float]:
+def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str,
+                 distributed: bool = False) -> tuple[NDArray, NDArray, float]:
     """Largest real ``nu`` of ``a x = nu b x``: ``(nu (m,), X (n, m), largest |nu|)``.
 
     Krylov-Schur with ``b`` factored by LU; when some ``nu`` found is positive (or none is), the
     largest magnitude of the pencil is sought too (the factorization of ``b`` reused): only it
     tells whether they are all round-off. A negative one found so is kept for the caller.
+    ``distributed``: on the ranks' MPIAIJ matrices, ``b`` factored by MUMPS across them, the
+    vectors gathered in the serial numbering (module docstring).
     """
     SLEPc = _petsc.SLEPc()
     PETSc = _petsc.PETSc()
-    A, B = (linalg.matrix_from_scipy(m) for m in (a, b))
+    world = distributed and PETSc.COMM_WORLD.getSize() > 1
+    A, B = (_world_matrix(m) if world else linalg.matrix_from_scipy(m) for m in (a, b))
     eps = eps_largest_real(A, B, prefix, symmetric=symmetric,
                            nev=count if symmetric else 2 * count + 4)
     vr = A.createVecRight()
@@ -236,7 +239,7 @@ def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
         interrupt.check()
         for i in range(eps.getConverged()):
             vals.append(eps.getEigenpair(i, vr))
-            vecs.append(vr.getArray().copy())
+            vecs.append(_whole(vr))
         scale = max((abs(v) for v in vals), default=0.0)
         if not vals or any(v.real > 0 for v in vals):
             eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_MAGNITUDE)
@@ -249,7 +252,7 @@ def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
                     scale = max(scale, abs(top))
                     if top.real < 0:
                         vals.append(top)
-                        vecs.append(vr.getArray().copy())
+                        vecs.append(_whole(vr))
             except PETSc.Error:
                 interrupt.check()       # else keep the scale of the values found
     except PETSc.Error as err:
