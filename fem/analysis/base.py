@@ -411,7 +411,8 @@ class StepBase:
         stiffness of their own (rigid bodies have none: their joints hold them) and names the
         motion of a null vector.
         """
-        csr = (self.system.assembler.to_scipy(self.linear.tangent_data) if matrix is None
+        # every row from its owner (owner-computes assembly: fem.solvers.linear_system)
+        csr = (self.system.assembler.to_scipy(self.linear.whole()) if matrix is None
                else matrix.tocsr())
         dm, model = self.system.dofmap, self.system.model
         ids = model.node_ids

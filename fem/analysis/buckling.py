@@ -34,11 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fem import interrupt, linalg
+from fem import interrupt, linalg, mpi
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, OneVariant, setting
 from fem.errors import ConvergenceError, DeckError, ModelError
 from fem.solvers import eigen
+from fem.solvers.linear_system import distributed_requested, note_serial
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +207,7 @@ class BucklingStep(StepBase):
         else:
             method = "dense" if K0.shape[0] <= eigen.DENSE_LIMIT else "slepc"
             pairs = eigen.general(-KD, K0, self.modes, method=method, prefix=self.prefix,
-                                  what=what)
+                                  what=what, distributed=self._distributed_eigen(method))
         nu, vecs = pairs.values, list(pairs.vectors.T)
         symmetric = eigen.is_symmetric(KD, 1e-10) and eigen.is_symmetric(K0, 1e-10)
         floor = ROUND_OFF * pairs.scale
@@ -225,6 +226,23 @@ class BucklingStep(StepBase):
                       + ("" if symmetric else "; a non-conservative load may lose stability by "
                          "flutter, which a buckling step does not find"))
         return lam[order], [vecs[i] for i in order]
+
+    def _distributed_eigen(self, method: str) -> bool:
+        """Whether the eigen-solve runs on the ranks of the distributed solve (issue 31, stage 7).
+
+        Under ``-fem_distributed_solve``: SLEPc's EPS on MPIAIJ matrices (``K_0`` factored by
+        MUMPS across the ranks), or the project's Lanczos with ``K_0`` factored so and its
+        vectors whole on every rank; the dense method (LAPACK, small models) runs on every rank.
+        The log says which.
+        """
+        if method == "dense":
+            note_serial(f"step '{self.name}': the buckling eigen-solve (LAPACK)")
+            return False
+        if not distributed_requested():
+            return False
+        log.info("step '%s': the buckling eigen-solve (%s) on %d ranks, K_0 factored across "
+                 "them (MUMPS)", self.name, method, mpi.size())
+        return True
 
     def _lanczos(self, K0, KD) -> eigen.Eigenpairs:
         """The factors of smallest magnitude by the project's block Lanczos, as ``nu = 1/lam``.
@@ -246,7 +264,8 @@ class BucklingStep(StepBase):
         try:
             return eigen.general(-KD, K0, min(2 * self.modes + 2, K0.shape[0]),
                                  method="lanczos", prefix=self.prefix,
-                                 options=self.solver_options, what=where)
+                                 options=self.solver_options, what=where,
+                                 distributed=self._distributed_eigen("lanczos"))
         except ConvergenceError as err:
             raise ConvergenceError(f"{where}: {err} (is the reference state stable, K_0 "
                                    "positive definite?)") from None

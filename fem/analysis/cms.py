@@ -73,6 +73,7 @@ from fem.cms.free_interface import SINGULAR, FreeInterface, free_interface
 from fem.elements.superelement import group as superelement
 from fem.errors import DeckError, ModelError, OutputError
 from fem.solvers import eigen
+from fem.solvers.linear_system import note_serial
 
 sla = lazy.module("scipy.linalg")
 sp = lazy.module("scipy.sparse")
@@ -356,6 +357,7 @@ class CmsReduceStep(StepBase):
         if np.any(state.u != 0) or np.any(state.dof_values()[:, state.dim:] != 0):
             self.warn("the component is reduced about its reference configuration; the "
                       "displacements of the steps before are not in the superelement")
+        note_serial(f"step '{self.name}': the CMS reduction (dense matrices)")
         d = self.data = self.reduce()
         try:
             self.omega2, Q = reduced_modes(d.K, d.M)

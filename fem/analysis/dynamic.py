@@ -428,7 +428,7 @@ class DynamicStep(StepBase):
         mass = self.mass_diagonal()
         if np.all(mass > 0):
             return failure
-        csr = self.system.assembler.to_scipy(self.linear.tangent_data)
+        csr = self.system.assembler.to_scipy(self.linear.whole())   # every row, its owner's
         # only nodal DOFs can lack mass and stiffness: a multiplier's diagonal is zero by design
         diag = np.abs(csr.diagonal()[self.system.dofmap.blocks["nodal"]])
         zero = np.flatnonzero(diag <= 1e-14 * (diag.max() if len(diag) else 1.0))

@@ -78,6 +78,7 @@ from fem.analysis.linearize_deck import LinearizeSettings
 from fem.errors import ConvergenceError, ModelError
 from fem.solvers import eigen
 from fem.solvers.eigen import error_bounds
+from fem.solvers.linear_system import note_serial
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +420,7 @@ class LinearizeStep(StepBase):
     def run(self, state, results):
         """Linearize about ``state`` (not changed) and write the model and its eigenvalues."""
         s = self.settings
+        note_serial(f"step '{self.name}': the linearized model and its eigen-solve")
         self.loads.begin(state)
         try:
             base = (self.relative_equilibrium(state) if s.spin is not None

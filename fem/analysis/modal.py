@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from fem import interrupt
+from fem import interrupt, mpi
 from fem.analysis.base import StepBase
 from fem.analysis.settings import MAX_MODES, OneVariant, mass_setting, setting, where_setting
 from fem.errors import DeckError, ModelError
@@ -133,10 +133,12 @@ class ModalStep(StepBase):
             raise ModelError(f"step '{self.name}': method = \"dense\" is for models of at most "
                              f"{DENSE_LIMIT} unknowns ({K.shape[0]} here); use \"lanczos\"")
         interrupt.check()
+        distributed = self.distributed_eigen(st.method)
         try:
             pairs = eigen.symmetric(K, M, st.modes, st.shift, method=st.method,
                                     prefix=self.prefix, options=self.solver_options,
-                                    tol=TOLERANCE, what=f"step '{self.name}'")
+                                    tol=TOLERANCE, what=f"step '{self.name}'",
+                                    distributed=distributed)
         except eigen.SingularShift as err:
             raise DeckError(f"{st.where}.shift", f"{err}; leave shift out (a free structure's "
                             "modes are then found with a shift chosen below its rigid-body "
@@ -145,6 +147,32 @@ class ModalStep(StepBase):
         if pairs.note:
             self.warn(f"modes = {st.modes}: {pairs.note}; all {pairs.found} are written")
         return pairs
+
+    def distributed_eigen(self, method: str) -> bool:
+        """Whether the factorizations of ``K - sigma M`` are made across the ranks.
+
+        Under ``-fem_distributed_solve`` (issue 31, stage 7; :mod:`fem.solvers.linear_system`):
+        each is one MPI matrix factored by MUMPS across the ranks
+        (:class:`fem.solvers.eigen.Factorization`), for ``method = "slepc"`` and for the
+        project's Lanczos alike. SLEPc's Krylov-Schur then runs on MPIAIJ ``K`` and ``M``, its
+        Krylov vectors distributed (:mod:`fem.solvers.eigen.slepc`); the project's Lanczos keeps
+        its vectors whole on every rank (they cost ``n`` times the block, the factorization
+        grows faster). The front-end's checks and the modes are whole on every rank, in the
+        serial numbering, the serial ones to the solves' rounding. ``method = "dense"``
+        (LAPACK) runs replicated. The log says which.
+        """
+        from fem.solvers.linear_system import distributed_requested
+
+        if not distributed_requested():
+            return False
+        if method == "dense":
+            log.info("step '%s': method = \"dense\" runs on every rank (LAPACK is serial); the "
+                     "distributed solve is not used", self.name)
+            return False
+        log.info("step '%s': K - sigma M factored across %d ranks (MUMPS); %s", self.name,
+                 mpi.size(), "SLEPc's Krylov-Schur on the distributed K and M"
+                 if method == "slepc" else "the Lanczos vectors whole on every rank")
+        return True
 
     # --- the step -----------------------------------------------------------------------------
     def run(self, state, results):

@@ -200,6 +200,8 @@ class PlanarIncrement(CompiledIncrement):
                 (f"control = {s.control!r}", s.control != "load"),
                 (f"line_search = {s.line_search!r}", s.line_search != "none"),
                 (f"newton = {s.newton!r}", s.newton != "full"),
+                ("the distributed solve: the compiled increments are serial",
+                 step.linear.distributed),
                 ("PETSc options for the step's solver", step.linear.petsc_options_given),
                 ("joints or ties", bool(getattr(model, "constraints", ()))),
                 ("loads that turn with the structure", step.loads.state_dependent),

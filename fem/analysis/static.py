@@ -338,7 +338,7 @@ class StaticStep(StepBase):
             self._sign0 = self._tangent_sign()
 
     def _check_finite_tangent(self, state) -> None:
-        if not np.all(np.isfinite(self.linear.tangent_data)):
+        if not self.linear.finite():          # every rank's rows (collective control)
             raise AccuracyError(f"step '{self.name}': the tangent stiffness is not finite at the "
                                 "start of the step (coordinates, section data or the state "
                                 "overflow)")

@@ -64,6 +64,7 @@ from fem.analysis.linearize import LinearizeStep
 from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.sweep_deck import SweepSettings
 from fem.errors import ConvergenceError, ModelError
+from fem.solvers.linear_system import note_serial
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,7 @@ class SweepStep(LinearizeStep):
     def run(self, state, results):
         """Sweep from ``state`` (not changed), locate the boundary, write data and plots."""
         s = self.settings
+        note_serial(f"step '{self.name}': the stability sweep (linearized models)")
         self.loads.begin(state)
         shown = getattr(results, "progress", None)
         try:

@@ -447,7 +447,7 @@ def equilibrated(rows: NDArray, aj: NDArray, av: NDArray, n: int, b: NDArray,
     return s, berr, norm1
 
 
-def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
+def accuracy(ksp, b: NDArray, x: NDArray, csr=None) -> tuple[float, float]:
     """Condition number and error bound of a solution ``x`` of ``A x = b`` (``A`` factored).
 
     The matrix is equilibrated, ``S = D^-1/2 A D^-1/2`` with ``D = |diag A|``, so that the estimate
@@ -459,17 +459,40 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
     ``cond * max(backward error of the equilibrated system, eps)`` on the relative error of ``x``
     (equilibrated norm) includes the rounding of the matrix entries themselves.
 
+    A matrix on several ranks (the distributed solve, :mod:`fem.solvers.linear_system`) needs
+    ``csr``, its whole CSR ``(indptr, indices, data)`` in the serial numbering of ``b`` and
+    ``x`` (every rank has it): the solves are the distributed factorization's, gathered, the
+    random start of the estimate is seeded, so that every rank makes the same estimate, and
+    rank 0's is taken by all (one broadcast: the step's verdict on it is then one).
+
     Returns
     -------
-    condition, bound : both NaN when the solver cannot solve with the transpose
+    condition, bound : both NaN when the solver cannot solve with the transpose (or a
+    distributed matrix comes without ``csr``)
     """
     import scipy.sparse.linalg as spla
 
     PETSc = _petsc.PETSc()
     A = ksp.getOperators()[0]
-    if _distributed(A):            # not estimated across ranks: the backward error alone
+    world = _distributed(A)
+    if world and csr is None:      # not estimated across ranks: the backward error alone
         return float("nan"), float("nan")
+    if world:
+        ai, aj, av = csr
+        state = np.random.get_state()  # noqa: NPY002 - onenormest draws from the global one
+        np.random.seed(12345)  # noqa: NPY002 - onenormest's columns: the same on every rank
+        try:
+            cond, bound = _accuracy(ksp, A, np.asarray(ai), np.asarray(aj), np.asarray(av), b,
+                                    x, True, spla, PETSc)
+        finally:
+            np.random.set_state(state)  # noqa: NPY002
+        return A.getComm().tompi4py().bcast((cond, bound), root=0)
     ai, aj, av = A.getValuesCSR()
+    return _accuracy(ksp, A, ai, aj, av, b, x, False, spla, PETSc)
+
+
+def _accuracy(ksp, A, ai, aj, av, b, x, world, spla, PETSc) -> tuple[float, float]:
+    """:func:`accuracy` of the CSR ``(ai, aj, av)`` of ``A`` (``world``: on several ranks)."""
     n = len(ai) - 1
     if n == 0:
         return 1.0, 0.0
@@ -478,11 +501,16 @@ def accuracy(ksp, b: NDArray, x: NDArray) -> tuple[float, float]:
 
     def inverse(y, transpose=False):
         out = np.zeros(n)
-        yv = PETSc.Vec().createWithArray(np.ascontiguousarray(s * np.ravel(y)),
-                                         comm=PETSc.COMM_SELF)
-        ov = PETSc.Vec().createWithArray(out, comm=PETSc.COMM_SELF)
+        rhs = np.ascontiguousarray(s * np.ravel(y))
+        if world:                  # the rank's rows in, the solution gathered to all
+            yv, ov = _world_vector(A, rhs), _world_vector(A, out)
+        else:
+            yv = PETSc.Vec().createWithArray(rhs, comm=PETSc.COMM_SELF)
+            ov = PETSc.Vec().createWithArray(out, comm=PETSc.COMM_SELF)
         try:
             (ksp.solveTranspose if transpose else ksp.solve)(yv, ov)
+            if world:
+                _gather(A, ov.getArray(readonly=True), out)
         finally:
             yv.destroy()
             ov.destroy()

@@ -26,17 +26,34 @@ the ranks. Right-hand sides and solutions stay whole numpy vectors on every rank
 rows in, the solution gathered to all: :mod:`fem.linalg.checked`), so everything around the
 solve runs replicated as before. The package is MUMPS whatever the size (PETSc's own LU and the
 banded LU are serial), and the compiled steps of small planar models step aside. The accuracy
-estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is not made across ranks:
-the backward error alone is checked there. Under owner-computes assembly
+estimate of a linear step's solution (:func:`fem.linalg.accuracy`) is made with the
+distributed factorization's solves on the whole tangent (:meth:`LinearSystem.whole`), and rank
+0's estimate is every rank's. Under owner-computes assembly
 (``-fem_distributed_assembly``, :mod:`fem.owner_computes`) the matrix's rows are numbered by the
 model's partition (:attr:`LinearSystem.rows`, :class:`fem.linalg.RowMap`) and each rank sets
 the rows it assembled.
+
+**Collective control** (issue 31, stage 6). Under owner-computes assembly a rank's CSR values
+are right on its own rows only, so a verdict on the tangent made from them is the rank's alone.
+The decisions a step makes from the tangent are therefore taken here, once, from a value every
+rank shares: :meth:`LinearSystem.finite` (is the tangent finite? each rank looks at its rows,
+one ``Allreduce`` of a flag), :meth:`LinearSystem.whole` (the tangent right on every row,
+gathered from the owners in one ``Allgatherv``: what a mechanism's diagnosis reads, on an error
+path only) and :meth:`LinearSystem.agree` (any other rank-local flag, e.g. an error on one rank
+before a collective solve). The solve's own verdicts are shared already: MUMPS's null pivots
+(``INFOG(28)``) and determinant (``RINFOG(12)``, ``INFOG(34)``) are global information, on every
+rank, and the solution and residual of :func:`fem.linalg.solve_checked` are gathered to every
+rank before their finiteness and backward error are judged. Everything Newton decides from
+(residuals, corrections, round-off floors, line-search merits, the controls' and arc-length's
+products, energies) is computed from vectors gathered to every rank, so it is the same bits on
+every rank (:mod:`fem.owner_computes`).
 """
 
 from __future__ import annotations
 
 import logging
 
+import numpy as np
 from numpy.typing import NDArray
 
 from fem import _petsc, linalg, mpi
@@ -59,6 +76,21 @@ def distributed_requested() -> bool:
     options = _petsc.PETSc().Options()
     return (bool(options.getBool(DISTRIBUTED_OPTION, False))
             or bool(options.getBool("fem_distributed_assembly", False)))
+
+
+def note_serial(what: str) -> bool:
+    """Say in the log that ``what`` runs on every rank, serially, if a distributed option was given.
+
+    Issue 31, stage 9: the paths that stay serial (a CMS reduction's dense matrices, the
+    linearized models of linearize steps and stability sweeps, the dense eigen-solves of small
+    buckling steps, the compiled increments of small models) run replicated under
+    ``-fem_distributed_solve`` and ``-fem_distributed_assembly``, which is not an error.
+    Returns whether it was said.
+    """
+    if not distributed_requested():
+        return False
+    log.info("%s runs on every rank, serially: -fem_distributed_solve does not apply to it", what)
+    return True
 
 
 def dense_eligible(n: int, package: str, options_given: bool, distributed: bool) -> bool:
@@ -96,6 +128,7 @@ class LinearSystem:
         #: (serial, new, ranges, rank) of a partition numbering the distributed matrix's rows
         #: (owner-computes assembly, :func:`fem.owner_computes.attach`); None: PETSc's blocks
         self.rows = None
+        self._entries = None        # (rows, CSR entries of every rank's rows, counts per rank)
 
     def open(self, defaults: dict | None = None, banded: bool = False) -> None:
         """Choose the matrix and direct solver.
@@ -117,6 +150,9 @@ class LinearSystem:
         if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
         self._pending = ({**(defaults or {}), **self.solver_options}, package)
+        if banded and self.distributed:
+            log.info("%s: the banded LU is serial; the distributed solve (MUMPS) takes the "
+                     "step's systems", self.prefix[:-1])
         if banded and package == "petsc" and not self.petsc_options_given:
             from fem.solvers.banded import BandedLU
 
@@ -196,6 +232,59 @@ class LinearSystem:
             return self.dense.solve(rhs)
         return linalg.solve_checked(self.ksp, rhs)
 
+    # --- collective control (module docstring) ------------------------------------------------
+    @property
+    def comm(self):
+        """The mpi4py communicator of the distributed solve (None: a serial or replicated one)."""
+        return mpi.mpi4py_comm() if self.distributed else None
+
+    def agree(self, flag: bool) -> bool:
+        """``flag`` of any rank (one ``Allreduce``): true on every rank if true on one."""
+        comm = self.comm
+        if comm is None:
+            return bool(flag)
+        from mpi4py import MPI
+
+        return bool(comm.allreduce(bool(flag), op=MPI.LOR))
+
+    def _owned_entries(self) -> tuple[NDArray, NDArray]:
+        """The CSR entries of every rank's rows, rank by rank, and how many each rank has."""
+        if self._entries is None or self._entries[0] is not self.rows:
+            serial, _, ranges, _ = self.rows
+            indptr = self.assembler.indptr
+            lens = indptr[serial + 1] - indptr[serial]
+            ends = np.cumsum(lens)
+            take = np.arange(int(ends[-1]) if len(ends) else 0) \
+                - np.repeat(ends - lens, lens) + np.repeat(indptr[serial], lens)
+            counts = np.diff(np.concatenate([[0], ends])[np.asarray(ranges)])
+            self._entries = (self.rows, take, counts)
+        return self._entries[1:]
+
+    def owned(self, K: NDArray) -> NDArray:
+        """The CSR values of ``K`` on this rank's rows (all of them, unless owners assemble)."""
+        if self.rows is None or not self.distributed:
+            return K
+        take, counts = self._owned_entries()
+        rank = self.rows[3]
+        start = int(counts[:rank].sum())
+        return K[take[start:start + counts[rank]]]
+
+    def finite(self) -> bool:
+        """Whether the last tangent filled is finite on every row of every rank."""
+        return not self.agree(not np.all(np.isfinite(self.owned(self.tangent_data))))
+
+    def whole(self) -> NDArray:
+        """The last tangent filled, right on every row (gathered from the owners' rows)."""
+        K = self.tangent_data
+        if self.rows is None or not self.distributed:
+            return K
+        take, counts = self._owned_entries()
+        buf = np.empty(int(counts.sum()))
+        self.comm.Allgatherv(np.ascontiguousarray(self.owned(K), dtype=float), [buf, counts])
+        out = np.array(K, dtype=float)
+        out[take] = buf
+        return out
+
     def determinant_sign(self) -> int | None:
         """Sign of the determinant of the last factorization, if the solver gave it."""
         if self.dense is not None:
@@ -209,6 +298,9 @@ class LinearSystem:
         """
         if self.dense is not None:
             return self.dense.accuracy(b, x)
+        if self.distributed:       # the whole tangent, its rows from their owners
+            asm = self.assembler
+            return linalg.accuracy(self.ksp, b, x, (asm.indptr, asm.indices, self.whole()))
         return linalg.accuracy(self.ksp, b, x)
 
     def close(self) -> None:

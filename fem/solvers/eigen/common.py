@@ -9,6 +9,7 @@ in its module docstring, with the tolerances below.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from fem import lazy, linalg
 from fem.errors import ModelError
 
 sp = lazy.module("scipy.sparse")
+log = logging.getLogger(__name__)
 
 METHODS = {"symmetric": ("dense", "lanczos", "slepc"), "general": ("dense", "slepc", "lanczos"),
            "quadratic": ("dense", "lanczos2")}
@@ -86,15 +88,33 @@ class Factorization:
     factor's memory and work). The factorization happens at the first solve; a singular ``A``
     raises :class:`fem.linalg.SingularMatrixError` there. :meth:`close` destroys the PETSc
     objects and releases the options.
+
+    ``distributed`` (the distributed solve of a run of several ranks, issue 31, stage 7): ``A``
+    (whole on every rank) is one MPIAIJ matrix on COMM_WORLD, each rank setting PETSc's block
+    of its rows, factored by MUMPS across the ranks; blocks to solve and their solutions stay
+    whole on every rank (the solutions gathered, :mod:`fem.linalg.checked`), so that everything
+    around the solves runs replicated.
     """
 
     def __init__(self, A, prefix: str, options: dict | None = None, *, role: str = "A_",
-                 symmetric: bool | None = None):
+                 symmetric: bool | None = None, distributed: bool = False):
         A = sp.csr_matrix(A)
         self.prefix = prefix
-        self.A = linalg.matrix_from_scipy(A)
+        self.distributed = distributed
+        if distributed:
+            from fem import _petsc
+
+            A = A.copy()
+            A.sum_duplicates()                     # sorted columns, one entry each
+            self.A = linalg.create_matrix(A.indptr, A.indices, comm=_petsc.PETSc().COMM_WORLD)
+            linalg.fill_matrix(self.A, A.indptr, A.indices, A.data)
+            log.info("%s: a factorization of %d unknowns across %d ranks (MUMPS)", prefix[:-1],
+                     A.shape[0], self.A.getComm().getSize())
+        else:
+            self.A = linalg.matrix_from_scipy(A)
         self.A.setOptionsPrefix(prefix + role)
         self.ksp = linalg.direct_solver(self.A, prefix, options,
+                                        package="mumps" if distributed else None,
                                         symmetric=is_symmetric(A) if symmetric is None
                                         else symmetric)
 

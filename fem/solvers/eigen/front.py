@@ -91,7 +91,8 @@ sp = lazy.module("scipy.sparse")
 def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "lanczos",
               prefix: str = "eigen_", options: dict | None = None,
               factor: Callable | None = None, solve=None, tol: float = TOLERANCE,
-              block: int | None = None, what: str = "the eigen-solve") -> Eigenpairs:
+              block: int | None = None, what: str = "the eigen-solve",
+              distributed: bool = False) -> Eigenpairs:
     """The ``count`` pairs of ``K x = omega^2 M x`` nearest ``shift`` (module docstring).
 
     Parameters
@@ -110,6 +111,8 @@ def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "la
     tol : the Lanczos acceptance (:func:`fem.solvers.eigen.lanczos.lanczos`)
     block : the Lanczos block (default :func:`fem.solvers.eigen.lanczos.default_block`)
     what : names the solve in messages (``"step 'modes'"``)
+    distributed : the default factorizations are MPI matrices factored across the ranks of a
+        distributed solve (:class:`Factorization`); everything else runs replicated
 
     Raises :class:`SingularShift` for a given shift at an eigenvalue,
     :class:`~fem.errors.ModelError` for a motion with neither stiffness nor mass,
@@ -137,7 +140,7 @@ def symmetric(K, M, count: int, shift: float | None = None, *, method: str = "la
     else:
         if factor is None:
             def factor(A):
-                return Factorization(A, prefix, options)
+                return Factorization(A, prefix, options, distributed=distributed)
         sigma, solve = shifted(K, M, shift, factor=factor, what=what)
         own = True
     try:
@@ -180,7 +183,7 @@ def _finish(K, M, X, method, count, sigma, finite, dimension, what) -> Eigenpair
 
 def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
             options: dict | None = None, symmetric: bool | None = None,
-            what: str = "the eigen-solve") -> Eigenpairs:
+            what: str = "the eigen-solve", distributed: bool = False) -> Eigenpairs:
     """At least ``count`` pairs of largest real part of ``A x = nu B x``, and the pencil's scale.
 
     ``dense``: every pair (LAPACK); ``slepc``: Krylov-Schur with ``B`` factored (the largest
@@ -193,6 +196,8 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
     largest first). Vectors are phase-normalized (their largest component real, positive).
     ``symmetric``: whether to treat the pencil as symmetric (``dense``: ``eigh`` when ``B`` is
     also definite; ``slepc``: ``GHEP``); default: both matrices symmetric to ``1e-10``.
+    ``distributed``: ``slepc``'s EPS and ``lanczos``'s factorization of ``B`` are on the ranks of
+    the distributed solve (MPIAIJ, MUMPS; vectors gathered in the serial numbering).
     """
     A, B = sp.csr_matrix(A), sp.csr_matrix(B)
     sym = is_symmetric(A, 1e-10) and is_symmetric(B, 1e-10) if symmetric is None else symmetric
@@ -205,11 +210,12 @@ def general(A, B, count: int, *, method: str = "dense", prefix: str = "eigen_",
     elif method == "slepc":
         from fem.solvers.eigen import slepc
 
-        nu, X, scale = slepc.largest_real(A, B, count, prefix + "eps_", sym, what)
+        nu, X, scale = slepc.largest_real(A, B, count, prefix + "eps_", sym, what,
+                                          distributed=distributed)
     elif method == "lanczos":
         from fem.solvers.eigen.lanczos import lanczos
 
-        solve = Factorization(B, prefix, options, role="B_")
+        solve = Factorization(B, prefix, options, role="B_", distributed=distributed)
         try:
             p = lanczos(B, A, min(count, B.shape[0]), 0.0, solve, inner=B, tol=TOLERANCE)
         finally:

@@ -16,6 +16,13 @@ toolkit for the solution of eigenvalue problems").
 * :func:`eps_largest_real`: that EPS, configured from the options database; the check of a
   deck's SLEPc options (:mod:`fem.io.solver_options`) makes its throw-away solver here too.
 
+Under the distributed solve (issue 31, stage 7: a :class:`~.common.Factorization` made with
+``distributed``) :func:`symmetric`'s EPS is on COMM_WORLD: ``K`` and ``M`` are MPIAIJ matrices,
+each rank holding PETSc's block of their rows and of every Krylov vector; the preconditioner
+gathers the vector it is given, solves with the distributed factorization and keeps its block;
+the converged vectors are gathered, in the serial numbering, to every rank. A pending signal
+ends the solve on every rank together (one reduction per solve and per restart).
+
 Options: the EPS has the prefix ``<prefix>eps_`` (``-<step>_eps_view``; the deck's ``eps_tol``
 arrives as ``<step>_eps_eps_tol``, :func:`fem.linalg.push_options`) and reads them last.
 
@@ -38,11 +45,37 @@ from fem import _petsc, interrupt, linalg
 from fem.errors import ConvergenceError
 
 
-class _Solve:
-    """A Python preconditioner applying a block solve ``solve(B) -> A^{-1} B`` to vectors."""
+def _pending(comm=None) -> bool:
+    """Whether a signal is pending (on any rank of ``comm``, an mpi4py communicator)."""
+    here = interrupt.pending() is not None
+    if comm is None:
+        return here
+    from mpi4py import MPI
 
-    def __init__(self, solve):
+    return bool(comm.allreduce(here, op=MPI.LOR))
+
+
+def _whole(v) -> NDArray:
+    """The entries of the PETSc vector ``v`` of every rank, on every rank (serial order)."""
+    local = v.getArray(readonly=True)
+    if v.getComm().getSize() == 1:
+        return local.copy()
+    out = np.empty(v.getSize())
+    counts = np.diff(v.getOwnershipRanges())
+    v.getComm().tompi4py().Allgatherv(np.ascontiguousarray(local), [out, counts])
+    return out
+
+
+class _Solve:
+    """A Python preconditioner applying a block solve ``solve(B) -> A^{-1} B`` to vectors.
+
+    ``comm`` (mpi4py): the vectors are distributed; each is gathered, solved whole (every rank
+    takes part in the distributed solve) and this rank's block kept.
+    """
+
+    def __init__(self, solve, comm=None):
         self.solve = solve
+        self.comm = comm
         self.count = 0
 
     def setUp(self, pc) -> None:                       # noqa: N802 (petsc4py's protocol)
@@ -50,17 +83,22 @@ class _Solve:
 
     def apply(self, pc, x, y) -> None:
         """``y = A^{-1} x``; ``y = 0`` once a signal is pending (the solve is ending)."""
-        if interrupt.pending() is not None:
+        if _pending(self.comm):
             y.zeroEntries()          # a breakdown: the expansion under way ends at once
             return
         self.count += 1
-        y.setArray(self.solve(x.getArray(readonly=True)[:, None])[:, 0])
+        if self.comm is None:
+            y.setArray(self.solve(x.getArray(readonly=True)[:, None])[:, 0])
+            return
+        r0, r1 = y.getOwnershipRange()
+        y.setArray(self.solve(_whole(x)[:, None])[r0:r1, 0])
 
 
 def _stopping(eps, its, max_it, nconv, nev):
     """SLEPc's basic stopping test, and ``EPS_CONVERGED_USER`` when a signal is pending."""
     reason = _petsc.SLEPc().EPS.ConvergedReason
-    if interrupt.pending() is not None:
+    comm = eps.getComm()
+    if _pending(comm.tompi4py() if comm.getSize() > 1 else None):
         return reason.CONVERGED_USER
     if nconv >= nev:
         return reason.CONVERGED_TOL
@@ -82,10 +120,15 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
     """
     SLEPc = _petsc.SLEPc()
     PETSc = _petsc.PETSc()
-    A, B = linalg.matrix_from_scipy(K), linalg.matrix_from_scipy(M)
+    world = bool(getattr(solve, "distributed", False)) and _petsc.PETSc().COMM_WORLD.getSize() > 1
+    if world:                          # the distributed solve (module docstring)
+        A, B = _world_matrix(K), _world_matrix(M)
+    else:
+        A, B = linalg.matrix_from_scipy(K), linalg.matrix_from_scipy(M)
+    r0, r1 = A.getOwnershipRange()
     eps = SLEPc.EPS().create(comm=A.getComm())
     vecs = []
-    ctx = _Solve(solve)
+    ctx = _Solve(solve, A.getComm().tompi4py() if world else None)
     try:
         eps.setOptionsPrefix(prefix + "eps_")
         eps.setOperators(A, B)
@@ -107,14 +150,14 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
         if deflate is not None and deflate.shape[1]:
             for j in range(deflate.shape[1]):
                 v = A.createVecRight()
-                v.setArray(deflate[:, j])
+                v.setArray(deflate[r0:r1, j])
                 vecs.append(v)
             eps.setDeflationSpace(vecs)
         if seed is not None:
             start = A.createVecRight()
             vecs.append(start)
             start.setArray(solve(M @ np.random.default_rng(seed).standard_normal(
-                (K.shape[0], 1)))[:, 0])
+                (K.shape[0], 1)))[r0:r1, 0])
             eps.setInitialSpace([start])
         eps.setFromOptions()
         eps.solve()
@@ -123,7 +166,7 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
         vals, cols = [], []
         for i in range(eps.getConverged()):
             vals.append(eps.getEigenpair(i, vr).real)
-            cols.append(vr.getArray().copy())
+            cols.append(_whole(vr))
         vr.destroy()
     except PETSc.Error as err:
         interrupt.check()       # a signal that ended the solve (a zero preconditioner output can
@@ -138,6 +181,15 @@ def symmetric(K, M, count: int, sigma: float, solve, prefix: str, *,
     X = np.array(cols).T if cols else np.zeros((K.shape[0], 0))
     near = np.argsort(np.abs(values - sigma), kind="stable")[:count]
     return values[near], X[:, near], ctx.count
+
+
+def _world_matrix(csr):
+    """An MPIAIJ matrix on COMM_WORLD with the values of the (whole) scipy matrix ``csr``."""
+    csr = csr.tocsr().copy()
+    csr.sum_duplicates()               # sorted columns, one entry each
+    A = linalg.create_matrix(csr.indptr, csr.indices, comm=_petsc.PETSc().COMM_WORLD)
+    linalg.fill_matrix(A, csr.indptr, csr.indices, csr.data)
+    return A
 
 
 def eps_largest_real(A, B, prefix: str, *, symmetric: bool, nev: int):
@@ -164,17 +216,20 @@ def eps_largest_real(A, B, prefix: str, *, symmetric: bool, nev: int):
     return linalg.from_options(eps)
 
 
-def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
-                 ) -> tuple[NDArray, NDArray, float]:
+def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str,
+                 distributed: bool = False) -> tuple[NDArray, NDArray, float]:
     """Largest real ``nu`` of ``a x = nu b x``: ``(nu (m,), X (n, m), largest |nu|)``.
 
     Krylov-Schur with ``b`` factored by LU; when some ``nu`` found is positive (or none is), the
     largest magnitude of the pencil is sought too (the factorization of ``b`` reused): only it
     tells whether they are all round-off. A negative one found so is kept for the caller.
+    ``distributed``: on the ranks' MPIAIJ matrices, ``b`` factored by MUMPS across them, the
+    vectors gathered in the serial numbering (module docstring).
     """
     SLEPc = _petsc.SLEPc()
     PETSc = _petsc.PETSc()
-    A, B = (linalg.matrix_from_scipy(m) for m in (a, b))
+    world = distributed and PETSc.COMM_WORLD.getSize() > 1
+    A, B = (_world_matrix(m) if world else linalg.matrix_from_scipy(m) for m in (a, b))
     eps = eps_largest_real(A, B, prefix, symmetric=symmetric,
                            nev=count if symmetric else 2 * count + 4)
     vr = A.createVecRight()
@@ -184,7 +239,7 @@ def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
         interrupt.check()
         for i in range(eps.getConverged()):
             vals.append(eps.getEigenpair(i, vr))
-            vecs.append(vr.getArray().copy())
+            vecs.append(_whole(vr))
         scale = max((abs(v) for v in vals), default=0.0)
         if not vals or any(v.real > 0 for v in vals):
             eps.setWhichEigenpairs(SLEPc.EPS.Which.LARGEST_MAGNITUDE)
@@ -197,7 +252,7 @@ def largest_real(a, b, count: int, prefix: str, symmetric: bool, what: str
                     scale = max(scale, abs(top))
                     if top.real < 0:
                         vals.append(top)
-                        vecs.append(vr.getArray().copy())
+                        vecs.append(_whole(vr))
             except PETSc.Error:
                 interrupt.check()       # else keep the scale of the values found
     except PETSc.Error as err:
