@@ -53,6 +53,7 @@ class PlanarRun:
         self.cap = max(2, min(MAX_STEPS, MAX_NODE_STEPS // max(1, system.model.n_nodes)))
         self.hand_back = -1          # the step count at which a run handed a step back
         self.told = False            # whether the on_step callback was logged
+        self.record = None           # a list: (iterations, norms) of every step appended
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -89,14 +90,16 @@ class PlanarRun:
             return None
         return cls(step)
 
-    def _times(self, step) -> list[float]:
-        """The times of the next run's steps' ends, from the step's clock (empty: none)."""
+    def _times(self, step) -> tuple[list[float], float]:
+        """The next run's times (its start and its steps' ends; none: empty) and step size."""
         p, s = step.progress, step.settings
         h = p.size
         if p.halvings or h != s.time_step or p.steps == self.hand_back:
-            return []
+            return [], h
         t, steps = p.time, p.steps
         last = s.duration - 1e-12 * s.duration
+        if s.duration - t < h:               # the last step, shortened to end on the duration
+            return ([t, t + (s.duration - t)] if t < last else []), s.duration - t
         times = [t]
         # the time loop's conditions (DynamicStep.run), step by step: a frame or the end stops
         while len(times) <= self.cap and t < last and h <= s.duration - t:
@@ -107,7 +110,7 @@ class PlanarRun:
                     p.next_output is not None and t >= p.next_output - 1e-9 * s.time_step) \
                     or t >= last:
                 break
-        return times if len(times) > 2 else []
+        return (times if len(times) > 1 else []), h
 
     def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
         """Time steps from ``state`` to the next frame (in place); None: one at a time.
@@ -121,11 +124,12 @@ class PlanarRun:
                          step.name)
                 self.told = True
             return None
-        times = self._times(step)
+        times, h = self._times(step)
         if not times:
             return None
         p, integ, planar = step.progress, step.integrator, self.planar
-        k, h = len(times) - 1, p.size
+        k = len(times) - 1
+        step.policy.size = h                # as DynamicStep._advance sets it
         integ.h = h
         if planar._h != h:
             planar._h, planar.mass_h, planar.mass_k = h, planar.mass / h, planar.mass * (2 / h**2)
@@ -140,7 +144,7 @@ class PlanarRun:
                 F[j] = integ.external(state, t)
         vh0 = np.concatenate([state.history[name]["v"] for name in self.names]
                              + [np.empty((0, 3))])
-        its, last_norm = np.zeros(k, np.int64), np.empty(k)
+        its, norms = np.zeros(k, np.int64), np.empty((k, len(d["norms"])))
         strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
         r, reference, tangent = np.empty(planar.n_active), np.empty(4), np.zeros(1, np.int64)
         jt = planar.joints or NO_JOINTS
@@ -148,7 +152,7 @@ class PlanarRun:
             k, h, F, self.fixed, self.gstart, state.u, state.rot, state.v, state.a,
             state.multipliers, vh0, np.empty_like(state.u), np.empty_like(state.rot),
             np.empty_like(state.v), np.empty_like(state.multipliers), np.empty_like(vh0),
-            its, last_norm, strain, work, cwork,
+            its, norms, strain, work, cwork,
             d["X"], planar.on, planar.mass_h, planar.mass_k, planar.index, d["conn"],
             d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"], d["slot"], d["f_e"], d["K_e"],
             np.empty(len(vh0)), d["einc"], np.empty(planar.n_active), d["kind"], d["n_free"],
@@ -174,15 +178,14 @@ class PlanarRun:
         p.time = state.t
         p.steps += done
         it = int(its[done - 1])
-        if done == k:
-            step.test.start()
-            step.test.norms = d["norms"][:it + 1].tolist()
-            step._reactions = r
-        else:                               # the norms and residual are the failed step's
-            step.test.start()
-            step.test.norms = [float(last_norm[done - 1])]
-            step._reactions = None
-        step._stats = {"iterations": it, "time_step": h, "residual": float(last_norm[done - 1])}
+        step.test.start()
+        step.test.norms = norms[done - 1, :it + 1].tolist()
+        # the residual (reactions) of the last step, unless a failed one overwrote it
+        step._reactions = r if done == k else None
+        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
+        if self.record is not None:
+            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
+                               for j in range(done))
         step.policy.success(it)
         if writer:
             writer.advance(state.t, it)

@@ -96,7 +96,7 @@ def pairwise_sum(a, lo, n):
 
 @njit(cache=True, nogil=True)
 def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, vh1,
-        its, last_norm, strain, work, cwork,
+        its, step_norms, strain, work, cwork,
         X, on, mass_h, mass_k, index, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, energy,
         einc, fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices, pos,
         order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
@@ -112,7 +112,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
     ``gstart (groups + 1,)`` each element group's first element (energies are summed per group,
     then added, as :meth:`fem.integrators.planar.PlanarStep.finish` does). ``u1 .. vh1`` the
     trial state's arrays (scratch). Per converged step ``j``: ``its[j]`` its iterations,
-    ``last_norm[j]`` its last residual norm, ``strain[j]`` the strain energy,
+    ``step_norms[j, :its[j] + 1]`` its residual norms, ``strain[j]`` the strain energy,
     ``work[j]`` the loads' work, ``cwork[j]`` the reactions' work on the supports. ``norms``,
     ``r``, ``reference_out``, ``K``, ``tangent_out``: the last step's, as
     :func:`~fem.integrators.planar_newton_kernel.step` leaves them. The status is
@@ -188,7 +188,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
         mu0[:] = mu1
         vh0[:, :] = vh1
         its[j] = it
-        last_norm[j] = norms[it]
+        step_norms[j, :it + 1] = norms[:it + 1]
         strain[j] = e
         work[j] = w
         cwork[j] = c
