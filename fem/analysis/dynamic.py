@@ -237,7 +237,7 @@ class DynamicStep(StepBase):
                               max_cuts=s.max_cuts, grow=2.0, what="time step",
                               too_small="a step of {half:.3g} would no longer advance time")
         # several time steps per compiled call where nothing between them needs Python
-        runs = PlanarRun.make(self) if getattr(integ, "_planar", None) is not None else None
+        runs = PlanarRun.make(self)
         try:
             while p.time < s.duration - 1e-12 * s.duration:
                 interrupt.check()

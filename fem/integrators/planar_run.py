@@ -59,10 +59,11 @@ class PlanarRun:
     def eligible(step) -> str | None:
         """Why the time steps of ``step`` go one at a time, or None (the module docstring)."""
         from fem.analysis.dynamic import DynamicStep
+        from fem.integrators.planar import PlanarStep
 
         integ = step.integrator
         planar = getattr(integ, "_planar", None)
-        if planar is None:
+        if not isinstance(planar, PlanarStep):
             return "the compiled energy-conserving step does not take the model"
         for name in ("_advance", "_newton", "_predict", "_check_finite"):
             if getattr(type(step), name) is not getattr(DynamicStep, name):
@@ -82,9 +83,11 @@ class PlanarRun:
     @classmethod
     def make(cls, step) -> PlanarRun | None:
         """The compiled runs of ``step``, or None where :meth:`eligible` says why not (logged)."""
+        from fem.integrators.planar import PlanarStep
+
         why = cls.eligible(step)
         if why is not None:
-            if getattr(step.integrator, "_planar", None) is not None:
+            if isinstance(getattr(step.integrator, "_planar", None), PlanarStep):
                 log.info("step %s: time steps one at a time, not several per compiled call (%s)",
                          step.name, why)
             return None
