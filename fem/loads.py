@@ -368,6 +368,11 @@ class StepLoads:
         return max(0.0, 1.0 - t / self.t_end) if self.static else 0.0
 
     @property
+    def steady(self) -> bool:
+        """The forces are constant in time (a dynamic step's loads without functions; begin)."""
+        return self._steady
+
+    @property
     def proportional(self) -> bool:
         """The applied loads grow with the default function: ``f_ext = f_held + t F``."""
         return all(ld.function is None for ld in self.loads) and not self.removed

@@ -63,6 +63,7 @@ from fem.constraints.handlers import consistent
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.inertia import inertia_groups
 from fem.integrators import make_integrator
+from fem.integrators.planar_run import PlanarRun
 from fem.model import apply_velocities
 from fem.solvers import eigen
 from fem.solvers.controls import CutBack, DynamicProgress
@@ -235,22 +236,28 @@ class DynamicStep(StepBase):
         self.policy = CutBack(p, nominal=s.time_step, smallest=0.0,
                               max_cuts=s.max_cuts, grow=2.0, what="time step",
                               too_small="a step of {half:.3g} would no longer advance time")
+        # several time steps per compiled call where nothing between them needs Python
+        runs = PlanarRun.make(self)
         try:
             while p.time < s.duration - 1e-12 * s.duration:
                 interrupt.check()
-                trial, strain, dwork = self._advance(state)
-                if self.events is not None:
-                    self.events.accept(state, trial)
-                p.external_work += dwork[0]
-                p.constraint_work += dwork[1]
-                work = (p.external_work, p.constraint_work)
-                state.assign(trial)
-                p.time = state.t
-                p.steps += 1
-                if writer:
-                    writer.advance(state.t, self._stats["iterations"])
-                if self.on_step is not None:
-                    self.on_step(state)
+                ran = runs.advance(self, state, writer) if runs is not None else None
+                if ran is not None:
+                    strain, work = ran
+                else:
+                    trial, strain, dwork = self._advance(state)
+                    if self.events is not None:
+                        self.events.accept(state, trial)
+                    p.external_work += dwork[0]
+                    p.constraint_work += dwork[1]
+                    work = (p.external_work, p.constraint_work)
+                    state.assign(trial)
+                    p.time = state.t
+                    p.steps += 1
+                    if writer:
+                        writer.advance(state.t, self._stats["iterations"])
+                    if self.on_step is not None:
+                        self.on_step(state)
                 due = (p.next_output is None and p.steps % self.output_every == 0) or (
                     p.next_output is not None and p.time >= p.next_output - 1e-9 * s.time_step)
                 end = p.time >= s.duration - 1e-12 * s.duration

@@ -295,19 +295,9 @@ class PlanarStep:
         h = integ.h
         if self._h != h:
             self._h, self.mass_h, self.mass_k = h, self.mass / h, self.mass * (2 / h**2)
-        d = self._step or self._step_data(integ, step)
+        d = self.prepared(integ, step)
         kern = d["kernel"]
-        lu, test = self.banded(step), step.test
-        settings = d.get("settings")
-        if settings is None:                  # the step's test and solver constants
-            from fem.solvers import newton
-
-            settings = d["settings"] = np.array([
-                test.rtol, test.atol, test.max_iterations, test.round_off,
-                np.finfo(float).eps, linalg.NULL_PIVOT,
-                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
-                step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
-            d["norms"] = np.empty(test.max_iterations + 3)
+        lu, test, settings = self.banded(step), step.test, d["settings"]
         f_ext = 0.5 * (integ.f_ext0 + integ.external(s1, s1.t))
         fe = integ.system.dofmap.from_nodal(f_ext)
         E = len(d["l0"])
@@ -375,6 +365,21 @@ class PlanarStep:
                 lu = BandedLU(asm.indptr, asm.indices, order, kl)
         self._lu = (linear, lu)
         return lu
+
+    def prepared(self, integ, step) -> dict:
+        """:meth:`_step_data`, with the step's test and solver constants (``settings``)."""
+        d = self._step or self._step_data(integ, step)
+        if d.get("settings") is None:
+            from fem.solvers import newton
+
+            test = step.test
+            d["settings"] = np.array([
+                test.rtol, test.atol, test.max_iterations, test.round_off,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
+                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
+                step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
+            d["norms"] = np.empty(test.max_iterations + 3)
+        return d
 
     def _step_data(self, integ, step) -> dict:
         """What the compiled time step needs besides the states, made once."""

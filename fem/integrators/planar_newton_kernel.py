@@ -51,7 +51,8 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     blocks, ``K`` the last tangent computed (``tangent_out[0]``: 1 if at the last evaluation),
     ``energy`` and ``vh1`` the elements' at the last evaluation. As Newton's loop does, an
     evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
-    the factorization (modified Newton), computes no tangent unless the test then asks for one.
+    the factorization (modified Newton), or one of full Newton after the first (the last,
+    converged one needs none), computes no tangent unless the test then asks for one.
     ``jconn, joffsets, jmpos, jscale, jedofs, jslot``: the joints' point rows of
     :func:`fem.integrators.planar_joint_kernel.revolute`, ``aconn, ampos, ascale, atarget,
     aedofs, aslot`` their angle rows (:func:`~fem.integrators.planar_joint_kernel.angles`;
@@ -78,7 +79,9 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         # --- evaluate (EnergyConserving.evaluate through fem.integrators.planar) ---------------
         nodes(u0, u1, rot0, rot1, v0, on, mass_h, two_over_h, index, inc, dpsi, um, v1, fin)
         fel[:] = 0.0
-        tangent = stale and not du_ratio <= 1e-8
+        # full Newton's later evaluations leave the tangent until the test asks for it: the
+        # last one converges and needs none (a fifth of the 10-element pendulum's step)
+        tangent = stale and not du_ratio <= 1e-8 and (it == 0 or modified)
         if tangent:
             K[:] = 0.0
             mass_diagonal(mass_k, dpsi, diag_rows, K)

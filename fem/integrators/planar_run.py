@@ -1,0 +1,195 @@
+"""Runs of energy-conserving time steps of a planar model between two frames, compiled (issue 32).
+
+The compiled Newton loop of one time step (:meth:`fem.integrators.planar.PlanarStep.iterate`)
+left the Python around it, most of the 10-element pendulum's step: the kernel's call with some
+sixty arguments, the predictor, state copies, the finish and the energy bookkeeping of
+:meth:`fem.analysis.dynamic.DynamicStep._newton`. Where nothing between two time steps needs
+Python, :class:`PlanarRun` advances several of them in one call of
+:func:`fem.integrators.planar_run_kernel.run` and books them afterwards as the step-by-step path
+does (steps, time, the work of the loads and of the reactions, the last step's iterations, norms
+and reactions), so the frames, the energy balance and the summary are those of the step-by-step
+path: the same kernel takes each step from the same predictor, and the energies are summed as
+numpy sums them. A run ends at the step after which a frame is due or the step's duration is
+reached, before a step of another size (the last, shortened one; steps growing back after a
+halving), after at most :data:`MAX_STEPS` steps or :data:`MAX_NODE_STEPS` node-steps (the
+interrupt check runs between runs, every few milliseconds), or at the first step that does not
+converge: that one is handed back to the general path, which reports and cuts back.
+
+It takes a step (:meth:`PlanarRun.eligible`, the reason logged, then one step at a time) whose
+model the compiled step takes (:meth:`fem.integrators.planar.PlanarStep.eligible`) with the banded
+LU, without groups of step control (contacts, damped or actuated force elements), prescribed
+motion or driven joints (their values and work are evaluated per step), whose loads do not turn
+with the structure (any time function: evaluated at the run's times beforehand); while the step
+has an ``on_step`` callback (a Python call per step), steps go one at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from fem.integrators.planar_joints import NO_JOINTS
+
+log = logging.getLogger(__name__)
+
+MAX_STEPS = 256              # time steps of one compiled call at most
+MAX_NODE_STEPS = 4096        # and nodes times steps (a few milliseconds between interrupt checks)
+
+
+class PlanarRun:
+    """Several time steps of a planar energy-conserving model in one compiled call."""
+
+    def __init__(self, step):
+        from fem.integrators import planar_run_kernel
+
+        self.kernel = planar_run_kernel
+        self.planar = step.integrator._planar
+        system = step.system
+        self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
+        groups = self.planar.groups
+        self.gstart = np.cumsum([0] + [len(prep.l0) for _, prep, _ in groups], dtype=np.int64)
+        self.names = [g.name for g, _, _ in groups]
+        self.cap = max(2, min(MAX_STEPS, MAX_NODE_STEPS // max(1, system.model.n_nodes)))
+        self.hand_back = -1          # the step count at which a run handed a step back
+        self.told = False            # whether the on_step callback was logged
+        self.record = None           # a list: (iterations, norms) of every step appended
+
+    @staticmethod
+    def eligible(step) -> str | None:
+        """Why the time steps of ``step`` go one at a time, or None (the module docstring)."""
+        from fem.analysis.dynamic import DynamicStep
+        from fem.integrators.planar import PlanarStep
+
+        integ = step.integrator
+        planar = getattr(integ, "_planar", None)
+        if not isinstance(planar, PlanarStep):
+            return "the compiled energy-conserving step does not take the model"
+        for name in ("_advance", "_newton", "_predict", "_check_finite"):
+            if getattr(type(step), name) is not getattr(DynamicStep, name):
+                return f"the step's {name} is its own ({type(step).__name__})"
+        if planar.banded(step) is None:
+            return "no banded LU (the solver has PETSc options, or the band is too wide)"
+        if step.events is not None:
+            return "groups with step control (contacts, damped or actuated force elements)"
+        if step.loads.prescribed:
+            return "prescribed motion"
+        if planar.joints is not None and planar.joints["driven"]:
+            return "driven joints"
+        if integ.loads.state_dependent:
+            return "loads that turn with the structure"
+        return None
+
+    @classmethod
+    def make(cls, step) -> PlanarRun | None:
+        """The compiled runs of ``step``, or None where :meth:`eligible` says why not (logged)."""
+        from fem.integrators.planar import PlanarStep
+
+        why = cls.eligible(step)
+        if why is not None:
+            if isinstance(getattr(step.integrator, "_planar", None), PlanarStep):
+                log.info("step %s: time steps one at a time, not several per compiled call (%s)",
+                         step.name, why)
+            return None
+        return cls(step)
+
+    def _times(self, step) -> tuple[list[float], float]:
+        """The next run's times (its start and its steps' ends; none: empty) and step size."""
+        p, s = step.progress, step.settings
+        h = p.size
+        if p.halvings or h != s.time_step or p.steps == self.hand_back:
+            return [], h
+        t, steps = p.time, p.steps
+        last = s.duration - 1e-12 * s.duration
+        if s.duration - t < h:               # the last step, shortened to end on the duration
+            return ([t, t + (s.duration - t)] if t < last else []), s.duration - t
+        times = [t]
+        # the time loop's conditions (DynamicStep.run), step by step: a frame or the end stops
+        while len(times) <= self.cap and t < last and h <= s.duration - t:
+            t = t + h
+            steps += 1
+            times.append(t)
+            if (p.next_output is None and steps % step.output_every == 0) or (
+                    p.next_output is not None and t >= p.next_output - 1e-9 * s.time_step) \
+                    or t >= last:
+                break
+        return (times if len(times) > 1 else []), h
+
+    def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
+        """Time steps from ``state`` to the next frame (in place); None: one at a time.
+
+        Books them in ``step.progress`` as :meth:`fem.analysis.dynamic.DynamicStep.run` does
+        and returns the last one's strain energy and the work so far.
+        """
+        if step.on_step is not None:
+            if not self.told:
+                log.info("step %s: time steps one at a time while it has an on_step callback",
+                         step.name)
+                self.told = True
+            return None
+        times, h = self._times(step)
+        if not times:
+            return None
+        p, integ, planar = step.progress, step.integrator, self.planar
+        k = len(times) - 1
+        step.policy.size = h                # as DynamicStep._advance sets it
+        integ.h = h
+        if planar._h != h:
+            planar._h, planar.mass_h, planar.mass_k = h, planar.mass / h, planar.mass * (2 / h**2)
+        d = planar.prepared(integ, step)
+        lu = planar.banded(step)
+        n = state.u.shape[0]
+        F = np.empty((k + 1, n, 3))
+        if integ.loads.steady:
+            F[:] = integ.external(state, times[0])
+        else:
+            for j, t in enumerate(times):
+                F[j] = integ.external(state, t)
+        vh0 = np.concatenate([state.history[name]["v"] for name in self.names]
+                             + [np.empty((0, 3))])
+        its, norms = np.zeros(k, np.int64), np.empty((k, len(d["norms"])))
+        strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
+        r, reference, tangent = np.empty(planar.n_active), np.empty(4), np.zeros(1, np.int64)
+        jt = planar.joints or NO_JOINTS
+        done, status = self.kernel.run(
+            k, h, F, self.fixed, self.gstart, state.u, state.rot, state.v, state.a,
+            state.multipliers, vh0, np.empty_like(state.u), np.empty_like(state.rot),
+            np.empty_like(state.v), np.empty_like(state.multipliers), np.empty_like(vh0),
+            its, norms, strain, work, cwork,
+            d["X"], planar.on, planar.mass_h, planar.mass_k, planar.index, d["conn"],
+            d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"], d["slot"], d["f_e"], d["K_e"],
+            np.empty(len(vh0)), d["einc"], np.empty(planar.n_active), d["kind"], d["n_free"],
+            d["lever"], d["free_node"], d["free_slot"], planar.diag_rows, lu.indptr,
+            lu.indices, lu.pos, lu.order, lu.ab, lu.kl, d["settings"], d["inc"], d["dpsi"],
+            d["um"], r, d["norms"], d["K"], reference, tangent, jt["conn"], jt["offsets"],
+            jt["mpos"], jt["scale"], jt["edofs"], jt["slot"], jt["aconn"], jt["ampos"],
+            jt["ascale"], jt["atarget"], jt["aedofs"], jt["aslot"])
+        planar._last = planar._iterated = None      # its caches are of no state now
+        integ._s0 = None
+        if done < k:                        # the general path takes the next step
+            self.hand_back = p.steps + done
+            log.debug("step %s: t=%.6g, the compiled run hands the step back (status %d)",
+                      step.name, times[done + 1], status)
+        if done == 0:
+            return None
+        state.t = times[done]
+        for name, a, b in zip(self.names, self.gstart[:-1], self.gstart[1:], strict=True):
+            state.history[name] = {"v": vh0[a:b].copy()}
+        for j in range(done):               # as the time loop adds them, one step at a time
+            p.external_work += float(work[j])
+            p.constraint_work += float(cwork[j])
+        p.time = state.t
+        p.steps += done
+        it = int(its[done - 1])
+        step.test.start()
+        step.test.norms = norms[done - 1, :it + 1].tolist()
+        # the residual (reactions) of the last step, unless a failed one overwrote it
+        step._reactions = r if done == k else None
+        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
+        if self.record is not None:
+            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
+                               for j in range(done))
+        step.policy.success(it)
+        if writer:
+            writer.advance(state.t, it)
+        return float(strain[done - 1]), (p.external_work, p.constraint_work)

@@ -1,0 +1,192 @@
+"""Several compiled time steps per call are the step-by-step path (issue 32).
+
+:class:`fem.integrators.planar_run.PlanarRun` advances the energy-conserving time steps of a
+planar model between two frames in one compiled call. The reference is the same run with one
+time step at a time (``PlanarRun.make`` returning None; :meth:`fem.analysis.dynamic.DynamicStep.
+_advance`, itself tested against the general path in ``tests/test_planar_step.py`` and
+``tests/test_planar_multibody.py``): every step's iterations and residual norms, the final state,
+the frames' times and energy balance, the steps and the halvings, on the flexible pendulum of
+``benchmarks/small_models.py`` (with a time-dependent tip load), on a chain of rigid bars on
+revolute joints and on the chain with a flexible arm pinned at offsets; a step that does not
+converge inside a run is handed back and cut back as before; and the steps it does not take go
+one at a time with the reason logged.
+"""
+
+import copy
+import logging
+
+import numpy as np
+import pytest
+
+from benchmarks.small_models import pendulum_deck
+from fem.analysis import dynamic
+from fem.integrators import planar_run
+from fem.io.deck import from_dict
+from fem.run import make_step
+from fem.system import System
+
+pytest.importorskip("numba")
+
+L, M, G = 0.1, 1.0, 9.81
+
+
+def chain(n: int = 6, beam: bool = False, drive: bool = False) -> dict:
+    """``n`` rigid bars (1 kg, 0.1 m) pinned end to end and to the ground, released horizontal.
+
+    ``beam``: a flexible arm of 4 co-rotational beams pinned to the last bar's end at offsets
+    (as ``tests/test_planar_multibody.py``'s); ``drive``: the pivot turned at 2 rad/s.
+    """
+    X = [[(i + 0.5) * L, 0.0] for i in range(n)]
+    joints = [{"name": "pivot", "type": "revolute", "ground": [1], "points": [[0.0, 0.0]]},
+              {"name": "pins", "type": "revolute", "pairs": [[i, i + 1] for i in range(1, n)],
+               "points": [[i * L, 0.0] for i in range(1, n)]}]
+    deck = {"model": {"dim": 2, "title": f"chain of {n} bars"},
+            "nodes": {"coordinates": X},
+            "bodies": [{"name": "bars", "nodes": list(range(1, n + 1)), "mass": M,
+                        "inertia": M * L**2 / 12}],
+            "joints": joints,
+            "gravity": {"acceleration": [0.0, -G]},
+            "steps": [{"name": "fall", "type": "dynamic", "integrator": "energy_conserving",
+                       "time_step": 1e-3, "duration": 0.05, "output_interval": 0.007}]}
+    if beam:
+        X += [[n * L + 0.02, 0.0], [n * L + 0.42, 0.0]]
+        deck["materials"] = [{"name": "m", "E": 1.0e5, "nu": 0.3}]
+        deck["sections"] = [{"name": "s", "A": 1e-2, "Iz": 1e-6, "mass_per_length": 1.0,
+                             "rotary_inertia_per_length": 1e-4}]
+        deck["elements"] = [{"name": "arm", "type": "beam", "formulation": "corotational",
+                             "material": "m", "section": "s", "connectivity": [[n + 1, n + 2]],
+                             "divisions": 4}]
+        joints.append({"name": "elbow", "type": "revolute", "pairs": [[n, n + 1]],
+                       "points": [[n * L, 0.0]]})
+    if drive:
+        deck["functions"] = [{"name": "turn", "type": "steady", "rate": -2.0}]
+        joints[0]["drive"] = "turn"
+    return deck
+
+
+def pendulum(**step) -> dict:
+    """The 10-element pendulum, 50 steps of 1e-3 s, frames every 7 ms, a pulsed tip load."""
+    d = pendulum_deck(10)
+    d["steps"][0].update({"duration": 0.05, "output_interval": 0.007, **step})
+    d["functions"] = [{"name": "pulse", "type": "table",
+                       "points": [[0.0, 0.0], [0.02, 1.0], [0.03, 0.0]]}]
+    d["loads"] = [{"name": "push", "nodes": 2, "force": [0.0, 2.0], "function": "pulse"}]
+    return d
+
+
+def run(deck: dict, monkeypatch, batched: bool):
+    """Run the deck's step; (state, step, (iterations, norms) of every step).
+
+    ``batched = False``: one time step at a time (the reference).
+    """
+    record = []
+    make = planar_run.PlanarRun.make.__func__
+
+    def made(cls, step):
+        runs = make(cls, step) if batched else None
+        if runs is not None:
+            runs.record = record
+        return runs
+
+    monkeypatch.setattr(planar_run.PlanarRun, "make", classmethod(made))
+    dk = from_dict(copy.deepcopy(deck))
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    step = make_step(dk.steps[0], sysm, dk)
+    one = step._advance
+
+    def advance(s0):                       # the steps taken one at a time, recorded too
+        out = one(s0)
+        record.append((step._stats["iterations"], list(step.test.norms)))
+        return out
+
+    step._advance = advance
+    step.run(state, None)
+    monkeypatch.undo()
+    return state, step, record
+
+
+def assert_same_run(a, b) -> None:
+    """Two runs' states, steps, frames and energies, and every step's iterations and norms."""
+    (sa, step_a, rec_a), (sb, step_b, rec_b) = a, b
+    assert (step_a.steps, step_a.cuts) == (step_b.steps, step_b.cuts)
+    assert [i for i, _ in rec_a] == [i for i, _ in rec_b]
+    for (_, na), (_, nb) in zip(rec_a, rec_b, strict=True):
+        np.testing.assert_allclose(na, nb, rtol=1e-12, atol=0.0)
+    for name in ("u", "rot", "v", "a", "multipliers"):
+        x, y = getattr(sa, name), getattr(sb, name)
+        scale = max(1.0, np.abs(y).max(initial=0.0))
+        np.testing.assert_allclose(x, y, rtol=0.0, atol=1e-12 * scale, err_msg=name)
+    assert sa.history.keys() == sb.history.keys()
+    for g, fields in sb.history.items():
+        assert sa.history[g].keys() == fields.keys()
+        for key, y in fields.items():
+            np.testing.assert_allclose(sa.history[g][key], y, rtol=1e-12, atol=0.0)
+    assert sa.t == sb.t
+    assert [r["time"] for r in step_a.history] == [r["time"] for r in step_b.history]
+    for ra, rb in zip(step_a.history, step_b.history, strict=True):
+        for key in rb:
+            np.testing.assert_allclose(ra[key], rb[key], rtol=1e-12, atol=1e-14, err_msg=key)
+
+
+@pytest.mark.parametrize("deck", [pendulum(), chain(), chain(beam=True)],
+                         ids=["pendulum", "chain", "chain+arm"])
+def test_runs_of_compiled_steps_are_the_step_by_step_path(deck, monkeypatch):
+    batched = run(deck, monkeypatch, batched=True)
+    one = run(deck, monkeypatch, batched=False)
+    assert_same_run(batched, one)
+    # the frames at 7, 14, ... ms and the end: the runs stop at each
+    times = [r["time"] for r in batched[1].history]
+    np.testing.assert_allclose(times, [0.0, 0.007, 0.014, 0.021, 0.028, 0.035, 0.042, 0.049,
+                                       0.05], atol=1e-12)
+    assert len(batched[2]) == batched[1].steps == 50
+
+
+def test_runs_take_the_steps_between_frames(monkeypatch):
+    """Nothing but runs between the frames: no step of the pendulum went one at a time."""
+    stepped = []
+    one = dynamic.DynamicStep._advance
+    monkeypatch.setattr(dynamic.DynamicStep, "_advance",
+                        lambda self, s0: stepped.append(s0.t) or one(self, s0))
+    dk = from_dict(pendulum())
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    make_step(dk.steps[0], sysm, dk).run(state, None)
+    assert stepped == []
+    assert state.t == pytest.approx(0.05, abs=1e-15)
+
+
+def test_a_step_a_run_cannot_finish_is_handed_back_and_cut_back(monkeypatch, caplog):
+    """Steps of 0.01 s with at most 2 iterations: Newton fails now and then, the step halves."""
+    deck = pendulum(time_step=0.01, duration=0.5, output_interval=0.04, max_iterations=2)
+    with caplog.at_level(logging.DEBUG, logger="fem.integrators.planar_run"):
+        batched = run(deck, monkeypatch, batched=True)
+    assert "the compiled run hands the step back" in caplog.text
+    assert batched[1].cuts > 5
+    assert_same_run(batched, run(deck, monkeypatch, batched=False))
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("callback", "one at a time while it has an on_step callback"),
+    ("drive", "driven joints"),
+])
+def test_what_it_does_not_take_goes_step_by_step_with_the_reason_logged(case, reason,
+                                                                        monkeypatch, caplog):
+    deck = chain(drive=case == "drive")
+    deck["steps"][0]["duration"] = 0.005
+    calls = []
+    if case == "drive":
+        monkeypatch.setattr(planar_run.PlanarRun, "advance",
+                            lambda self, *a: calls.append(1) or None)
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    step = make_step(dk.steps[0], sysm, dk)
+    if case == "callback":
+        step.on_step = lambda s: None
+    with caplog.at_level(logging.INFO, logger="fem.integrators.planar_run"):
+        step.run(state, None)
+    assert reason in caplog.text
+    assert step.steps == 5
+    if case == "drive":
+        assert calls == []                 # no runs were even asked for
