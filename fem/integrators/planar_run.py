@@ -18,8 +18,9 @@ converge: that one is handed back to the general path, which reports and cuts ba
 It takes a step (:meth:`PlanarRun.eligible`, the reason logged, then one step at a time) whose
 model the compiled step takes (:meth:`fem.integrators.planar.PlanarStep.eligible`) with the banded
 LU, without groups of step control (contacts, damped or actuated force elements), prescribed
-motion or driven joints (their values and work are evaluated per step), whose loads do not turn
-with the structure (any time function: evaluated at the run's times beforehand); while the step
+motion, driven joints (their values and work are evaluated per step) or consistent beam inertia
+(its director rates), whose loads do not turn with the structure (any time function: evaluated
+at the run's times beforehand); while the step
 has an ``on_step`` callback (a Python call per step), steps go one at a time.
 """
 
@@ -29,6 +30,7 @@ import logging
 
 import numpy as np
 
+from fem.integrators.planar_inertia import NO_INERTIA
 from fem.integrators.planar_joints import NO_JOINTS
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,8 @@ class PlanarRun:
             return "groups with step control (contacts, damped or actuated force elements)"
         if step.loads.prescribed:
             return "prescribed motion"
+        if planar.consistent is not None:
+            return "consistent beam inertia (its director rates are not carried between steps)"
         if planar.joints is not None and planar.joints["driven"]:
             return "driven joints"
         if integ.loads.state_dependent:
@@ -151,6 +155,7 @@ class PlanarRun:
         strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
         r, reference, tangent = np.empty(planar.n_active), np.empty(4), np.zeros(1, np.int64)
         jt = planar.joints or NO_JOINTS
+        ci = NO_INERTIA                     # eligible: no consistent inertia (director rates)
         done, status = self.kernel.run(
             k, h, F, self.fixed, self.gstart, state.u, state.rot, state.v, state.a,
             state.multipliers, vh0, np.empty_like(state.u), np.empty_like(state.rot),
@@ -163,7 +168,10 @@ class PlanarRun:
             lu.indices, lu.pos, lu.order, lu.ab, lu.kl, d["settings"], d["inc"], d["dpsi"],
             d["um"], r, d["norms"], d["K"], reference, tangent, jt["conn"], jt["offsets"],
             jt["mpos"], jt["scale"], jt["edofs"], jt["slot"], jt["aconn"], jt["ampos"],
-            jt["ascale"], jt["atarget"], jt["aedofs"], jt["aslot"])
+            jt["ascale"], jt["atarget"], jt["aedofs"], jt["aslot"], jt["sconn"],
+            jt["soffsets"], jt["sframe"], jt["smpos"], jt["sscale"], jt["sedofs"], jt["sslot"],
+            ci["conn"], ci["axis"], ci["mu"], d["pattern"], d["ud_none"], ci["edofs"],
+            ci["slot"], np.empty_like(d["ud_none"]))
         planar._last = planar._iterated = None      # its caches are of no state now
         integ._s0 = None
         if done < k:                        # the general path takes the next step

@@ -101,7 +101,8 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
         einc, fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices, pos,
         order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
         jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
-        aslot):
+        aslot, sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu,
+        cpattern, ud0, cedofs, cslot, ud1):
     """Up to ``k`` time steps of size ``h``; returns ``(steps done, status)``.
 
     From the committed state ``u0, rot0, v0, a0, mu0, vh0``, which each converged step
@@ -154,7 +155,9 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
             chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc, fe, kind,
             n_free, lever, free_node, free_slot, diag_rows, indptr, indices, pos, order, ab, kl,
             settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out, jconn, joffsets,
-            jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs, aslot, mu1)
+            jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs, aslot, mu1,
+            sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu, cpattern,
+            ud0, h, cedofs, cslot, ud1)
         if status != CONVERGED:
             return j, status
         # --- finish: energies, work, reactions' work (PlanarStep.finish, DynamicStep._newton) -
