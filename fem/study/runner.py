@@ -11,10 +11,13 @@ command (:mod:`fem.study.command`) runs the first variant alone in its own proce
 MPI) for the estimated time, then the others:
 
 * ``jobs = 1``: in this process, one after another;
-* ``jobs > 1``: a pool of ``jobs`` worker processes started by the ``forkserver`` method from a
-  server that imported fem once (:func:`pool`); each worker starts PETSc once and runs the
-  variants it is handed in-process. Workers ignore SIGINT: a Ctrl-C reaches the parent, which
-  terminates them and keeps what finished;
+* ``jobs > 1``: ``jobs`` processes, this one and ``jobs - 1`` workers started by the
+  ``forkserver`` method from a server that imported fem once (:func:`pool`; the server starts
+  first thing in the command, its imports beside the deck checks). Each worker starts PETSc once
+  and runs the variants it is handed in-process; this process takes variants beside them from
+  the end of the first, whatever the workers' start-up still takes, each process the next one
+  as it is free (which process runs a variant changes nothing in its results). Workers ignore
+  SIGINT: a Ctrl-C reaches the parent, which terminates them and keeps what finished;
 * under an MPI launcher (``mpiexec -n N fem study ...``, :func:`launched`): rank ``r`` runs the
   variants ``r, r + N, ...`` after the first, which rank 0 runs alone (a static split: the same
   order whatever the timing), and rank 0 writes the summary once all ranks are through.
@@ -267,16 +270,18 @@ def start_server() -> None:
 
 
 def _init_worker(petsc_args: list[str]) -> None:
-    """A worker: SIGINT is the parent's; PETSc deferred; numpy's warnings off.
+    """A worker: SIGINT is the parent's to handle; PETSc started; numpy's warnings off.
 
-    PETSc starts with the first variant that needs it (:func:`fem._petsc.defer`): a small static
-    model may not.
+    PETSc starts now, not when a variant first needs it: a worker starts while this process
+    runs the first variant alone (for the estimate), so its PETSc start (MPI's, 0.1-0.7 s) is
+    done before it is handed a variant, where a deferred start would delay its first. A model
+    that needs no PETSc (small static ones) pays that in each worker, beside the first variant.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     pin_threads()
     from fem import _petsc
 
-    _petsc.defer(petsc_args)
+    _petsc.init(petsc_args)
     warnings.simplefilter("ignore", RuntimeWarning)
 
 
