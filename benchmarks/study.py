@@ -1,5 +1,5 @@
 """Studies (issue 35): per-variant overhead of ``fem study`` against ``fem run`` in a shell loop,
-and 2 worker processes against 1.
+and ``-j 2`` (this process and a worker) against ``-j 1``.
 
 1. Overhead: the one-element cantilever of :mod:`benchmarks.startup` (a static step whose solve
    takes well under a millisecond, so a variant's wall time is its overhead), ``N`` variants of
@@ -21,6 +21,11 @@ and 2 worker processes against 1.
    workers add no work per variant, a wall sum well above the CPU sum that the cores were taken
    by others), and the steady rate, variants per second from the start of the second variant
    to the end of the last (start-up and the first variant, run alone for the estimate, left out).
+   Where this environment turns Python's bytecode cache off (``PYTHONDONTWRITEBYTECODE``, so
+   every process compiles fem's modules from source at import, about 0.4 s of CPU), the no-XDMF
+   rounds run a second time with it on, as a user's Python has it: the commands without that
+   variable and with ``PYTHONPYCACHEPREFIX`` a temporary folder, written by one study first; the
+   output says which.
 """
 
 import json
@@ -117,11 +122,11 @@ def session_share() -> tuple[float, float]:
     return busy(1), busy(2)
 
 
-def together(commands: list[list[str]]) -> float:
+def together(commands: list[list[str]], env: dict | None = None) -> float:
     """Wall time of ``commands`` started at once, until the last is through."""
     t = time.perf_counter()
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for c in commands]
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env=env) for c in commands]
     for c, p in zip(commands, procs, strict=True):
         _, err = p.communicate()
         if p.returncode != 0:
@@ -129,9 +134,9 @@ def together(commands: list[list[str]]) -> float:
     return time.perf_counter() - t
 
 
-def wall(args: list[str], shell: bool = False) -> float:
+def wall(args: list[str], shell: bool = False, env: dict | None = None) -> float:
     t = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True, shell=shell)
+    proc = subprocess.run(args, capture_output=True, text=True, shell=shell, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"{args} failed ({proc.returncode}):\n{proc.stderr}")
     return time.perf_counter() - t
@@ -166,27 +171,47 @@ def main():
         print(f"ratio loop / study per variant: {per_loop / per_study:.1f}x (goal >= 10x)")
 
         workers(fem, tmp)
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            workers(fem, tmp, bytecode=True)
         workers(fem, tmp, xdmf=True)
 
 
-def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False) -> dict:
+def bytecode_env(tmp: Path) -> dict:
+    """This environment with Python's bytecode cache on, written under ``tmp`` (never beside
+    the sources): ``PYTHONDONTWRITEBYTECODE`` removed, ``PYTHONPYCACHEPREFIX`` set."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    return env
+
+
+def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False,
+            bytecode: bool = False) -> dict:
     """Part 2: ``-j 1``, ``-j 2`` and the pair of ``-j 1``, interleaved, best of ``rounds``;
-    ``xdmf``: the variants write their XDMF files (as all did before studies left them out)."""
+    ``xdmf``: the variants write their XDMF files (as all did before studies left them out);
+    ``bytecode``: the commands run with Python's bytecode cache on (:func:`bytecode_env`,
+    written by a study run first), as a user's Python has it, where this environment may
+    turn it off (``PYTHONDONTWRITEBYTECODE``: every process then compiles fem's modules)."""
     import shutil
 
     modal = tmp / "modal.toml"
     modal.write_text(MODAL)
     hs = [0.005 + 0.0002 * i for i in range(VARIANTS)]
     st = study_file(tmp / "sm.toml", "sections.bar.h", hs, xdmf)
+    env = bytecode_env(tmp) if bytecode else None
 
     def study(out: str, jobs: int) -> list[str]:
         return fem + ["study", str(modal), st, "-o", str(tmp / out), "-j", str(jobs)]
 
+    cache = bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
     print(f"\n2. {VARIANTS} variants of an 8-element modal deck"
           + (", xdmf = true" if xdmf else ", no XDMF (the default)")
           + f", {rounds} rounds ({os.cpu_count()} cores; Python's bytecode cache "
-          + ("off: every process compiles fem" if os.environ.get("PYTHONDONTWRITEBYTECODE")
-             else "on") + ")")
+          + ("on" + (" (PYTHONDONTWRITEBYTECODE of this environment removed, "
+                     "PYTHONPYCACHEPREFIX a temporary folder)" if bytecode else "")
+             if cache else "off (PYTHONDONTWRITEBYTECODE): every process compiles fem") + ")")
+    if bytecode:
+        shutil.rmtree(tmp / "warm", ignore_errors=True)
+        wall(study("warm", 2), env=env)             # writes the bytecode of every process
     one, two = session_share()
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
@@ -206,8 +231,9 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False)
         for out in ("j1", "j2", "pa", "pb"):
             shutil.rmtree(tmp / out, ignore_errors=True)
         t, at = {}, {}
-        runs = [("j1", lambda: wall(study("j1", 1))), ("j2", lambda: wall(study("j2", 2))),
-                ("pair", lambda: together([study("pa", 1), study("pb", 1)]))]
+        runs = [("j1", lambda: wall(study("j1", 1), env=env)),
+                ("j2", lambda: wall(study("j2", 2), env=env)),
+                ("pair", lambda: together([study("pa", 1), study("pb", 1)], env))]
         for name, run in runs[::-1] if k % 2 else runs:     # a drifting load favours none
             launched = time.time()
             t[name] = run()
@@ -249,6 +275,8 @@ def only_workers(rounds: int = ROUNDS) -> None:
     print(f"Studies: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the start")
     with tempfile.TemporaryDirectory() as tmp:
         workers(fem_command(), Path(tmp), rounds)
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            workers(fem_command(), Path(tmp), rounds, bytecode=True)
         workers(fem_command(), Path(tmp), rounds, xdmf=True)
 
 

@@ -73,8 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("deck", help="base TOML deck (may hold the [study] table)")
     s.add_argument("study", nargs="?", help="TOML file with the [study] table")
     s.add_argument("-o", "--output", help="folder of the results (default: <deck>_study)")
-    s.add_argument("-j", "--jobs", type=_jobs, default=1, help="worker processes (default 1: "
-                   "in this process); under mpiexec the ranks share the variants instead")
+    s.add_argument("-j", "--jobs", type=_jobs, default=1, help="processes running variants: "
+                   "this one and N - 1 workers (default 1: in this process); under mpiexec the "
+                   "ranks share the variants instead")
     s.add_argument("--resume", action="store_true", help="run only the variants the folder "
                    "does not hold finished")
     v = sub.add_parser("validate", help="run the validation cases and compare with references")

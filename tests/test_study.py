@@ -421,17 +421,20 @@ values = [0.02, 0.01, 0.015]
 def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch, capsys):
     """The rule: the first variant runs alone; its wall time times the rounds the others take is
     printed as the second line, before any other variant starts. In-process (-j 1): what was
-    printed when each variant started; with -j 2: the workers' variants started (their records'
-    ``started``) after the estimate was printed, and the first ran in the fem process."""
+    printed when each variant started. With -j 2 (this process and a worker, which share the
+    others as each is free): the first ran alone in this process, the estimate t1 ceil(3 / 2)
+    was printed before any other variant started in either process (what was printed when this
+    one's started; the records' ``started``), and both processes ran some of the others, with
+    results equal to the in-process run's: each variant's results file dataset by dataset, bit
+    for bit, and the summary but for the wall times."""
     import json
-    import multiprocessing.pool
     import re
 
     from fem.study import command
 
     base = write(tmp_path / "cant.toml", CANTILEVER)
     study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = "
-                  "\"sections.bar.h\"\nvalues = [0.01, 0.015, 0.02]\n" + OUTPUTS)
+                  "\"sections.bar.h\"\nvalues = [0.01, 0.015, 0.02, 0.025]\n" + OUTPUTS)
     printed = [""]
     seen = []
     real = runner.run_variant
@@ -444,51 +447,63 @@ def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch,
     monkeypatch.setattr(runner, "run_variant", logged)
     out = str(tmp_path / "serial")
     assert main(["study", base, study, "-o", out]) == 0
-    assert [i for i, _ in seen] == [0, 1, 2]
-    assert len(seen[0][1]) == 1 and seen[0][1][0].startswith("study: 3 variants")
-    assert seen[0][1][0].endswith("3 to run in this process; the first alone, for an estimate "
+    assert [i for i, _ in seen] == [0, 1, 2, 3]
+    assert len(seen[0][1]) == 1 and seen[0][1][0].startswith("study: 4 variants")
+    assert seen[0][1][0].endswith("4 to run in this process; the first alone, for an estimate "
                                   "of the time")
     lines = seen[1][1]
     assert len(lines) == 2                   # nothing else before variant 1 starts
     with open(os.path.join(out, "variant_0000.json")) as fh:
         t1 = json.load(fh)["wall_time"]
-    assert lines[1] == (f"estimated time: {2 * t1:.3g} s for the other 2 variants, 1 at a time "
+    assert lines[1] == (f"estimated time: {3 * t1:.3g} s for the other 3 variants, 1 at a time "
                         f"(the first took {t1:.3g} s)")
-    # two worker processes: the estimate t1 ceil(2 / 2), printed before either worker's variant
-    monkeypatch.undo()                      # the workers are handed runner.run_variant by name
+    # -j 2: this process runs the first alone, then takes variants beside the worker; a variant
+    # of its own waits until the worker has finished one, so that both run some whatever the
+    # worker's start-up takes (the worker runs its own runner.run_variant, not this wrapper)
+    pooled = str(tmp_path / "pool")
     here, told = [], []
-    estimate, serial = command._estimate, runner.serial
+    estimate = command._estimate
+    capsys.readouterr()
+    printed[0] = ""
 
     def timed(rec, rest, processes):
         estimate(rec, rest, processes)
         told.append((time.time(), rec["index"], rest, processes))
 
-    def in_this_process(todo, report=None):
-        here.extend(t.index for t in todo)
-        return serial(todo, report)
-
-    handed = multiprocessing.pool.Pool.apply_async
-
-    def handing(pool, func, args=(), *a, **k):
-        told.append(("handed to a worker", args[0].index))
-        return handed(pool, func, args, *a, **k)
+    def waiting(task):
+        printed[0] += capsys.readouterr().out
+        here.append((task.index, printed[0].splitlines()))
+        deadline = time.monotonic() + 120
+        while task.index > 0 and time.monotonic() < deadline and not any(
+                os.path.exists(os.path.join(pooled, f"variant_{i:04d}.json"))
+                for i in range(1, 4) if i not in [j for j, _ in here]):
+            time.sleep(0.01)
+        return real(task)
 
     monkeypatch.setattr(command, "_estimate", timed)
-    monkeypatch.setattr(runner, "serial", in_this_process)
-    monkeypatch.setattr(multiprocessing.pool.Pool, "apply_async", handing)
-    pooled = str(tmp_path / "pool")
+    monkeypatch.setattr(runner, "run_variant", waiting)
     assert main(["study", base, study, "-o", pooled, "-j", "2"]) == 0
-    assert here == [0]                      # the first in this process, the others in workers
-    # the order of events in this process: the estimate, then the others handed to the workers
-    assert [t[1:] for t in told] == [(0, 2, 2), (1,), (2,)]
-    text = capsys.readouterr().out
-    assert "3 to run in 2 worker processes; the first alone" in text
-    assert re.search(r"\nestimated time: \S+ s for the other 2 variants, 2 at a time", text)
-    for i in (1, 2):
+    mine = [i for i, _ in here]
+    assert mine[0] == 0 and len(mine) > 1                # the first, and some of the others
+    assert len(here[0][1]) == 1 and here[0][1][0].endswith(
+        "4 to run in 2 processes (this one and 1 worker); the first alone, for an estimate of "
+        "the time")
+    assert [t[1:] for t in told] == [(0, 3, 2)]
+    for _, lines in here[1:]:                           # this process's: after the estimate
+        assert len(lines) == 2 and re.fullmatch(
+            r"estimated time: \S+ s for the other 3 variants, 2 at a time \(the first took "
+            r"\S+ s\)", lines[1])
+    theirs = [i for i in range(4) if i not in mine]
+    assert theirs                                       # the worker's
+    for i in range(1, 4):
         with open(os.path.join(pooled, f"variant_{i:04d}.json")) as fh:
             rec = json.load(fh)
         assert rec["status"] == "done" and rec["started"] > told[0][0]
-    assert [r["status"] for r in rows(pooled)] == ["done"] * 3
+    for i in range(4):
+        _same(_datasets(os.path.join(out, f"variant_{i:04d}.h5")),
+              _datasets(os.path.join(pooled, f"variant_{i:04d}.h5")))
+    assert _table(pooled) == _table(out)
+    assert [r["status"] for r in rows(pooled)] == ["done"] * 4
 
 
 def _datasets(h5: str) -> dict[str, np.ndarray]:

@@ -46,7 +46,8 @@ def study(args, petsc: list[str]) -> int:
         todo = [t for t in todo if not runner.finished(t)]
     processes = comm.Get_size() if comm is not None else min(jobs, max(len(todo) - 1, 1))
     how = (f"on {comm.Get_size()} MPI ranks" if comm is not None else
-           f"in {processes} worker processes" if processes > 1 else "in this process")
+           f"in {processes} processes (this one and {processes - 1} "
+           f"worker{'s' * (processes > 2)})" if processes > 1 else "in this process")
     verbose = getattr(args, "verbose", False)
 
     def report(rec: dict) -> None:
@@ -73,7 +74,11 @@ def study(args, petsc: list[str]) -> int:
               + ("; the first alone, for an estimate of the time" if rest else ""),
               flush=True)
     try:
-        _petsc.init(petsc)
+        # PETSc starts when a variant first needs it (small static models never do), or now
+        # when the command line gives it options (a bad one is reported before any variant)
+        _petsc.defer(petsc)
+        if petsc:
+            _petsc.init()
         if comm is not None:
             if root:
                 first()

@@ -11,10 +11,13 @@ command (:mod:`fem.study.command`) runs the first variant alone in its own proce
 MPI) for the estimated time, then the others:
 
 * ``jobs = 1``: in this process, one after another;
-* ``jobs > 1``: a pool of ``jobs`` worker processes started by the ``forkserver`` method from a
-  server that imported fem once (:func:`pool`); each worker starts PETSc once and runs the
-  variants it is handed in-process. Workers ignore SIGINT: a Ctrl-C reaches the parent, which
-  terminates them and keeps what finished;
+* ``jobs > 1``: ``jobs`` processes, this one and ``jobs - 1`` workers started by the
+  ``forkserver`` method from a server that imported fem once (:func:`pool`; the server starts
+  first thing in the command, its imports beside the deck checks). Each worker starts PETSc once
+  and runs the variants it is handed in-process; this process takes variants beside them from
+  the end of the first, whatever the workers' start-up still takes, each process the next one
+  as it is free (which process runs a variant changes nothing in its results). Workers ignore
+  SIGINT: a Ctrl-C reaches the parent, which terminates them and keeps what finished;
 * under an MPI launcher (``mpiexec -n N fem study ...``, :func:`launched`): rank ``r`` runs the
   variants ``r, r + N, ...`` after the first, which rank 0 runs alone (a static split: the same
   order whatever the timing), and rank 0 writes the summary once all ranks are through.
@@ -40,10 +43,13 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fem import interrupt
 from fem.errors import FemError, Interrupted
-from fem.study.spec import Output, Study, scalar
+
+if TYPE_CHECKING:       # spec imports the deck checks, which the fork server must not wait for
+    from fem.study.spec import Output, Study
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +217,8 @@ def read_outputs(h5: str, outputs: tuple[Output, ...]) -> tuple[dict, list[str]]
     """The named outputs of results file ``h5`` (NaN where one cannot be read, with why)."""
     import h5py
 
+    from fem.study.spec import scalar
+
     values, errors = {}, []
     with h5py.File(h5, "r") as f:
         for o in outputs:
@@ -237,15 +245,21 @@ def serial(todo: list[Task], report: Callable[[dict], None] | None = None) -> li
 
 # --- worker processes ---------------------------------------------------------------------------
 #: what the fork server imports once, before it forks the workers (no PETSc: MPI must not start
-#: before a fork)
-PRELOAD = ["fem.study.runner", "fem.run", "numpy", "h5py"]
+#: before a fork): fem's run and deck checks, and what the first variant of a small model
+#: imported besides (scipy's sparse and dense solvers, the eigen-solvers), else each worker's
+PRELOAD = ["fem.study.runner", "fem.run", "fem.study.spec", "numpy", "h5py", "scipy.linalg",
+           "scipy.sparse.linalg", "fem.solvers.eigen.lanczos"]
+
+#: variants handed to a worker ahead of the one it runs, so that it never waits for this process
+#: (busy with a variant of its own) to hand it the next
+AHEAD = 2
 
 
 def start_server() -> None:
     """Start the fork server (its imports) now, if not running yet.
 
-    Its imports take about as long as this process's start-up (the deck checks, PETSc), and
-    the pool waits for them before its first worker starts: started first, they run beside it.
+    Its imports take about as long as this process's start-up (the deck checks), and the pool
+    waits for them before its first worker starts: started first, they run beside it.
     """
     import multiprocessing as mp
     from multiprocessing import forkserver
@@ -256,7 +270,13 @@ def start_server() -> None:
 
 
 def _init_worker(petsc_args: list[str]) -> None:
-    """A worker: SIGINT is the parent's to handle; PETSc started once; numpy's warnings off."""
+    """A worker: SIGINT is the parent's to handle; PETSc started; numpy's warnings off.
+
+    PETSc starts now, not when a variant first needs it: a worker starts while this process
+    runs the first variant alone (for the estimate), so its PETSc start (MPI's, 0.1-0.7 s) is
+    done before it is handed a variant, where a deferred start would delay its first. A model
+    that needs no PETSc (small static ones) pays that in each worker, beside the first variant.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     pin_threads()
     from fem import _petsc
@@ -265,46 +285,149 @@ def _init_worker(petsc_args: list[str]) -> None:
     warnings.simplefilter("ignore", RuntimeWarning)
 
 
+def _in_worker(task: Task) -> dict:
+    """A worker's :func:`run_variant` (handed by name: a worker runs its own module's)."""
+    return run_variant(task)
+
+
+class _Feed:
+    """The variants not yet taken, shared by this process and the workers' hand-out.
+
+    This process takes the next one between its own variants (:meth:`take`); a worker's is
+    handed to it from the pool's result thread, as each of its variants comes back
+    (:meth:`hand`), keeping :data:`AHEAD` per worker queued. Records come back through
+    :attr:`done` to this process's thread, which reports them.
+    """
+
+    def __init__(self, todo: list[Task]):
+        import queue
+        import threading
+
+        self.pending = list(reversed(todo))         # pop() takes the next
+        self.lock = threading.Lock()
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
+        self.out = 0                                # handed to the workers, not back yet
+        self.workers = None
+        self.stopped = False
+
+    def take(self) -> Task | None:
+        with self.lock:
+            return self.pending.pop() if self.pending and not self.stopped else None
+
+    def hand(self, count: int = 1) -> None:
+        """Hand up to ``count`` more variants to the workers."""
+        for _ in range(count):
+            with self.lock:
+                if not self.pending or self.stopped:
+                    return
+                task = self.pending.pop()
+                self.out += 1
+            try:
+                self.workers.apply_async(_in_worker, (task,), callback=self._back,
+                                         error_callback=self._failed)
+            except ValueError:                  # the pool was terminated meanwhile
+                return
+
+    def _back(self, rec: dict) -> None:                    # in the pool's result thread
+        self.done.put(rec)                                 # before the count: none is missed
+        with self.lock:
+            self.out -= 1
+        self.hand()
+
+    def _failed(self, err: BaseException) -> None:         # a bug, or a worker's crash
+        self.done.put(err)
+        with self.lock:
+            self.out -= 1
+            self.stopped = True
+
+    def outstanding(self) -> int:
+        with self.lock:
+            return self.out
+
+
 def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = None,
          petsc_args: list[str] = (), before: Callable[[], None] | None = None) -> list[dict]:
-    """Run ``todo`` in ``jobs`` worker processes (forkserver: fem imported once, in the server).
+    """Run ``todo`` in ``jobs`` processes: this one and ``jobs - 1`` workers.
 
-    ``before()`` runs in this process once the pool is made (its workers start meanwhile) and
-    before any variant of ``todo`` is handed to them.
+    The workers are forked by the fork server, which imported fem once.
+
+    ``before()`` runs in this process first, while the pool is made (in a thread: making it
+    waits for the server's imports) and its workers start; no variant of ``todo`` is handed to
+    them before it is through. Then this process and the workers take the variants in order as
+    each is free: this one at once, whatever the workers' start-up (the server's imports, PETSc)
+    still takes, and none of them idle while variants wait.
 
     At a signal (:func:`fem.interrupt.pending`) the workers are terminated and
     :class:`~fem.errors.Interrupted` is raised; the records written so far stay.
     """
     import multiprocessing as mp
+    import queue
+    import threading
 
     start_server()                       # at once if the command started it before
     ctx = mp.get_context("forkserver")
     out: list[dict] = []
-    workers = ctx.Pool(jobs, initializer=_init_worker, initargs=(list(petsc_args),))
+    feed = _Feed(todo)
+    ready = threading.Event()           # before() is through: variants may go to the workers
+
+    def make() -> None:
+        """Make the pool, then hand the workers their first variants once ``before()`` is through.
+
+        In a thread: making the pool waits for the server's imports, and this process runs
+        variants meanwhile.
+        """
+        try:
+            feed.workers = ctx.Pool(jobs - 1, initializer=_init_worker,
+                                    initargs=(list(petsc_args),))
+        except BaseException as err:  # noqa: BLE001 - raised again in this process's thread
+            feed.done.put(err)
+            return
+        ready.wait()
+        feed.hand(AHEAD * (jobs - 1))
+
+    def collect(wait: float = 0.0) -> None:
+        """Report the records the workers handed back (waiting up to ``wait`` s for one)."""
+        while True:
+            try:
+                got = feed.done.get(timeout=wait) if wait else feed.done.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(got, BaseException):
+                raise got
+            out.append(got)
+            if report is not None:
+                report(got)
+            wait = 0.0
+
+    maker = threading.Thread(target=make, name="fem-study-pool", daemon=True)
+    maker.start()
     try:
         if before is not None:
             before()
-        waiting = [workers.apply_async(run_variant, (t,)) for t in todo]
-        while waiting:
+        ready.set()
+        while (task := feed.take()) is not None:
             interrupt.check()
-            still = []
-            for w in waiting:
-                if w.ready():
-                    rec = w.get()
-                    out.append(rec)
-                    if report is not None:
-                        report(rec)
-                else:
-                    still.append(w)
-            waiting = still
-            if waiting:
-                waiting[0].wait(0.05)
+            rec = run_variant(task)
+            out.append(rec)
+            if report is not None:
+                report(rec)
+            collect()
+        maker.join()
+        while feed.outstanding():
+            interrupt.check()
+            collect(0.05)
+        collect()
     except BaseException:
-        workers.terminate()             # SIGTERM: a variant being computed is dropped
-        workers.join()
+        with feed.lock:
+            feed.stopped = True
+        ready.set()
+        maker.join()
+        if feed.workers is not None:
+            feed.workers.terminate()    # SIGTERM: a variant being computed is dropped
+            feed.workers.join()
         raise
-    workers.close()
-    workers.join()
+    feed.workers.close()
+    feed.workers.join()
     return out
 
 
