@@ -83,10 +83,10 @@ def main(pairs: list[str]) -> int:
         deck, out = pair.rsplit(":", 1)
         got = cli.main(["run", deck, "-o", out, *options])
         code = got or code
-        if mpi.size() > 1:
-            codes = mpi.mpi4py_comm().allgather(int(got or 0))
-            if mpi.rank() == 0 and os.environ.get("FEM_TEST_CODES"):
-                print(f"mpi_runs: {deck} exit codes {codes}", flush=True)
+        codes = (mpi.mpi4py_comm().allgather(int(got or 0)) if mpi.size() > 1
+                 else [int(got or 0)])
+        if mpi.rank() == 0 and os.environ.get("FEM_TEST_CODES"):
+            print(f"mpi_runs: {deck} exit codes {codes}", flush=True)
     return code
 
 

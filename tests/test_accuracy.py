@@ -303,16 +303,18 @@ def cantilever(n, steps):
 def test_a_signal_stops_a_step_at_the_next_iteration(monkeypatch, no_pending_signal, step):
     """A stop request while the third tangent is filled in ends the step at the next check,
     before another tangent, whatever the loop (increments, Newton iterations, time steps; this
-    planar cantilever's time steps and load-control increments are each one compiled loop:
-    stopped after the third)."""
-    from fem.analysis.planar_static import PlanarIncrement
-    from fem.integrators.planar import PlanarStep
+    planar cantilever's time steps and load-control increments go several to a compiled call,
+    made here two to a call: stopped after the third call)."""
+    from fem.analysis import planar_static
+    from fem.integrators import planar_run
     from fem.solvers.linear_system import LinearSystem
 
     if step["type"] == "dynamic":
-        seen = stop_after(monkeypatch, PlanarStep, "iterate", 3)
+        monkeypatch.setattr(planar_run, "MAX_STEPS", 2)
+        seen = stop_after(monkeypatch, planar_run.PlanarRun, "advance", 3)
     elif step.get("control") is None:
-        seen = stop_after(monkeypatch, PlanarIncrement, "iterate", 3)
+        monkeypatch.setattr(planar_static, "MAX_NODE_INCREMENTS", 2 * 5)     # 5 nodes
+        seen = stop_after(monkeypatch, planar_static.PlanarIncrement, "batch", 3)
     else:
         seen = stop_after(monkeypatch, LinearSystem, "fill", 3)
     with pytest.raises(Interrupted):

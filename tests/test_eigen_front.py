@@ -37,6 +37,9 @@ ALLOWED = {
     ("fem/elements/superelement/group.py", "eigh"): "the modes of a superelement's own reduced "
     "fixed-interface block (r x r, at build time), which its modal damping ratios act on "
     "(D = M Phi diag(2 zeta omega) Phi^T M); the elements layer cannot call the solvers' front-end",
+    ("fem/cms/nonlinear.py", "eigh"): "the M-orthonormal basis of the few columns a reduction "
+    "appends (modal derivatives, inertial responses: their Gram matrix, tens at most, at "
+    "reduction time), dropping dependent ones; not a model's eigen-solve",
     ("fem/io/drawing.py", "eigh"): "the principal axes of a rigid body's 3 x 3 inertia tensor, "
     "the box ParaView draws for it, not a model's eigen-solve",
 }

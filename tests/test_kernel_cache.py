@@ -37,8 +37,8 @@ def test_every_kernel_module_is_in_the_key():
     assert names == ["assembly_kernel.py", "banded_kernel.py", "beam2d_ec_kernel.py",
                      "beam2d_kernel.py", "beam3d_ec_kernel.py", "beam3d_kernel.py",
                      "bent_kernel.py", "newton_kernel.py", "planar_alpha_kernel.py",
-                     "planar_joint_kernel.py", "planar_kernel.py", "planar_newton_kernel.py",
-                     "planar_static_kernel.py",
+                     "planar_inertia_kernel.py", "planar_joint_kernel.py", "planar_kernel.py",
+                     "planar_newton_kernel.py", "planar_run_kernel.py", "planar_static_kernel.py",
                      "shell_ec_kernel.py", "shell_kernel.py", "spatial_static_kernel.py"]
     # the scalar rules the kernels compile as they stand: a change to them recompiles too
     assert sorted(os.path.basename(p) for p in kernels.sources()) == sorted(
@@ -58,9 +58,11 @@ def test_the_kernels_cache_in_the_keyed_folder():
     from fem.elements.shell import shell_ec_kernel, shell_kernel
     from fem.integrators import (
         planar_alpha_kernel,
+        planar_inertia_kernel,
         planar_joint_kernel,
         planar_kernel,
         planar_newton_kernel,
+        planar_run_kernel,
     )
     from fem.solvers import banded_kernel, newton_kernel
 
@@ -74,7 +76,8 @@ def test_the_kernels_cache_in_the_keyed_folder():
     for function in (planar_kernel.nodes, planar_newton_kernel.step, banded_kernel.factor,
                      newton_kernel.test, beam2d_kernel.chunk, planar_static_kernel.increment,
                      planar_alpha_kernel.step, planar_joint_kernel.revolute,
-                     spatial_static_kernel.increment):
+                     spatial_static_kernel.increment, planar_inertia_kernel.consistent,
+                     planar_run_kernel.run):
         assert function._cache._cache_path.startswith(kernels.cache_dir())
 
 

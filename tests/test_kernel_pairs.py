@@ -30,9 +30,12 @@ for _module in REGISTERING:
 #: 3D load-control increments) and the scalar logic they share (Newton's test, the banded LU),
 #: compared with the general path by iterations, norms and states (tests/test_planar_step.py,
 #: tests/test_planar_alpha.py, tests/test_planar_static.py, tests/test_spatial_static.py) and
-#: with dense LU (tests/test_banded.py)
+#: with dense LU (tests/test_banded.py); the runs of time steps (tests/test_planar_run.py) and
+#: the planar step's consistent beam inertia, compared element by element with
+#: fem.inertia.beam's (tests/test_planar_crank.py)
 STEP_KERNELS = {"fem.integrators.planar_kernel", "fem.integrators.planar_newton_kernel",
                 "fem.integrators.planar_alpha_kernel", "fem.integrators.planar_joint_kernel",
+                "fem.integrators.planar_run_kernel", "fem.integrators.planar_inertia_kernel",
                 "fem.analysis.planar_static_kernel", "fem.analysis.spatial_static_kernel",
                 "fem.solvers.newton_kernel", "fem.solvers.banded_kernel"}
 

@@ -122,6 +122,7 @@ def test_modified_newton_of_a_static_step_reaches_full_newtons_path(monkeypatch)
     monkeypatch.setattr(planar_static.PlanarIncrement, "make",
                         classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
     monkeypatch.setattr(planar_static.PlanarIncrement, "iterate", lambda self, *a: None)
+    monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: None)
     runs = {}
     fill = LinearSystem.fill
     for newton in ("full", "modified"):

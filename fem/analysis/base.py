@@ -74,6 +74,16 @@ class StepBase:
     #: whether the step's loads reach superelements' modal coordinates (:meth:`external`:
     #: gravity on superelements); steps without it refuse gravity on them (fem.io.build_steps)
     MODAL_LOADS = False
+
+    @staticmethod
+    def frame_gravity(values: dict) -> bool:
+        """Whether a step of this type with these deck values applies gravity to 3D superelements.
+
+        Their gravity turns with the frame (the energy-conserving scheme's
+        ``gravity_conserving``); steps without it refuse it on them (fem.io.build_steps).
+        """
+        return False
+
     #: whether the loads of a step of this type stay applied after it (the deck's load history)
     LOADS_STAY = False
     #: whether its loads without a time function ramp with the step's pseudo-time (``g(t) = t``,

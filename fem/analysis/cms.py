@@ -168,10 +168,8 @@ def component_cells(model, comp: NDArray) -> dict[str, NDArray]:
     supported) are left out. What the superelement file keeps as ``/component/cells`` for the
     drawing of the component's full mesh (:mod:`fem.io.drawing`).
     """
-    from fem.io.drawing import drawn_groups
-
     out: dict[str, list] = {}
-    for g in drawn_groups(model):
+    for g in model.groups:                  # the drawing keeps the types it draws
         cells = np.asarray(g.cells, dtype=np.int64)
         pos = np.minimum(np.searchsorted(comp, cells), max(len(comp) - 1, 0))
         keep = np.all(comp[pos] == cells, axis=1) if len(comp) else np.zeros(len(cells), bool)

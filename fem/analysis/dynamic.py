@@ -106,6 +106,12 @@ class DynamicStep(StepBase):
 
     step_type = "dynamic"
     MODAL_LOADS = True          # the integrators' residual and work take them (fem.integrators)
+
+    @staticmethod
+    def frame_gravity(values: dict) -> bool:
+        """The energy-conserving scheme applies it (EnergyConserving._frame_gravity)."""
+        return values.get("integrator") == "energy_conserving"
+
     Settings = DynamicSettings
     LOADS_STAY = True
     RESUMABLE = True

@@ -50,6 +50,9 @@ sp = lazy.module("scipy.sparse")
 
 #: The most increments :meth:`PlanarIncrement.batch` takes in one call
 BATCH = 64
+#: and the most nodes times increments: the step's loop checks for a stop request (SIGINT,
+#: SIGTERM) between calls, so that one is seen within a few milliseconds on any model size
+MAX_NODE_INCREMENTS = 4096
 
 
 @dataclass
@@ -305,7 +308,8 @@ class PlanarIncrement(CompiledIncrement):
             self._flat = np.ascontiguousarray(flat, dtype=np.int64)
             self._pos = np.ascontiguousarray(pos, dtype=np.int64)
         held, pattern = self._held
-        b = self._batch_arrays(state, min(count, BATCH))
+        count = min(count, BATCH, max(1, MAX_NODE_INCREMENTS // max(1, len(state.rot))))
+        b = self._batch_arrays(state, count)
         p, policy = control.progress, control.policy
         settings = np.array([control.sign, control.end, p.done, policy.size, policy.nominal,
                              policy.grow, -1.0 if policy.fast is None else policy.fast, 0.0])

@@ -60,15 +60,21 @@ class PlanarRun:
     @staticmethod
     def eligible(step) -> str | None:
         """Why the time steps of ``step`` go one at a time, or None (the module docstring)."""
-        from fem.analysis.dynamic import DynamicStep
         from fem.integrators.planar import PlanarStep
 
         integ = step.integrator
         planar = getattr(integ, "_planar", None)
         if not isinstance(planar, PlanarStep):
             return "the compiled energy-conserving step does not take the model"
+        # the time loop's own methods, which a run replaces: the step's must be its dynamic
+        # step class's (found in its bases: the integrators do not import fem.analysis, which
+        # imports them)
+        loop = next((c for c in type(step).__mro__ if c.__name__ == "DynamicStep"
+                     and c.__module__ == "fem.analysis.dynamic"), None)
+        if loop is None:
+            return "not a dynamic step's time loop"
         for name in ("_advance", "_newton", "_predict", "_check_finite"):
-            if getattr(type(step), name) is not getattr(DynamicStep, name):
+            if getattr(type(step), name) is not getattr(loop, name):
                 return f"the step's {name} is its own ({type(step).__name__})"
         if planar.banded(step) is None:
             return "no banded LU (the solver has PETSc options, or the band is too wide)"

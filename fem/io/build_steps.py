@@ -128,7 +128,7 @@ def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) 
         if not getattr(g, "internal_always", False):
             continue
         if g.options().get("formulation") != "linear":
-            _corotational_gravity(e, g, key)
+            _corotational_gravity(e, step, g, key)
             continue
         if g.data.gravity is None:
             raise DeckError(key, f"gravity on superelement '{g.name}': its file {g.path!r} "
@@ -141,15 +141,13 @@ def _superelement_gravity(e: Entry, step: type, model, loads, removed, applied) 
                             "loads without \"gravity\" (or remove it before this step)")
 
 
-def _corotational_gravity(e: Entry, g, key: str) -> None:
+def _corotational_gravity(e: Entry, step: type, g, key: str) -> None:
     """Gravity on a co-rotational superelement: 3D ones in energy-conserving dynamic steps.
 
     Its gravity turns with its frame (:meth:`fem.elements.superelement.corot3d.
     CorotSuperelement3D.gravity_conserving`), which only that scheme's step takes so far.
     """
-    v = e.values
-    if hasattr(g, "gravity_conserving") and v["type"] == "dynamic" \
-            and v.get("integrator") == "energy_conserving":
+    if hasattr(g, "gravity_conserving") and step.frame_gravity(e.values):
         return
     what = ("3D co-rotational superelements take it in dynamic steps with integrator = "
             "\"energy_conserving\" only so far" if hasattr(g, "gravity_conserving") else

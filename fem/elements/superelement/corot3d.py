@@ -98,8 +98,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import rotations as so3
-from fem.cms.nonlinear import Polynomial
 from fem.elements.superelement.group import Superelement, SuperelementData
+from fem.elements.superelement.polynomial import Polynomial
 from fem.errors import ModelError
 from fem.rotations import hat, vee
 
