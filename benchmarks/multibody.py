@@ -22,8 +22,11 @@ Exudyn (the optional extra ``peers``; ``pip install --no-deps exudyn``)
     Both use the sparse LU (``EigenSparse``) instead of the default dense one, which is about 20
     times slower here with 100 bodies.
 
-The steps per second count the time loop alone: the time from the first step to the last, taken
-by each program's per-step callback. Setup, initial accelerations and output fall outside it.
+The steps per second count the time loop alone: from the first step's end to the last's, taken
+by Exudyn's per-step callback and, in fem, by a callback at the first step that then removes
+itself (one at every step would make fem's steps go one at a time,
+:mod:`fem.integrators.planar_run`) and the step's return (:class:`Clock`). Setup and initial
+accelerations fall outside it; fem's frames (energy bookkeeping) fall inside.
 Each rate is the best of 3 runs, taken in turns (fem, Exudyn, fem, ...), as the benchmark may
 share its machine; the general path runs once, as it is slow.
 The baseline in the same run is Exudyn's generalized-alpha. For the sameness check, ``tip`` is
@@ -43,15 +46,17 @@ use the case's step h = 1e-5 s for 640 steps (0.0064 s, 0.80 rad of crank angle:
 maximum at about 0.69 rad, where the case runs 0.0112 s). ``first max`` is the first maximum of
 the rod mid-point's offset from the chord (crank pin to slider; left positive) over the rod length,
 by the parabola through the three samples around it (``fem.validate``), against 0.00976 (Meijaard,
-Table 3, 4 elements); ``at`` is its crank angle.
+Table 3, 4 elements); ``at`` is its crank angle. Exudyn samples every step (sensors), fem at its
+frames every :data:`CRANK_EVERY` steps (the same maximum to 3e-5 of itself as every step's).
 
 fem
     The case deck as it is (4 co-rotational Timoshenko beams with the consistent inertia, the
     crank driven through its pivot, an inline joint for the slider, the energy-conserving
     scheme), run for the shorter time. It takes the compiled time step
     (:mod:`fem.integrators.planar`: the consistent inertia and the slide row compiled too); the
-    row ``FEM_JIT=0`` is the general path. The compiled Newton loop's share of a step is
-    printed apart from the Python around it (state copies, predictor, bookkeeping).
+    row ``FEM_JIT=0`` is the general path. The compiled calls' share of a step is
+    printed apart from the Python around it (frames, state copies, bookkeeping); the steps
+    between two frames go in compiled runs (:mod:`fem.integrators.planar_run`).
 Exudyn
     The crank is a ``ObjectRigidBody2D`` pinned to the ground, its angle's rate held at
     124.8 rad/s by a velocity-level ``CoordinateConstraint``. The rod is
