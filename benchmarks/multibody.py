@@ -22,8 +22,11 @@ Exudyn (the optional extra ``peers``; ``pip install --no-deps exudyn``)
     Both use the sparse LU (``EigenSparse``) instead of the default dense one, which is about 20
     times slower here with 100 bodies.
 
-The steps per second count the time loop alone: the time from the first step to the last, taken
-by each program's per-step callback. Setup, initial accelerations and output fall outside it.
+The steps per second count the time loop alone: from the first step's end to the last's, taken
+by Exudyn's per-step callback and, in fem, by a callback at the first step that then removes
+itself (one at every step would make fem's steps go one at a time,
+:mod:`fem.integrators.planar_run`) and the step's return (:class:`Clock`). Setup and initial
+accelerations fall outside it; fem's frames (energy bookkeeping) fall inside.
 Each rate is the best of 3 runs, taken in turns (fem, Exudyn, fem, ...), as the benchmark may
 share its machine; the general path runs once, as it is slow.
 The baseline in the same run is Exudyn's generalized-alpha. For the sameness check, ``tip`` is
@@ -43,15 +46,17 @@ use the case's step h = 1e-5 s for 640 steps (0.0064 s, 0.80 rad of crank angle:
 maximum at about 0.69 rad, where the case runs 0.0112 s). ``first max`` is the first maximum of
 the rod mid-point's offset from the chord (crank pin to slider; left positive) over the rod length,
 by the parabola through the three samples around it (``fem.validate``), against 0.00976 (Meijaard,
-Table 3, 4 elements); ``at`` is its crank angle.
+Table 3, 4 elements); ``at`` is its crank angle. Exudyn samples every step (sensors), fem at its
+frames every :data:`CRANK_EVERY` steps (the same maximum to 3e-5 of itself as every step's).
 
 fem
     The case deck as it is (4 co-rotational Timoshenko beams with the consistent inertia, the
     crank driven through its pivot, an inline joint for the slider, the energy-conserving
     scheme), run for the shorter time. It takes the compiled time step
     (:mod:`fem.integrators.planar`: the consistent inertia and the slide row compiled too); the
-    row ``FEM_JIT=0`` is the general path. The compiled Newton loop's share of a step is
-    printed apart from the Python around it (state copies, predictor, bookkeeping).
+    row ``FEM_JIT=0`` is the general path. The compiled calls' share of a step is
+    printed apart from the Python around it (frames, state copies, bookkeeping); the steps
+    between two frames go in compiled runs (:mod:`fem.integrators.planar_run`).
 Exudyn
     The crank is a ``ObjectRigidBody2D`` pinned to the ground, its angle's rate held at
     124.8 rad/s by a velocity-level ``CoordinateConstraint``. The rod is
@@ -133,29 +138,71 @@ def run_fem(n: int, grouped: bool, jit: bool = True) -> dict:
     return dict(got, energy=energy_change(x[:, 1], state.v[k, :2], state.v[k, 2]))
 
 
+class Clock:
+    """The time loop of a fem step, clocked without making its steps go one at a time.
+
+    The clock starts at the first step's end (an ``on_step`` callback that then removes itself:
+    a callback at every step would make the steps go one at a time,
+    :mod:`fem.integrators.planar_run`) and stops when the step returns (:meth:`run`). The
+    Newton iterations are counted from the compiled runs' record and the steps taken one at a
+    time.
+    """
+
+    def __init__(self, step):
+        self.step, self.stamps, self.its, self.record = step, [], 0, []
+        one = step._advance
+
+        def advance(s0):                   # a step taken one at a time
+            out = one(s0)
+            self.its += step._stats["iterations"]
+            return out
+
+        def on_step(s):                    # the first step's end starts the clock
+            self.stamps.append(time.perf_counter())
+            step.on_step = None
+
+        step._advance, step.on_step = advance, on_step
+
+    def run(self, state) -> float:
+        """Run the step from ``state``; its steps per second after the first."""
+        from fem.integrators import planar_run
+
+        make = planar_run.PlanarRun.make
+
+        def made(step):
+            runs = make(step)
+            if runs is not None:
+                runs.record = self.record
+            return runs
+
+        planar_run.PlanarRun.make = made
+        try:
+            self.step.run(state, None)
+            self.stamps.append(time.perf_counter())
+        finally:
+            planar_run.PlanarRun.make = make
+        self.its += sum(i for i, _ in self.record)
+        return (self.step.steps - 1) / (self.stamps[-1] - self.stamps[0])
+
+
 def run_fem_chain_deck(deck: dict, n: int) -> dict:
     """Run a chain deck of ``n`` bars (nodes 1..n their centres) in fem, timing the time loop.
 
-    Its rate (steps per second of the loop alone), Newton iterations a step, the free end's
-    tip, the bars' centres, and the final ``state`` with the bars' node indices ``nodes``.
+    Its rate (steps per second of the loop alone, :class:`Clock`), Newton iterations a step,
+    the free end's tip, the bars' centres, and the final ``state`` with the bars' node indices
+    ``nodes``.
     """
     dk = from_dict(deck)
     sysm = System(dk.model)
     state = sysm.reference_state()
     step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
-    stamps, its = [], [0]
-
-    def on_step(s):
-        stamps.append(time.perf_counter())
-        its[0] += step._stats["iterations"]
-
-    step.on_step = on_step
-    step.run(state, None)
+    clock = Clock(step)
+    rate = clock.run(state)
     k = np.searchsorted(dk.model.node_ids, np.arange(1, n + 1))      # the bars' nodes
     x = dk.model.X[k, :2] + state.u[k, :2]
     phi = state.rot[k[-1]]
     tip = x[-1] + 0.5 * L * np.array([np.cos(phi), np.sin(phi)])
-    return {"rate": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "its": its[0] / step.steps,
+    return {"rate": rate, "its": clock.its / step.steps,
             "tip": tip, "centres": x, "state": state, "nodes": k}
 
 
@@ -230,6 +277,7 @@ def run_exudyn(exu, n: int, solver: str, h: float = H) -> dict:
 CRANK_CASE = Path(__file__).resolve().parents[1] / "cases" / "slider_crank_meijaard"
 CRANK, ROD, OMEGA = 0.1524, 0.3048, 124.8        # crank and rod lengths (m), crank speed (rad/s)
 CRANK_H, CRANK_STEPS = 1e-5, 640
+CRANK_EVERY = 4                                   # steps between the frames fem samples
 FIRST_MAX = 0.00976                               # Meijaard, Table 3, 4 elements
 
 
@@ -246,29 +294,32 @@ def first_maximum(t, ends, mid) -> tuple[float, float]:
 def run_fem_crank(jit: bool = True) -> dict:
     """Run the slider-crank case in fem for CRANK_STEPS steps; its rate and first maximum.
 
-    ``kernel``: the seconds a step spends in the compiled Newton loop
-    (:func:`fem.integrators.planar_newton_kernel.step`), ``python`` the rest of the step.
+    ``kernel``: the seconds a step spends in compiled calls (the runs of
+    :func:`fem.integrators.planar_run_kernel.run`, the Newton loop of a step taken alone,
+    :func:`fem.integrators.planar_newton_kernel.step`), ``python`` the rest of the step.
     ``jit`` false: with ``FEM_JIT=0``, the general path.
     """
-    from fem.integrators import planar_newton_kernel
+    from fem.integrators import planar_newton_kernel, planar_run_kernel
 
     before = os.environ.get("FEM_JIT")
     if not jit:
         os.environ["FEM_JIT"] = "0"
-    kernel, spent = planar_newton_kernel.step, [0.0]
+    kernels, spent = (planar_newton_kernel.step, planar_run_kernel.run), [0.0]
 
-    def timed(*args):
-        start = time.perf_counter()
-        try:
-            return kernel(*args)
-        finally:
-            spent[0] += time.perf_counter() - start
+    def timed(kernel):
+        def call(*args):
+            start = time.perf_counter()
+            try:
+                return kernel(*args)
+            finally:
+                spent[0] += time.perf_counter() - start
+        return call
 
-    planar_newton_kernel.step = timed
+    planar_newton_kernel.step, planar_run_kernel.run = map(timed, kernels)
     try:
         got = _fem_crank()
     finally:
-        planar_newton_kernel.step = kernel
+        planar_newton_kernel.step, planar_run_kernel.run = kernels
         if before is None:
             os.environ.pop("FEM_JIT", None)
         else:
@@ -280,31 +331,33 @@ def run_fem_crank(jit: bool = True) -> dict:
 
 
 def _fem_crank() -> dict:
+    """The crank's deck for CRANK_STEPS steps, frames every CRANK_EVERY: the rod's positions."""
     with open(CRANK_CASE / "deck.toml", "rb") as fh:
         data = tomllib.load(fh)
     spec = data["steps"][0]
     assert spec["time_step"] == CRANK_H
-    spec["duration"] = spec["output_interval"] = CRANK_H * CRANK_STEPS
+    spec["duration"] = CRANK_H * CRANK_STEPS
+    spec["output_interval"] = CRANK_H * CRANK_EVERY
     dk = from_dict(data, base_dir=str(CRANK_CASE))
     sysm = System(dk.model)
     state = sysm.reference_state()
     step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
     k = np.searchsorted(dk.model.node_ids, [2, 4, 6])     # the rod's ends and middle
     X = dk.model.X[k, :2]
-    stamps, its, t, x = [], [0], [0.0], [X.copy()]
+    t, x = [], []
+    frame = step._frame
 
-    def on_step(s):
-        stamps.append(time.perf_counter())
-        its[0] += step._stats["iterations"]
+    def framed(writer, s, *args, **kw):                     # the rod at every frame
         t.append(s.t)
         x.append(X + s.u[k, :2])
+        return frame(writer, s, *args, **kw)
 
-    step.on_step = on_step
-    step.run(state, None)
+    step._frame = framed
+    clock = Clock(step)
+    rate = clock.run(state)
     x = np.array(x)
     peak, angle = first_maximum(np.array(t), x[:, [0, 2]].transpose(1, 0, 2), x[:, 1])
-    return {"rate": (len(stamps) - 1) / (stamps[-1] - stamps[0]), "its": its[0] / step.steps,
-            "peak": peak, "angle": angle}
+    return {"rate": rate, "its": clock.its / step.steps, "peak": peak, "angle": angle}
 
 
 def run_exudyn_crank(exu, elements: int, newton: dict | None = None) -> dict:
@@ -407,7 +460,7 @@ def slider_crank(exu):
         print(f"{name:<48} {r['rate']:>8.4g} {r['its']:>8.3g} {r['peak']:>9.6f} "
               f"{r['peak'] / FIRST_MAX - 1:>+10.2%} {r['angle']:>8.3f}")
     fem = best[fem_name]
-    print(f"fem's compiled step: {fem['kernel'] * 1e6:.0f} us a step in the compiled Newton loop, "
+    print(f"fem's compiled step: {fem['kernel'] * 1e6:.0f} us a step in compiled calls, "
           f"{fem['python'] * 1e6:.0f} us of Python around it")
     if exu is None:
         return

@@ -200,6 +200,42 @@ def test_stored_director_rates_belong_to_the_nodal_velocities_and_rotations_they
     assert np.array_equal(got[1:], _rigid_rates(x, turned)[1:])
 
 
+def test_a_frames_kept_director_rates_follow_the_state_changed_in_place():
+    """The kinetic energy and momenta of one state share one evaluation of the director rates
+    (``_state_slots``); a state whose velocities, rotations, time or rates change in place (the
+    compiled runs advance it so) is evaluated again: each value equals a fresh group's."""
+    sysm = System(deck_io.from_dict(beam_deck(2, n=3)).model)
+    x = inertia_groups(sysm).extras[0]
+    s = sysm.reference_state()
+    X = sysm.model.X
+
+    def fresh():
+        y = inertia_groups(sysm).extras[0]
+        return (y.kinetic_energy(s), y.linear_momentum(s), y.angular_momentum(s, X))
+
+    def kept():
+        return (x.kinetic_energy(s), x.linear_momentum(s), x.angular_momentum(s, X))
+
+    s.v[:] = rng.normal(size=s.v.shape)
+    for change in ("v", "rot", "rates", "t"):
+        before = kept()
+        if change == "v":
+            s.v[1, 2] += 0.5
+        elif change == "rot":
+            s.rot[2] += 0.3
+        elif change == "rates":
+            rigid = x.director_rates(s)
+            s.rates[x.name] = {"v": rigid + rng.normal(size=rigid.shape),
+                               "nodal_v": s.v[x.conn].copy(), "nodal_rot": s.rot[x.conn].copy()}
+        else:
+            s.t += 1.0
+        after, ref = kept(), fresh()
+        for a, b in zip(after, ref, strict=True):
+            assert np.array_equal(a, b), change
+        if change != "t":
+            assert not np.array_equal(before[0], after[0]), change
+
+
 def _rigid_rates(x, state):
     """The director rates ``w x d`` of ``state``: those of a copy without stored ones."""
     out = state.copy()

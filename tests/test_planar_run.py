@@ -7,13 +7,17 @@ _advance`, itself tested against the general path in ``tests/test_planar_step.py
 ``tests/test_planar_multibody.py``): every step's iterations and residual norms, the final state,
 the frames' times and energy balance, the steps and the halvings, on the flexible pendulum of
 ``benchmarks/small_models.py`` (with a time-dependent tip load), on a chain of rigid bars on
-revolute joints and on the chain with a flexible arm pinned at offsets; a step that does not
-converge inside a run is handed back and cut back as before; and the steps it does not take go
-one at a time with the reason logged.
+revolute joints, on the chain with a flexible arm pinned at offsets, on that chain with its
+pivot driven (the drive's targets and the driver's work) and on Meijaard's slider-crank (the
+consistent beam inertia's director rates carried through a run, a driven pivot, a slide row);
+a step that does not converge inside a run is handed back and cut back as before; and the steps
+it does not take go one at a time with the reason logged.
 """
 
 import copy
 import logging
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +32,7 @@ from fem.system import System
 pytest.importorskip("numba")
 
 L, M, G = 0.1, 1.0, 9.81
+CRANK = Path(__file__).resolve().parents[1] / "cases" / "slider_crank_meijaard" / "deck.toml"
 
 
 def chain(n: int = 6, beam: bool = False, drive: bool = False) -> dict:
@@ -74,6 +79,17 @@ def pendulum(**step) -> dict:
     return d
 
 
+def crank(steps: int = 40, every: int = 7) -> dict:
+    """Meijaard's slider-crank (the case: consistent beam inertia, a driven pivot), ``steps``
+    of its time step, frames every ``every`` steps."""
+    with open(CRANK, "rb") as fh:
+        deck = tomllib.load(fh)
+    spec = deck["steps"][0]
+    spec["duration"] = spec["time_step"] * steps
+    spec["output_interval"] = spec["time_step"] * every
+    return deck
+
+
 def run(deck: dict, monkeypatch, batched: bool):
     """Run the deck's step; (state, step, (iterations, norms) of every step).
 
@@ -117,11 +133,14 @@ def assert_same_run(a, b) -> None:
         x, y = getattr(sa, name), getattr(sb, name)
         scale = max(1.0, np.abs(y).max(initial=0.0))
         np.testing.assert_allclose(x, y, rtol=0.0, atol=1e-12 * scale, err_msg=name)
-    assert sa.history.keys() == sb.history.keys()
-    for g, fields in sb.history.items():
-        assert sa.history[g].keys() == fields.keys()
-        for key, y in fields.items():
-            np.testing.assert_allclose(sa.history[g][key], y, rtol=1e-12, atol=0.0)
+    for name in ("history", "rates"):     # the element history, the director rates
+        fa, fb = getattr(sa, name), getattr(sb, name)
+        assert fa.keys() == fb.keys()
+        for g, fields in fb.items():
+            assert fa[g].keys() == fields.keys()
+            for key, y in fields.items():
+                np.testing.assert_allclose(fa[g][key], y, rtol=1e-12, atol=0.0,
+                                           err_msg=f"{name} {g} {key}")
     assert sa.t == sb.t
     assert [r["time"] for r in step_a.history] == [r["time"] for r in step_b.history]
     for ra, rb in zip(step_a.history, step_b.history, strict=True):
@@ -166,16 +185,54 @@ def test_a_step_a_run_cannot_finish_is_handed_back_and_cut_back(monkeypatch, cap
     assert_same_run(batched, run(deck, monkeypatch, batched=False))
 
 
+def test_the_crank_and_a_driven_chain_run_as_step_by_step(monkeypatch):
+    """The slider-crank (consistent inertia: director rates carried through the runs) and the
+    chain with the driven pivot and a flexible arm (the drive's targets and the driver's work):
+    every step, the states with the director rates, the frames and the driver's work."""
+    for deck, steps, frames in ((crank(40, 7), 40, [0, 7, 14, 21, 28, 35, 40]),
+                                (chain(beam=True, drive=True), 50, None)):
+        batched = run(deck, monkeypatch, batched=True)
+        assert_same_run(batched, run(deck, monkeypatch, batched=False))
+        state, step, record = batched
+        assert len(record) == step.steps == steps
+        W = np.array([r["constraint_work"] for r in step.history])
+        assert np.abs(W).max() > 1e-6          # the driver works (the balance books it)
+        if frames is not None:
+            h = deck["steps"][0]["time_step"]
+            np.testing.assert_allclose([r["time"] for r in step.history],
+                                       np.array(frames) * h, rtol=0.0, atol=1e-15)
+            assert state.rates["rod"]["v"].shape == (4, 2, 3)
+
+
+def test_the_crank_goes_in_runs(monkeypatch):
+    """No step of the crank went one at a time (driven joints, consistent inertia taken)."""
+    stepped = []
+    one = dynamic.DynamicStep._advance
+    monkeypatch.setattr(dynamic.DynamicStep, "_advance",
+                        lambda self, s0: stepped.append(s0.t) or one(self, s0))
+    deck = crank(20, 7)
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    state = sysm.reference_state()
+    make_step(dk.steps[0], sysm, dk).run(state, None)
+    assert stepped == []
+    assert state.t == pytest.approx(20 * deck["steps"][0]["time_step"], rel=1e-12)
+
+
 @pytest.mark.parametrize("case, reason", [
     ("callback", "one at a time while it has an on_step callback"),
-    ("drive", "driven joints"),
+    ("prescribed", "prescribed motion"),
 ])
 def test_what_it_does_not_take_goes_step_by_step_with_the_reason_logged(case, reason,
                                                                         monkeypatch, caplog):
-    deck = chain(drive=case == "drive")
+    deck = chain()
     deck["steps"][0]["duration"] = 0.005
     calls = []
-    if case == "drive":
+    if case == "prescribed":               # the pivot's bar turned as a drive would turn it
+        deck["functions"] = [{"name": "turn", "type": "steady", "rate": -2.0}]
+        deck["prescribed"] = [{"name": "turn", "nodes": [1], "dof": "rz", "value": 1.0,
+                               "function": "turn"}]
+        deck["steps"][0]["prescribed"] = ["turn"]
         monkeypatch.setattr(planar_run.PlanarRun, "advance",
                             lambda self, *a: calls.append(1) or None)
     dk = from_dict(deck)
@@ -188,5 +245,5 @@ def test_what_it_does_not_take_goes_step_by_step_with_the_reason_logged(case, re
         step.run(state, None)
     assert reason in caplog.text
     assert step.steps == 5
-    if case == "drive":
+    if case == "prescribed":
         assert calls == []                 # no runs were even asked for

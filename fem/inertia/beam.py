@@ -139,6 +139,7 @@ class ConsistentBeamInertia:
         self.cols = np.array([0, 1, 5, 6, 7, 11]) if self.dim == 2 else np.arange(12)
         self.M = self.mu[:, None, None] * PATTERN          # (E, 4, 4)
         self.name = g.name                                  # its rates: state.rates[name]
+        self._kept = None         # the last _state_slots: (state, its rates, t, v, rot, slots)
 
     @staticmethod
     def rate_fields(g) -> dict[str, tuple]:
@@ -166,6 +167,23 @@ class ConsistentBeamInertia:
         u[:, _X] = v
         u[:, _D] = self.director_rates(state, d, w) if stored else so3.cross(w, d)
         return d, u, w
+
+    def _state_slots(self, state):
+        """:meth:`_slots` of ``state``, kept while the state is unchanged.
+
+        A frame asks for the kinetic energy and both momenta of the same state (three
+        evaluations of the director rates, most of a small model's frame): the second and third
+        take the first's arrays (read only), if ``state`` is the same object at the same time
+        with the same velocities, rotations and rates dictionary.
+        """
+        rates = state.rates.get(self.name)
+        kept = self._kept
+        if (kept is not None and kept[0] is state and kept[1] is rates and kept[2] == state.t
+                and np.array_equal(kept[3], state.v) and np.array_equal(kept[4], state.rot)):
+            return kept[5]
+        out = self._slots(state)
+        self._kept = (state, rates, state.t, state.v.copy(), state.rot.copy(), out)
+        return out
 
     def _directors(self, R: NDArray) -> NDArray:
         """(E, 2, 3) ``d_a = R_a a`` of nodal rotation matrices ``R (n, 3, 3)``."""
@@ -215,17 +233,17 @@ class ConsistentBeamInertia:
     # --- energy and momenta -------------------------------------------------------------------
     def kinetic_energy(self, state) -> float:
         """``1/2 u . M u`` summed over the group."""
-        _, u, _ = self._slots(state)
+        _, u, _ = self._state_slots(state)
         return 0.5 * float(np.einsum("eik,eik->", u, self._momenta(u)))
 
     def linear_momentum(self, state) -> NDArray:
         """(3,) ``sum pi_x``."""
-        _, u, _ = self._slots(state)
+        _, u, _ = self._state_slots(state)
         return self._momenta(u)[:, _X].sum(axis=(0, 1))
 
     def angular_momentum(self, state, X: NDArray) -> NDArray:
         """(3,) ``sum y x pi`` about the origin."""
-        d, u, _ = self._slots(state)
+        d, u, _ = self._state_slots(state)
         pi = self._momenta(u)
         x = (X + state.u)[self.conn]
         return (so3.cross(x, pi[:, _X]) + so3.cross(d, pi[:, _D])).sum(axis=(0, 1))

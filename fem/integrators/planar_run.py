@@ -17,10 +17,12 @@ converge: that one is handed back to the general path, which reports and cuts ba
 
 It takes a step (:meth:`PlanarRun.eligible`, the reason logged, then one step at a time) whose
 model the compiled step takes (:meth:`fem.integrators.planar.PlanarStep.eligible`) with the banded
-LU, without groups of step control (contacts, damped or actuated force elements), prescribed
-motion, driven joints (their values and work are evaluated per step) or consistent beam inertia
-(its director rates), whose loads do not turn with the structure (any time function: evaluated
-at the run's times beforehand); while the step
+LU, without groups of step control (contacts, damped or actuated force elements) or prescribed
+motion, whose loads do not turn with the structure (any time function: evaluated at the run's
+times beforehand, as are the drives of driven joints, their targets at the steps' ends and
+their values at the mid-steps where the drivers' work is taken); the consistent inertia's
+director rates are carried from step to step inside the call and written into the state after
+it (:func:`fem.integrators.planar_inertia.write_rates`, as the step's finish does); while the step
 has an ``on_step`` callback (a Python call per step), steps go one at a time.
 """
 
@@ -30,8 +32,8 @@ import logging
 
 import numpy as np
 
-from fem.integrators.planar_inertia import NO_INERTIA
-from fem.integrators.planar_joints import NO_JOINTS
+from fem.integrators.planar_inertia import NO_INERTIA, director_rates, write_rates
+from fem.integrators.planar_joints import NO_JOINTS, set_targets
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +84,6 @@ class PlanarRun:
             return "groups with step control (contacts, damped or actuated force elements)"
         if step.loads.prescribed:
             return "prescribed motion"
-        if planar.consistent is not None:
-            return "consistent beam inertia (its director rates are not carried between steps)"
-        if planar.joints is not None and planar.joints["driven"]:
-            return "driven joints"
         if integ.loads.state_dependent:
             return "loads that turn with the structure"
         return None
@@ -125,6 +123,29 @@ class PlanarRun:
                 break
         return (times if len(times) > 1 else []), h
 
+    @staticmethod
+    def _drives(jt: dict, times: list[float]) -> tuple:
+        """The driven angle rows' targets at the run's times and drives at its mid-steps.
+
+        ``(k + 1, A)`` the ``atarget`` of :func:`fem.integrators.planar_joints.set_targets` at
+        each time, ``(k, A)`` the drives at ``(t_j + t_j+1) / 2`` (where
+        :meth:`fem.constraints.joint.Joint.drive_work` takes them) and ``(G, 2)`` the rows of
+        each driven group.
+        """
+        k, A = len(times) - 1, len(jt["atarget"])
+        driven = jt["driven"]
+        targets, tmid = np.zeros((k + 1, A)), np.zeros((max(k, 0), A))
+        if driven:
+            for j, t in enumerate(times):
+                set_targets(jt, t)
+                targets[j] = jt["atarget"]
+            for j in range(k):
+                for where, c in driven:
+                    tmid[j, where] = c._drive_at(0.5 * (times[j] + times[j + 1]))
+        dslices = np.array([[w.start, w.stop] for w, _ in driven] or np.empty((0, 2)),
+                           dtype=np.int64)
+        return targets, tmid, dslices
+
     def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
         """Time steps from ``state`` to the next frame (in place); None: one at a time.
 
@@ -161,7 +182,10 @@ class PlanarRun:
         strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
         r, reference, tangent = np.empty(planar.n_active), np.empty(4), np.zeros(1, np.int64)
         jt = planar.joints or NO_JOINTS
-        ci = NO_INERTIA                     # eligible: no consistent inertia (director rates)
+        targets, tmid, dslices = self._drives(jt, times)
+        ci = planar.consistent or NO_INERTIA
+        ud0 = (director_rates(planar.inertia_kernel, ci, state) if planar.consistent is not None
+               else d["ud_none"])
         done, status = self.kernel.run(
             k, h, F, self.fixed, self.gstart, state.u, state.rot, state.v, state.a,
             state.multipliers, vh0, np.empty_like(state.u), np.empty_like(state.rot),
@@ -176,8 +200,8 @@ class PlanarRun:
             jt["mpos"], jt["scale"], jt["edofs"], jt["slot"], jt["aconn"], jt["ampos"],
             jt["ascale"], jt["atarget"], jt["aedofs"], jt["aslot"], jt["sconn"],
             jt["soffsets"], jt["sframe"], jt["smpos"], jt["sscale"], jt["sedofs"], jt["sslot"],
-            ci["conn"], ci["axis"], ci["mu"], d["pattern"], d["ud_none"], ci["edofs"],
-            ci["slot"], np.empty_like(d["ud_none"]))
+            ci["conn"], ci["axis"], ci["mu"], d["pattern"], ud0, ci["edofs"],
+            ci["slot"], np.empty_like(ud0), targets, tmid, dslices)
         planar._last = planar._iterated = None      # its caches are of no state now
         integ._s0 = None
         if done < k:                        # the general path takes the next step
@@ -189,6 +213,8 @@ class PlanarRun:
         state.t = times[done]
         for name, a, b in zip(self.names, self.gstart[:-1], self.gstart[1:], strict=True):
             state.history[name] = {"v": vh0[a:b].copy()}
+        if planar.consistent is not None:   # as PlanarStep.finish writes them
+            write_rates(ci, state, ud0)
         for j in range(done):               # as the time loop adds them, one step at a time
             p.external_work += float(work[j])
             p.constraint_work += float(cwork[j])

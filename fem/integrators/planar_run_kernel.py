@@ -102,11 +102,12 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
         order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
         jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
         aslot, sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu,
-        cpattern, ud0, cedofs, cslot, ud1):
+        cpattern, ud0, cedofs, cslot, ud1, targets, tmid, dslices):
     """Up to ``k`` time steps of size ``h``; returns ``(steps done, status)``.
 
-    From the committed state ``u0, rot0, v0, a0, mu0, vh0``, which each converged step
-    overwrites.
+    From the committed state ``u0, rot0, v0, a0, mu0, vh0`` and the consistent inertia's
+    director rates ``ud0`` (:func:`fem.integrators.planar_inertia.director_rates`), which each
+    converged step overwrites (``ud0 <- ud1``).
 
     ``F (k + 1, n, 3)`` the external forces at the steps' ends (:meth:`fem.integrators.base.
     Integrator.external`), ``fixed (n, 3)`` the supported slots (no predictor there),
@@ -114,7 +115,12 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
     then added, as :meth:`fem.integrators.planar.PlanarStep.finish` does). ``u1 .. vh1`` the
     trial state's arrays (scratch). Per converged step ``j``: ``its[j]`` its iterations,
     ``step_norms[j, :its[j] + 1]`` its residual norms, ``strain[j]`` the strain energy,
-    ``work[j]`` the loads' work, ``cwork[j]`` the reactions' work on the supports. ``norms``,
+    ``work[j]`` the loads' work, ``cwork[j]`` the reactions' work on the supports and the
+    drivers' work. Driven joints: ``targets (k + 1, A)`` the angle rows' ``atarget`` at the
+    steps' ends (the Newton loop's, copied in before each step), ``tmid (k, A)`` the drives'
+    values at the steps' middles and ``dslices (G, 2)`` each driven group's rows in them: the
+    work ``-lambda ((g_1 - f) - (g_0 - f))`` of :meth:`fem.constraints.joint.Joint.drive_work`,
+    summed per group and over groups as :meth:`fem.system.System.drive_work` sums. ``norms``,
     ``r``, ``reference_out``, ``K``, ``tangent_out``: the last step's, as
     :func:`~fem.integrators.planar_newton_kernel.step` leaves them. The status is
     ``CONVERGED`` after ``k`` steps, else the failing step's (its state is not committed):
@@ -141,6 +147,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
             rot1[i] = rot0[i] + p
         v1[:, :] = v0
         mu1[:] = mu0
+        atarget[:] = targets[j + 1]         # the drives at the step's end (set_targets)
         # --- the loads' mid-step average (PlanarStep.iterate), gathered (DofMap.from_nodal) ---
         fe[:] = 0.0
         for i in range(n):
@@ -181,6 +188,17 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
             total += r[m]
         if not np.isfinite(total + e + w + c):
             return j, NOT_FINITE
+        # the drivers' work (Joint.drive_work, summed by System.drive_work) after the reactions'
+        dw = 0.0
+        for g in range(dslices.shape[0]):
+            sg = 0.0
+            for q in range(dslices[g, 0], dslices[g, 1]):
+                a, b = aconn[q, 0], aconn[q, 1]
+                f = tmid[j, q]
+                sg += (ascale[q] * mu1[ampos[q]]) * (((rot1[b] - rot1[a]) - f)
+                                                     - ((rot0[b] - rot0[a]) - f))
+            dw += -sg
+        c = c + dw
         # --- commit (State.assign) -------------------------------------------------------------
         for i in range(n):
             for s in range(3):
@@ -190,6 +208,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
         v0[:, :] = v1
         mu0[:] = mu1
         vh0[:, :] = vh1
+        ud0[:, :, :] = ud1
         its[j] = it
         step_norms[j, :it + 1] = norms[:it + 1]
         strain[j] = e
