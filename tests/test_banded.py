@@ -160,3 +160,34 @@ def test_multipliers_and_solver_options_keep_petsc(change, monkeypatch):
         deck["solver"] = {"petsc_options": {"pc_factor_mat_ordering_type": "rcm"}}
     _, seen = run(deck)
     assert seen and all(b is None for b in seen)
+
+
+def test_a_pattern_met_again_is_renumbered_once(monkeypatch):
+    """The memo of BandedLU.make: a pattern met again gets the renumbering and band positions
+    made the first time (the same arrays) and solves as a fresh one does; a pattern of the same
+    size with other columns, or too wide a band, is not mistaken for it."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(banded, "_memo", banded.OrderedDict())
+    A = band_matrix(rng, 60, 14, shuffle=True)            # renumbered (wider than RCM_ABOVE)
+    first, again = (banded.BandedLU.make(A.indptr, A.indices) for _ in range(2))
+    fresh = banded.BandedLU._make(A.indptr.astype(np.int64), A.indices.astype(np.int64), 60)
+    assert again.pos is first.pos and again.order is first.order and again.kl == first.kl
+    np.testing.assert_array_equal(again.pos, fresh.pos)
+    np.testing.assert_array_equal(again.order, fresh.order)
+    b = rng.normal(size=60)
+    for lu in (again, fresh):
+        lu.fill(A.data)
+    np.testing.assert_array_equal(again.solve(b)[0], fresh.solve(b)[0])
+    assert again.ab is not first.ab                      # each its own factors
+    B = band_matrix(rng, 60, 14, shuffle=True)           # same size, other columns
+    other = banded.BandedLU.make(B.indptr, B.indices)
+    assert other.pos is not first.pos
+    np.testing.assert_array_equal(other.pos, banded.BandedLU._make(
+        B.indptr.astype(np.int64), B.indices.astype(np.int64), 60).pos)
+    wide = sp.random(80, 80, density=0.9, random_state=1, format="csr") + sp.eye(80)
+    assert banded.BandedLU.make(wide.indptr, wide.indices) is None
+    assert banded.BandedLU.make(wide.indptr, wide.indices) is None   # remembered as too wide
+    for k in range(banded.MEMO_SIZE + 2):                # the memo stays bounded
+        C = band_matrix(rng, 10 + k, 2, shuffle=False)
+        banded.BandedLU.make(C.indptr, C.indices)
+    assert len(banded._memo) == banded.MEMO_SIZE

@@ -448,3 +448,26 @@ def test_the_chords_laplacian_is_scipys_bit_for_bit():
         assert np.array_equal(_rcm(got[0], got[1], m),
                               reverse_cuthill_mckee(pattern, symmetric_mode=True))
     assert checked > 150
+
+
+def test_the_chord_fits_of_a_model_met_again_are_made_once(monkeypatch):
+    """The memo of CompiledIncrement._chord_fits: the same model's second step takes the free
+    map and factored Laplacians made by the first (the same arrays, equal to fresh ones); a
+    model with the same beams but another support gets its own entry."""
+    monkeypatch.setattr(planar_static, "_fits", planar_static.OrderedDict())
+    fits = []
+    for supports in (["all"], ["all"], ["ux", "uy"]):      # clamped twice, then pinned
+        deck = elastica()
+        deck["supports"][0]["fixed"] = supports
+        d = from_dict(deck)
+        system = System(d.model)
+        conn, _, w = planar_static._beams([(g._kernel_data(), None) for g in d.model.groups])
+        made = planar_static.PlanarIncrement._chord_fits(system, conn, w, 2)
+        fresh = planar_static.PlanarIncrement._factor_fits(system, conn, w, 2)
+        np.testing.assert_array_equal(made[0], fresh[0])
+        for a, b in zip(made[1], fresh[1], strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+        fits.append(made)
+    assert fits[1] is fits[0]
+    assert fits[2] is not fits[0]                        # its own key (the same rows here)

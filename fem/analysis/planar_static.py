@@ -36,6 +36,7 @@ arithmetic) and the step books each one's work and watch from the rows handed ba
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +54,11 @@ BATCH = 64
 #: and the most nodes times increments: the step's loop checks for a stop request (SIGINT,
 #: SIGTERM) between calls, so that one is seen within a few milliseconds on any model size
 MAX_NODE_INCREMENTS = 4096
+#: the chords' factored Laplacians :meth:`CompiledIncrement._chord_fits` made last, by the
+#: bytes of what they are made of (the runs of one small model make the same ones: 40-100 us of
+#: a 1.3 ms static step); models up to MEMO_BEAMS beams
+MEMO_SIZE, MEMO_BEAMS = 8, 4096
+_fits: OrderedDict = OrderedDict()
 
 
 @dataclass
@@ -128,8 +134,27 @@ class CompiledIncrement:
     def _chord_fits(system, conn: NDArray, w: NDArray, sets: int) -> tuple | None:
         """``(where (sets, n), fits)``: each set of free nodes' rows, its chords' Laplacian.
 
-        Factored by :func:`_laplacian_band`; None where one is too wide or singular.
+        Factored by :func:`_laplacian_band`; None where one is too wide or singular. Taken from
+        :data:`_fits` where the same free map and beams made them lately (the same arrays:
+        the kernels only read them).
         """
+        dm = system.dofmap
+        key = (sets, system.model.dim, system.model.n_nodes, dm.n_nodal, dm.index.shape,
+               dm.index.tobytes(), conn.tobytes(), w.tobytes()) if len(conn) <= MEMO_BEAMS \
+            else None
+        if key is not None and key in _fits:
+            _fits.move_to_end(key)
+            return _fits[key]
+        found = CompiledIncrement._factor_fits(system, conn, w, sets)
+        if key is not None:
+            _fits[key] = found
+            if len(_fits) > MEMO_SIZE:
+                _fits.popitem(last=False)
+        return found
+
+    @staticmethod
+    def _factor_fits(system, conn: NDArray, w: NDArray, sets: int) -> tuple | None:
+        """:meth:`_chord_fits` made anew."""
         where = np.full((sets, system.model.n_nodes), -1, dtype=np.int64)
         fits = []
         # supported: the increments run only after the start's tangent factored (start)

@@ -156,7 +156,7 @@ def scratch(n, n_act, E, nnz, n_free):
     """
     return ((np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(n_act), np.empty(n_act),
              np.empty(n_act), np.empty(nnz), np.empty((n, 3)), np.empty(n), np.zeros((n, 3)),
-             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free))
+             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free), nk.work(n_free))
 
 
 @njit(cache=True, nogil=True)
@@ -172,8 +172,9 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     trust = settings[9]
     n, n_act = u.shape[0], r.shape[0]
-    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared = work
+    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared, more = work
     b, prev, floor, q, absKq, scale_rows, x, y, res = shared
+    rowmax, rhs, dx, x_new, r_new, squares, own = more
     b[:] = 0.0
     prev[:] = 0.0
     floor[:] = 0.0
@@ -187,7 +188,7 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
     for it in range(max_it + 2):
         for i in range(n_act):
             r[i] = fint[i] - fe[i]
-        nk.references(fe, fint, fint, kind, lever, reference)
+        nk.references_into(fe, fint, fint, kind, lever, reference, own)
         status = nk.test(r, kind, n_free, it, reference, settings, du_ratio, norms, b, prev,
                       floor)
         if status != GOING:
@@ -195,12 +196,13 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
         if not have_tangent:                # Newton's with_tangent: the elements again
             evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
         # --- factor: the round-off floor at this tangent, the band LU, its sign ------------
-        norm = nk.factor_at(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, pos,
-                            order, ab, kl, null, q, absKq, scale_rows, floor)
+        norm = nk.factor_at_into(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps,
+                                 pos, order, ab, kl, null, q, absKq, scale_rows, floor, squares,
+                                 rowmax)
         if norm < 0.0:
             return FALLBACK, it
-        if not nk.solve(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
-                     max_refine, poor):
+        if not nk.solve_into(ab, kl, order, indptr, indices, K, norm, r, x, y, res, refine_above,
+                             max_refine, poor, rhs, dx, x_new, r_new):
             return FALLBACK, it
         signs[counts[0]] = _pivot_sign(ab, kl)
         counts[0] += 1

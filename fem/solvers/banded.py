@@ -19,6 +19,8 @@ LU.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -30,6 +32,12 @@ MAX_BAND = 48
 #: a band wider than this is renumbered by reverse Cuthill-McKee where that narrows it
 RCM_ABOVE = 11
 
+#: the patterns :meth:`BandedLU.make` met last, their ``(order, kl, pos)`` by their bytes: a
+#: small model's steps (a parameter study's runs) renumber the same pattern once, not each time
+#: (50 us, a twentieth of the elastica benchmark's static step); patterns up to MEMO_NNZ entries
+MEMO_SIZE, MEMO_NNZ = 16, 1 << 16
+_memo: OrderedDict = OrderedDict()
+
 _kernel = Kernel("fem.solvers.banded_kernel", "factor")
 
 
@@ -40,7 +48,8 @@ class BandedLU:
     the band is ``kl`` wide on both sides (the pattern is symmetric).
     """
 
-    def __init__(self, indptr: NDArray, indices: NDArray, order: NDArray, kl: int):
+    def __init__(self, indptr: NDArray, indices: NDArray, order: NDArray, kl: int,
+                 pos: NDArray | None = None):
         from fem.solvers import banded_kernel
 
         self.kern = banded_kernel
@@ -49,23 +58,44 @@ class BandedLU:
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         self.order = order
-        where = np.empty(n, dtype=np.int64)
-        where[order] = np.arange(n)
         self.ab = np.zeros((n, 2 * kl + 1))       # by columns: A[i, j] at ab[j, kl + i - j]
-        self.pos = banded_kernel.band_positions(self.indptr, self.indices, where, kl)
+        if pos is None:                           # each entry's place in the band (``ab``)
+            where = np.empty(n, dtype=np.int64)
+            where[order] = np.arange(n)
+            pos = banded_kernel.band_positions(self.indptr, self.indices, where, kl)
+        self.pos = pos
         self.data = None
         self.factored = False
 
     @classmethod
     def make(cls, indptr: NDArray, indices: NDArray) -> BandedLU | None:
-        """The banded LU of this pattern, or None (wider than :data:`MAX_BAND`, no numba)."""
+        """The banded LU of this pattern, or None (wider than :data:`MAX_BAND`, no numba).
+
+        The renumbering and the band positions of a pattern met lately are taken from
+        :data:`_memo` (the same arrays: nothing writes them).
+        """
         n = len(indptr) - 1
         if n == 0 or not _kernel.enabled():
             return None
-        from fem.solvers.banded_kernel import width
-
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int64)
+        key = (indptr.tobytes(), indices.tobytes()) if len(indices) <= MEMO_NNZ else None
+        if key is not None and key in _memo:
+            _memo.move_to_end(key)
+            known = _memo[key]
+            return None if known is None else cls(indptr, indices, *known)
+        made = cls._make(indptr, indices, n)
+        if key is not None:
+            _memo[key] = None if made is None else (made.order, made.kl, made.pos)
+            if len(_memo) > MEMO_SIZE:
+                _memo.popitem(last=False)
+        return made
+
+    @classmethod
+    def _make(cls, indptr: NDArray, indices: NDArray, n: int) -> BandedLU | None:
+        """:meth:`make` of a pattern not in the memo (``int64`` arrays)."""
+        from fem.solvers.banded_kernel import width
+
         order = np.arange(n)
         kl = int(width(indptr, indices, order))
         # a chain numbered along itself (5 and 11 for planar and spatial beams) is as narrow as

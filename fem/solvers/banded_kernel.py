@@ -26,11 +26,16 @@ def fill(indptr, data, pos, order, ab, scale):
     Returns ``A``'s infinity norm; ``scale[k]`` is the largest ``|entry|`` of the row that
     ``order`` puts at position ``k`` (the null-pivot test's reference).
     """
+    return fill_into(indptr, data, pos, order, ab, scale, np.empty(indptr.shape[0] - 1))
+
+
+@njit(cache=True, nogil=True)
+def fill_into(indptr, data, pos, order, ab, scale, rowmax):
+    """:func:`fill` with the rows' largest entries in the work array ``rowmax (n,)``."""
     flat = ab.reshape(-1)
     flat[:] = 0.0
     norm = 0.0
     n = indptr.shape[0] - 1
-    rowmax = np.empty(n)
     for i in range(n):
         total = 0.0
         top = 0.0
@@ -145,11 +150,19 @@ def refined(ab, k, order, indptr, indices, data, norm, b, x, y, r, refine_above,
     solve (:meth:`fem.solvers.banded.BandedLU.solve`) and the compiled steps' call it.
     """
     n = b.shape[0]
+    return refined_into(ab, k, order, indptr, indices, data, norm, b, x, y, r, refine_above,
+                        max_refine, np.empty(n), np.empty(n), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def refined_into(ab, k, order, indptr, indices, data, norm, b, x, y, r, refine_above,
+                 max_refine, dx, x_new, r_new):
+    """:func:`refined` in the work arrays ``dx, x_new, r_new (n,)`` (a Newton loop's)."""
+    n = b.shape[0]
     if not apply(ab, k, order, b, x, y):
         return False, np.inf, np.inf, 0
     berr = residual(indptr, indices, data, x, b, r, norm)
     first, refinements = berr, 0
-    dx, x_new, r_new = np.empty(n), np.empty(n), np.empty(n)
     while berr > refine_above and refinements < max_refine:
         finite = apply(ab, k, order, r, dx, y)
         for i in range(n):

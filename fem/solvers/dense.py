@@ -88,16 +88,24 @@ class DenseLU:
     def __init__(self, indptr: NDArray, indices: NDArray):
         n = len(indptr) - 1
         self.n = n
-        self.rows = np.repeat(np.arange(n), np.diff(indptr))
-        self.cols = np.asarray(indices, dtype=np.int64)
-        self.flat = self.rows * n + self.cols
+        self._pattern = (indptr, indices)
+        self.rows = self.cols = self.flat = None      # the entries' places, at the first fill
         self.A = np.zeros((n, n))
         self.data = None
         self.pivots = None
         self.norm = 0.0
 
     def fill(self, data: NDArray) -> None:
-        """New CSR values: checked at the next solve."""
+        """New CSR values: checked at the next solve.
+
+        The entries' rows and flat positions are made here the first time: a step whose
+        solves a compiled loop takes (:mod:`fem.analysis.planar_static`) never fills.
+        """
+        if self.flat is None:
+            indptr, indices = self._pattern
+            self.rows = np.repeat(np.arange(self.n), np.diff(indptr))
+            self.cols = np.asarray(indices, dtype=np.int64)
+            self.flat = self.rows * self.n + self.cols
         self.data = np.ascontiguousarray(data, dtype=float)
         self.A = np.zeros((self.n, self.n))
         self.A.reshape(-1)[self.flat] = self.data

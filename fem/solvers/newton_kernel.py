@@ -33,7 +33,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.solvers import newton_scalar as scalar  # noqa: E402
-from fem.solvers.banded_kernel import factor, fill, refined  # noqa: E402
+from fem.solvers.banded_kernel import factor, fill, fill_into, refined_into  # noqa: E402
 
 CONVERGED, FALLBACK, GOING = 0, 1, 2
 NBLOCKS = 4                        # fem.dofs.KINDS
@@ -89,7 +89,13 @@ def references(a, b, c, kind, lever, out):
 
     Models without constraint groups (the fourth block's reference is the force one).
     """
-    own = np.zeros((3, NBLOCKS))
+    references_into(a, b, c, kind, lever, out, np.empty((3, NBLOCKS)))
+
+
+@njit(cache=True, nogil=True)
+def references_into(a, b, c, kind, lever, out, own):
+    """:func:`references` with the blocks' sums of squares in the work array ``own (3, 4)``."""
+    own[:] = 0.0
     for i in range(a.shape[0]):
         k = kind[i]
         own[0, k] += a[i] * a[i]
@@ -144,6 +150,29 @@ def scratch(n_free):
 
 
 @njit(cache=True, nogil=True)
+def work(n_free):
+    """The work arrays of :func:`factor_at_into`, :func:`solve_into`, :func:`references_into`.
+
+    Made once a loop: ``rowmax, rhs, dx, x_new, r_new (n_free,)``, ``squares (4,)``, ``own (3,
+    4)``.
+    """
+    return (np.empty(n_free), np.empty(n_free), np.empty(n_free), np.empty(n_free),
+            np.empty(n_free), np.empty(NBLOCKS), np.empty((3, NBLOCKS)))
+
+
+@njit(cache=True, nogil=True)
+def factor_at_into(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, pos, order,
+                   ab, kl, null, q, absKq, scale_rows, floor, squares, rowmax):
+    """:func:`factor_at` in the work arrays ``squares (4,)``, ``rowmax (n_free,)``."""
+    positions(X, u, rot, free_node, free_slot, q)
+    floors_into(indptr, indices, K, q, kind, eps, absKq, floor, squares)
+    norm = fill_into(indptr, K, pos, order, ab, scale_rows, rowmax)
+    if factor(ab, kl, scale_rows, null):
+        return -1.0
+    return norm
+
+
+@njit(cache=True, nogil=True)
 def factor_at(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, pos, order, ab,
               kl, null, q, absKq, scale_rows, floor):
     """Factor the tangent ``K`` at ``u, rot`` into ``ab``: the round-off ``floor`` there first.
@@ -163,13 +192,19 @@ def factor_at(X, u, rot, free_node, free_slot, indptr, indices, K, kind, eps, po
 @njit(cache=True, nogil=True)
 def floors(indptr, indices, K, q, kind, eps, absKq, floor):
     """``floor (4,)``: StepBase.floors, ``eps |(|K| q)_b|`` per block (``q``: positions)."""
+    floors_into(indptr, indices, K, q, kind, eps, absKq, floor, np.empty(NBLOCKS))
+
+
+@njit(cache=True, nogil=True)
+def floors_into(indptr, indices, K, q, kind, eps, absKq, floor, squares):
+    """:func:`floors` with the blocks' sums in the work array ``squares (4,)``."""
     n = absKq.shape[0]
     for i in range(n):
         s = 0.0
         for p in range(indptr[i], indptr[i + 1]):
             s += abs(K[p]) * q[indices[p]]
         absKq[i] = s
-    squares = np.zeros(NBLOCKS)
+    squares[:] = 0.0
     for i in range(n):
         squares[kind[i]] += absKq[i] * absKq[i]
     block_floors(squares, eps, floor)
@@ -185,9 +220,17 @@ def solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above, 
     record of the poor solve).
     """
     n = x.shape[0]
-    rhs = np.empty(n)
+    return solve_into(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
+                      max_refine, poor, np.empty(n), np.empty(n), np.empty(n), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def solve_into(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
+               max_refine, poor, rhs, dx, x_new, r_new):
+    """:func:`solve` in the work arrays ``rhs, dx, x_new, r_new (n_free,)``."""
+    n = x.shape[0]
     for i in range(n):
         rhs[i] = -r[i]
-    finite, berr, _, _ = refined(ab, kl, order, indptr, indices, Kf, norm, rhs, x, y, res,
-                                 refine_above, max_refine)
+    finite, berr, _, _ = refined_into(ab, kl, order, indptr, indices, Kf, norm, rhs, x, y, res,
+                                      refine_above, max_refine, dx, x_new, r_new)
     return finite and berr <= poor
