@@ -500,8 +500,11 @@ def test_estimate_printed_before_the_other_variants_start(tmp_path, monkeypatch,
             rec = json.load(fh)
         assert rec["status"] == "done" and rec["started"] > told[0][0]
     for i in range(4):
-        _same(_datasets(os.path.join(out, f"variant_{i:04d}.h5")),
-              _datasets(os.path.join(pooled, f"variant_{i:04d}.h5")))
+        # to round-off, not bit for bit: -j 1 ran every variant in this test process, -j 2
+        # some in a fresh worker, and in the whole suite (after other tests in this process)
+        # the eigen-solve's backward errors came out 3e-15 apart (issue 35 note: not found why)
+        _close(_datasets(os.path.join(out, f"variant_{i:04d}.h5")),
+               _datasets(os.path.join(pooled, f"variant_{i:04d}.h5")))
     assert _table(pooled) == _table(out)
     assert [r["status"] for r in rows(pooled)] == ["done"] * 4
 
@@ -513,6 +516,18 @@ def _datasets(h5: str) -> dict[str, np.ndarray]:
         f.visititems(lambda name, obj: out.__setitem__(name, obj[()])
                      if isinstance(obj, h5py.Dataset) else None)
     return out
+
+
+def _close(a: dict, b: dict) -> None:
+    """The same datasets; equal, floating ones to 1e-12 relative."""
+    assert sorted(a) == sorted(b)
+    for k in a:
+        x, y = np.asarray(a[k]), np.asarray(b[k])
+        assert x.dtype == y.dtype, k
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=0.0, err_msg=k)
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=k, strict=True)
 
 
 def _same(a: dict, b: dict) -> None:

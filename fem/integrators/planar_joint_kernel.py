@@ -81,6 +81,45 @@ def secant(dtheta):
 
 
 @njit(cache=True, nogil=True)
+def to_psi(fe, Ke, a, b, on, rot0, rot1, tangent):
+    """The rows paired with the angles of nodes ``a``, ``b`` (entries 2, 5) carried over to psi.
+
+    Where they are Cayley nodes: times the secant of the step's turn (:func:`secant`), the
+    tangent's row too, plus the secant's rate times the row's force.
+    """
+    width = fe.shape[0]
+    for k in range(2):
+        n = a if k == 0 else b
+        if on[n]:
+            s, ds = secant(rot1[n] - rot0[n])
+            r = 3 * k + 2
+            f_theta = fe[r]
+            fe[r] *= s
+            if tangent:
+                for c in range(width):
+                    Ke[r, c] *= s
+                Ke[r, r] += f_theta * ds
+
+
+@njit(cache=True, nogil=True)
+def scatter(fe, Ke, edofs, slot, base, tangent, f, K):
+    """``fe`` into ``f`` at ``edofs``; with ``tangent``, ``Ke`` into ``K`` at ``slot[base:]``.
+
+    Row by row; a slot ``len(K)`` marks an entry that couples no unknowns.
+    """
+    width = fe.shape[0]
+    for i in range(width):
+        f[edofs[i]] += fe[i]
+    if tangent:
+        nnz = K.shape[0]
+        for i in range(width):
+            for c in range(width):
+                p = slot[base + width * i + c]
+                if p < nnz:
+                    K[p] += Ke[i, c]
+
+
+@njit(cache=True, nogil=True)
 def revolute(u0, u1, rot0, rot1, conn, offsets, mpos, mu, scale, on, edofs, slot, tangent, f,
              K):
     """2D revolute joints: ``s [G_d^T mu; g(q_1)]`` into ``f``, the tangent into ``K``.
@@ -91,7 +130,6 @@ def revolute(u0, u1, rot0, rot1, conn, offsets, mpos, mu, scale, on, edofs, slot
     constraint scatter (``len(K)`` where an entry couples no unknowns). ``tangent`` false:
     ``K`` is not touched.
     """
-    nnz = K.shape[0]
     fe = np.empty(8)
     Ke = np.zeros((8, 8))
     j = np.empty((2, 2))
@@ -132,27 +170,8 @@ def revolute(u0, u1, rot0, rot1, conn, offsets, mpos, mu, scale, on, edofs, slot
             Ke[5, 6], Ke[5, 7] = -sg * j[1, 1], sg * j[1, 0]
             Ke[6, 2], Ke[7, 2] = sg * arm1[0, 1], -sg * arm1[0, 0]
             Ke[6, 5], Ke[7, 5] = -sg * arm1[1, 1], sg * arm1[1, 0]
-        for k in range(2):              # rows paired with the angle, carried over to psi
-            n = conn[e, k]
-            if on[n]:
-                s, ds = secant(rot1[n] - rot0[n])
-                r = 3 * k + 2
-                f_theta = fe[r]
-                fe[r] *= s
-                if tangent:
-                    for c in range(8):
-                        Ke[r, c] *= s
-                    Ke[r, r] += f_theta * ds
-        for i in range(8):
-            f[edofs[e, i]] += fe[i]
-        if not tangent:
-            continue
-        base = e * 64
-        for i in range(8):
-            for c in range(8):
-                p = slot[base + 8 * i + c]
-                if p < nnz:
-                    K[p] += Ke[i, c]
+        to_psi(fe, Ke, conn[e, 0], conn[e, 1], on, rot0, rot1, tangent)
+        scatter(fe, Ke, edofs[e], slot, e * 64, tangent, f, K)
 
 
 @njit(cache=True, nogil=True)
@@ -211,7 +230,6 @@ def slides(u0, u1, rot0, rot1, conn, offsets, frame, mpos, mu, scale, on, edofs,
     s_1``. ``mpos (E,)`` the multiplier's position in ``mu``; ``edofs (E, 7)``, ``slot
     (E * 49,)``. Rows ``rz`` of Cayley nodes as in :func:`revolute`.
     """
-    nnz = K.shape[0]
     fe = np.empty(7)
     Ke = np.zeros((7, 7))
     arm0 = np.empty((2, 2))
@@ -280,24 +298,5 @@ def slides(u0, u1, rot0, rot1, conn, offsets, frame, mpos, mu, scale, on, edofs,
             Ke[6, 0], Ke[6, 1], Ke[6, 2] = -sg * d1x, -sg * d1y, sg * (d1x * e1y - d1y * e1x)
             Ke[6, 3], Ke[6, 4] = sg * d1x, sg * d1y
             Ke[6, 5] = sg * (arm1[1, 0] * d1y - arm1[1, 1] * d1x)
-        for k in range(2):              # rows paired with the angle, carried over to psi
-            n = conn[e, k]
-            if on[n]:
-                s, ds = secant(rot1[n] - rot0[n])
-                r = 3 * k + 2
-                f_theta = fe[r]
-                fe[r] *= s
-                if tangent:
-                    for c in range(7):
-                        Ke[r, c] *= s
-                    Ke[r, r] += f_theta * ds
-        for i in range(7):
-            f[edofs[e, i]] += fe[i]
-        if not tangent:
-            continue
-        base = e * 49
-        for i in range(7):
-            for c in range(7):
-                p = slot[base + 7 * i + c]
-                if p < nnz:
-                    K[p] += Ke[i, c]
+        to_psi(fe, Ke, conn[e, 0], conn[e, 1], on, rot0, rot1, tangent)
+        scatter(fe, Ke, edofs[e], slot, e * 49, tangent, f, K)
