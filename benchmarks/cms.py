@@ -171,18 +171,26 @@ SPIN_STEPS = 40
 SPIN_BEAMS = (16, 128, 1024)
 
 
+def kane_beam(elements: int) -> dict:
+    """Kane, Ryan & Banerjee's beam in 3D (notes/meijaard.md 2.4 case 2; cases/spin_up_kane's
+    data): 10 m along x, EA 2.8e7, EI 14000 about both axes, GJ 1e4, rho A 1.2, rotary inertia
+    rho I; co-rotational beams with the lumped inertia a co-rotational superelement needs
+    (tests/test_superelement_stiffening.py uses it too)."""
+    return {"model": {"dim": 3, "units": "m, kg, s, N"},
+            "materials": [{"name": "kane", "E": 2.8e7, "G": 1.0e7}],
+            "sections": [{"name": "s", "A": 1.0, "Iy": 5e-4, "Iz": 5e-4, "J": 1e-3,
+                          "mass_per_length": 1.2,
+                          "rotary_inertia_per_length": [1.2e-3, 6e-4, 6e-4]}],
+            "nodes": {"ids": [1, 2], "coordinates": [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]]},
+            "elements": [{"name": "beam", "type": "beam", "material": "kane", "section": "s",
+                          "formulation": "corotational", "inertia": "lumped",
+                          "connectivity": [[1, 2]], "divisions": elements,
+                          "orientation": [0.0, 1.0, 0.0]}]}
+
+
 def kane_decks(beams: int) -> tuple[dict, dict, dict]:
     """The full-beam deck, the beam's reduction deck and the superelement deck (``--spin3d``)."""
-    model = {"model": {"dim": 3},
-             "materials": [{"name": "kane", "E": 2.8e7, "G": 1.0e7}],
-             "sections": [{"name": "s", "A": 1.0, "Iy": 5e-4, "Iz": 5e-4, "J": 1e-3,
-                           "mass_per_length": 1.2,
-                           "rotary_inertia_per_length": [1.2e-3, 6e-4, 6e-4]}],
-             "nodes": {"ids": [1, 2], "coordinates": [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]]},
-             "elements": [{"name": "beam", "type": "beam", "material": "kane", "section": "s",
-                           "formulation": "corotational", "inertia": "lumped",
-                           "connectivity": [[1, 2]], "divisions": beams,
-                           "orientation": [0.0, 1.0, 0.0]}]}
+    model = kane_beam(beams)
     rod = copy.deepcopy(model)
     rod["steps"] = [{"name": "reduce", "type": "cms_reduce", "interface": [1], "mass": "lumped",
                      "modes": 4, "modal_derivatives": True, "file": "beam.h5"}]

@@ -27,6 +27,7 @@ from test_superelement_corot3d import (
     reduce,
 )
 
+from benchmarks.cms import kane_beam
 from fem import rotations as so3
 from fem.cms import nonlinear
 from fem.errors import DeckError
@@ -269,22 +270,6 @@ def test_polynomial_without_its_quartic_is_a_damaged_file(stiff, tmp_path):
         read(str(tmp_path / "cut.h5"), "elements[0].file")
 
 # --- stage (c): Kane's spin-up in 3D, the beam as one superelement --------------------------------
-def kane_beam(elements):
-    """Kane, Ryan & Banerjee's beam in 3D (notes/meijaard.md 2.4 case 2; cases/spin_up_kane's
-    data): 10 m along x, EA 2.8e7, EI 14000 about both axes, GJ 1e4, rho A 1.2, rotary inertia
-    rho I; co-rotational beams with the lumped inertia a co-rotational superelement needs."""
-    return {"model": {"dim": 3, "units": "m, kg, s, N"},
-            "materials": [{"name": "kane", "E": 2.8e7, "G": 1.0e7}],
-            "sections": [{"name": "s", "A": 1.0, "Iy": 5e-4, "Iz": 5e-4, "J": 1e-3,
-                          "mass_per_length": 1.2,
-                          "rotary_inertia_per_length": [1.2e-3, 6e-4, 6e-4]}],
-            "nodes": {"ids": [1, 2], "coordinates": [[0.0, 0.0, 0.0], [10.0, 0.0, 0.0]]},
-            "elements": [{"name": "beam", "type": "beam", "material": "kane", "section": "s",
-                          "formulation": "corotational", "inertia": "lumped",
-                          "connectivity": [[1, 2]], "divisions": elements,
-                          "orientation": [0.0, 1.0, 0.0]}]}
-
-
 def kane_spin(base, elements, duration, h, file=None, stiffening=True):
     """The spin-up (psi of eq. 22: 6 rad/s over 15 s, a driven revolute hub about z at node 1):
     the full co-rotational beams, or (``file``) the superelement on node 1; the tip's position
