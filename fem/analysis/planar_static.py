@@ -112,6 +112,24 @@ class CompiledIncrement:
     back to the step.
     """
 
+    @staticmethod
+    def step_reasons(step) -> list[tuple[str, bool]]:
+        """``(why, whether)`` of what neither compiled increment takes, from the step alone."""
+        system, s = step.system, step.settings
+        model, dm = system.model, system.dofmap
+        return [("a linear step", not s.nonlinear),
+                (f"control = {s.control!r}", s.control != "load"),
+                (f"line_search = {s.line_search!r}", s.line_search != "none"),
+                (f"newton = {s.newton!r}", s.newton != "full"),
+                ("the distributed solve: the compiled increments are serial",
+                 step.linear.distributed),
+                ("PETSc options for the step's solver", step.linear.petsc_options_given),
+                ("joints or ties", bool(getattr(model, "constraints", ()))),
+                ("loads that turn with the structure", step.loads.state_dependent),
+                ("no free unknowns", dm.n_free == 0),
+                ("unknowns besides the nodes'", dm.n_free != dm.n_nodal),
+                ("no element groups", not model.groups)]
+
     def _common(self, step) -> None:
         """The free map, settings and scratch of ``step``'s increments."""
         dm, test = step.system.dofmap, step.test
@@ -221,21 +239,10 @@ class PlanarIncrement(CompiledIncrement):
         (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`), whose kernel the increment
         inlines; numba is imported last, for a model it takes.
         """
-        system, s = step.system, step.settings
+        system = step.system
         model, dm = system.model, system.dofmap
         for why, when in (
-                ("not a planar model", model.dim != 2), ("a linear step", not s.nonlinear),
-                (f"control = {s.control!r}", s.control != "load"),
-                (f"line_search = {s.line_search!r}", s.line_search != "none"),
-                (f"newton = {s.newton!r}", s.newton != "full"),
-                ("the distributed solve: the compiled increments are serial",
-                 step.linear.distributed),
-                ("PETSc options for the step's solver", step.linear.petsc_options_given),
-                ("joints or ties", bool(getattr(model, "constraints", ()))),
-                ("loads that turn with the structure", step.loads.state_dependent),
-                ("no free unknowns", dm.n_free == 0),
-                ("unknowns besides the nodes'", dm.n_free != dm.n_nodal),
-                ("no element groups", not model.groups)):
+                ("not a planar model", model.dim != 2), *CompiledIncrement.step_reasons(step)):
             if when:
                 return why
         for i, g in enumerate(model.groups):

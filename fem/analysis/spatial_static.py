@@ -91,21 +91,10 @@ class SpatialIncrement(CompiledIncrement):
         (:attr:`~fem.elements.base.ElementGroup.compiled_pairs`) without offsets, whose kernel
         the increment runs; numba is imported last, for a model it takes.
         """
-        system, s = step.system, step.settings
+        system = step.system
         model, dm = system.model, system.dofmap
         for why, when in (
-                ("not a 3D model", model.dim != 3), ("a linear step", not s.nonlinear),
-                (f"control = {s.control!r}", s.control != "load"),
-                (f"line_search = {s.line_search!r}", s.line_search != "none"),
-                (f"newton = {s.newton!r}", s.newton != "full"),
-                ("the distributed solve: the compiled increments are serial",
-                 step.linear.distributed),
-                ("PETSc options for the step's solver", step.linear.petsc_options_given),
-                ("joints or ties", bool(getattr(model, "constraints", ()))),
-                ("loads that turn with the structure", step.loads.state_dependent),
-                ("no free unknowns", dm.n_free == 0),
-                ("unknowns besides the nodes'", dm.n_free != dm.n_nodal),
-                ("no element groups", not model.groups),
+                ("not a 3D model", model.dim != 3), *CompiledIncrement.step_reasons(step),
                 (f"more than {MAX_UNKNOWNS} unknowns", dm.n_free > MAX_UNKNOWNS),
                 ("nodes with additive rotations",
                  system.additive is not None and bool(system.additive.any()))):
