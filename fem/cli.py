@@ -153,7 +153,7 @@ def _run_epilog() -> str:
 
 def _plot_parser(sub) -> None:
     """``fem plot``'s arguments (:mod:`fem.plot`)."""
-    from fem.io.sensors import NODE_QUANTITIES as FIELDS
+    from fem.io.quantities import NODE_QUANTITIES as FIELDS
 
     pl = sub.add_parser("plot", help="plot sensors, nodal fields, the energy balance or a "
                         "sweep's frequencies from a results file (PNG, SVG, PDF, CSV)",

@@ -1,4 +1,13 @@
 """Shared test helpers: element catalogue, random states, finite differences."""
+# ruff: noqa: E402 - the thread variables are set before numpy loads
+
+import os
+
+# One BLAS/OpenMP thread, as `make test` sets and as fem study's workers run (before numpy
+# loads, else too late): tests that compare this process's results with a worker's bit for bit
+# hold whoever starts pytest (two BLAS threads change the last bits).
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
 import numpy as np
 import pytest

@@ -347,6 +347,36 @@ def test_jobs_option_is_fems_not_petscs():
         assert petsc == ["-s_ksp_view"] and _parser().parse_args(ours).jobs == 2
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_threads_pinned_before_numpy_loads(tmp_path, jobs):
+    """``fem study -j N`` pins BLAS to one thread in this process too: before numpy loads.
+
+    Pinning after numpy has started OpenBLAS's threads does nothing; this process then ran its
+    variants at 1.5-1.8x the workers' wall time, its spare BLAS thread spinning on the worker's
+    core (the command line's parser imported numpy through the sensors' names). A fresh
+    process: this one has numpy loaded."""
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\n"
+                  "key = \"sections.bar.h\"\nvalues = [0.01, 0.011, 0.012]\n")
+    probe = ("import sys\n"
+             "from fem.study import runner\n"
+             "pin = runner.pin_threads\n"
+             "calls = []\n"
+             "def checked():\n"
+             "    calls.append('numpy' in sys.modules)\n"
+             "    pin()\n"
+             "runner.pin_threads = checked\n"
+             "from fem.cli import main\n"
+             f"code = main(['study', {base!r}, {study!r}, '-o', {str(tmp_path / 'out')!r}, "
+             f"'-j', {jobs!r}])\n"
+             "assert code == 0 and runner.os.environ['OPENBLAS_NUM_THREADS'] == '1'\n"
+             "assert calls and not calls[0], 'numpy loaded before the threads were pinned'\n")
+    env = {k: v for k, v in os.environ.items() if k not in runner.THREAD_VARS}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
     """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
     with pytest.raises(SystemExit) as stop:

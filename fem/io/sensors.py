@@ -27,9 +27,8 @@ import numpy as np
 
 from fem.errors import DeckError, did_you_mean
 from fem.io.keys import REQUIRED, Key
+from fem.io.quantities import NODE_QUANTITIES
 
-NODE_QUANTITIES = ("displacement", "rotation", "velocity", "acceleration", "reaction",
-                   "position")
 ENERGY_TERMS = ("kinetic", "strain", "external_work", "constraint_work", "total", "dissipated",
                 "damping", "actuator_work", "linear_momentum", "angular_momentum")
 #: what each nodal quantity measures, for translations and for rotations

@@ -27,8 +27,7 @@ def study(args, petsc: list[str]) -> int:
     jobs = args.jobs
     if jobs < 1:
         raise FemError("-j: expected a number of worker processes >= 1, got " + str(jobs))
-    if runner.launched() or jobs > 1:
-        runner.pin_threads()                # before numpy loads: one BLAS thread per process
+    runner.pin_threads()                    # before numpy loads: one BLAS thread per process
     if jobs > 1 and not runner.launched():
         runner.start_server()               # its imports run beside the checks below
     from fem.study import spec, summary

@@ -5,10 +5,11 @@ XDMF files or the views they name unless the study says ``xdmf = true`` (every o
 ``fem run`` writes it; the views took 2/3 of a small modal variant's time); the
 variant's values go to the file's root attributes (``study_variant``, ``study_keys`` and one
 ``study:<key path>`` per parameter), and its record (status, exit code, message, when it
-started (``started``, seconds since the epoch), wall and CPU time of this process, the named
-outputs) to ``<out>/variant_0007.json``, written last under a temporary name and renamed. The
-command (:mod:`fem.study.command`) runs the first variant alone in its own process (rank 0 under
-MPI) for the estimated time, then the others:
+started (``started``, seconds since the epoch), the process that ran it (``process``, its
+id), wall and CPU time of this process, the named outputs) to ``<out>/variant_0007.json``,
+written last under a temporary name and renamed. The command (:mod:`fem.study.command`) runs
+the first variant alone in its own process (rank 0 under MPI) for the estimated time, then the
+others:
 
 * ``jobs = 1``: in this process, one after another;
 * ``jobs > 1``: ``jobs`` processes, this one and ``jobs - 1`` workers started by the
@@ -22,8 +23,9 @@ MPI) for the estimated time, then the others:
   variants ``r, r + N, ...`` after the first, which rank 0 runs alone (a static split: the same
   order whatever the timing), and rank 0 writes the summary once all ranks are through.
 
-BLAS and OpenMP threads are pinned to one per process in workers and under a launcher
-(:func:`pin_threads`): N processes on N cores, not N times the cores' threads.
+BLAS and OpenMP threads are pinned to one per process unless the user set them
+(:func:`pin_threads`): N processes on N cores, not N times the cores' threads, and the same bits
+from any process.
 
 A variant that fails (no convergence, a model error that only shows when it runs) is recorded
 with its exit code and message; the study goes on. ``resume`` skips the variants whose record says
@@ -100,9 +102,15 @@ def launched() -> bool:
 
 
 def pin_threads() -> None:
-    """One BLAS/OpenMP thread per process (before numpy loads; inherited by workers)."""
+    """One BLAS/OpenMP thread per process where the user set none (before numpy loads).
+
+    Workers inherit it. In every mode, ``-j 1`` too: a variant's results are then the same bits
+    whichever process runs it (BLAS's threads change the last bits), and a small variant loses
+    nothing (the 8-element modal variant of benchmarks/study.py: the same wall time, where its
+    spare BLAS thread spun a second core, half of the CPU time).
+    """
     for v in THREAD_VARS:
-        os.environ[v] = "1"
+        os.environ.setdefault(v, "1")
 
 
 def tasks(study: Study, out_dir: str) -> list[Task]:
@@ -182,7 +190,7 @@ def run_variant(task: Task) -> dict:
 
     started, cpu = time.perf_counter(), time.process_time()
     rec = {"index": task.index, "values": dict(zip(task.keys, task.values, strict=True)),
-           "started": time.time(),
+           "started": time.time(), "process": os.getpid(),
            "status": "failed", "exit_code": 70, "message": "", "wall_time": 0.0,
            "cpu_time": 0.0, "outputs": {}}
     _remove_partial(task.out)
