@@ -8,7 +8,8 @@ and ``-j 2`` (this process and a worker) against ``-j 1``.
    per-variant figure is its marginal cost, ``(T(N) - T(1)) / (N - 1)``: the one start-up is
    not a per-variant cost. Goal (issue 35): at least 10x less per variant than the loop.
 2. Workers: ``VARIANTS`` variants of a small modal deck (the 8-element cantilever of
-   tests/test_study.py) with ``-j 1`` and ``-j 2`` (goal 1.8x on 2 free cores). The speed-up is
+   tests/test_study.py, about 0.03 s a variant) and of a small dynamic one (:data:`DYNAMIC`,
+   about 0.1 s) with ``-j 1`` and ``-j 2`` (goal 1.8x on 2 free cores). The speed-up is
    bounded by the cores other processes leave, so each round also runs the machine's ceiling:
    two independent ``fem study -j 1`` of the same variants at once (``pair``: the wall time
    until both are through). ``pair / (-j 1)`` is how much two processes slow each other here
@@ -106,6 +107,23 @@ WINDOW = 3.0
 BUSY = (f"import time\nt = time.time()\nwhile time.time() - t < {WINDOW}: pass\n"
         "print(time.process_time())")
 
+#: the same cantilever, co-rotational, 30 energy-conserving time steps under a tip load: a small
+#: variant of about 0.1 s (where the modal one takes 0.03 s, so the study's fixed start and end,
+#: about 1 s, bound the -j 2 speed-up of 100 of them near 1.5x by Amdahl's law)
+DYNAMIC = MODAL.replace('formulation = "linear"', 'formulation = "corotational"').split(
+    "[[steps]]")[0] + """[[loads]]
+name = "tip"
+nodes = [2]
+force = [0.0, -50.0]
+[[steps]]
+name = "swing"
+type = "dynamic"
+integrator = "energy_conserving"
+time_step = 1e-3
+duration = 0.03
+loads = ["tip"]
+"""
+
 
 def session_share() -> tuple[float, float]:
     """The CPU seconds one busy process gets in ``WINDOW`` s, and two of them at once.
@@ -174,6 +192,7 @@ def main():
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             workers(fem, tmp, bytecode=True)
         workers(fem, tmp, xdmf=True)
+        workers(fem, tmp, dynamic=True, bytecode=bool(os.environ.get("PYTHONDONTWRITEBYTECODE")))
 
 
 def bytecode_env(tmp: Path) -> dict:
@@ -185,16 +204,17 @@ def bytecode_env(tmp: Path) -> dict:
 
 
 def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False,
-            bytecode: bool = False) -> dict:
+            bytecode: bool = False, dynamic: bool = False) -> dict:
     """Part 2: ``-j 1``, ``-j 2`` and the pair of ``-j 1``, interleaved, best of ``rounds``;
     ``xdmf``: the variants write their XDMF files (as all did before studies left them out);
     ``bytecode``: the commands run with Python's bytecode cache on (:func:`bytecode_env`,
     written by a study run first), as a user's Python has it, where this environment may
-    turn it off (``PYTHONDONTWRITEBYTECODE``: every process then compiles fem's modules)."""
+    turn it off (``PYTHONDONTWRITEBYTECODE``: every process then compiles fem's modules);
+    ``dynamic``: the variants are :data:`DYNAMIC`'s (about 0.1 s each), not the modal ones."""
     import shutil
 
-    modal = tmp / "modal.toml"
-    modal.write_text(MODAL)
+    modal = tmp / ("dynamic.toml" if dynamic else "modal.toml")
+    modal.write_text(DYNAMIC if dynamic else MODAL)
     hs = [0.005 + 0.0002 * i for i in range(VARIANTS)]
     st = study_file(tmp / "sm.toml", "sections.bar.h", hs, xdmf)
     env = bytecode_env(tmp) if bytecode else None
@@ -203,7 +223,8 @@ def workers(fem: list[str], tmp: Path, rounds: int = ROUNDS, xdmf: bool = False,
         return fem + ["study", str(modal), st, "-o", str(tmp / out), "-j", str(jobs)]
 
     cache = bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
-    print(f"\n2. {VARIANTS} variants of an 8-element modal deck"
+    print(f"\n2. {VARIANTS} variants of an 8-element "
+          + ("dynamic deck (30 time steps)" if dynamic else "modal deck")
           + (", xdmf = true" if xdmf else ", no XDMF (the default)")
           + f", {rounds} rounds ({os.cpu_count()} cores; Python's bytecode cache "
           + ("on" + (" (PYTHONDONTWRITEBYTECODE of this environment removed, "
@@ -278,6 +299,8 @@ def only_workers(rounds: int = ROUNDS) -> None:
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             workers(fem_command(), Path(tmp), rounds, bytecode=True)
         workers(fem_command(), Path(tmp), rounds, xdmf=True)
+        workers(fem_command(), Path(tmp), rounds, dynamic=True,
+                bytecode=bool(os.environ.get("PYTHONDONTWRITEBYTECODE")))
 
 
 if __name__ == "__main__":
