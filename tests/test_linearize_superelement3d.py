@@ -19,6 +19,7 @@ from test_superelement_corot3d import CENTRE, SPIN, central, deformed, files, mo
 
 from benchmarks.cms import kane_beam
 from fem import rotations as so3
+from fem.errors import ModelError
 from fem.inertia import inertia_groups
 from fem.io import superelement_file
 
@@ -71,7 +72,7 @@ def test_blocks_in_a_turning_frame_equal_central_differences(files):  # noqa: F8
     central differences of it in the velocities and accelerations (to 1e-6; measured 7e-9,
     1.4e-8, 8e-8: the time differences' truncation, falling as h^2), ``K`` central differences
     of ``f`` in the coordinates (1e-7; measured 5e-11); ``D`` is skew (gyroscopic and
-    Coriolis)."""
+    Coriolis). A state where the superelement moves is refused."""
     _, sysm, g = model(files)
     s0 = sysm.reference_state()
     x = inertia_groups(sysm, s0).extras[0]
@@ -93,6 +94,9 @@ def test_blocks_in_a_turning_frame_equal_central_differences(files):  # noqa: F8
                            for j in range(n)])
     assert np.abs(M - Mfd).max() < 1e-6 * np.abs(Mfd).max()
     assert np.abs(D + D.T).max() < 1e-12 * np.abs(D).max()
+    s.internal_v[:] = 0.1                                # moving: refused, not linearized wrong
+    with pytest.raises(ModelError, match="moves.*not built yet.*steps\\[i\\]\\.spin"):
+        x.linear_blocks(s, SPIN, CENTRE)
 
 
 # --- Kane's cantilever as one superelement ------------------------------------------------------
