@@ -100,13 +100,14 @@ def test_blocks_in_a_turning_frame_equal_central_differences(files):  # noqa: F8
 
 
 # --- Kane's cantilever as one superelement ------------------------------------------------------
-def kane_file(base, beams: int, modes: int) -> str:
-    """Kane's beam of ``beams`` elements reduced on its root (node 1) to ``modes`` fixed-interface
-    modes and their static modal derivatives, lumped mass: the file's name in ``base``."""
-    name = f"kane{beams}_{modes}.h5"
+def kane_file(base, beams: int, modes: int, interface=(1,)) -> str:
+    """Kane's beam of ``beams`` elements reduced on ``interface`` (the root, node 1, by default;
+    the first is the frame's node) to ``modes`` fixed-interface modes and their static modal
+    derivatives, lumped mass: the file's name in ``base``."""
+    name = f"kane{beams}_{modes}_{'_'.join(map(str, interface))}.h5"
     if not (base / name).exists():
         rod = kane_beam(beams)
-        rod["steps"] = [{"name": "reduce", "type": "cms_reduce", "interface": [1],
+        rod["steps"] = [{"name": "reduce", "type": "cms_reduce", "interface": list(interface),
                          "mass": "lumped", "modes": modes, "modal_derivatives": True,
                          "file": name}]
         steps = solve(rod, base_dir=str(base))[3]
@@ -114,25 +115,26 @@ def kane_file(base, beams: int, modes: int) -> str:
     return name
 
 
-def kane(base, beams: int, file: str | None, steps: list) -> list:
+def kane(base, beams: int, file: str | None, steps: list, interface=(1,)) -> list:
     """Kane's cantilever clamped at node 1, as beams or (``file``) as one 3D co-rotational
-    superelement, run through ``steps``: the steps."""
+    superelement on the nodes ``interface``, run through ``steps``: the steps."""
     d = kane_beam(beams)
     if file is not None:
-        d["nodes"] = {"ids": [1], "coordinates": [[0.0, 0.0, 0.0]]}
+        if len(interface) == 1:
+            d["nodes"] = {"ids": [1], "coordinates": [[0.0, 0.0, 0.0]]}
         d["elements"] = [{"name": "se", "type": "superelement", "file": file,
-                          "formulation": "corotational"}]
+                          "formulation": "corotational", "nodes": list(interface)}]
     d["supports"] = [{"nodes": [1], "fixed": ["all"]}]
     d["steps"] = copy.deepcopy(steps)
     return solve(d, base_dir=str(base))[3]
 
 
-def spun(base, beams: int, file: str | None, spin: float) -> np.ndarray:
+def spun(base, beams: int, file: str | None, spin: float, interface=(1,)) -> np.ndarray:
     """The 4 lowest frequencies (rad/s; lag 1, flap 1, lag 2, flap 2 for a spin) of a linearize
     step at the nondimensional ``spin`` about z."""
     step = {"name": "lin", "type": "linearize", "spin": [0.0, 0.0, spin * KANE_UNIT],
             "modes": 4, "method": "dense"}
-    return np.sort(kane(base, beams, file, [step])[0].eigen.frequencies)
+    return np.sort(kane(base, beams, file, [step], interface)[0].eigen.frequencies)
 
 
 @pytest.fixture(scope="module")
@@ -165,4 +167,16 @@ def test_spinning_cantilever_as_superelement_matches_the_beams(kane_files):
     (tests/test_cases.py)."""
     file = kane_file(kane_files, 20, 8)
     np.testing.assert_allclose(spun(kane_files, 20, file, 10.0),
+                               spun(kane_files, 20, None, 10.0), rtol=5e-3)
+
+
+def test_spinning_cantilever_on_a_frame_at_its_tip_matches_the_beams(kane_files):
+    """The same at spin 10 with root and tip as the interface and the tip first, so the frame is
+    the free tip's triad (it moves and turns with the blade's deflection: every term of the
+    inertia's blocks is at work, the frame's turn, the levers, the rotary inertia on it): with
+    4 modes and their 10 derivatives within 0.5% of the 20 beams (measured 0.39%, 0.08%, 0.10%,
+    0.10%; the tip's constraint modes carry the stretch the root-only basis needed 8 modes for;
+    with the frame at the root 0.37%, 8 modes 0.07%)."""
+    file = kane_file(kane_files, 20, 4, (2, 1))
+    np.testing.assert_allclose(spun(kane_files, 20, file, 10.0, (2, 1)),
                                spun(kane_files, 20, None, 10.0), rtol=5e-3)
