@@ -471,7 +471,7 @@ def test_shell_plate_free_flight_of_ten_thousand_steps(plate_file):
 
 def test_bad_3d_corotational_entries_are_deck_errors(files):
     """Stiffening without the file's polynomial and modal damping are refused in 3D; so are
-    the Newmark family and the linearize step, naming the key."""
+    the Newmark family and stability sweeps, naming the key."""
     with pytest.raises(DeckError, match="geometric_stiffening.*polynomial strain energy"):
         model(files, geometric_stiffening=True)
     with pytest.raises(DeckError, match="damping_ratios"):
@@ -480,5 +480,6 @@ def test_bad_3d_corotational_entries_are_deck_errors(files):
            "time_step": H, "duration": H}
     with pytest.raises(DeckError, match=r"steps\[0\]\.integrator.*energy_conserving"):
         model(files, steps=[dyn])
-    with pytest.raises(DeckError, match=r"steps\[0\]\.type.*linearize"):
-        model(files, steps=[{"name": "lin", "type": "linearize", "modes": 4}])
+    with pytest.raises(DeckError, match=r"steps\[0\]\.type.*sweep"):
+        model(files, steps=[{"name": "campbell", "type": "stability_sweep", "parameter": "spin",
+                             "values": [0.0, 1.0]}])

@@ -38,11 +38,13 @@ Element-level inertia groups of superelements add their element blocks
 (:meth:`fem.inertia.superelement.SuperelementInertia.linear_blocks`: the constant reduced mass
 on ``q = [u_b; eta]``, with ``eta``'s accelerations ``internal_a``;
 :meth:`fem.inertia.floating.FloatingInertia.linear_blocks`: ``J_y^T M_d J_y`` and the
-derivatives of its velocity terms), and in a turning frame their components' centrifugal force,
-gyroscopic and centrifugal-softening blocks from the components' lumped masses mapped by the
-reduction's basis (linear) or the recovery (co-rotational); geometric stiffening by the
-centrifugal tension only where the superelement carries it (a co-rotational one with the chord
-stiffening of its file), none for a linear one. Beams with
+derivatives of its velocity terms; :meth:`fem.inertia.floating3d.FloatingInertia3D.linear_blocks`
+for 3D co-rotational ones, about rest, analytic), and in a turning frame their components'
+centrifugal force, gyroscopic and centrifugal-softening blocks from the components' lumped
+masses mapped by the reduction's basis (linear) or the recovery (co-rotational); geometric
+stiffening by the centrifugal tension only where the superelement carries it (a planar
+co-rotational one with the chord stiffening of its file, a 3D one with its file's polynomial
+energy, :mod:`fem.elements.superelement.corot3d`), none for a linear one. Beams with
 ``inertia = "consistent"`` are not linearized yet: a step refuses them by name.
 
 What the linearize and sweep steps take from such a model is here too: its eigenvalues

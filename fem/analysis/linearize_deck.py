@@ -48,7 +48,6 @@ def check(e, inputs, spec: dict) -> LinearizeSettings:
     """The settings of linearize step ``e``, with the DOFs it names resolved."""
     s = from_values(LinearizeSettings, e.values)
     dim = inputs.model.dim
-    refuse_floating_3d(inputs.model, f"{e.where}.type", "a linearize step")
     if s.spin is not None:
         if len(s.spin) != (1 if dim == 2 else 3):
             raise DeckError(f"{e.where}.spin", "expected " + ("[wz] (2D: a spin about z)"

@@ -39,7 +39,31 @@ translation rows and ``V`` on its rotation rows, ``a`` their step differences ov
 ``stamp`` as :mod:`fem.inertia.floating`. Without stored rates, ``y_dot = J_y q_dot`` and
 ``V = R_a^T omega_a + T_theta B q_dot``.
 
-Only the energy-conserving scheme: the deck refuses the others and the linearize step.
+**Linearized about rest** (the linearize step, issue 33 item 5;
+:meth:`FloatingInertia3D.linear_blocks`): about a state at rest relative to a frame turning at
+the constant ``Omega`` about an axis through ``c`` (all vectors in the turning frame's axes; a
+static state: ``Omega = 0``). The recovered nodes' absolute accelerations are ``y_ddot + 2
+Omega x y_dot + Omega x (Omega x (y - c))`` and their absolute body rates ``V = R_a^T Omega +
+J_V q_dot``; the virtual work of d'Alembert's forces (the continuous form of the scheme's:
+``G_y^T m`` on the translations, ``R_a (J V_dot + W_a x J V)`` summed on node a's spin and
+``J V_dot`` through ``q_l``) gives, at ``q_dot = 0``::
+
+    f = J_y^T m (J_y q_ddot + W W (y - c)) + J_V^T J J_V q_ddot + Omega x Pi   (on spin a)
+    M = J_y^T m J_y + J_V^T J J_V
+    D = 2 J_y^T m W J_y + J_V^T J R_a^T W P_a + P_a^T (W R_a J J_V - hat(Pi) P_a)
+    K = J_y^T m W W J_y + d(J_y^T F_c)/dq + P_a^T W (J_s W - hat(J_s Omega)) P_a
+
+with ``W = hat(Omega)``, ``P_a`` the rows of node a's spin, ``J_s = R_a (sum_j J_j) R_a^T``,
+``Pi = J_s Omega`` and ``F_c = m W W (y - c)`` the centrifugal forces at fixed value
+(:meth:`FloatingInertia3D.geometric_jy`: the frame's turn, the change of ``B`` and of the lever
+``R_a c_j``). ``D`` is skew (gyroscopic and Coriolis); ``K`` is the derivative of ``f`` at
+``q_ddot = 0`` exactly (the accelerations' own terms in ``K`` are left out: zero at an
+equilibrium, which is what a linearize step under spin finds). The rotary inertia's tensor
+stays in the frame's axes as in the scheme (the local rotations do not turn it), so a spin
+loads the local rotations through ``M``, ``D`` only. A state where the superelement moves
+(the end of a dynamic step) is refused.
+
+Integrators: the energy-conserving scheme only; the deck refuses the others.
 """
 
 from __future__ import annotations
@@ -248,7 +272,71 @@ class FloatingInertia3D:
                          "3D co-rotational superelements yet; use integrator = "
                          "\"energy_conserving\"")
 
-    def linear_blocks(self, *args, **kwargs):
-        """Refused (the linearize step)."""
-        raise ModelError(f"superelement '{self.group.name}': the linearize step does not take "
-                         "3D co-rotational superelements yet")
+    # --- the linearize step (issue 33 item 5; module doc "Linearized about rest") -------------
+    def geometric_jy(self, fr, F: NDArray) -> NDArray:
+        """``(nde, nde)`` the derivative of ``J_y^T F`` by ``q`` at fixed ``F (Nt, 3)``.
+
+        ``J_y,j^T F_j = (T_u B)_j^T R_a^T F_j + F_j`` on ``x_a`` ``+ (R_a c_j) x F_j`` on node
+        a's spin: ``R_a`` turns (``d(R_a^T F) = R_a^T hat(F) dphi_a``), ``B`` changes
+        (:meth:`~fem.elements.superelement.corot3d.CorotSuperelement3D.geometric` at ``s =
+        T_u^T R_a^T F``) and ``R_a c_j`` moves (``dphi_a x R_a c_j + R_a T_u,j B dq``).
+        """
+        g = self.group
+        Ra = fr.Ra
+        B = g.jacobian(Ra, fr.Rs, fr.p)
+        TB = g.data.T @ B[g.pos]                                 # (n, nde)
+        T = g.data.T
+        ta = g.tr[0]
+        z = np.zeros(len(self.Md))
+        z[g.rows_u] = F @ Ra                                     # rows: R_a^T F_j
+        s = np.zeros(g.nde)
+        s[g.pos] = T.T @ z
+        K = g.geometric(s, Ra, fr.Rs, fr.p)
+        zt = np.zeros((len(self.Md), 3))
+        zt[g.rows_u] = np.einsum("ji,njk->nik", Ra, hat(F))      # R_a^T hat(F_j)
+        K[:, ta] += B[g.pos].T @ (T.T @ zt)
+        c, _ = g.local_field(fr.ql)
+        HF = hat(F)
+        K[ta[:, None], ta[None, :]] += np.einsum("nij,njk->ik", HF, hat(c @ Ra.T))
+        K[ta] -= np.einsum("nij,jk,nkl->il", HF, Ra, TB[g.rows_u])
+        return K
+
+    def linear_blocks(self, state, spin: NDArray | None = None, center: NDArray | None = None):
+        """Element blocks of the linearized inertia at ``state``: ``(f, M, D, K)``, ``E = 1``.
+
+        About a state at rest relative to the frame turning at ``spin (3,)`` through
+        ``center (3,)`` (module doc "Linearized about rest"); a state where the superelement
+        moves is refused (:class:`~fem.errors.ModelError`).
+        """
+        g = self.group
+        qd = self._edot(state)
+        if np.any(qd):
+            raise ModelError(f"superelement '{g.name}': a linearize step about a state where "
+                             "a 3D co-rotational superelement moves (the end of a dynamic "
+                             "step) is not built yet; linearize about a static state, or about "
+                             "a steady spin (steps[i].spin)")
+        fr = g.local_frame(state)
+        Jy, JV = self.velocity_jacobians(fr)
+        qdd = np.concatenate([g.element_vector(state.a)[0], self._eta(state, "internal_a")])
+        Omega = np.zeros(3) if spin is None else np.asarray(spin, dtype=float).reshape(3)
+        c = np.zeros(3) if center is None else np.asarray(center, dtype=float).reshape(3)
+        W = hat(Omega)
+        m, J, ta = self.m, self.J, g.tr[0]
+        y, _ = g.recovered(fr)
+        Fc = m * ((y - c) @ (W @ W).T)                           # (Nt, 3) centrifugal
+        Ob = fr.Ra.T @ Omega                                     # the spin in the frame's axes
+        Jsum = J.sum(axis=0)
+        Pi = fr.Ra @ (Jsum * Ob)                                 # spatial, the rest's momentum
+        f = (np.einsum("nik,ni->k", Jy, m * (Jy @ qdd) + Fc)
+             + np.einsum("nik,ni->k", JV, J * (JV @ qdd)))
+        f[ta] += np.cross(Omega, Pi)
+        M = np.einsum("nik,ni,nil->kl", Jy, m, Jy) + np.einsum("nik,ni,nil->kl", JV, J, JV)
+        D = 2.0 * np.einsum("nik,ni,ij,njl->kl", Jy, m, W, Jy)
+        RaW = fr.Ra.T @ W                                        # d(R_a^T Omega)/dt by omega_a
+        D[:, ta] += np.einsum("nik,ni,ij->kj", JV, J, RaW)
+        D[ta] += W @ fr.Ra @ np.einsum("ni,nil->il", J, JV)
+        D[ta[:, None], ta[None, :]] -= hat(Pi)
+        K = np.einsum("nik,ni,ij,njl->kl", Jy, m, W @ W, Jy) + self.geometric_jy(fr, Fc)
+        Js = fr.Ra @ (Jsum[:, None] * fr.Ra.T)
+        K[ta[:, None], ta[None, :]] += W @ (Js @ W - hat(Js @ Omega))
+        return f[None], M[None], D[None], K[None]

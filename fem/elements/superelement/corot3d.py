@@ -85,9 +85,13 @@ to the element's force and books that work as external. At a zero step it is the
 tangent is exact (the derivative of ``G`` by :meth:`CorotSuperelement3D.geometric`). Its dead
 load on ``q`` (:meth:`gravity_parts`) is zero: the file's ``reduced/gravity`` is not used.
 
-Refused (deck errors): Newmark, generalized-alpha, the plain mid-point rule and the linearize
-step (their inertia is not written for the 3D frame yet), modal damping, gravity in static steps
-(``steps[i].loads``).
+Linearize steps (issue 33 item 5) take it: the element's tangent above (with the polynomial's
+Hessian at the relative equilibrium: the centrifugal stiffening) and its inertia's blocks about
+rest in a turning frame (:meth:`fem.inertia.floating3d.FloatingInertia3D.linear_blocks`).
+
+Refused (deck errors): Newmark, generalized-alpha, the plain mid-point rule (their inertia is not
+written for the 3D frame yet), sweeps (``steps[i].type``), modal damping, gravity in static and
+linearize steps (``steps[i].loads``).
 """
 
 from __future__ import annotations
