@@ -37,8 +37,8 @@ def deflection(path: Path, group: str | None) -> tuple[np.ndarray, np.ndarray, n
 @pytest.mark.skipif(not os.environ.get("FEM_SOAK"), reason="soak test (FEM_SOAK=1)")
 def test_superelement_follows_the_full_beams_over_the_run(tmp_path):
     """The superelement's mid-span deflection within 1 % of the full model's peak at every
-    output frame (measured 0.30 %), the reference value the full model's peak (to 1e-9), and
-    both models' energy balance closed to 1e-7 J (measured 8e-9 and 1.3e-8 J)."""
+    output frame (measured 0.35 %), the reference value the full model's peak (to 1e-9), and
+    both models' energy balance closed to 1e-7 J (measured 9e-11 and 5e-11 J)."""
     for f in CASE.glob("*.toml"):
         shutil.copy(f, tmp_path)
     for deck in ("coupler", "beams", "deck"):
