@@ -27,7 +27,8 @@ value::
                                  # linear_momentum, angular_momentum (with component = 0, 1, 2)
                                  # period: mean time between upward zero crossings of node/dof
                                  # chord_offset: nodes = [a, m, b], the offset of m from
-                                 # the chord a-b (left of a->b positive) over the reference
+                                 # the chord a-b (left of a->b positive; in 3D its distance
+                                 # from the chord) over the reference
                                  # length |X_b - X_a|; with group = "<superelement>" (a
                                  # co-rotational one) a node that is not the model's is a
                                  # node of that superelement's component, at its recovered

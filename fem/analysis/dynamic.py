@@ -472,6 +472,13 @@ class DynamicStep(StepBase):
         if the system is singular. Uses and refills the step's matrix.
         """
         sysm = self.system
+        if not all(getattr(x, "consistent_reactions", True) for x in self.inertia.extras):
+            if not self._kkt_warned:      # a 3D co-rotational superelement's frame inertia
+                self.warn("the reactions written are the time steps' multipliers (averages over "
+                          "a step; zero at the start): a 3D co-rotational superelement has no "
+                          "consistent reactions yet")
+                self._kkt_warned = True
+            return None
         # the matrix depends on the positions only: one factorization for both solves
         asm = sysm.assembler              # the PETSc matrix (never the banded LU's: multipliers)
         linalg.fill_matrix(self.A, asm.indptr, asm.indices,

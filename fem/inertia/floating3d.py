@@ -266,6 +266,10 @@ class FloatingInertia3D:
         v0, v1 = self._join(yd0, V0), self._join(yd1, V1)
         s1.rates[self.name] = {"v": v1, "a": (v1 - v0) / h, "stamp": self._stamp(s1)}
 
+    #: the consistent reactions of an output frame need :meth:`newmark_force`, which this
+    #: inertia refuses: the dynamic step writes the time steps' multipliers instead
+    consistent_reactions = False
+
     def newmark_force(self, *args, **kwargs):
         """Refused: the 3D frame's inertia is written for the energy-conserving scheme only."""
         raise ModelError(f"superelement '{self.group.name}': the Newmark family does not take "

@@ -121,10 +121,11 @@ class Integrator:
     def modal_work(self, s0, s1) -> float:
         """The step's work of the loads on the modal coordinates (the mean of its ends' loads)."""
         f0, f1 = self.loads.modal(s0.t), self.loads.modal(s1.t)
-        if f0 is None:
+        if f0 is None and f1 is None:       # (one is None where a load's function is zero)
             return 0.0
-        k = len(f0)
-        return float(0.5 * (f0 + f1) @ (s1.internal[:k] - s0.internal[:k]))
+        f = (0.0 if f0 is None else f0) + (0.0 if f1 is None else f1)
+        k = len(f)
+        return float(0.5 * f @ (s1.internal[:k] - s0.internal[:k]))
 
     def load_stiffness(self, state, t: float, factor: float) -> NDArray | None:
         """(n, nslots, nslots) ``factor`` times the load stiffness, or None."""

@@ -173,8 +173,8 @@ class MidpointRule(Integrator):
         dm = self.system.dofmap
         fi, fe = dm.from_nodal(f_in), dm.from_nodal(f_ext)
         m0, m1 = self.modal_external(s0.t), self.modal_external(s1.t)
-        if m0 is not None:                  # superelements' eta (gravity): the ends' mean
-            fe = fe + 0.5 * (m0 + m1)
+        if m0 is not None or m1 is not None:   # superelements' eta (gravity): the ends' mean
+            fe = fe + 0.5 * ((0.0 if m0 is None else m0) + (0.0 if m1 is None else m1))
         if f_x is not None:
             fi = fi + f_x
         r, scale = fi + f_el - fe, self.scale(fi, f_el, fe)

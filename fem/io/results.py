@@ -209,7 +209,10 @@ def _history(h5: h5py.File, s, q: dict, node_ids: np.ndarray, slots: list[str]) 
         e = xb - xa
         e /= np.linalg.norm(e, axis=1, keepdims=True)
         rel = xm - xa
-        offset = e[:, 0] * rel[:, 1] - e[:, 1] * rel[:, 0]          # left of a->b (in x-y)
+        if h5["model"].attrs.get("dim", 2) == 3:    # 3D: the distance from the chord
+            offset = np.linalg.norm(np.cross(e, rel), axis=1)
+        else:
+            offset = e[:, 0] * rel[:, 1] - e[:, 1] * rel[:, 0]      # left of a->b (in x-y)
         return offset / np.linalg.norm(Xb - Xa)
     if kind == "relative_position":
         n, r = _node(node_ids, q["node"]), _node(node_ids, q["relative_to"])
