@@ -201,16 +201,17 @@ class ConsistentBeamInertia:
             d = self._directors(state.rotation_matrices())
         if w is None:
             w = self._rates(state.v)[1]
-        rigid = so3.cross(w, d)
         got = state.rates.get(self.name)
         v, rot = self._stamp(state)
         if (not got or "v" not in got or got["nodal_v"].shape != v.shape
                 or got["nodal_rot"].shape != rot.shape):
-            return rigid
+            return so3.cross(w, d)
         E = len(d)
         same = (np.all((got["nodal_v"] == v).reshape(E, -1), axis=1)
                 & np.all((got["nodal_rot"] == rot).reshape(E, -1), axis=1))
-        return np.where(same[:, None, None], got["v"], rigid)
+        if same.all():                      # every element's stored rates (a time loop's frame)
+            return got["v"].copy()
+        return np.where(same[:, None, None], got["v"], so3.cross(w, d))
 
     def _stamp(self, state) -> tuple[NDArray, NDArray]:
         """The nodal velocities and rotations the stored director rates belong to."""
@@ -247,6 +248,18 @@ class ConsistentBeamInertia:
         pi = self._momenta(u)
         x = (X + state.u)[self.conn]
         return (so3.cross(x, pi[:, _X]) + so3.cross(d, pi[:, _D])).sum(axis=(0, 1))
+
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """:meth:`kinetic_energy`, :meth:`linear_momentum` and :meth:`angular_momentum` at once.
+
+        A frame's three numbers from one evaluation of the slots and momenta (the same
+        operations, so the same bits as the three calls).
+        """
+        d, u, _ = self._slots(state)
+        pi = self._momenta(u)
+        x = (X + state.u)[self.conn]
+        return (0.5 * float(np.einsum("eik,eik->", u, pi)), pi[:, _X].sum(axis=(0, 1)),
+                (so3.cross(x, pi[:, _X]) + so3.cross(d, pi[:, _D])).sum(axis=(0, 1)))
 
     def nodal_mass(self, n: int) -> NDArray:
         """(n,) translational mass per node, ``rho A l0 / 2`` (diagonal estimates only)."""

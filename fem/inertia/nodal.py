@@ -144,6 +144,11 @@ class NodalInertia:
         return (np.sum(so3.cross(x, self.m[:, None] * v), axis=0)
                 + np.sum(self.spatial_momentum(state), axis=0))
 
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """The kinetic energy, linear and angular momentum (a frame's three numbers)."""
+        return (self.kinetic_energy(state), self.linear_momentum(state),
+                self.angular_momentum(state, X))
+
     # --- inertial forces of the integrator families -------------------------------------------
     def midpoint_force(self, s0, s1, kin, h: float, Pi0=None, R1=None) -> tuple[NDArray, NDArray]:
         """Inertial forces ``(n, nslots)`` of the mid-point family and their node-block tangents.

@@ -33,7 +33,7 @@ import logging
 import numpy as np
 
 from fem.integrators.planar_inertia import NO_INERTIA, director_rates, write_rates
-from fem.integrators.planar_joints import NO_JOINTS, set_targets
+from fem.integrators.planar_joints import NO_JOINTS
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +136,19 @@ class PlanarRun:
         driven = jt["driven"]
         targets, tmid = np.zeros((k + 1, A)), np.zeros((max(k, 0), A))
         if driven:
-            for j, t in enumerate(times):
-                set_targets(jt, t)
-                targets[j] = jt["atarget"]
-            for j in range(k):
-                for where, c in driven:
-                    tmid[j, where] = c._drive_at(0.5 * (times[j] + times[j + 1]))
+            t = np.array(times)
+            mids = 0.5 * (t[:-1] + t[1:])
+            for where, c in driven:             # all times at once where that is exact
+                at, mid = c.drive_over(t), c.drive_over(mids)
+                if at is None:
+                    for j, tj in enumerate(times):
+                        targets[j, where] = c._drive_at(tj)
+                    for j in range(k):
+                        mid_j = 0.5 * (times[j] + times[j + 1])
+                        tmid[j, where] = c._drive_at(mid_j)
+                else:
+                    targets[:, where], tmid[:, where] = at, mid
+            jt["atarget"][:] = targets[-1]      # as set_targets leaves them
         dslices = np.array([[w.start, w.stop] for w, _ in driven] or np.empty((0, 2)),
                            dtype=np.int64)
         return targets, tmid, dslices
