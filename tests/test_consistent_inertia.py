@@ -244,10 +244,11 @@ def _bits(*values) -> list[bytes]:
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_a_frames_balance_is_the_three_numbers_bit_for_bit(dim):
-    """``balance`` (one call per group, what a frame writes) gives the kinetic energy and both
-    momenta of the three calls bit for bit: with every element's stored director rates, with
-    one element's stale (its node kicked: the rigid rates there) and without stored ones. The
-    director rates handed out are a copy: changing them leaves the state's alone."""
+    """``balance`` (one call per group, what a frame writes; the nodal group's and the beams')
+    gives the kinetic energy and both momenta of the three calls bit for bit: with every
+    element's stored director rates, with one element's stale (its node kicked: the rigid rates
+    there) and without stored ones. The director rates handed out are a copy: changing them
+    leaves the state's alone."""
     sysm = System(deck_io.from_dict(beam_deck(dim, n=5)).model)
     inert = inertia_groups(sysm)
     x, X = inert.extras[0], sysm.model.X
@@ -267,8 +268,10 @@ def test_a_frames_balance_is_the_three_numbers_bit_for_bit(dim):
             three = (inert.kinetic_energy(state), inert.linear_momentum(state),
                      inert.angular_momentum(state, X))
             assert _bits(*inert.balance(state, X)) == _bits(*three)
-            assert _bits(*x.balance(state, X)) == _bits(
-                x.kinetic_energy(state), x.linear_momentum(state), x.angular_momentum(state, X))
+            for g in (x, inert.nodal):
+                assert _bits(*g.balance(state, X)) == _bits(
+                    g.kinetic_energy(state), g.linear_momentum(state),
+                    g.angular_momentum(state, X))
     got = x.director_rates(s)
     assert np.array_equal(got, s.rates[x.name]["v"])
     got += 1.0

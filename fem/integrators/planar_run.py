@@ -278,9 +278,11 @@ class PlanarRun:
                 state.history[name] = {"v": vh0[a:b].copy()}
         if planar.consistent is not None:   # as PlanarStep.finish writes them
             write_rates(ci, state, ud0)
-        for j in range(done):               # as the time loop adds them, one step at a time
-            p.external_work += float(work[j])
-            p.constraint_work += float(cwork[j])
+        ext, con = p.external_work, p.constraint_work
+        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
+            ext += w                        # as the time loop adds them, one step at a time
+            con += c
+        p.external_work, p.constraint_work = ext, con
         p.time = state.t
         p.steps += done
         it = int(its[done - 1])
@@ -289,7 +291,7 @@ class PlanarRun:
         # the residual (reactions) of the last step, unless a failed one overwrote it
         step._reactions = r if done == k else None
         step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
-        self.iterations += int(its[:done].sum())
+        self.iterations += sum(its[:done].tolist())
         if self.record is not None:
             self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
                                for j in range(done))
