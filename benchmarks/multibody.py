@@ -144,12 +144,12 @@ class Clock:
     The clock starts at the first step's end (an ``on_step`` callback that then removes itself:
     a callback at every step would make the steps go one at a time,
     :mod:`fem.integrators.planar_run`) and stops when the step returns (:meth:`run`). The
-    Newton iterations are counted from the compiled runs' record and the steps taken one at a
-    time.
+    Newton iterations are counted by the compiled runs (``PlanarRun.iterations``) and at the
+    steps taken one at a time.
     """
 
     def __init__(self, step):
-        self.step, self.stamps, self.its, self.record = step, [], 0, []
+        self.step, self.stamps, self.its = step, [], 0
         one = step._advance
 
         def advance(s0):                   # a step taken one at a time
@@ -169,10 +169,11 @@ class Clock:
 
         make = planar_run.PlanarRun.make
 
+        made_runs = []
+
         def made(step):
             runs = make(step)
-            if runs is not None:
-                runs.record = self.record
+            made_runs.append(runs)
             return runs
 
         planar_run.PlanarRun.make = made
@@ -181,7 +182,7 @@ class Clock:
             self.stamps.append(time.perf_counter())
         finally:
             planar_run.PlanarRun.make = make
-        self.its += sum(i for i, _ in self.record)
+        self.its += sum(runs.iterations for runs in made_runs if runs is not None)
         return (self.step.steps - 1) / (self.stamps[-1] - self.stamps[0])
 
 

@@ -243,7 +243,8 @@ def cross(a: NDArray, b: NDArray) -> NDArray:
     """``np.cross`` for ``(..., 3)`` arrays, without its generic overhead."""
     a1, a2, a3 = a[..., 0], a[..., 1], a[..., 2]
     b1, b2, b3 = b[..., 0], b[..., 1], b[..., 2]
-    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    sa, sb = np.shape(a), np.shape(b)
+    out = np.empty(sa if sa == sb else np.broadcast_shapes(sa, sb))
     out[..., 0] = a2 * b3 - a3 * b2
     out[..., 1] = a3 * b1 - a1 * b3
     out[..., 2] = a1 * b2 - a2 * b1

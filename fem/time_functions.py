@@ -2,7 +2,11 @@
 
 Each is a small frozen dataclass with ``__call__(t)`` and its first and second time derivatives
 ``derivative(t)`` and ``second_derivative(t)`` (drivers need them for consistent velocities and
-reactions), vectorized over ``t``. Piecewise-linear functions have the slope of the piece that
+reactions), vectorized over ``t``. ``exact_over_arrays`` (a class attribute) says whether the
+function's values over an array of times are its values at each time alone, bit for bit (a
+compiled run evaluates the drives of its steps at once, :mod:`fem.integrators.planar_run`):
+:class:`SpinUp` is not (numpy squares an array by multiplying, a scalar by ``pow``, which differ
+in the last bit at some times). Piecewise-linear functions have the slope of the piece that
 starts at ``t`` and no second derivative. In a static step the argument is the step's
 pseudo-time, which is the load factor; in a dynamic step it is the time since the step started.
 """
@@ -10,6 +14,7 @@ pseudo-time, which is the load factor; in a dynamic step it is the time since th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,6 +37,8 @@ def _slopes(times: tuple, values: tuple, t: ArrayLike) -> NDArray:
 class Constant:
     """``g(t) = value``."""
 
+    exact_over_arrays: ClassVar[bool] = True
+
     value: float = 1.0
 
     def __call__(self, t: ArrayLike) -> NDArray:
@@ -48,6 +55,8 @@ class Constant:
 @dataclass(frozen=True)
 class Linear:
     """``g(t) = slope * t``, unbounded: the default of loads in static steps (the load factor)."""
+
+    exact_over_arrays: ClassVar[bool] = True
 
     slope: float = 1.0
 
@@ -72,6 +81,8 @@ class Ramp:
     array([0. , 0.5, 1. ])
     """
 
+    exact_over_arrays: ClassVar[bool] = True
+
     t0: float = 0.0
     t1: float = 1.0
     y0: float = 0.0
@@ -93,6 +104,8 @@ class Ramp:
 @dataclass(frozen=True)
 class Table:
     """Piecewise linear through ``points`` (``(k, 2)``: time, value), constant beyond the ends."""
+
+    exact_over_arrays: ClassVar[bool] = True
 
     times: tuple[float, ...]
     values: tuple[float, ...]
@@ -117,6 +130,8 @@ class Steady:
     >>> Steady(rate=2.0, t0=1.0)(np.array([0.0, 2.0]))
     array([0., 2.])
     """
+
+    exact_over_arrays: ClassVar[bool] = True
 
     rate: float = 1.0
     t0: float = 0.0
@@ -146,6 +161,8 @@ class SpinUp:
 
     and ``y = 0`` before ``t0``: the speed rises smoothly (zero acceleration at both ends).
     """
+
+    exact_over_arrays: ClassVar[bool] = False
 
     rate: float = 1.0
     t0: float = 0.0

@@ -204,6 +204,75 @@ def test_the_crank_and_a_driven_chain_run_as_step_by_step(monkeypatch):
             assert state.rates["rod"]["v"].shape == (4, 2, 3)
 
 
+@pytest.mark.parametrize("function", [{"type": "steady", "rate": -2.0},
+                                      {"type": "spin_up", "rate": -2.0, "t0": 0.0, "t1": 0.03}],
+                         ids=["steady", "spin_up"])
+def test_drives_evaluated_ahead_are_the_drives_one_at_a_time(function, monkeypatch):
+    """The drives a run hands the kernel (targets at the steps' ends, drives at their middles),
+    evaluated for many steps ahead (all at once where the function is exact over arrays, one
+    time at a time for the spin-up) equal the joint's drive at each time alone, bit for bit:
+    for runs one after the other, for a run after a gap (a step taken one at a time), after a
+    change of step size and for a shortened last step (times not ahead: evaluated alone)."""
+    deck = chain(beam=True, drive=True)
+    deck["functions"][0].update(function)
+    made = []
+    make = planar_run.PlanarRun.make.__func__
+    monkeypatch.setattr(planar_run.PlanarRun, "make",
+                        classmethod(lambda cls, step: made.append(make(cls, step)) or made[-1]))
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)
+    runs = made[0]
+    jt = runs.planar.joints
+    (where, joint), = jt["driven"]
+
+    def alone(times):
+        at = np.array([joint._drive_at(t) for t in times])
+        mid = np.array([joint._drive_at(0.5 * (a + b)) for a, b in zip(times, times[1:])])
+        return at, mid
+
+    def steps(t, h, k):
+        out = [t]
+        for _ in range(k):
+            out.append(out[-1] + h)
+        return out
+
+    h, first = 1e-3, steps(0.0, 1e-3, 4)
+    short = 0.05 - 0.0495
+    runs_of = [(first, h), (steps(first[-1], h, 7), h), (steps(0.0125, h, 3), h),
+               (steps(0.02, h / 2, 5), h / 2), ([0.0495, 0.0495 + short], short),
+               (steps(0.3, h, 300), h)]
+    for times, size in runs_of:
+        targets, tmid, _ = runs._drives(jt, times, size)
+        at, mid = alone(times)
+        assert targets[:, where].tobytes() == at.tobytes()
+        assert tmid[:, where].tobytes() == mid.tobytes()
+        assert targets.flags.c_contiguous and tmid.flags.c_contiguous
+        assert jt["atarget"][where].tobytes() == at[-1].tobytes()
+
+
+def test_runs_count_their_iterations(monkeypatch):
+    """``PlanarRun.iterations`` (what the benchmark counts) is the sum of the iterations of the
+    steps the runs took (their record)."""
+    deck = crank(40, 7)
+    record = []
+    made = []
+    make = planar_run.PlanarRun.make.__func__
+
+    def made_with_record(cls, step):
+        runs = make(cls, step)
+        runs.record = record
+        made.append(runs)
+        return runs
+
+    monkeypatch.setattr(planar_run.PlanarRun, "make", classmethod(made_with_record))
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)
+    assert len(record) == 40
+    assert made[0].iterations == sum(i for i, _ in record) > 40
+
+
 def test_the_crank_goes_in_runs(monkeypatch):
     """No step of the crank went one at a time (driven joints, consistent inertia taken)."""
     stepped = []

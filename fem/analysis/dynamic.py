@@ -513,14 +513,12 @@ class DynamicStep(StepBase):
         return sysm.frame_outputs(shown)
 
     def _frame(self, writer, state, strain: float, work: list[float], last: bool = False) -> None:
-        inertia = self.inertia
-        T = inertia.kinetic_energy(state)
+        T, linear, angular = self.inertia.balance(state, self.system.model.X)
         total = T + strain - work[0] - work[1]
         row = {"time": state.t, "kinetic": T, "strain": strain, "external_work": work[0],
                "constraint_work": work[1],
                "total": total, "dissipated": self.energy0 - total,
-               "linear_momentum": inertia.linear_momentum(state),
-               "angular_momentum": inertia.angular_momentum(state, self.system.model.X)}
+               "linear_momentum": linear, "angular_momentum": angular}
         damping = self.events.damping(state) if self.events is not None else None
         if damping is not None:
             row["damping"] = damping

@@ -234,6 +234,16 @@ class Joint(PairGroup):
         fun = (self.drive, self.drive.derivative, self.drive.second_derivative)[derivative]
         return self.sign * float(fun(t))
 
+    def drive_over(self, times: NDArray) -> NDArray | None:
+        """(k, E) :meth:`_drive_at` at each of the ``times (k,)``, bit for bit, in one evaluation.
+
+        None without a drive or where the drive's values over an array are not its values one
+        time at a time (:data:`fem.time_functions.SpinUp.exact_over_arrays`).
+        """
+        if self.drive is None or not self.drive.exact_over_arrays:
+            return None
+        return self.sign[None, :] * np.asarray(self.drive(times), dtype=float)[:, None]
+
     def _static(self, state, mu: NDArray | None, f: float | None = None
                 ) -> tuple[NDArray, NDArray, NDArray | None]:
         """``g``, ``G`` and ``d(G^T mu)/dq`` (:func:`fem.constraints.joint_rows.static_rows`)."""

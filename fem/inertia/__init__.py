@@ -5,8 +5,8 @@ Inertia is a capability of a group, separate from its stiffness: an element fami
 (:meth:`fem.elements.base.ElementGroup.lumped_inertia`), point masses add theirs, and an
 *inertia group* turns them into what the analyses need. Every inertia group gives
 ``kinetic_energy(state)``, ``linear_momentum(state)`` (3,) and ``angular_momentum(state, X)``
-(3,, about the origin), and the inertial forces of the two integrator families, in one of two
-shapes:
+(3,, about the origin), the three at once (``balance(state, X)``, what a frame writes), and
+the inertial forces of the two integrator families, in one of two shapes:
 
 * **nodal** (:class:`fem.inertia.nodal.NodalInertia`, one per model): ``mass_blocks()``
   (n, nslots, nslots) of the mass matrix, ``diagonal()``, ``midpoint_force(s0, s1, kin, h, Pi0,
@@ -81,6 +81,19 @@ class InertiaSum:
         return self.nodal.angular_momentum(state, X) + sum(x.angular_momentum(state, X)
                                                            for x in self.extras)
 
+
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """The kinetic energy, linear and angular momentum: each group's ``balance``, summed.
+
+        One call per group, so a group evaluates what the three share once
+        (:meth:`fem.inertia.beam.ConsistentBeamInertia.balance`); the sums are those of
+        :meth:`kinetic_energy`, :meth:`linear_momentum` and :meth:`angular_momentum`, in the
+        same order, bit for bit.
+        """
+        T, L, H = self.nodal.balance(state, X)
+        parts = [x.balance(state, X) for x in self.extras]
+        return (T + sum(p[0] for p in parts), L + sum(p[1] for p in parts),
+                H + sum(p[2] for p in parts))
 
 def inertia_groups(system, state=None):
     """The model's inertia: :class:`NodalInertia` alone or an :class:`InertiaSum`.

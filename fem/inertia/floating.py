@@ -128,6 +128,11 @@ class FloatingInertia:
                      + (self.Md[rr] * yd[rr]).sum())
         return L
 
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """The kinetic energy, linear and angular momentum (a frame's three numbers)."""
+        return (self.kinetic_energy(state), self.linear_momentum(state),
+                self.angular_momentum(state, X))
+
     def nodal_mass(self, n: int) -> NDArray:
         """(n,) the reduced mass's diagonal at the interface nodes' ux (diagonal estimates)."""
         g, out = self.group, np.zeros(n)

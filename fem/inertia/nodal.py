@@ -144,6 +144,27 @@ class NodalInertia:
         return (np.sum(so3.cross(x, self.m[:, None] * v), axis=0)
                 + np.sum(self.spatial_momentum(state), axis=0))
 
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """The kinetic energy, linear and angular momentum (a frame's three numbers).
+
+        In 2D the three methods' operations written out once (the same bits, fewer calls).
+        """
+        if self.dim != 2:
+            return (self.kinetic_energy(state), self.linear_momentum(state),
+                    self.angular_momentum(state, X))
+        v = state.v
+        vt, m = v[:, :2], self.m[:, None]
+        T = 0.5 * float((self.m * np.einsum("ni,ni->n", vt, vt)).sum())
+        T = T + 0.5 * float((self.I * v[:, 2] ** 2).sum())
+        L = np.zeros(3)
+        L[:2] = (m * vt).sum(axis=0)
+        x = X + state.u
+        vx = np.zeros_like(x)
+        vx[:, :2] = vt
+        spin = np.zeros((len(self.m), 3))
+        spin[:, 2] = self.I * v[:, 2]
+        return T, L, so3.cross(x, m * vx).sum(axis=0) + spin.sum(axis=0)
+
     # --- inertial forces of the integrator families -------------------------------------------
     def midpoint_force(self, s0, s1, kin, h: float, Pi0=None, R1=None) -> tuple[NDArray, NDArray]:
         """Inertial forces ``(n, nslots)`` of the mid-point family and their node-block tangents.

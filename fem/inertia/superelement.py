@@ -102,6 +102,11 @@ class SuperelementInertia:
         L = np.einsum("eij,ej->i", self.group.momentum[:, 3:], v)
         return L + np.cross(self.group.offset, self.linear_momentum(state))
 
+    def balance(self, state, X: NDArray) -> tuple[float, NDArray, NDArray]:
+        """The kinetic energy, linear and angular momentum (a frame's three numbers)."""
+        return (self.kinetic_energy(state), self.linear_momentum(state),
+                self.angular_momentum(state, X))
+
     def nodal_mass(self, n: int) -> NDArray:
         """(n,) the diagonal translational mass at the interface nodes (diagonal estimates)."""
         g, out = self.group, np.zeros(n)

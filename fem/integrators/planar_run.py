@@ -20,7 +20,9 @@ model the compiled step takes (:meth:`fem.integrators.planar.PlanarStep.eligible
 LU, without groups of step control (contacts, damped or actuated force elements) or prescribed
 motion, whose loads do not turn with the structure (any time function: evaluated at the run's
 times beforehand, as are the drives of driven joints, their targets at the steps' ends and
-their values at the mid-steps where the drivers' work is taken); the consistent inertia's
+their values at the mid-steps where the drivers' work is taken, for :data:`HORIZON` steps
+ahead and over arrays of times where that is exact,
+:attr:`fem.time_functions.Steady.exact_over_arrays`); the consistent inertia's
 director rates are carried from step to step inside the call and written into the state after
 it (:func:`fem.integrators.planar_inertia.write_rates`, as the step's finish does); while the step
 has an ``on_step`` callback (a Python call per step), steps go one at a time.
@@ -28,17 +30,19 @@ has an ``on_step`` callback (a Python call per step), steps go one at a time.
 
 from __future__ import annotations
 
+import bisect
 import logging
 
 import numpy as np
 
 from fem.integrators.planar_inertia import NO_INERTIA, director_rates, write_rates
-from fem.integrators.planar_joints import NO_JOINTS, set_targets
+from fem.integrators.planar_joints import NO_JOINTS
 
 log = logging.getLogger(__name__)
 
 MAX_STEPS = 256              # time steps of one compiled call at most
 MAX_NODE_STEPS = 4096        # and nodes times steps (a few milliseconds between interrupt checks)
+HORIZON = 256                # time steps whose drives are evaluated at once, ahead of the runs
 
 
 class PlanarRun:
@@ -58,6 +62,10 @@ class PlanarRun:
         self.hand_back = -1          # the step count at which a run handed a step back
         self.told = False            # whether the on_step callback was logged
         self.record = None           # a list: (iterations, norms) of every step appended
+        self.iterations = 0          # the Newton iterations of the steps the runs took
+        self._scratch = None         # the call's scratch arrays (trial state, element work)
+        self._dslices = None         # each driven group's rows in the drives (G, 2)
+        self._horizon = None         # (h, times, targets, mid-step drives) evaluated ahead
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -123,28 +131,77 @@ class PlanarRun:
                 break
         return (times if len(times) > 1 else []), h
 
-    @staticmethod
-    def _drives(jt: dict, times: list[float]) -> tuple:
+    def _drives(self, jt: dict, times: list[float], h: float) -> tuple:
         """The driven angle rows' targets at the run's times and drives at its mid-steps.
 
         ``(k + 1, A)`` the ``atarget`` of :func:`fem.integrators.planar_joints.set_targets` at
         each time, ``(k, A)`` the drives at ``(t_j + t_j+1) / 2`` (where
         :meth:`fem.constraints.joint.Joint.drive_work` takes them) and ``(G, 2)`` the rows of
-        each driven group.
+        each driven group. Evaluated for :data:`HORIZON` steps ahead at once (the times as
+        :meth:`_times` adds them up, ``t + h``) and handed out in slices while the runs' times
+        are those, bit for bit; other times (a shortened last step) are evaluated alone.
+        """
+        if self._dslices is None:
+            self._dslices = np.array([[w.start, w.stop] for w, _ in jt["driven"]]
+                                     or np.empty((0, 2)), dtype=np.int64)
+        k = len(times) - 1
+        if not jt["driven"]:
+            A = len(jt["atarget"])
+            return np.zeros((k + 1, A)), np.zeros((k, A)), self._dslices
+        got = self._ahead(times, h)
+        if got is None:                     # a new horizon from this run's start
+            ahead, t = [times[0]], times[0]
+            for _ in range(max(k, HORIZON)):
+                t = t + h
+                ahead.append(t)
+            self._horizon = (h, ahead, *self._evaluate_drives(jt, ahead))
+            got = self._ahead(times, h)
+        targets, tmid = self._evaluate_drives(jt, times) if got is None else got
+        jt["atarget"][:] = targets[-1]      # as set_targets leaves them
+        return targets, tmid, self._dslices
+
+    def _ahead(self, times: list[float], h: float) -> tuple | None:
+        """The horizon's targets and mid-step drives at ``times``, or None: not its times."""
+        if self._horizon is None or self._horizon[0] != h:
+            return None
+        _, ahead, targets, tmid = self._horizon
+        j, k = bisect.bisect_left(ahead, times[0]), len(times) - 1
+        if ahead[j:j + k + 1] != times:
+            return None
+        return targets[j:j + k + 1], tmid[j:j + k]
+
+    @staticmethod
+    def _evaluate_drives(jt: dict, times: list[float]) -> tuple:
+        """``(k + 1, A)`` targets at ``times`` and ``(k, A)`` drives at their mid-steps.
+
+        All times at once where that is exact (:meth:`fem.constraints.joint.Joint.drive_over`),
+        else one at a time (:meth:`~fem.constraints.joint.Joint._drive_at`).
         """
         k, A = len(times) - 1, len(jt["atarget"])
-        driven = jt["driven"]
-        targets, tmid = np.zeros((k + 1, A)), np.zeros((max(k, 0), A))
-        if driven:
-            for j, t in enumerate(times):
-                set_targets(jt, t)
-                targets[j] = jt["atarget"]
-            for j in range(k):
-                for where, c in driven:
-                    tmid[j, where] = c._drive_at(0.5 * (times[j] + times[j + 1]))
-        dslices = np.array([[w.start, w.stop] for w, _ in driven] or np.empty((0, 2)),
-                           dtype=np.int64)
-        return targets, tmid, dslices
+        targets, tmid = np.zeros((k + 1, A)), np.zeros((k, A))
+        t = np.array(times)
+        mids = 0.5 * (t[:-1] + t[1:])
+        for where, c in jt["driven"]:
+            at, mid = c.drive_over(t), c.drive_over(mids)
+            if at is None:
+                for j, tj in enumerate(times):
+                    targets[j, where] = c._drive_at(tj)
+                for j in range(k):
+                    mid_j = 0.5 * (times[j] + times[j + 1])
+                    tmid[j, where] = c._drive_at(mid_j)
+            else:
+                targets[:, where], tmid[:, where] = at, mid
+        return targets, tmid
+
+    def _scratch_for(self, state, vh0, ud0) -> tuple:
+        """The kernel's scratch arrays (contents of no use between calls), made once per shape."""
+        key = (state.u.shape, state.rot.shape, state.multipliers.shape, vh0.shape, ud0.shape)
+        if self._scratch is None or self._scratch[0] != key:
+            self._scratch = (key, (np.empty_like(state.u), np.empty_like(state.rot),
+                                   np.empty_like(state.v), np.empty_like(state.multipliers),
+                                   np.empty_like(vh0), np.empty(len(vh0)),
+                                   np.empty(self.planar.n_active), np.empty_like(ud0)))
+        return self._scratch[1]
 
     def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
         """Time steps from ``state`` to the next frame (in place); None: one at a time.
@@ -176,24 +233,27 @@ class PlanarRun:
         else:
             for j, t in enumerate(times):
                 F[j] = integ.external(state, t)
-        vh0 = np.concatenate([state.history[name]["v"] for name in self.names]
-                             + [np.empty((0, 3))])
+        if len(self.names) == 1:            # the elements' history, a copy the call advances
+            vh0 = np.array(state.history[self.names[0]]["v"], dtype=float, order="C")
+        else:
+            vh0 = np.concatenate([state.history[name]["v"] for name in self.names]
+                                 + [np.empty((0, 3))])
         its, norms = np.zeros(k, np.int64), np.empty((k, len(d["norms"])))
         strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
         r, reference, tangent = np.empty(planar.n_active), np.empty(4), np.zeros(1, np.int64)
         jt = planar.joints or NO_JOINTS
-        targets, tmid, dslices = self._drives(jt, times)
+        targets, tmid, dslices = self._drives(jt, times, h)
         ci = planar.consistent or NO_INERTIA
         ud0 = (director_rates(planar.inertia_kernel, ci, state) if planar.consistent is not None
                else d["ud_none"])
+        u1, rot1, v1, mu1, vh1, energy, fe, ud1 = self._scratch_for(state, vh0, ud0)
         done, status = self.kernel.run(
             k, h, F, self.fixed, self.gstart, state.u, state.rot, state.v, state.a,
-            state.multipliers, vh0, np.empty_like(state.u), np.empty_like(state.rot),
-            np.empty_like(state.v), np.empty_like(state.multipliers), np.empty_like(vh0),
+            state.multipliers, vh0, u1, rot1, v1, mu1, vh1,
             its, norms, strain, work, cwork,
             d["X"], planar.on, planar.mass_h, planar.mass_k, planar.index, d["conn"],
             d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"], d["slot"], d["f_e"], d["K_e"],
-            np.empty(len(vh0)), d["einc"], np.empty(planar.n_active), d["kind"], d["n_free"],
+            energy, d["einc"], fe, d["kind"], d["n_free"],
             d["lever"], d["free_node"], d["free_slot"], planar.diag_rows, lu.indptr,
             lu.indices, lu.pos, lu.order, lu.ab, lu.kl, d["settings"], d["inc"], d["dpsi"],
             d["um"], r, d["norms"], d["K"], reference, tangent, jt["conn"], jt["offsets"],
@@ -201,7 +261,7 @@ class PlanarRun:
             jt["ascale"], jt["atarget"], jt["aedofs"], jt["aslot"], jt["sconn"],
             jt["soffsets"], jt["sframe"], jt["smpos"], jt["sscale"], jt["sedofs"], jt["sslot"],
             ci["conn"], ci["axis"], ci["mu"], d["pattern"], ud0, ci["edofs"],
-            ci["slot"], np.empty_like(ud0), targets, tmid, dslices)
+            ci["slot"], ud1, targets, tmid, dslices)
         planar._last = planar._iterated = None      # its caches are of no state now
         integ._s0 = None
         if done < k:                        # the general path takes the next step
@@ -211,13 +271,18 @@ class PlanarRun:
         if done == 0:
             return None
         state.t = times[done]
-        for name, a, b in zip(self.names, self.gstart[:-1], self.gstart[1:], strict=True):
-            state.history[name] = {"v": vh0[a:b].copy()}
+        if len(self.names) == 1:
+            state.history[self.names[0]] = {"v": vh0}
+        else:
+            for name, a, b in zip(self.names, self.gstart[:-1], self.gstart[1:], strict=True):
+                state.history[name] = {"v": vh0[a:b].copy()}
         if planar.consistent is not None:   # as PlanarStep.finish writes them
             write_rates(ci, state, ud0)
-        for j in range(done):               # as the time loop adds them, one step at a time
-            p.external_work += float(work[j])
-            p.constraint_work += float(cwork[j])
+        ext, con = p.external_work, p.constraint_work
+        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
+            ext += w                        # as the time loop adds them, one step at a time
+            con += c
+        p.external_work, p.constraint_work = ext, con
         p.time = state.t
         p.steps += done
         it = int(its[done - 1])
@@ -226,6 +291,7 @@ class PlanarRun:
         # the residual (reactions) of the last step, unless a failed one overwrote it
         step._reactions = r if done == k else None
         step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
+        self.iterations += sum(its[:done].tolist())
         if self.record is not None:
             self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
                                for j in range(done))
