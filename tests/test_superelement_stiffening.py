@@ -284,26 +284,7 @@ def kane_spin(base, elements, duration, h, file=None, stiffening=True):
                     "points": [[0.0, 0.0, 0.0]], "axis": [0.0, 0.0, 1.0]}]
     d["steps"] = [{"name": "spin", "type": "dynamic", "integrator": "energy_conserving",
                    "time_step": h, "duration": duration}]
-    dk = from_dict(d, base_dir=str(base))
-    sysm = System(dk.model)
-    step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
-    out = []
-    if file is not None:
-        g = dk.model.group("se")
-        tip = int(np.argmax(g.Xc[g.t_nodes, 0]))
-
-        def where(st):
-            fr = g.local_frame(st)
-            return fr.Ra.T @ (g.recovered(fr)[0][tip] - fr.xa)
-    else:
-        tip = int(np.argmax(dk.model.X[:, 0]))
-
-        def where(st):
-            R = so3.quat_to_matrix(st.rot[:1])[0]
-            return R.T @ (dk.model.X[tip] + st.u[tip, :3] - st.u[0, :3])
-    step.on_step = lambda st: out.append(where(st))
-    step.run(sysm.reference_state(), None)
-    return np.array(out)
+    return _tip_path(base, d, file)
 
 
 def kane(tmp_path, elements, duration, h, modes=4, linear=None):
@@ -390,7 +371,7 @@ def kane_flap(base, elements, duration, h, file=None, stiffening=True, start=0.0
 
 
 def _tip_path(base, d, file):
-    """Run deck ``d``; the tip in the hub's frame after every step (as :func:`kane_spin`)."""
+    """Run deck ``d``; the tip in the hub's frame after every step."""
     dk = from_dict(d, base_dir=str(base))
     sysm = System(dk.model)
     step = make_step(dk.steps[0], sysm, dk, dk.output["every"])
