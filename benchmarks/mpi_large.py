@@ -1,0 +1,264 @@
+"""A million unknowns on 1, 2 (and 3) MPI ranks: time per phase and memory per rank (issue 31).
+
+The model is a flat frame plate (:func:`benchmarks.common.slab`): ``n x n x 3`` nodes joined
+along x, y and z by 3D co-rotational beams (about ``9 n^2`` elements), clamped on one edge, its
+free edge loaded across the plate. A plate keeps MUMPS's fill 2D-like (fronts of one row of
+``3 n`` nodes): a million unknowns (``n = 236``) fit this 24 GB machine on one and on two ranks,
+where a cubic lattice of that size would not. One Newton step of a static analysis from the
+reference state is run the way ``fem run ... -fem_distributed_assembly`` runs it
+(:mod:`fem.owner_computes`, :class:`fem.solvers.linear_system.LinearSystem`), in phases, each
+ended by a barrier so that its time is the slowest rank's:
+
+* ``start``: Python's imports (numpy, PETSc, fem) and the compiled kernels loaded from numba's
+  cache (compiled, the first time) on a small plate;
+* ``setup``: the model and the :class:`~fem.system.System` (DOF map, serial CSR pattern), the
+  reference state and the step's linear system, on every rank (replicated);
+* ``partition``: the partition of the elements among the ranks and each rank's part of the
+  assembly (:class:`fem.owner_computes.OwnerComputes`; on one rank, nothing);
+* ``assembly``: internal force and tangent (``System.evaluate``: on N ranks each rank evaluates
+  the elements of its rows and the force is gathered to all), and the refill of the matrix;
+* ``factor``: MUMPS's analysis and numerical factorization (``PCSetUp``);
+* ``solve``: the checked solve of :func:`fem.linalg.solve_checked` (forward/backward
+  substitution, iterative refinement, backward error), the solution gathered to every rank;
+* ``output``: rank 0 writes the nodal displacements and rotations, in the serial numbering, to
+  an HDF5 file (the others wait).
+
+Memory per rank: the peak resident set of each phase (``VmHWM`` of ``/proc/self/status``, reset
+at each phase's start through ``/proc/self/clear_refs``), the process's peak (``ru_maxrss``), and
+MUMPS's own: ``INFO(15)`` (its estimate after the analysis, MB) and ``INFO(16)`` (what the
+factorization allocated, MB) on each rank; ``RINFOG(3)`` (the elimination's flops) and
+``INFOG(29)`` (entries of the factors) are MUMPS's totals. The phases' times are checked to sum
+to the measured wall time within 5 % (every second of the run is in a phase).
+
+``python -m benchmarks.mpi_large`` (a million unknowns, 1 and 2 ranks, about 20 minutes and
+7 GB here); ``--size 2e4`` for a small run, ``--ranks 1,2,3`` (3 ranks on 2 cores are
+oversubscribed, and flagged so). Each rank count runs in its own child process, one after the
+other; the load average is printed beside every row. The scaling model built on these figures
+is in ``docs/mpi.md`` ("A million unknowns").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+LAYERS = 3          # node layers across the plate's thickness
+MARK = "MPI_LARGE "
+
+
+def plate_edge(unknowns: float) -> int:
+    """The plate's edge ``n`` (nodes) whose ``6 n (n - 1) LAYERS`` free unknowns are nearest."""
+    n = max(8, int(round((unknowns / (6 * LAYERS)) ** 0.5)))
+    return n + 1 if abs(6 * n * n * LAYERS - unknowns) > abs(6 * (n + 1) * n * LAYERS - unknowns) \
+        else n
+
+
+def _status(key: str) -> float:
+    """A ``/proc/self/status`` figure (``VmHWM``, ``VmRSS``) in MB (0 where there is none)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _reset_peak() -> None:
+    """Start a new peak resident set (``VmHWM``) from the present one (Linux 4.0 and later)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def worker(n: int, out: str) -> None:
+    """One run in this process on every rank of its launcher (rank 0 prints a JSON line)."""
+    t_start = time.perf_counter()
+    import numpy as np
+
+    from benchmarks.common import slab
+    from fem import mpi, owner_computes
+    from fem.solvers.linear_system import LinearSystem
+    from fem.system import System
+
+    comm = mpi.mpi4py_comm() if mpi.size() > 1 else None
+    times, peaks = {}, {}
+    clock = [t_start]
+
+    def phase(name: str) -> None:
+        """End the phase ``name`` (after a barrier) and start the next."""
+        if comm is not None:
+            comm.Barrier()
+        now = time.perf_counter()
+        times[name] = now - clock[0]
+        peaks[name] = _status("VmHWM")
+        clock[0] = now
+        _reset_peak()
+
+    # the compiled kernels loaded (or compiled, once: numba's cache) on a small plate
+    small = System(slab(8, LAYERS))
+    small.evaluate(small.reference_state())
+    phase("start")
+
+    model = slab(n, LAYERS)
+    sysm = System(model)
+    state = sysm.reference_state()
+    linear = LinearSystem(sysm.assembler, sysm.n_free, False, "bench_",
+                          {"pc_factor_mat_solver_type": "mumps"})
+    linear.open()
+    # the load: a unit force across the plate (z) on every node of the free edge
+    free_edge = np.flatnonzero(model.X[:, 0] == model.X[:, 0].max())
+    load = np.zeros((len(model.X), 6))
+    load[free_edge, 2] = 1.0 / len(free_edge)
+    f_ext = sysm.dofmap.from_nodal(load)[:sysm.n_free]
+    phase("setup")
+
+    if owner_computes.requested():
+        oc = owner_computes.OwnerComputes.of(sysm)
+        sysm.owner = oc
+        p = oc.partition
+        linear.rows = (p.serial, p.new, p.ranges, oc.rank)
+        elements = oc.elements
+    else:
+        elements = sum(len(g) for g in model.groups)
+    phase("partition")
+
+    f_int, K = sysm.evaluate(state)
+    linear.fill(K)
+    phase("assembly")
+
+    pc = linear.ksp.getPC()
+    pc.setUp()
+    phase("factor")
+
+    x, report = linear.solve(f_ext - f_int[:sysm.n_free])
+    phase("solve")
+
+    if mpi.rank() == 0:
+        import h5py
+
+        with h5py.File(out, "w") as fh:
+            fh.create_dataset("u", data=sysm.dofmap.to_nodal(x))
+    phase("output")
+    wall = time.perf_counter() - t_start
+
+    F = pc.getFactorMatrix()
+    row = {"elements": int(elements), "phase_peak_mb": peaks,
+           "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "mumps_estimate_mb": int(F.getMumpsInfo(15)), "mumps_mb": int(F.getMumpsInfo(16))}
+    rows = comm.gather(row, root=0) if comm is not None else [row]
+    if mpi.rank() == 0:
+        print(MARK + json.dumps({
+            "n": int(sysm.n_free), "edge": n, "ranks": mpi.size(),
+            "owner": owner_computes.requested(), "times": times, "wall": wall,
+            "flops": float(F.getMumpsRinfog(3)), "factor_entries": _entries(F),
+            "backward_error": float(report.backward_error),
+            "tip": float(np.abs(x).max()), "rows": rows}), flush=True)
+    linear.close()
+
+
+def _entries(F) -> float:
+    """Entries of the factors after the factorization (MUMPS's ``INFOG(29)``, negative: x 1e6)."""
+    v = F.getMumpsInfog(29)
+    return float(-v * 1e6 if v < 0 else v)
+
+
+def measure(n: int, ranks: int, timeout: float = 7200) -> dict:
+    """One run on ``ranks`` ranks in a child process (under ``mpiexec`` for more than one)."""
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory(prefix="mpi_large_") as tmp:
+        cmd = [sys.executable, "-m", "benchmarks.mpi_large", "--worker", str(n),
+               os.path.join(tmp, "out.h5")]
+        if ranks > 1:
+            cmd = ["mpiexec", "-n", str(ranks), *cmd, "-fem_distributed_assembly"]
+        load = os.getloadavg()[0]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    # (Open MPI may put a terminal escape before a rank's line)
+    lines = [ln.split(MARK, 1)[1] for ln in proc.stdout.splitlines() if MARK in ln]
+    if proc.returncode != 0 or not lines:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise RuntimeError(f"{ranks} rank(s) failed (exit {proc.returncode}):\n{tail}")
+    got = json.loads(lines[-1])
+    got["load"] = (load, os.getloadavg()[0])
+    return got
+
+
+PHASES = ("start", "setup", "partition", "assembly", "factor", "solve", "output")
+
+
+def report(runs: list[dict]) -> None:
+    """Print the table of ``runs`` (the first is the one-rank reference)."""
+    base = runs[0]
+    print(f"{'ranks':>5} {'unknowns':>9} " + " ".join(f"{p:>9}" for p in PHASES)
+          + f" {'wall s':>8} {'speed-up':>8} {'load':>9}")
+    for r in runs:
+        t = r["times"]
+        flag = " (oversubscribed)" if r["ranks"] > (os.cpu_count() or 1) else ""
+        print(f"{r['ranks']:>5} {r['n']:>9} " + " ".join(f"{t[p]:>9.3g}" for p in PHASES)
+              + f" {r['wall']:>8.3g} {base['wall'] / r['wall']:>8.2f} "
+              f"{r['load'][0]:>4.1f}-{r['load'][1]:<4.1f}{flag}")
+    print("Memory per rank (MB): peak resident set per phase (VmHWM), the process's peak "
+          "(ru_maxrss), MUMPS's estimate INFO(15) and allocation INFO(16)")
+    print(f"{'ranks':>5} {'rank':>4} {'elements':>9} " + " ".join(f"{p:>9}" for p in PHASES)
+          + f" {'maxrss':>8} {'MUMPS est':>9} {'MUMPS':>8}")
+    for r in runs:
+        for k, row in enumerate(r["rows"]):
+            pk = row["phase_peak_mb"]
+            print(f"{r['ranks']:>5} {k:>4} {row['elements']:>9} "
+                  + " ".join(f"{pk[p]:>9.0f}" for p in PHASES)
+                  + f" {row['maxrss_mb']:>8.0f} {row['mumps_estimate_mb']:>9} "
+                  f"{row['mumps_mb']:>8}")
+    for r in runs:
+        print(f"  {r['ranks']} rank(s): factorization {r['flops']:.3g} flops "
+              f"({r['flops'] / r['times']['factor'] / 1e9:.2f} GFlop/s), "
+              f"{r['factor_entries']:.3g} entries in the factors, "
+              f"backward error {r['backward_error']:.1e}")
+
+
+def check(runs: list[dict]) -> None:
+    """The runs' own accounting: phases sum to the wall time, same solution on every count."""
+    for r in runs:
+        total = sum(r["times"].values())
+        assert abs(total - r["wall"]) <= 0.05 * r["wall"], (
+            f"{r['ranks']} rank(s): the phases sum to {total:.3g} s of {r['wall']:.3g} s")
+        assert abs(r["tip"] - runs[0]["tip"]) <= 1e-8 * runs[0]["tip"], "the solutions differ"
+
+
+def main(argv=()) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.mpi_large")
+    parser.add_argument("--size", type=float, default=1e6, help="unknowns (default 1e6)")
+    parser.add_argument("--ranks", default="1,2", help="rank counts, e.g. 1,2,3 (default 1,2)")
+    args = parser.parse_args(list(argv))
+    n = plate_edge(args.size)
+    counts = [int(c) for c in args.ranks.split(",")]
+    print(f"A frame plate of {n} x {n} x {LAYERS} nodes (3D co-rotational beams): one static "
+          "Newton step with -fem_distributed_assembly")
+    print(f"  {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")
+    if any(c > 1 for c in counts) and shutil.which("mpiexec") is None:
+        print("  (no mpiexec: only 1 rank)")
+        counts = [c for c in counts if c == 1] or [1]
+    runs = [measure(n, c) for c in counts]
+    report(runs)
+    check(runs)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[1] == "--worker":
+        from fem import _petsc
+
+        _petsc.init([a for a in sys.argv[4:] if a.startswith("-")])
+        worker(int(sys.argv[2]), sys.argv[3])
+    else:
+        main(sys.argv[1:])
