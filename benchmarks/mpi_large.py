@@ -250,12 +250,108 @@ def check(runs: list[dict]) -> None:
         assert abs(r["tip"] - runs[0]["tip"]) <= 1e-8 * runs[0]["tip"], "the solutions differ"
 
 
+#: assumptions of the scaling model (:func:`scaling_model`), not measurements: MUMPS's numerical
+#: factorization speeds up as ``P ** FACTOR_EXPONENT`` on P ranks (22.6x on 64) and its
+#: triangular solves as ``P ** SOLVE_EXPONENT`` (8x on 64); its memory efficiency (one rank's
+#: memory over P times the largest rank's) goes from the 2-rank run's to MEMORY_EFFICIENCY at 64
+#: ranks (log-linear); nested dissection of a plate (a 2D mesh)
+#: costs ``N ** 1.5`` flops and ``N log N`` entries of the factors (George 1973)
+FACTOR_EXPONENT = 0.75
+#: bytes per second a rank receives in an ``Allgatherv`` (a cluster's network, assumed)
+GATHER_BYTES_PER_S = 1e9
+SOLVE_EXPONENT = 0.5
+MEMORY_EFFICIENCY = 0.5
+
+
+def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict]:
+    """Strong (the measured N) and weak (N per rank) scaling predicted from the measured runs.
+
+    The 1-rank run's phases are split into what a run does once and stays whole on every rank
+    (Python's start, the model and its serial pattern, the partition, MUMPS's sequential
+    analysis, output by rank 0) and what each Newton iteration does, divided among the ranks
+    (element evaluation and fill, MUMPS's numerical factorization and its solves), scaled as the
+    constants above say. The ghost layer each rank evaluates besides its elements is the 2-rank
+    run's (elements of the larger part over half of them), growing as ``sqrt(P)`` (the perimeter
+    of a plate's part); each iteration gathers the force and the solution (``8 N`` bytes each)
+    to every rank at :data:`GATHER_BYTES_PER_S`. Memory per rank is the set-up's peak
+    (replicated) plus MUMPS's allocation divided among the ranks. Weak scaling grows the
+    replicated parts as N (the analysis as N log N) and the factorization as ``N ** 1.5``.
+    Returns one row per rank count (keys ``ranks``, ``once``, ``iteration``, ``mb`` and the same
+    with ``weak_``).
+    """
+    import math
+
+    one = runs[0]
+    t, ev, row = dict(one["times"]), one["rows"][0]["events"], one["rows"][0]
+    two = [r for r in runs if r["ranks"] == 2]
+    ghosts = 0.0
+    if two:                         # the partition is made on several ranks only
+        t["partition"] = two[0]["times"]["partition"]
+        elements = [x["elements"] for x in two[0]["rows"]]
+        ghosts = max(elements) / (row["elements"] / 2) - 1
+    analysis = ev["MatLUFactorSym"]
+    numeric = t["factor"] - analysis
+    start_mb = row["phase_peak_mb"]["start"]
+    replicated_mb = max(row["phase_peak_mb"][p] for p in ("setup", "partition", "assembly"))
+    mumps_mb = row["mumps_mb"]
+    n, out = one["n"], []
+    # MUMPS's memory efficiency: measured on 2 ranks (M1 / (2 max M2)), MEMORY_EFFICIENCY at 64
+    e2 = (mumps_mb / (2 * max(x["mumps_mb"] for x in two[0]["rows"]))) if two else 1.0
+
+    def efficiency(p: int) -> float:
+        if p == 1:
+            return 1.0
+        return e2 + (MEMORY_EFFICIENCY - e2) * math.log2(p / 2) / math.log2(32)
+
+    def model(p: int, scale: float) -> tuple[float, float, float]:
+        log = math.log(scale * n) / math.log(n)
+        once = t["start"] + scale * (t["setup"] + t["output"] + log * analysis)
+        if p > 1:
+            once += scale * t["partition"]
+        # a rank evaluates its elements and a ghost layer (a part's perimeter: ~ sqrt(P))
+        assembly = scale * t["assembly"] / p * (1 + ghosts * math.sqrt(p / 2) if p > 1 else 1)
+        gathers = 2 * 8 * scale * n / GATHER_BYTES_PER_S if p > 1 else 0.0
+        iteration = assembly + scale ** 1.5 * numeric / p ** FACTOR_EXPONENT \
+            + scale * log * t["solve"] / p ** SOLVE_EXPONENT + gathers
+        mb = start_mb + scale * (replicated_mb - start_mb) \
+            + mumps_mb * scale * log / (p * efficiency(p))
+        return once, iteration, mb
+
+    for p in ranks:
+        once, iteration, mb = model(p, 1.0)
+        w_once, w_iteration, w_mb = model(p, float(p))
+        out.append({"ranks": p, "once": once, "iteration": iteration, "mb": mb,
+                    "weak_once": w_once, "weak_iteration": w_iteration, "weak_mb": w_mb})
+    return out
+
+
+def print_model(runs: list[dict]) -> None:
+    """Print :func:`scaling_model` of ``runs``."""
+    rows = scaling_model(runs)
+    base = rows[0]
+    print(f"Scaling model from the measured runs ({runs[0]['n']} unknowns; docs/mpi.md): s once "
+          "per run (replicated), s per Newton iteration, peak MB per rank")
+    print(f"{'ranks':>5} {'once s':>8} {'iter s':>8} {'iter x':>7} {'10-iter run x':>13} "
+          f"{'MB/rank':>8} | {'weak: once':>10} {'iter s':>8} {'MB/rank':>8}")
+    for r in rows:
+        run10 = (base["once"] + 10 * base["iteration"]) / (r["once"] + 10 * r["iteration"])
+        print(f"{r['ranks']:>5} {r['once']:>8.3g} {r['iteration']:>8.3g} "
+              f"{base['iteration'] / r['iteration']:>7.2f} {run10:>13.2f} {r['mb']:>8.0f} | "
+              f"{r['weak_once']:>10.3g} {r['weak_iteration']:>8.3g} {r['weak_mb']:>8.0f}")
+
+
 def main(argv=()) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mpi_large")
     parser.add_argument("--size", type=float, default=1e6, help="unknowns (default 1e6)")
     parser.add_argument("--ranks", default="1,2", help="rank counts, e.g. 1,2,3 (default 1,2)")
     parser.add_argument("--json", help="also write the runs' figures to this file")
+    parser.add_argument("--model", metavar="JSON", help="print the scaling model of the runs "
+                        "written by --json (no run)")
     args = parser.parse_args(list(argv))
+    if args.model:
+        with open(args.model) as fh:
+            print_model(json.load(fh))
+        return
     n = plate_edge(args.size)
     counts = [int(c) for c in args.ranks.split(",")]
     print(f"A frame plate of {n} x {n} x {LAYERS} nodes (3D co-rotational beams): one static "
@@ -270,6 +366,7 @@ def main(argv=()) -> None:
             json.dump(runs, fh, indent=1)
     report(runs)
     check(runs)
+    print_model(runs)
 
 
 if __name__ == "__main__":
