@@ -20,6 +20,8 @@ ended by a barrier so that its time is the slowest rank's:
 * ``factor``: MUMPS's analysis and numerical factorization (``PCSetUp``);
 * ``solve``: the checked solve of :func:`fem.linalg.solve_checked` (forward/backward
   substitution, iterative refinement, backward error), the solution gathered to every rank;
+* ``reassembly``: the next iteration's force and tangent at the updated state, and the refill
+  (the first ``assembly`` also makes the PETSc matrix and its communication pattern);
 * ``output``: rank 0 writes the nodal displacements and rotations, in the serial numbering, to
   an HDF5 file (the others wait).
 
@@ -149,6 +151,11 @@ def worker(n: int, out: str) -> None:
     x, report = linear.solve(f_ext - f_int[:sysm.n_free])
     phase("solve")
 
+    state.u[:] += sysm.dofmap.to_nodal(x)[:, :3]       # what the next Newton iteration does
+    f_int, K = sysm.evaluate(state)
+    linear.fill(K)
+    phase("reassembly")
+
     if mpi.rank() == 0:
         import h5py
 
@@ -205,7 +212,7 @@ def measure(n: int, ranks: int, timeout: float = 7200) -> dict:
 #: and numerical factorization in ``factor``, its triangular solves in ``solve``
 EVENTS = ("MatLUFactorSym", "MatLUFactorNum", "MatSolve")
 
-PHASES = ("start", "setup", "partition", "assembly", "factor", "solve", "output")
+PHASES = ("start", "setup", "partition", "assembly", "factor", "solve", "reassembly", "output")
 
 
 def report(runs: list[dict]) -> None:
@@ -267,9 +274,10 @@ def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict
     """Strong (the measured N) and weak (N per rank) scaling predicted from the measured runs.
 
     The 1-rank run's phases are split into what a run does once and stays whole on every rank
-    (Python's start, the model and its serial pattern, the partition, MUMPS's sequential
-    analysis, output by rank 0) and what each Newton iteration does, divided among the ranks
-    (element evaluation and fill, MUMPS's numerical factorization and its solves), scaled as the
+    (Python's start, the model and its serial pattern, the partition, the first assembly with
+    the matrix's creation, MUMPS's sequential analysis, output by rank 0) and what each Newton
+    iteration does, divided among the ranks (element evaluation and fill: ``reassembly``,
+    MUMPS's numerical factorization and its solves), scaled as the
     constants above say. The ghost layer each rank evaluates besides its elements is the 2-rank
     run's (elements of the larger part over half of them), growing as ``sqrt(P)`` (the perimeter
     of a plate's part); each iteration gathers the force and the solution (``8 N`` bytes each)
@@ -305,11 +313,11 @@ def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict
 
     def model(p: int, scale: float) -> tuple[float, float, float]:
         log = math.log(scale * n) / math.log(n)
-        once = t["start"] + scale * (t["setup"] + t["output"] + log * analysis)
+        once = t["start"] + scale * (t["setup"] + t["assembly"] + t["output"] + log * analysis)
         if p > 1:
             once += scale * t["partition"]
         # a rank evaluates its elements and a ghost layer (a part's perimeter: ~ sqrt(P))
-        assembly = scale * t["assembly"] / p * (1 + ghosts * math.sqrt(p / 2) if p > 1 else 1)
+        assembly = scale * t["reassembly"] / p * (1 + ghosts * math.sqrt(p / 2) if p > 1 else 1)
         gathers = 2 * 8 * scale * n / GATHER_BYTES_PER_S if p > 1 else 0.0
         iteration = assembly + scale ** 1.5 * numeric / p ** FACTOR_EXPONENT \
             + scale * log * t["solve"] / p ** SOLVE_EXPONENT + gathers
