@@ -281,9 +281,11 @@ def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict
     constants above say. The ghost layer each rank evaluates besides its elements is the 2-rank
     run's (elements of the larger part over half of them), growing as ``sqrt(P)`` (the perimeter
     of a plate's part); each iteration gathers the force and the solution (``8 N`` bytes each)
-    to every rank at :data:`GATHER_BYTES_PER_S`. Memory per rank is the set-up's peak
-    (replicated) plus MUMPS's allocation divided among the ranks. Weak scaling grows the
-    replicated parts as N (the analysis as N log N) and the factorization as ``N ** 1.5``.
+    to every rank at :data:`GATHER_BYTES_PER_S`. Memory per rank is the larger of the set-up's
+    peak (the serial pattern's construction, replicated) and what a rank holds besides MUMPS
+    while it factors (the 2-rank run's) plus MUMPS's allocation divided among the ranks. Weak
+    scaling grows the replicated parts as N (the analysis as N log N), the factorization's
+    flops as ``N ** 1.5`` and its memory as ``N log N``.
     Returns one row per rank count (keys ``ranks``, ``once``, ``iteration``, ``mb`` and the same
     with ``weak_``).
     """
@@ -300,8 +302,11 @@ def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict
     analysis = ev["MatLUFactorSym"]
     numeric = t["factor"] - analysis
     start_mb = row["phase_peak_mb"]["start"]
-    replicated_mb = max(row["phase_peak_mb"][p] for p in ("setup", "partition", "assembly"))
+    setup_mb = max(row["phase_peak_mb"][p] for p in ("setup", "partition", "assembly"))
     mumps_mb = row["mumps_mb"]
+    # what a rank holds beside MUMPS's factors while it factors (the rank of the largest peak)
+    top = max(two[0]["rows"] if two else [row], key=lambda x: x["phase_peak_mb"]["factor"])
+    held_mb = top["phase_peak_mb"]["factor"] - top["mumps_mb"]
     n, out = one["n"], []
     # MUMPS's memory efficiency: measured on 2 ranks (M1 / (2 max M2)), MEMORY_EFFICIENCY at 64
     e2 = (mumps_mb / (2 * max(x["mumps_mb"] for x in two[0]["rows"]))) if two else 1.0
@@ -321,8 +326,10 @@ def scaling_model(runs: list[dict], ranks=(1, 2, 4, 8, 16, 32, 64)) -> list[dict
         gathers = 2 * 8 * scale * n / GATHER_BYTES_PER_S if p > 1 else 0.0
         iteration = assembly + scale ** 1.5 * numeric / p ** FACTOR_EXPONENT \
             + scale * log * t["solve"] / p ** SOLVE_EXPONENT + gathers
-        mb = start_mb + scale * (replicated_mb - start_mb) \
-            + mumps_mb * scale * log / (p * efficiency(p))
+        mb = max(start_mb + scale * (setup_mb - start_mb),
+                 start_mb + scale * ((held_mb if p > 1 else row["phase_peak_mb"]["factor"]
+                                      - mumps_mb) - start_mb)
+                 + mumps_mb * scale * log / (p * efficiency(p)))
         return once, iteration, mb
 
     for p in ranks:
