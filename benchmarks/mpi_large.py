@@ -35,8 +35,8 @@ factorization, on the host rank) and its numerical factorization (``MatLUFactorN
 phases' times are checked to sum to the measured wall time within 5 % (every second of the run
 is in a phase).
 
-``python -m benchmarks.mpi_large`` (a million unknowns, 1 and 2 ranks, about 20 minutes and
-7 GB here); ``--size 2e4`` for a small run, ``--ranks 1,2,3`` (3 ranks on 2 cores are
+``python -m benchmarks.mpi_large`` (a million unknowns, 1 and 2 ranks, about 10 minutes and
+12 GB here); ``--size 2e4`` for a small run, ``--ranks 1,2,3`` (3 ranks on 2 cores are
 oversubscribed, and flagged so). Each rank count runs in its own child process, one after the
 other; the load average is printed beside every row. The scaling model built on these figures
 is in ``docs/mpi.md`` ("A million unknowns").
