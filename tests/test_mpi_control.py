@@ -339,7 +339,8 @@ def _rank_pid(pids: list[int], rank: int) -> int:
     raise AssertionError(f"no rank {rank} among {pids}")
 
 
-@pytest.mark.parametrize("options", [["-fem_distributed_solve"], []],
+@pytest.mark.parametrize("options", [["-fem_distributed_solve"],
+                                     pytest.param([], marks=soak)],
                          ids=["distributed", "replicated"])
 def test_sigint_to_one_rank_ends_every_rank_at_once_with_130(tmp_path, options):
     """SIGINT sent to rank 1 alone (its pid, not mpiexec's group) while the ranks run Newton
