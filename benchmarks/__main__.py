@@ -13,6 +13,7 @@ from benchmarks import (
     forces,
     linearize_memory,
     modal,
+    mpi_large,
     mpi_solve,
     multibody,
     newton_share,
@@ -31,7 +32,9 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
               "linearize_memory": linearize_memory.main, "output": output.main,
               "restart": restart.main, "forces": forces.main, "study": study.main,
-              "mpi_solve": mpi_solve.main}
+              "mpi_solve": mpi_solve.main,
+              # the million-unknown run is python -m benchmarks.mpi_large (20 minutes)
+              "mpi_large": lambda: mpi_large.main(["--size", "5e4"])}
 
 
 def main(argv: list[str]) -> int:

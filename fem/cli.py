@@ -383,9 +383,20 @@ def main(argv: list[str] | None = None) -> int:
         if not args.debug:
             # overflow and invalid values are caught by the finiteness checks of the analysis
             warnings.simplefilter("ignore", RuntimeWarning)
-        with interrupt.installed():
+        with interrupt.installed(), interrupt.together(_checks_together(args)):
             code = _dispatch(args, petsc)
     return mpi.finish(code)
+
+
+def _checks_together(args):
+    """The communicator of a run's ranks, or None (one process, other commands).
+
+    The ranks of a run pass the same check points and check for signals there together
+    (:func:`fem.interrupt.together`).
+    """
+    if args.command != "run" or mpi.size() == 1:
+        return None
+    return mpi.mpi4py_comm()
 
 
 def _dispatch(args, petsc: list[str]) -> int:

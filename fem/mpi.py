@@ -14,12 +14,14 @@ their results file in memory. It is the start of the distributed solver the issu
 * **Output.** :func:`quiet` sends the prints and log lines of ranks other than 0 to a buffer;
   rank 0's are the run's.
 * **Failures.** Every rank computes the same thing, so a deck error, a singular model, a Newton
-  failure or an interrupt (Ctrl-C reaches every rank) ends every rank the same way: each returns
-  the serial exit code, rank 0 having printed the one message. :func:`finish` checks that they
-  agree: a rank that fails waits in a non-blocking barrier, polled, for up to
-  :data:`AGREE_SECONDS` (``FEM_MPI_AGREE_SECONDS``); if the other ranks do not arrive there, the
-  failure is its own (e.g. rank 0's results file cannot be written), and it prints its message
-  (rank > 0: the buffered one) and ends every rank with ``MPI_Abort`` and the same code. So
+  failure or an interrupt (Ctrl-C reaches every rank; a signal that reaches some ranks only is
+  found by all at one check point, :func:`fem.interrupt.together`) ends every rank the same
+  way: each returns the serial exit code, rank 0 having printed the one message.
+  :func:`finish` checks that they agree: a rank that fails waits in a non-blocking barrier,
+  polled, for up to :data:`AGREE_SECONDS` (``FEM_MPI_AGREE_SECONDS``); if the other ranks do
+  not arrive there, the failure is its own (e.g. rank 0's results file cannot be written), and
+  it prints its message (rank > 0: the buffered one) and ends every rank with ``MPI_Abort`` and
+  the same code. So
   ``mpiexec``'s exit code is always the serial one, and no rank is left waiting. Open MPI adds
   its own notes on non-zero exits; ``mpiexec -q`` leaves them out.
 * :func:`on_root` runs a check that looks at files (the results path) on rank 0 only and gives

@@ -33,8 +33,11 @@ says so in the log and runs to the end.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +46,7 @@ from test_mpi import (  # noqa: F401 - skipped without MPI
     fem_lines,
     mpiexec,
     pytestmark,
+    ranks_of,
     short_pendulum,
     soak,
 )
@@ -324,3 +328,46 @@ def test_buckling_on_2_ranks_equals_serial(tmp_path):
             x, y = a["modes"][step]["shapes"][()], b["modes"][step]["shapes"][()]
             for i in range(len(x)):
                 assert np.abs(x[i] - y[i]).max() <= shape_tol * np.abs(x[i]).max(), (name, i)
+
+
+def _rank_pid(pids: list[int], rank: int) -> int:
+    """The pid among ``pids`` of MPI rank ``rank`` (Open MPI's ``OMPI_COMM_WORLD_RANK``)."""
+    for pid in pids:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in fh.read().split(b"\0"):
+                return pid
+    raise AssertionError(f"no rank {rank} among {pids}")
+
+
+@pytest.mark.parametrize("options", [["-fem_distributed_solve"],
+                                     pytest.param([], marks=soak)],
+                         ids=["distributed", "replicated"])
+def test_sigint_to_one_rank_ends_every_rank_at_once_with_130(tmp_path, options):
+    """SIGINT sent to rank 1 alone (its pid, not mpiexec's group) while the ranks run Newton
+    iterations of a long dynamic step: the ranks find it at a check point they reach together
+    (fem.interrupt.together), rank 0 says so once, and every rank exits with 130 at once.
+    Before, rank 1 stopped alone while the others waited in a collective (distributed) or ran
+    on (replicated), and FEM_MPI_AGREE_SECONDS (here 30 s) later it aborted them all with a
+    second message, "failed on its own"; mpiexec's SIGTERM then made rank 0 report a SIGTERM."""
+    deck = short_pendulum(tmp_path, duration=1e4)
+    out = tmp_path / "out.h5"
+    sent = []
+
+    def wait(proc):
+        pids = ranks_of(proc, 3)
+        end = time.monotonic() + 120
+        while not out.exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(0.5)                  # in the time steps' Newton iterations
+        os.kill(_rank_pid(pids, 1), signal.SIGINT)
+        sent.append(time.monotonic())
+
+    rc, _, err = mpiexec(3, [(deck, out)], timeout=120, wait=wait, options=options,
+                         env={"FEM_MPI_AGREE_SECONDS": "30"})
+    took = time.monotonic() - sent[0]
+    lines = fem_lines(err)
+    assert rc == 130, err
+    assert [line for line in lines if "interrupted" in line] == \
+        ["fem: interrupted by SIGINT: the run stopped"], err
+    assert not any("on its own" in line for line in lines), err
+    assert took < 20, took                      # not the 30 s of a rank failing alone
