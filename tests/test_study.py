@@ -371,7 +371,10 @@ def test_threads_pinned_before_numpy_loads(tmp_path, jobs):
              f"'-j', {jobs!r}])\n"
              "assert code == 0 and runner.os.environ['OPENBLAS_NUM_THREADS'] == '1'\n"
              "assert calls and not calls[0], 'numpy loaded before the threads were pinned'\n")
-    env = {k: v for k, v in os.environ.items() if k not in runner.THREAD_VARS}
+    # neither this process's thread settings nor its MPI singleton's variables (an xdist
+    # worker's conftest started MPI: the child would take itself for a launched rank)
+    env = {k: v for k, v in os.environ.items() if k not in runner.THREAD_VARS and not
+           k.startswith(("OMPI_", "PMIX_", "PMI_", "OPAL_", "PRTE_", "ORTE_", "HWLOC_"))}
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
