@@ -24,7 +24,8 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.integrators.planar_kernel import evaluate  # noqa: E402
+from fem.elements.beam.beam2d_kernel import chunk as static_chunk  # noqa: E402
+from fem.integrators.planar_kernel import evaluate, scatter  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -113,12 +114,16 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
            r_t, K, n_free, r_norm):
     """Whether the trial ``ut, rt`` lowers the residual norm to ``r_norm``; then it is taken.
 
-    Its residual goes to ``r_t`` and its tangent to ``K`` (the elements' forces are the same
-    numbers with or without it, and the next iteration needs it where the trial is taken: one
-    pass over the elements instead of two); taken, it is copied into ``u, rot`` and its forces
-    into ``fint``.
+    Its residual goes to ``r_t``; taken, it is copied into ``u, rot``, its forces into ``fint``
+    and its tangent into ``K`` (the elements' forces are the same numbers with or without it,
+    and the next iteration needs it where the trial is taken: one pass over the elements
+    instead of two). The elements' tangents are scattered only then: a trial turned down
+    leaves ``K`` the tangent at ``u, rot`` (:func:`fem.integrators.planar_kernel.evaluate`'s
+    additions, in its order, either way).
     """
-    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
+    static_chunk(np.int64(0), l0.shape[0], ut, rt, conn, chord0, l0, Sc, Hc, True, f_e, K_e)
+    fint_t[:] = 0.0
+    scatter(f_e, K_e, edofs, slot, False, fint_t, K)
     for i in range(r_t.shape[0]):
         r_t[i] = fint_t[i] - fe[i]
     if _norm(r_t, n_free) > r_norm:
@@ -126,7 +131,22 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
     u[:] = ut
     rot[:] = rt
     fint[:] = fint_t
+    K[:] = 0.0
+    _scatter_tangent(K_e, slot, K)
     return True
+
+
+@njit(cache=True, nogil=True)
+def _scatter_tangent(K_e, slot, K):
+    """:func:`fem.integrators.planar_kernel.scatter`'s tangent half: ``K_e`` added at ``slot``."""
+    nnz = K.shape[0]
+    for e in range(K_e.shape[0]):
+        base = e * 36
+        for i in range(6):
+            for j in range(6):
+                s = slot[base + 6 * i + j]
+                if s < nnz:
+                    K[s] += K_e[e, i, j]
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +165,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     work = scratch(u.shape[0], r.shape[0], l0.shape[0], indices.shape[0], n_free)
     return _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
                    free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
-                   fit1, settings, r, norms, signs, counts, work)
+                   fit1, settings, r, norms, signs, counts, work, True)
 
 
 @njit(cache=True, nogil=True)
@@ -162,11 +182,14 @@ def scratch(n, n_act, E, nnz, n_free):
 @njit(cache=True, nogil=True)
 def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
             free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
-            settings, r, norms, signs, counts, work):
+            settings, r, norms, signs, counts, work, fresh):
     """:func:`increment` in the work arrays ``work`` (:func:`scratch`).
 
     Every array is written before it is read, but the test's (``b``, ``prev``, ``floor``) and
-    the references, which start at zero as freshly made ones do.
+    the references, which start at zero as freshly made ones do, and, with ``fresh`` false,
+    the internal forces and tangent at ``u, rot`` (``work``'s ``fint`` and ``K``): a converged
+    :func:`_newton` leaves them there, and the next increment starts where it ended
+    (:func:`increments`), so they are not evaluated again.
     """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
@@ -182,7 +205,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
     counts[0] = counts[1] = 0
     # forces and tangent in one pass: the forces are the same numbers, and the first iteration
     # factors this tangent (Newton's with_tangent) unless the start has converged already
-    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
+    if fresh:
+        evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
     have_tangent = True
     du_ratio = np.inf
     for it in range(max_it + 2):
@@ -322,7 +346,7 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
         status, it = _newton(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
                              n_free, lever, free_node, free_slot, indptr, indices, pos, order,
                              ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
-                             counts, work)
+                             counts, work, k == 0)
         if status != CONVERGED:
             control[7] = 1.0
             break
