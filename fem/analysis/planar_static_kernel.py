@@ -39,9 +39,17 @@ def _fit_direction(k, where, ab, kl, order, conn, w, rhs, dn, Y):
     to a held node puts the held node's ``w dn`` on the free node's row.
     """
     m = ab.shape[0]
+    _fit_direction_into(k, where, ab, kl, order, conn, w, rhs, dn, Y, np.empty(m), np.empty(m),
+                        np.empty(m))
+
+
+@njit(cache=True, nogil=True)
+def _fit_direction_into(k, where, ab, kl, order, conn, w, rhs, dn, Y, b, x, y):
+    """:func:`_fit_direction` in the work arrays ``b, x, y`` (at least as long as ``ab``)."""
+    m = ab.shape[0]
     if m == 0:
         return
-    b = np.empty(m)
+    b, x, y = b[:m], x[:m], y[:m]
     for i in range(where.shape[0]):
         if where[i] >= 0:
             b[where[i]] = rhs[i, k]
@@ -51,7 +59,6 @@ def _fit_direction(k, where, ab, kl, order, conn, w, rhs, dn, Y):
             b[ja] += w[e] * dn[conn[e, 1], k]
         elif jb >= 0 and ja < 0:
             b[jb] += w[e] * dn[conn[e, 0], k]
-    x, y = np.empty(m), np.empty(m)
     apply(ab, kl, order, b, x, y)
     for i in range(where.shape[0]):
         if where[i] >= 0:
@@ -67,7 +74,15 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
     (:func:`fem.analysis.bent.held_nodes`), whose translation stays ``dn``'s.
     """
     n = u.shape[0]
-    rhs = np.zeros((n, 2))
+    chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, np.empty((n, 2)),
+                   np.empty(n), np.empty(n), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs, b, x, y):
+    """:func:`chord_fit` in the work arrays ``rhs (n, 2)``, ``b, x, y (n,)`` (a Newton loop's)."""
+    n = u.shape[0]
+    rhs[:] = 0.0
     for e in range(conn.shape[0]):          # ChordFit.rhs_numpy, 2D
         n0, n1 = conn[e, 0], conn[e, 1]
         dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
@@ -87,8 +102,8 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
         rhs[n0, 1] -= w[e] * cy
     for i in range(n):
         Y[i, 0], Y[i, 1] = dn[i, 0], dn[i, 1]
-    _fit_direction(0, where[0], fit0[0], fit0[1], fit0[2], conn, w, rhs, dn, Y)
-    _fit_direction(1, where[1], fit1[0], fit1[1], fit1[2], conn, w, rhs, dn, Y)
+    _fit_direction_into(0, where[0], fit0[0], fit0[1], fit0[2], conn, w, rhs, dn, Y, b, x, y)
+    _fit_direction_into(1, where[1], fit1[0], fit1[1], fit1[2], conn, w, rhs, dn, Y, b, x, y)
 
 
 @njit(cache=True, nogil=True)
@@ -176,7 +191,8 @@ def scratch(n, n_act, E, nnz, n_free):
     """
     return ((np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(n_act), np.empty(n_act),
              np.empty(n_act), np.empty(nnz), np.empty((n, 3)), np.empty(n), np.zeros((n, 3)),
-             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free), nk.work(n_free))
+             np.empty((n, 2)), np.zeros(NBLOCKS), np.empty((n, 2)), np.empty((3, n))),
+            nk.scratch(n_free), nk.work(n_free))
 
 
 @njit(cache=True, nogil=True)
@@ -195,7 +211,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     trust = settings[9]
     n, n_act = u.shape[0], r.shape[0]
-    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared, more = work
+    f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference, rhs_fit, bxy = work[0]
+    shared, more = work[1], work[2]
     b, prev, floor, q, absKq, scale_rows, x, y, res = shared
     rowmax, rhs, dx, x_new, r_new, squares, own = more
     b[:] = 0.0
@@ -246,7 +263,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
                 dn[free_node[i], free_slot[i]] = x[i]
                 if free_slot[i] == 2:
                     big = max(big, abs(x[i]))
-            chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+            chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs_fit, bxy[0],
+                           bxy[1], bxy[2])
             accepted = False
             if big > trust:                  # a large turn: kept only if it lowers the residual
                 for i in range(n):
@@ -261,7 +279,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
                     for i in range(n):
                         for j in range(3):
                             dn[i, j] *= trust / big
-                    chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+                    chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs_fit, bxy[0],
+                                   bxy[1], bxy[2])
             if not accepted:
                 for i in range(n):
                     u[i, 0] += Y[i, 0]
