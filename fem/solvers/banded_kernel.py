@@ -91,18 +91,21 @@ def factor(ab, k, scale, null):
 @njit(cache=True, nogil=True)
 def solve(ab, k, b):
     """``b`` overwritten by ``A^-1 b`` (``ab`` from :func:`factor`)."""
-    n = ab.shape[0]
+    n, wd = ab.shape[0], ab.shape[1]
+    flat = ab.reshape(-1)                   # flat, as factor: the same operations, faster
     for j in range(n - 1):
         bj = b[j]
         if bj != 0.0:
+            dj = j * wd + k
             for i in range(1, min(k, n - 1 - j) + 1):
-                b[j + i] -= ab[j, k + i] * bj
+                b[j + i] -= flat[dj + i] * bj
     for j in range(n - 1, -1, -1):
-        b[j] /= ab[j, k]
+        base = j * wd + k - j               # column j's row i at base + i
+        b[j] /= flat[base + j]
         bj = b[j]
         if bj != 0.0:
             for i in range(max(0, j - k), j):
-                b[i] -= ab[j, k + i - j] * bj
+                b[i] -= flat[base + i] * bj
 
 
 @njit(cache=True, nogil=True)
