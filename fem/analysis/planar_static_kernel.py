@@ -24,7 +24,8 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.integrators.planar_kernel import evaluate  # noqa: E402
+from fem.elements.beam.beam2d_kernel import chunk as static_chunk  # noqa: E402
+from fem.integrators.planar_kernel import evaluate, scatter  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -38,9 +39,17 @@ def _fit_direction(k, where, ab, kl, order, conn, w, rhs, dn, Y):
     to a held node puts the held node's ``w dn`` on the free node's row.
     """
     m = ab.shape[0]
+    _fit_direction_into(k, where, ab, kl, order, conn, w, rhs, dn, Y, np.empty(m), np.empty(m),
+                        np.empty(m))
+
+
+@njit(cache=True, nogil=True)
+def _fit_direction_into(k, where, ab, kl, order, conn, w, rhs, dn, Y, b, x, y):
+    """:func:`_fit_direction` in the work arrays ``b, x, y`` (at least as long as ``ab``)."""
+    m = ab.shape[0]
     if m == 0:
         return
-    b = np.empty(m)
+    b, x, y = b[:m], x[:m], y[:m]
     for i in range(where.shape[0]):
         if where[i] >= 0:
             b[where[i]] = rhs[i, k]
@@ -50,7 +59,6 @@ def _fit_direction(k, where, ab, kl, order, conn, w, rhs, dn, Y):
             b[ja] += w[e] * dn[conn[e, 1], k]
         elif jb >= 0 and ja < 0:
             b[jb] += w[e] * dn[conn[e, 0], k]
-    x, y = np.empty(m), np.empty(m)
     apply(ab, kl, order, b, x, y)
     for i in range(where.shape[0]):
         if where[i] >= 0:
@@ -66,7 +74,15 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
     (:func:`fem.analysis.bent.held_nodes`), whose translation stays ``dn``'s.
     """
     n = u.shape[0]
-    rhs = np.zeros((n, 2))
+    chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, np.empty((n, 2)),
+                   np.empty(n), np.empty(n), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs, b, x, y):
+    """:func:`chord_fit` in the work arrays ``rhs (n, 2)``, ``b, x, y (n,)`` (a Newton loop's)."""
+    n = u.shape[0]
+    rhs[:] = 0.0
     for e in range(conn.shape[0]):          # ChordFit.rhs_numpy, 2D
         n0, n1 = conn[e, 0], conn[e, 1]
         dx = chord0[e, 0] + (u[n1, 0] - u[n0, 0])
@@ -86,8 +102,8 @@ def chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y):
         rhs[n0, 1] -= w[e] * cy
     for i in range(n):
         Y[i, 0], Y[i, 1] = dn[i, 0], dn[i, 1]
-    _fit_direction(0, where[0], fit0[0], fit0[1], fit0[2], conn, w, rhs, dn, Y)
-    _fit_direction(1, where[1], fit1[0], fit1[1], fit1[2], conn, w, rhs, dn, Y)
+    _fit_direction_into(0, where[0], fit0[0], fit0[1], fit0[2], conn, w, rhs, dn, Y, b, x, y)
+    _fit_direction_into(1, where[1], fit1[0], fit1[1], fit1[2], conn, w, rhs, dn, Y, b, x, y)
 
 
 @njit(cache=True, nogil=True)
@@ -113,12 +129,16 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
            r_t, K, n_free, r_norm):
     """Whether the trial ``ut, rt`` lowers the residual norm to ``r_norm``; then it is taken.
 
-    Its residual goes to ``r_t`` and its tangent to ``K`` (the elements' forces are the same
-    numbers with or without it, and the next iteration needs it where the trial is taken: one
-    pass over the elements instead of two); taken, it is copied into ``u, rot`` and its forces
-    into ``fint``.
+    Its residual goes to ``r_t``; taken, it is copied into ``u, rot``, its forces into ``fint``
+    and its tangent into ``K`` (the elements' forces are the same numbers with or without it,
+    and the next iteration needs it where the trial is taken: one pass over the elements
+    instead of two). The elements' tangents are scattered only then: a trial turned down
+    leaves ``K`` the tangent at ``u, rot`` (:func:`fem.integrators.planar_kernel.evaluate`'s
+    additions, in its order, either way).
     """
-    evaluate(ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint_t, K)
+    static_chunk(np.int64(0), l0.shape[0], ut, rt, conn, chord0, l0, Sc, Hc, True, f_e, K_e)
+    fint_t[:] = 0.0
+    scatter(f_e, K_e, edofs, slot, False, fint_t, K)
     for i in range(r_t.shape[0]):
         r_t[i] = fint_t[i] - fe[i]
     if _norm(r_t, n_free) > r_norm:
@@ -126,7 +146,22 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
     u[:] = ut
     rot[:] = rt
     fint[:] = fint_t
+    K[:] = 0.0
+    _scatter_tangent(K_e, slot, K)
     return True
+
+
+@njit(cache=True, nogil=True)
+def _scatter_tangent(K_e, slot, K):
+    """:func:`fem.integrators.planar_kernel.scatter`'s tangent half: ``K_e`` added at ``slot``."""
+    nnz = K.shape[0]
+    for e in range(K_e.shape[0]):
+        base = e * 36
+        for i in range(6):
+            for j in range(6):
+                s = slot[base + 6 * i + j]
+                if s < nnz:
+                    K[s] += K_e[e, i, j]
 
 
 @njit(cache=True, nogil=True)
@@ -145,7 +180,7 @@ def increment(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free
     work = scratch(u.shape[0], r.shape[0], l0.shape[0], indices.shape[0], n_free)
     return _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
                    free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0,
-                   fit1, settings, r, norms, signs, counts, work)
+                   fit1, settings, r, norms, signs, counts, work, True)
 
 
 @njit(cache=True, nogil=True)
@@ -156,23 +191,28 @@ def scratch(n, n_act, E, nnz, n_free):
     """
     return ((np.empty((E, 6)), np.empty((E, 6, 6)), np.empty(n_act), np.empty(n_act),
              np.empty(n_act), np.empty(nnz), np.empty((n, 3)), np.empty(n), np.zeros((n, 3)),
-             np.empty((n, 2)), np.zeros(NBLOCKS)), nk.scratch(n_free), nk.work(n_free))
+             np.empty((n, 2)), np.zeros(NBLOCKS), np.empty((n, 2)), np.empty((3, n))),
+            nk.scratch(n_free), nk.work(n_free))
 
 
 @njit(cache=True, nogil=True)
 def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, lever,
             free_node, free_slot, indptr, indices, pos, order, ab, kl, w, where, fit0, fit1,
-            settings, r, norms, signs, counts, work):
+            settings, r, norms, signs, counts, work, fresh):
     """:func:`increment` in the work arrays ``work`` (:func:`scratch`).
 
     Every array is written before it is read, but the test's (``b``, ``prev``, ``floor``) and
-    the references, which start at zero as freshly made ones do.
+    the references, which start at zero as freshly made ones do, and, with ``fresh`` false,
+    the internal forces and tangent at ``u, rot`` (``work``'s ``fint`` and ``K``): a converged
+    :func:`_newton` leaves them there, and the next increment starts where it ended
+    (:func:`increments`), so they are not evaluated again.
     """
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     trust = settings[9]
     n, n_act = u.shape[0], r.shape[0]
-    (f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference), shared, more = work
+    f_e, K_e, fint, fint_t, r_t, K, ut, rt, dn, Y, reference, rhs_fit, bxy = work[0]
+    shared, more = work[1], work[2]
     b, prev, floor, q, absKq, scale_rows, x, y, res = shared
     rowmax, rhs, dx, x_new, r_new, squares, own = more
     b[:] = 0.0
@@ -182,7 +222,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
     counts[0] = counts[1] = 0
     # forces and tangent in one pass: the forces are the same numbers, and the first iteration
     # factors this tangent (Newton's with_tangent) unless the start has converged already
-    evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
+    if fresh:
+        evaluate(u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, True, f_e, K_e, fint, K)
     have_tangent = True
     du_ratio = np.inf
     for it in range(max_it + 2):
@@ -222,7 +263,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
                 dn[free_node[i], free_slot[i]] = x[i]
                 if free_slot[i] == 2:
                     big = max(big, abs(x[i]))
-            chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+            chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs_fit, bxy[0],
+                           bxy[1], bxy[2])
             accepted = False
             if big > trust:                  # a large turn: kept only if it lowers the residual
                 for i in range(n):
@@ -237,7 +279,8 @@ def _newton(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind, n_free, 
                     for i in range(n):
                         for j in range(3):
                             dn[i, j] *= trust / big
-                    chord_fit(u, dn, conn, chord0, w, where, fit0, fit1, Y)
+                    chord_fit_into(u, dn, conn, chord0, w, where, fit0, fit1, Y, rhs_fit, bxy[0],
+                                   bxy[1], bxy[2])
             if not accepted:
                 for i in range(n):
                     u[i, 0] += Y[i, 0]
@@ -322,7 +365,7 @@ def increments(X, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, held, pattern, 
         status, it = _newton(X, ut, rt, conn, chord0, l0, Sc, Hc, edofs, slot, fe, kind,
                              n_free, lever, free_node, free_slot, indptr, indices, pos, order,
                              ab, kl, w, where, fit0, fit1, settings, R[k], NORMS[k], SIGNS[k],
-                             counts, work)
+                             counts, work, k == 0)
         if status != CONVERGED:
             control[7] = 1.0
             break
