@@ -84,7 +84,8 @@ def study(args, petsc: list[str]) -> int:
             comm.Barrier()
             runner.ranks(rest, comm, report)
         elif processes > 1:
-            runner.pool(rest, processes, report, petsc, before=first)
+            runner.pool(rest, processes, report, petsc, before=first,
+                        warm=probe[0] if probe else None)
         else:
             first()
             runner.serial(rest, report)

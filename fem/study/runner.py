@@ -298,6 +298,20 @@ def _in_worker(task: Task) -> dict:
     return run_variant(task)
 
 
+def _warm_up(task: Task) -> None:
+    """A worker runs ``task`` (the first variant, written to a scratch folder) and drops it.
+
+    While this process runs the first variant alone for the estimate, no other variant may
+    start; a worker would idle, then pay its own one-off costs (compiled kernels loaded, the
+    solvers' imports) in its first variant. Run on the same deck meanwhile, they are paid on a
+    core that was free. Nothing of it is kept: the records and results are the real runs'.
+    """
+    try:
+        run_variant(task)
+    except Exception:  # noqa: BLE001 - a warm-up's failure is the real run's to report
+        log.debug("warm-up of variant %d", task.index, exc_info=True)
+
+
 class _Feed:
     """The variants not yet taken, shared by this process and the workers' hand-out.
 
@@ -354,25 +368,32 @@ class _Feed:
 
 
 def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = None,
-         petsc_args: list[str] = (), before: Callable[[], None] | None = None) -> list[dict]:
+         petsc_args: list[str] = (), before: Callable[[], None] | None = None,
+         warm: Task | None = None) -> list[dict]:
     """Run ``todo`` in ``jobs`` processes: this one and ``jobs - 1`` workers.
 
     The workers are forked by the fork server, which imported fem once.
 
     ``before()`` runs in this process first, while the pool is made (in a thread: making it
     waits for the server's imports) and its workers start; no variant of ``todo`` is handed to
-    them before it is through. Then this process and the workers take the variants in order as
+    them before it is through; meanwhile each worker runs ``warm`` (the variant ``before()``
+    runs) into a scratch folder, removed at the end (:func:`_warm_up`). Then this process and
+    the workers take the variants in order as
     each is free: this one at once, whatever the workers' start-up (the server's imports, PETSc)
     still takes, and none of them idle while variants wait.
 
     At a signal (:func:`fem.interrupt.pending`) the workers are terminated and
     :class:`~fem.errors.Interrupted` is raised; the records written so far stay.
     """
+    import dataclasses
     import multiprocessing as mp
     import queue
+    import shutil
+    import tempfile
     import threading
 
     start_server()                       # at once if the command started it before
+    scratch = tempfile.mkdtemp(prefix="fem-study-warm-") if warm is not None else None
     ctx = mp.get_context("forkserver")
     out: list[dict] = []
     feed = _Feed(todo)
@@ -390,6 +411,10 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
         except BaseException as err:  # noqa: BLE001 - raised again in this process's thread
             feed.done.put(err)
             return
+        for k in range(jobs - 1 if warm is not None else 0):
+            out_k = variant_path(os.path.join(scratch, str(k)), warm.index)
+            os.makedirs(os.path.dirname(out_k))
+            feed.workers.apply_async(_warm_up, (dataclasses.replace(warm, out=out_k),))
         ready.wait()
         feed.hand(AHEAD * (jobs - 1))
 
@@ -433,9 +458,13 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
         if feed.workers is not None:
             feed.workers.terminate()    # SIGTERM: a variant being computed is dropped
             feed.workers.join()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         raise
     feed.workers.close()
-    feed.workers.join()
+    feed.workers.join()                 # a warm-up still running ends first
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
     return out
 
 
