@@ -25,7 +25,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.elements.beam.beam2d_kernel import chunk as static_chunk  # noqa: E402
-from fem.integrators.planar_kernel import evaluate, scatter  # noqa: E402
+from fem.integrators.planar_kernel import evaluate, scatter, scatter_tangent  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.banded_kernel import apply, factor, fill  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
@@ -147,21 +147,8 @@ def _taken(ut, rt, u, rot, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, fe, 
     rot[:] = rt
     fint[:] = fint_t
     K[:] = 0.0
-    _scatter_tangent(K_e, slot, K)
+    scatter_tangent(K_e, slot, K)
     return True
-
-
-@njit(cache=True, nogil=True)
-def _scatter_tangent(K_e, slot, K):
-    """:func:`fem.integrators.planar_kernel.scatter`'s tangent half: ``K_e`` added at ``slot``."""
-    nnz = K.shape[0]
-    for e in range(K_e.shape[0]):
-        base = e * 36
-        for i in range(6):
-            for j in range(6):
-                s = slot[base + 6 * i + j]
-                if s < nnz:
-                    K[s] += K_e[e, i, j]
 
 
 @njit(cache=True, nogil=True)

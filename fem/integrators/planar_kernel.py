@@ -101,12 +101,18 @@ def scatter(f_e, K_e, edofs, slot, tangent, f, K):
     ``f_e (E, 6)`` goes to ``f`` at ``edofs``, ``K_e (E, 6, 6)`` to ``K`` at ``slot``
     (``len(K)`` where the entry couples no unknowns). The static increment's too.
     """
-    nnz = K.shape[0]
     for e in range(f_e.shape[0]):
         for i in range(6):
             f[edofs[e, i]] += f_e[e, i]
-        if not tangent:
-            continue
+    if tangent:
+        scatter_tangent(K_e, slot, K)
+
+
+@njit(cache=True, nogil=True)
+def scatter_tangent(K_e, slot, K):
+    """:func:`scatter`'s tangent half: ``K_e (E, 6, 6)`` added to ``K`` at ``slot``."""
+    nnz = K.shape[0]
+    for e in range(K_e.shape[0]):
         base = e * 36
         for i in range(6):
             for j in range(6):
