@@ -251,3 +251,13 @@ def fd_step_tangent(integ, sysm, s0, s1, h=1e-6):
             ends.append(integ.evaluate(s0, trial, tangent=False)[0][:nf])
         cols.append((ends[0] - ends[1]) / (2 * h))
     return K, np.column_stack(cols)
+
+
+def record_made(monkeypatch, cls) -> list:
+    """Make classmethod ``cls.make`` (a compiled path's eligibility) append what it makes to the
+    returned list, which tests read after the run (None: the general path was taken)."""
+    made = []
+    make = cls.make.__func__
+    monkeypatch.setattr(cls, "make", classmethod(
+        lambda c, step: made.append(make(c, step)) or made[-1]))
+    return made

@@ -10,6 +10,7 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import record_made
 
 from fem.integrators.planar import PlanarStep
 from fem.io.deck import from_dict
@@ -117,10 +118,7 @@ def test_modified_newton_of_a_static_step_reaches_full_newtons_path(monkeypatch)
                            "load_factor": 10.0, "increments": 20, "max_increment": 0.5,
                            "tolerance": 1e-10, "newton": newton}]}
 
-    made = []
-    make = planar_static.PlanarIncrement.make.__func__
-    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
-                        classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
+    made = record_made(monkeypatch, planar_static.PlanarIncrement)
     monkeypatch.setattr(planar_static.PlanarIncrement, "iterate", lambda self, *a: None)
     monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: None)
     runs = {}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import record_made
 
 from benchmarks.small_models import pendulum_deck
 from fem.analysis import dynamic
@@ -215,10 +216,7 @@ def test_drives_evaluated_ahead_are_the_drives_one_at_a_time(function, monkeypat
     change of step size and for a shortened last step (times not ahead: evaluated alone)."""
     deck = chain(beam=True, drive=True)
     deck["functions"][0].update(function)
-    made = []
-    make = planar_run.PlanarRun.make.__func__
-    monkeypatch.setattr(planar_run.PlanarRun, "make",
-                        classmethod(lambda cls, step: made.append(make(cls, step)) or made[-1]))
+    made = record_made(monkeypatch, planar_run.PlanarRun)
     dk = from_dict(deck)
     sysm = System(dk.model)
     make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)

@@ -10,6 +10,7 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import record_made
 
 from benchmarks.small_models import cantilever_deck
 from fem import kernels
@@ -119,10 +120,7 @@ def run(deck: dict, monkeypatch, compiled: bool = True, batch: bool = True,
                             classmethod(lambda cls, step: None))
     if not batch:
         monkeypatch.setattr(planar_static.PlanarIncrement, "batch", lambda self, *a: None)
-    made = []
-    make = planar_static.PlanarIncrement.make.__func__
-    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
-                        classmethod(lambda cls, step: made.append(make(cls, step)) or made[-1]))
+    made = record_made(monkeypatch, planar_static.PlanarIncrement)
     watched = []
     checks = StaticStep._increment_checks            # every converged increment, first thing
 
@@ -364,10 +362,7 @@ def changed(change: str | None, monkeypatch) -> dict:
                                     "fem_jit_0"])
 def test_other_models_keep_the_general_path(change, monkeypatch):
     deck = changed(change, monkeypatch)
-    made = []
-    make = planar_static.PlanarIncrement.make.__func__
-    monkeypatch.setattr(planar_static.PlanarIncrement, "make",
-                        classmethod(lambda cls, s: made.append(make(cls, s)) or made[-1]))
+    made = record_made(monkeypatch, planar_static.PlanarIncrement)
     dk = from_dict(deck)
     sysm = System(dk.model)
     make_step(dk.steps[0], sysm, dk).run(sysm.reference_state(), None)

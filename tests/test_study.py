@@ -380,6 +380,26 @@ def test_threads_pinned_before_numpy_loads(tmp_path, jobs):
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+def test_workers_warm_up_in_a_scratch_folder_removed_after(tmp_path, monkeypatch):
+    """-j 2: the worker's warm-up on the first variant writes into a scratch folder (the real
+    records are only the study's own, one per variant) which is gone when the study ends."""
+    import tempfile
+
+    base = write(tmp_path / "cant.toml", CANTILEVER)
+    study = write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\n"
+                  "key = \"sections.bar.h\"\nvalues = [0.01, 0.011, 0.012]\n")
+    made = []
+    mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(
+        mkdtemp(**kw, dir=str(tmp_path))) or made[-1])
+    out = str(tmp_path / "out")
+    assert main(["study", base, study, "-o", out, "-j", "2"]) == 0
+    warm = [d for d in made if os.path.basename(d).startswith("fem-study-warm-")]
+    assert len(warm) == 1 and not os.path.exists(warm[0])
+    assert sorted(f for f in os.listdir(out) if f.endswith(".json")) == [
+        f"variant_{i:04d}.json" for i in range(3)]
+
+
 def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
     """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
     with pytest.raises(SystemExit) as stop:
