@@ -49,6 +49,10 @@ LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK
                       "PMIX_NAMESPACE", "PMI_RANK", "PMI_SIZE", "PMI_FD", "MPI_LOCALNRANKS",
                       "HYDI_CONTROL_FD", "SLURM_PROCID")
 
+#: Open MPI's ``ess`` component of a process that started MPI without a launcher: it exports
+#: ``OMPI_MCA_ess`` with this value (a launched rank has ``^singleton``)
+SINGLETON = "singleton"
+
 #: Open MPI settings of a singleton (a serial run): see the module docstring.
 SERIAL_MPI = {"OMPI_MCA_pml": "ob1"}
 
@@ -70,13 +74,26 @@ def _ensure_importable(module: str, env: str, pattern: str) -> None:
         os.environ.setdefault(env, root)
 
 
+def launched(environ=os.environ) -> bool:
+    """Whether a launcher (``mpiexec``, ``srun``) started this process: a launcher variable set.
+
+    Not where those variables are a singleton's, inherited: a process that started MPI on its
+    own (Open MPI's ``ess`` component ``singleton``) sets ``PMIX_RANK`` and its kin in its
+    environment, and a program it starts (a test runner's subprocess, a script's ``fem run``)
+    inherits them; that program is a serial run (its MPI starts as a singleton of its own).
+    """
+    if environ.get("OMPI_MCA_ess") == SINGLETON:
+        return False
+    return any(name in environ for name in LAUNCHER_VARIABLES)
+
+
 def _serial_mpi_defaults(environ=os.environ) -> dict[str, str]:
     """Set :data:`SERIAL_MPI` in ``environ`` unless a launcher started us; return what was set.
 
     Must run before MPI is initialised (Open MPI reads its ``OMPI_MCA_*`` variables then). A
     value the user set is kept.
     """
-    if any(name in environ for name in LAUNCHER_VARIABLES):
+    if launched(environ):
         return {}
     added = {k: v for k, v in SERIAL_MPI.items() if k not in environ}
     environ.update(added)

@@ -52,13 +52,15 @@ _buffer: io.StringIO | None = None      # what a quiet rank would have printed
 def launched(environ=os.environ) -> bool:
     """Whether a launcher (``mpiexec``, ``srun``) started this process.
 
+    As :func:`fem._petsc.launched`: not where the variables are a singleton's, inherited.
     ``os.environ`` is looked up by its encoded keys (what its ``in`` does, less the ten
     encodings and KeyErrors: 20 us of every step's solver set-up).
     """
     data = getattr(environ, "_data", None) if environ is os.environ else None
     if isinstance(data, dict) and _LAUNCHER_KEYS is not None:
-        return any(key in data for key in _LAUNCHER_KEYS)
-    return any(name in environ for name in _petsc.LAUNCHER_VARIABLES)
+        return (any(key in data for key in _LAUNCHER_KEYS)
+                and data.get(_ESS_KEY) != _SINGLETON_VALUE)
+    return _petsc.launched(environ)
 
 
 def _launcher_keys() -> tuple | None:
@@ -71,6 +73,9 @@ def _launcher_keys() -> tuple | None:
 
 
 _LAUNCHER_KEYS = _launcher_keys()
+_ESS_KEY, _SINGLETON_VALUE = (
+    (os.environ.encodekey("OMPI_MCA_ess"), os.environ.encodevalue(_petsc.SINGLETON))
+    if _LAUNCHER_KEYS is not None else (None, None))
 
 
 def pin_threads(environ=os.environ) -> dict[str, str]:

@@ -31,7 +31,7 @@ import h5py
 import numpy as np
 import pytest
 
-from fem import _petsc
+from fem import _petsc, mpi
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("slepc4py", "meshio", "numba", "llvmlite")
@@ -213,6 +213,39 @@ def test_serial_settings_never_apply_under_a_launcher(launcher):
     environ = {launcher: "0"}
     assert _petsc._serial_mpi_defaults(environ) == {}
     assert environ == {launcher: "0"}
+
+
+def test_a_singletons_variables_inherited_are_no_launch():
+    # what Open MPI exports in a process that started MPI on its own, and its children inherit
+    environ = {"OMPI_MCA_ess": "singleton", "PMIX_RANK": "0", "PMIX_NAMESPACE": "17"}
+    assert not _petsc.launched(environ)
+    assert not mpi.launched(environ)
+    assert _petsc._serial_mpi_defaults(dict(environ)) == _petsc.SERIAL_MPI
+    launched = {**environ, "OMPI_MCA_ess": "^singleton", "OMPI_COMM_WORLD_SIZE": "1"}
+    assert _petsc.launched(launched) and mpi.launched(launched)
+
+
+SINGLETON_CHILD = """
+import os, subprocess, sys
+from mpi4py import MPI                      # this process: an MPI singleton
+assert MPI.COMM_WORLD.Get_size() == 1
+child = ("import os; from fem import mpi; from fem.study import runner; "
+         "print(mpi.launched(), runner.launched(), 'PMIX_RANK' in os.environ)")
+print(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                     check=True).stdout)
+"""
+
+
+def test_a_program_started_by_an_mpi_singleton_is_not_launched():
+    """A test runner's worker or a script that started MPI runs ``fem``: a serial run there
+    (it was taken for an ``mpiexec`` rank: quiet ranks, no serial MPI settings)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPI_", "PMIX_", "PMI_", "OPAL_", "PRTE_", "ORTE_"))}
+    proc = subprocess.run([sys.executable, "-c", SINGLETON_CHILD], env=env, capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # the child inherits the singleton's variables (PMIX_RANK), and is not launched
+    assert proc.stdout.split() == ["False", "False", "True"]
 
 
 def test_serial_settings_keep_what_the_user_set():

@@ -55,9 +55,6 @@ if TYPE_CHECKING:       # spec imports the deck checks, which the fork server mu
 
 log = logging.getLogger(__name__)
 
-#: environment variables that say a launcher (mpiexec, srun) started this process
-LAUNCHER_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
-                 "SLURM_NTASKS")
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                "BLIS_NUM_THREADS", "NUMBA_NUM_THREADS")
 INTERRUPTS = (130, 143)
@@ -97,8 +94,10 @@ def record_path(h5: str) -> str:
 
 
 def launched() -> bool:
-    """Whether an MPI launcher started this process (its environment variables are set)."""
-    return any(v in os.environ for v in LAUNCHER_VARS)
+    """Whether an MPI launcher started this process (:func:`fem._petsc.launched`)."""
+    from fem import _petsc
+
+    return _petsc.launched()
 
 
 def pin_threads() -> None:
