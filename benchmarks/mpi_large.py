@@ -55,7 +55,6 @@ import tempfile
 import time
 
 LAYERS = 3          # node layers across the plate's thickness
-MARK = "MPI_LARGE "
 
 
 def plate_edge(unknowns: float) -> int:
@@ -171,12 +170,14 @@ def worker(n: int, out: str) -> None:
            "events": {e: log.Event(e).getPerfInfo()["time"] for e in EVENTS}}
     rows = comm.gather(row, root=0) if comm is not None else [row]
     if mpi.rank() == 0:
-        print(MARK + json.dumps({
-            "n": int(sysm.n_free), "edge": n, "ranks": mpi.size(),
-            "owner": owner_computes.requested(), "times": times, "wall": wall,
-            "flops": float(F.getMumpsRinfog(3)), "factor_entries": _entries(F),
-            "backward_error": float(report.backward_error),
-            "tip": float(np.abs(x).max()), "rows": rows}), flush=True)
+        # to a file, not stdout: Open MPI forwards the ranks' output in chunks, and another
+        # rank's line can land inside this one (a lost 10-minute run did that)
+        with open(out + ".json", "w", encoding="utf-8") as fh:
+            json.dump({"n": int(sysm.n_free), "edge": n, "ranks": mpi.size(),
+                       "owner": owner_computes.requested(), "times": times, "wall": wall,
+                       "flops": float(F.getMumpsRinfog(3)), "factor_entries": _entries(F),
+                       "backward_error": float(report.backward_error),
+                       "tip": float(np.abs(x).max()), "rows": rows}, fh)
     linear.close()
 
 
@@ -198,12 +199,14 @@ def measure(n: int, ranks: int, timeout: float = 7200) -> dict:
             cmd = ["mpiexec", "-n", str(ranks), *cmd, "-fem_distributed_assembly"]
         load = os.getloadavg()[0]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    # (Open MPI may put a terminal escape before a rank's line)
-    lines = [ln.split(MARK, 1)[1] for ln in proc.stdout.splitlines() if MARK in ln]
-    if proc.returncode != 0 or not lines:
+        try:
+            with open(os.path.join(tmp, "out.h5.json"), encoding="utf-8") as fh:
+                got = json.load(fh)
+        except (OSError, ValueError):
+            got = None
+    if proc.returncode != 0 or got is None:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise RuntimeError(f"{ranks} rank(s) failed (exit {proc.returncode}):\n{tail}")
-    got = json.loads(lines[-1])
     got["load"] = (load, os.getloadavg()[0])
     return got
 
