@@ -15,6 +15,11 @@ allows.
 An element group's ``edofs`` are its nodal DOFs followed by its internal unknowns (when the DOF
 map numbers them, :mod:`fem.dofs`); a constraint group's are the nodal DOFs it constrains
 followed by its multipliers: the group's vectors and matrices come in that order.
+
+The pattern and the slots are made by :func:`csr_pattern` a chunk of entries at a time (issue 31:
+every MPI rank builds the whole serial pattern): its peak is about the pattern's keys twice and
+the slots, 0.8 KB per unknown of a frame of 3D beams where one ``np.unique(keys,
+return_inverse=True)`` of every entry's key took 4.8 KB (``benchmarks/pattern_memory.py``).
 """
 
 from __future__ import annotations
@@ -33,12 +38,14 @@ from fem.kernels import Kernel
 MIN_COMPILED = 1_000_000
 
 #: Entries of element matrices whose keys are made at a time while the CSR pattern is built
-#: (:func:`csr_pattern`): 32 MB of keys.
-PATTERN_CHUNK = 1 << 22
+#: (:func:`csr_pattern`): 2 MB of keys, in cache (chunks of 4M entries took twice as long at 2e5
+#: unknowns, ``benchmarks/pattern_memory.py``).
+PATTERN_CHUNK = 1 << 18
 
 #: Up to this many entries in all, the keys are made at once and the pattern and slots come from
-#: one ``np.unique(keys, return_inverse=True)`` (faster there; its peak ~50 bytes an entry).
-PATTERN_AT_ONCE = PATTERN_CHUNK
+#: one ``np.unique(keys, return_inverse=True)`` (1.2x faster there; its peak ~60 bytes an entry,
+#: 250 MB at this bound, about 6e4 unknowns of 3D beams).
+PATTERN_AT_ONCE = 1 << 22
 
 _compiled = Kernel("fem.assembly_kernel", "gather_add")
 
@@ -249,12 +256,13 @@ def csr_pattern(sources: list[NDArray], n_free: int) -> tuple[NDArray, NDArray, 
         dropped; int32 where ``nnz`` allows
 
     The keys ``row * n_free + column`` are made :data:`PATTERN_CHUNK` entries at a time, twice:
-    a chunk's unique keys are gathered (most repeated keys repeat within a chunk) and sorted into
-    the pattern, then each chunk's keys are looked up in it (``np.searchsorted``). No array of
-    every entry's key, argsort permutation or inverse is ever whole: the peak is the slots
-    themselves (4 bytes an entry) and twice the pattern, not the ~50 bytes an entry of one
-    ``np.unique(keys, return_inverse=True)`` (the same arrays, bit for bit:
-    ``tests/test_assembly_pattern.py``).
+    each chunk's unique keys are gathered and sorted into the pattern (a merge of sorted runs),
+    then each chunk's keys are looked up in it (``np.searchsorted``). No array of every entry's
+    key, argsort permutation or inverse is ever whole: the peak is the slots (4 bytes an entry)
+    and the pattern's keys about twice (8 bytes each), not the ~60 bytes an entry of one
+    ``np.unique(keys, return_inverse=True)``; the arrays are that one's, bit for bit
+    (``tests/test_assembly_pattern.py``). Up to :data:`PATTERN_AT_ONCE` entries in all, that
+    ``np.unique`` makes them (faster on small models).
     """
     diagonal = np.arange(n_free, dtype=np.int64) * (n_free + 1)
     total = sum(ed.size * ed.shape[1] for ed in sources)
