@@ -15,6 +15,11 @@ allows.
 An element group's ``edofs`` are its nodal DOFs followed by its internal unknowns (when the DOF
 map numbers them, :mod:`fem.dofs`); a constraint group's are the nodal DOFs it constrains
 followed by its multipliers: the group's vectors and matrices come in that order.
+
+The pattern and the slots are made by :func:`csr_pattern` a chunk of entries at a time (issue 31:
+every MPI rank builds the whole serial pattern): its peak is about the pattern's keys twice and
+the slots, 0.8 KB per unknown of a frame of 3D beams where one ``np.unique(keys,
+return_inverse=True)`` of every entry's key took 4.8 KB (``benchmarks/pattern_memory.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +36,17 @@ from fem.kernels import Kernel
 #: Sources with fewer element-matrix entries are summed by ``np.bincount`` (loading numba for
 #: them costs more than the compiled scatter saves); about 7000 3D beams.
 MIN_COMPILED = 1_000_000
+
+#: Entries of element matrices whose keys are made at a time while the CSR pattern is built
+#: (:func:`csr_pattern`): 2 MB of keys, in cache (chunks of 4M entries took twice as long at 2e5
+#: unknowns, ``benchmarks/pattern_memory.py``).
+PATTERN_CHUNK = 1 << 18
+
+#: Up to this many entries in all, the keys are made at once and the pattern and slots come from
+#: one ``np.unique(keys, return_inverse=True)``: 1.2x faster there (warm, as the suite builds
+#: thousands of small models), its peak ~60 bytes an entry, 60 MB at this bound (~7000 3D beams,
+#: 1.4e4 unknowns). Above it, chunks: as fast from 2e4 unknowns in a fresh process, 1/4 the peak.
+PATTERN_AT_ONCE = 1 << 20
 
 _compiled = Kernel("fem.assembly_kernel", "gather_add")
 
@@ -67,38 +83,9 @@ class Assembler:
         n_free = dofmap.n_free
         #: the element groups' ``conn`` the pattern was made for (a sphere set's changes)
         self.conns = tuple(g.conn for g in model.groups)
-        constraints = getattr(model, "constraints", ())
-        # a group without internal unknowns takes its current element count (a sphere set's
-        # candidate pairs change)
-        edofs = [np.hstack([dofmap.element_dofs(g.conn, g.dof_names),
-                            inner if inner is not None and inner.shape[1]
-                            else np.zeros((len(g), 0), np.int64)])
-                 for g, inner in zip(model.groups, dofmap.internal or [None] * len(model.groups),
-                                     strict=True)]
-        edofs += [np.hstack([dofmap.element_dofs(c.conn, c.dof_names), lam])
-                  for c, lam in zip(constraints, dofmap.multipliers, strict=True)]
-        sources = edofs + [dofmap.index]  # per-node blocks; -1 marks inactive slots
-        keys, keeps = [], []
-        for ed in sources:
-            r = np.broadcast_to(ed[:, :, None], ed.shape + ed.shape[1:]).reshape(-1)
-            c = np.broadcast_to(ed[:, None, :], ed.shape + ed.shape[1:]).reshape(-1)
-            keep = (r >= 0) & (r < n_free) & (c >= 0) & (c < n_free)
-            keys.append(r[keep] * n_free + c[keep])
-            keeps.append(keep)
-        # The diagonal is always in the pattern (needed by some preconditioners and by shifts).
-        diag = np.arange(n_free, dtype=np.int64) * (n_free + 1)
-        unique, inverse = np.unique(np.concatenate(keys + [diag]), return_inverse=True)
-        rows = unique // max(n_free, 1)
-        self.indptr = np.searchsorted(rows, np.arange(n_free + 1)).astype(np.int64)
-        self.indices = (unique % max(n_free, 1)).astype(np.int64)
-        bounds = np.cumsum([0] + [len(k) for k in keys])
-        nnz = len(unique)
-        index = np.int32 if nnz < np.iinfo(np.int32).max else np.int64
-        scatters = []
-        for i, (ed, keep) in enumerate(zip(sources, keeps, strict=True)):
-            slot = np.full(keep.shape, nnz, dtype=index)
-            slot[keep] = inverse[bounds[i]:bounds[i + 1]]
-            scatters.append(Scatter(ed, slot))
+        sources = pattern_sources(model, dofmap)
+        self.indptr, self.indices, slots = csr_pattern(sources, n_free)
+        scatters = [Scatter(ed, slot) for ed, slot in zip(sources, slots, strict=True)]
         self.groups = scatters[:len(model.groups)]
         self.constraints = scatters[len(model.groups):-1]
         self.nodes = scatters[-1]
@@ -216,6 +203,125 @@ class Assembler:
         import scipy.sparse as sp
 
         return sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n_free, self.n_free))
+
+
+def pattern_sources(model, dofmap: DofMap) -> list[NDArray]:
+    """The ``edofs (E, nd)`` of every block source, in the assembler's order.
+
+    The element groups (nodal DOFs, then internal unknowns), the constraint groups (nodal DOFs,
+    then multipliers), then the per-node blocks (``dofmap.index``, -1 at inactive slots).
+    """
+    constraints = getattr(model, "constraints", ())
+    # a group without internal unknowns takes its current element count (a sphere set's
+    # candidate pairs change)
+    edofs = [np.hstack([dofmap.element_dofs(g.conn, g.dof_names),
+                        inner if inner is not None and inner.shape[1]
+                        else np.zeros((len(g), 0), np.int64)])
+             for g, inner in zip(model.groups, dofmap.internal or [None] * len(model.groups),
+                                 strict=True)]
+    edofs += [np.hstack([dofmap.element_dofs(c.conn, c.dof_names), lam])
+              for c, lam in zip(constraints, dofmap.multipliers, strict=True)]
+    return edofs + [dofmap.index]
+
+
+def _chunks(ed: NDArray, n_free: int, size: int = 0):
+    """``(a, b, key, keep)`` per run of elements ``a:b`` of a source's ``edofs``.
+
+    ``size`` (default :data:`PATTERN_CHUNK`) entries at a time: the entries' keys
+    ``row * n_free + column`` (``(b - a, nd, nd)``, int64) and which of them couple two unknowns
+    (``0 <= row, column < n_free``).
+    """
+    nd = ed.shape[1]
+    step = max(1, (size or PATTERN_CHUNK) // max(nd * nd, 1))
+    for a in range(0, len(ed), step):
+        e = ed[a:a + step]
+        free = (e >= 0) & (e < n_free)
+        key = e[:, :, None].astype(np.int64) * n_free + e[:, None, :]
+        yield a, a + len(e), key, free[:, :, None] & free[:, None, :]
+
+
+def csr_pattern(sources: list[NDArray], n_free: int) -> tuple[NDArray, NDArray, list[NDArray]]:
+    """The CSR pattern of the sources' element matrices and each entry's position in it.
+
+    Parameters
+    ----------
+    sources : ``(E, nd)`` DOF numbers of each source's elements (an entry couples two unknowns
+        where both its row and column are in ``0 .. n_free - 1``; others are dropped)
+    n_free : number of unknowns
+
+    Returns
+    -------
+    indptr, indices : ``(n_free + 1,)`` and ``(nnz,)`` int64, the sorted unique ``(row, column)``
+        pairs of the coupling entries and the diagonal (always stored: preconditioners, shifts)
+    slots : per source ``(E * nd * nd,)``, the CSR position of each entry, ``nnz`` where it is
+        dropped; int32 where ``nnz`` allows
+
+    The keys ``row * n_free + column`` are made :data:`PATTERN_CHUNK` entries at a time, twice:
+    each chunk's unique keys are gathered and sorted into the pattern (a merge of sorted runs),
+    then each chunk's keys are looked up in it (``np.searchsorted``). No array of every entry's
+    key, argsort permutation or inverse is ever whole: the peak is the slots (4 bytes an entry)
+    and the pattern's keys about twice (8 bytes each), not the ~60 bytes an entry of one
+    ``np.unique(keys, return_inverse=True)``; the arrays are that one's, bit for bit
+    (``tests/test_assembly_pattern.py``). Up to :data:`PATTERN_AT_ONCE` entries in all, that
+    ``np.unique`` makes them (faster on small models).
+    """
+    diagonal = np.arange(n_free, dtype=np.int64) * (n_free + 1)
+    total = sum(ed.size * ed.shape[1] for ed in sources)
+    if total <= PATTERN_AT_ONCE:
+        # one chunk: one np.unique with its inverse is faster (the suite's thousands of models)
+        keys = [(key[keep], keep.reshape(-1)) for ed in sources for _, _, key, keep in
+                _chunks(ed, n_free, total)]
+        unique, inverse = np.unique(np.concatenate([k for k, _ in keys] + [diagonal]),
+                                    return_inverse=True)
+        index = np.int32 if len(unique) < np.iinfo(np.int32).max else np.int64
+        slots, start = [], 0
+        for ed in sources:
+            slot = np.full(ed.size * ed.shape[1], len(unique), dtype=index)
+            if len(ed):
+                key, keep = keys.pop(0)
+                slot[keep] = inverse[start:start + len(key)]
+                start += len(key)
+            slots.append(slot)
+        indptr = _csr(unique, n_free)
+        return indptr, unique, slots
+    # an upper bound: only the part written below is ever resident (pages are mapped when touched)
+    found = np.empty(total + n_free, dtype=np.int64)
+    m = 0
+    for ed in sources:
+        for _, _, key, keep in _chunks(ed, n_free):
+            u = np.unique(key[keep])
+            found[m:m + len(u)] = u
+            m += len(u)
+    found[m:m + n_free] = diagonal
+    m += n_free
+    found = found[:m]
+    found.sort(kind="stable")       # sorted runs: merged (timsort), twice as fast as quicksort
+    first = np.empty(m, dtype=bool)
+    first[:1] = True
+    np.not_equal(found[1:], found[:-1], out=first[1:])
+    unique = found[first]
+    del found, first
+    nnz = len(unique)
+    index = np.int32 if nnz < np.iinfo(np.int32).max else np.int64
+    slots = []
+    for ed in sources:
+        nd2 = ed.shape[1] ** 2
+        slot = np.full(ed.shape[0] * nd2, nnz, dtype=index)
+        for a, b, key, keep in _chunks(ed, n_free):
+            part = slot[a * nd2:b * nd2]
+            part[keep.reshape(-1)] = np.searchsorted(unique, key[keep])
+        slots.append(slot)
+    indptr = _csr(unique, n_free)
+    return indptr, unique, slots
+
+
+def _csr(unique: NDArray, n_free: int) -> NDArray:
+    """``indptr`` of the sorted unique keys ``unique``, which become the ``indices`` (in place)."""
+    ncol = max(n_free, 1)
+    # row r starts at the first key >= r * n_free; the column is the key's remainder
+    indptr = np.searchsorted(unique, np.arange(n_free + 1, dtype=np.int64) * ncol)
+    np.remainder(unique, ncol, out=unique)
+    return indptr.astype(np.int64, copy=False)
 
 
 # --- the compiled pairs (fem.kernels.PAIRS) ------------------------------------------------------
