@@ -48,6 +48,9 @@ PATTERN_CHUNK = 1 << 18
 #: 1.4e4 unknowns). Above it, chunks: as fast from 2e4 unknowns in a fresh process, 1/4 the peak.
 PATTERN_AT_ONCE = 1 << 20
 
+#: a chunk size that takes any source whole (:func:`_chunks`)
+WHOLE = 1 << 62
+
 _compiled = Kernel("fem.assembly_kernel", "gather_add")
 
 
@@ -269,8 +272,9 @@ def csr_pattern(sources: list[NDArray], n_free: int) -> tuple[NDArray, NDArray, 
     total = sum(ed.size * ed.shape[1] for ed in sources)
     if total <= PATTERN_AT_ONCE:
         # one chunk: one np.unique with its inverse is faster (the suite's thousands of models)
+        # one chunk a source, whatever its size (a source of elements without DOFs too)
         keys = [(key[keep], keep.reshape(-1)) for ed in sources for _, _, key, keep in
-                _chunks(ed, n_free, total)]
+                _chunks(ed, n_free, WHOLE)]
         unique, inverse = np.unique(np.concatenate([k for k, _ in keys] + [diagonal]),
                                     return_inverse=True)
         index = np.int32 if len(unique) < np.iinfo(np.int32).max else np.int64

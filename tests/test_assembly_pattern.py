@@ -114,3 +114,13 @@ def test_a_system_built_in_chunks_has_the_reference_scatters(monkeypatch):
                  reference_pattern(sources, sysm.n_free))
     _assert_same((a.indptr, a.indices, [sc.slot for sc in scatters]),
                  (b.indptr, b.indices, [sc.slot for sc in (*b.groups, *b.constraints, b.nodes)]))
+
+
+def test_a_source_of_elements_without_dofs_takes_one_chunk():
+    """A source of many elements with no DOFs among small ones (one np.unique for all): its
+    empty slots and the others' are the reference's (it was cut in chunks of the total's size,
+    and its chunks taken for the next sources' keys)."""
+    rng = np.random.default_rng(7)
+    sources = [np.zeros((10, 0), dtype=np.int64), rng.integers(-1, 4, size=(1, 1)),
+               rng.integers(-1, 4, size=(2, 2))]
+    _assert_same(csr_pattern(sources, 4), reference_pattern(sources, 4))
