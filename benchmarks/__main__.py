@@ -18,6 +18,7 @@ from benchmarks import (
     multibody,
     newton_share,
     output,
+    pattern_memory,
     restart,
     shells,
     slender_arch,
@@ -32,7 +33,7 @@ BENCHMARKS = {"beam_assembly": beam_assembly.main, "newton_share": newton_share.
               "small_models": small_models.main, "shells": shells.main, "cms": cms.main,
               "linearize_memory": linearize_memory.main, "output": output.main,
               "restart": restart.main, "forces": forces.main, "study": study.main,
-              "mpi_solve": mpi_solve.main,
+              "mpi_solve": mpi_solve.main, "pattern_memory": lambda: pattern_memory.main([]),
               # the million-unknown run is python -m benchmarks.mpi_large (20 minutes)
               "mpi_large": lambda: mpi_large.main(["--size", "5e4"])}
 
