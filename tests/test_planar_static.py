@@ -466,3 +466,85 @@ def test_the_chord_fits_of_a_model_met_again_are_made_once(monkeypatch):
         fits.append(made)
     assert fits[1] is fits[0]
     assert fits[2] is not fits[0]                        # its own key (the same rows here)
+
+
+def model_parts(inc) -> dict:
+    """What a PlanarIncrement took of its model: the kernel's arrays (its settings are the
+    step's), the band LU's structure, the free map and the active slots."""
+    lu = inc.lu
+    return {**{k: v for k, v in inc.data.items() if k != "settings"},
+            "indptr": lu.indptr, "indices": lu.indices, "order": lu.order, "kl": lu.kl,
+            "pos": lu.pos, "free_node": inc.free_node, "free_slot": inc.free_slot,
+            "n_active": inc.n_active, "act_flat": inc._flat, "act_pos": inc._pos}
+
+
+def assert_same_parts(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = a[key], b[key]
+        pairs = zip(x, y, strict=True) if isinstance(x, tuple) else [(x, y)]
+        for p, q in pairs:                      # the chords' fits are (ab, kl, order)
+            assert type(p) is type(q) and np.array_equal(p, q), key
+            if isinstance(p, np.ndarray):
+                assert p.dtype == q.dtype and p.shape == q.shape, key
+
+
+def made_and_fresh(deck, system):
+    """The step's PlanarIncrement.make (through the memo) and one made without it."""
+    step = make_step(deck.steps[0], system, deck)
+    inc = planar_static.PlanarIncrement.make(step)
+    preps = [(g._kernel_data(), system.assembler.groups[i])
+             for i, g in enumerate(system.model.groups)]
+    fresh = planar_static.PlanarIncrement(step, planar_static._Model.make(step, preps))
+    return inc, fresh
+
+
+def test_the_model_part_of_a_model_met_again_is_made_once_and_never_stale(monkeypatch):
+    """The memo of PlanarIncrement.make (``_models``): a second System of the same model takes
+    the first's arrays; models that differ in one array only (the coordinates, a support, a
+    section, the numbering) each get their own, equal to one made without the memo, and the
+    first entry keeps copies, not the model's arrays."""
+    monkeypatch.setattr(planar_static, "_models", planar_static.OrderedDict())
+    base = elastica()
+    d = from_dict(copy.deepcopy(base))
+    first, fresh = made_and_fresh(d, System(d.model))
+    assert_same_parts(model_parts(first), model_parts(fresh))
+    again, _ = made_and_fresh(d, System(d.model))
+    assert again.data["X"] is first.data["X"] and again.lu.pos is first.lu.pos    # met again
+    assert not np.shares_memory(first.data["X"], d.model.X)
+    assert not np.shares_memory(first.data["Sc"], d.model.groups[0]._kernel_data().Sc)
+    longer, pinned, stiffer = (copy.deepcopy(base) for _ in range(3))
+    longer["nodes"]["coordinates"][1][0] *= 1.5        # the coordinates and the lever
+    pinned["supports"][0]["fixed"] = ["ux", "uy"]      # the free map and the pattern
+    stiffer["sections"][0]["Iz"] *= 2.0                # the section's stiffness
+    variants = [longer, pinned, stiffer, shuffled_chain(10)]
+    for deck in variants:
+        dk = from_dict(deck)
+        inc, fresh = made_and_fresh(dk, System(dk.model))
+        assert_same_parts(model_parts(inc), model_parts(fresh))
+        assert inc.data["X"] is not first.data["X"]
+    assert len(planar_static._models) == 1 + len(variants)
+    assert_same_parts(model_parts(first), model_parts(made_and_fresh(d, System(d.model))[1]))
+
+
+def test_a_model_after_another_runs_as_alone():
+    """The stiffer elastica after the plain one (the memo holding the latter's part) runs to
+    the states, work and iterations it reaches with the memo empty, bit for bit."""
+    stiffer = elastica()
+    stiffer["sections"][0]["Iz"] *= 2.0
+    kept = planar_static._models.copy()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            planar_static._models.clear()
+            alone = run(stiffer, mp, every=None)
+            planar_static._models.clear()
+            run(elastica(), mp, every=None)
+            assert len(planar_static._models) == 1
+            after = run(stiffer, mp, every=None)
+    finally:
+        planar_static._models.clear()
+        planar_static._models.update(kept)
+    (a, step, inc), (b, step_ref, inc_ref) = after, alone
+    assert inc == inc_ref and step.bent == step_ref.bent
+    assert np.array_equal(a.u, b.u) and np.array_equal(a.rot, b.rot)
+    assert vars(step.progress) == vars(step_ref.progress)

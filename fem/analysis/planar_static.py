@@ -218,6 +218,7 @@ class PlanarIncrement(CompiledIncrement):
         # the band's structure is the model's; its values (``ab``) the increment's scratch
         self.lu = BandedLU(model.indptr, model.indices, model.order, model.kl, model.pos)
         self.free_node, self.free_slot = model.free_node, model.free_slot
+        self._flat, self._pos = model.act_flat, model.act_pos   # the active slots
         self.n_active = model.n_active
         self._scratch(step)
         self.data = {**model.data, "settings": self.settings}
@@ -327,13 +328,10 @@ class PlanarIncrement(CompiledIncrement):
         loads = step.loads
         if loads.prescribed or not loads._linear_in_t():
             return None
-        if self._held is None:
-            dm = step.system.dofmap
-            self._held = (dm.from_nodal(loads.force(state, 0.0, "held")),
-                          dm.from_nodal(loads.force(state, 0.0, "pattern")))
-            flat, pos = dm._active_slots
-            self._flat = np.ascontiguousarray(flat, dtype=np.int64)
-            self._pos = np.ascontiguousarray(pos, dtype=np.int64)
+        flat, pos = self._flat, self._pos
+        if self._held is None:              # DofMap.from_nodal's gathers, on the model's slots
+            self._held = tuple(_gather(loads.force(state, 0.0, which), flat, pos,
+                                       self.n_active) for which in ("held", "pattern"))
         held, pattern = self._held
         count = min(count, BATCH, max(1, MAX_NODE_INCREMENTS // max(1, len(state.rot))))
         b = self._batch_arrays(state, count)
@@ -384,6 +382,13 @@ def _free_map(dm) -> tuple[NDArray, NDArray]:
     return free_node, free_slot
 
 
+def _gather(nodal: NDArray, flat: NDArray, pos: NDArray, n: int) -> NDArray:
+    """:meth:`fem.dofs.DofMap.from_nodal` of ``nodal`` with its active slots ``flat, pos``."""
+    out = np.zeros(n)
+    out[pos] = nodal.reshape(-1)[flat]
+    return out
+
+
 def _model_key(system, preps: list) -> tuple | None:
     """The key of :data:`_models`: every array :meth:`_Model.make` reads, as bytes.
 
@@ -408,8 +413,9 @@ class _Model:
     """The model's part of a :class:`PlanarIncrement` (:data:`_models`): copies of its arrays.
 
     ``data``: the kernel's arrays but the step's settings; ``indptr, indices, order, kl,
-    pos``: the band LU's structure (:class:`~fem.solvers.banded.BandedLU`); the free map and
-    the number of active unknowns.
+    pos``: the band LU's structure (:class:`~fem.solvers.banded.BandedLU`); the free map, the
+    number of active unknowns and the active slots (``act_flat, act_pos``:
+    :attr:`fem.dofs.DofMap._active_slots`).
     """
 
     data: dict
@@ -421,6 +427,8 @@ class _Model:
     free_node: NDArray
     free_slot: NDArray
     n_active: int
+    act_flat: NDArray
+    act_pos: NDArray
 
     @classmethod
     def make(cls, step, preps: list) -> _Model | None:
@@ -453,8 +461,10 @@ class _Model:
             "n_free": dm.n_free, "lever": float(step._model_size()),
             "free_node": free_node, "free_slot": free_slot,
             "w": copy(w), "where": where, "fit0": fits[0], "fit1": fits[1]}
+        flat, pos = dm._active_slots
         return cls(data, copy(lu.indptr), copy(lu.indices), copy(lu.order), lu.kl, copy(lu.pos),
-                   free_node, free_slot, dm.n_active)
+                   free_node, free_slot, dm.n_active, np.array(flat, dtype=np.int64),
+                   np.array(pos, dtype=np.int64))
 
 
 def _join(arrays: list, dtype=float) -> NDArray:
