@@ -13,7 +13,7 @@ import pytest
 from conftest import record_made
 
 from benchmarks.small_models import cantilever_deck
-from fem import kernels
+from fem import kernels, linalg
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
 from fem.elements.beam import beam2d_jit
@@ -548,3 +548,28 @@ def test_a_model_after_another_runs_as_alone():
     assert inc == inc_ref and step.bent == step_ref.bent
     assert np.array_equal(a.u, b.u) and np.array_equal(a.rot, b.rot)
     assert vars(step.progress) == vars(step_ref.progress)
+
+
+def test_the_start_sign_of_a_state_met_again_is_the_kernels():
+    """PlanarIncrement.start's signs (kept with the model's part, by the state's bytes): at
+    uniformly shortened states of the elastica, some past buckling (each compression's own
+    sign: both signs occur), each sign asked twice equals the kernel's own, and a state
+    changed in place (the same arrays) gets its own."""
+    d = from_dict(elastica())
+    system = System(d.model)
+    step = make_step(d.steps[0], system, d)
+    inc = planar_static.PlanarIncrement.make(step)
+    state = system.reference_state()
+    seen = set()
+    for strain in (0.0, -1e-5, -2e-4, -5e-4, -1e-3, -2e-3, -4e-3, 0.0, -5e-4, -2e-3):
+        state.u[:, 0] = strain * d.model.X[:, 0]          # the same arrays, moved in place
+        d0, lu = inc.data, inc.lu
+        own = int(inc.kern.start(state.u, state.rot, d0["conn"], d0["chord0"], d0["l0"],
+                                 d0["Sc"], d0["Hc"], d0["edofs"], d0["slot"], inc.n_active,
+                                 lu.indptr, lu.pos, lu.order, lu.ab, lu.kl, linalg.NULL_PIVOT))
+        for _ in range(2):
+            step._sign0 = None
+            assert inc.start(step, state) == (own != 0)
+            assert step._sign0 == (own or None)
+        seen.add(own)
+    assert {1, -1} <= seen

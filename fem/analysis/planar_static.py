@@ -37,7 +37,7 @@ arithmetic) and the step books each one's work and watch from the rows handed ba
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -219,6 +219,7 @@ class PlanarIncrement(CompiledIncrement):
         self.lu = BandedLU(model.indptr, model.indices, model.order, model.kl, model.pos)
         self.free_node, self.free_slot = model.free_node, model.free_slot
         self._flat, self._pos = model.act_flat, model.act_pos   # the active slots
+        self._starts = model.starts
         self.n_active = model.n_active
         self._scratch(step)
         self.data = {**model.data, "settings": self.settings}
@@ -283,11 +284,22 @@ class PlanarIncrement(CompiledIncrement):
 
         The tangent at ``state`` factored and its determinant's sign the limit-point watch's
         reference; false where it is not finite or singular (the general check then says why).
+        The sign at a state met lately on this model (the runs of one model start from its
+        reference state) is its part's (:attr:`_Model.starts`, by the state's bytes and the
+        null-pivot threshold): the band's values are scratch that every factorization fills.
         """
-        d, lu = self.data, self.lu
-        sign = self.kern.start(state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"],
-                               d["Hc"], d["edofs"], d["slot"], self.n_active, lu.indptr, lu.pos,
-                               lu.order, lu.ab, lu.kl, linalg.NULL_PIVOT)
+        key = (state.u.tobytes(), state.rot.tobytes(), linalg.NULL_PIVOT)
+        starts = self._starts
+        sign = starts.get(key)
+        if sign is None:
+            d, lu = self.data, self.lu
+            sign = int(self.kern.start(
+                state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"],
+                d["edofs"], d["slot"], self.n_active, lu.indptr, lu.pos, lu.order, lu.ab, lu.kl,
+                linalg.NULL_PIVOT))
+            if len(starts) >= MEMO_SIZE:
+                del starts[next(iter(starts))]          # the oldest
+            starts[key] = sign
         if sign == 0:
             return False
         step._sign0 = int(sign)
@@ -429,6 +441,8 @@ class _Model:
     n_active: int
     act_flat: NDArray
     act_pos: NDArray
+    #: the determinant's signs of the tangent at the states steps started from (start)
+    starts: dict = field(default_factory=dict)
 
     @classmethod
     def make(cls, step, preps: list) -> _Model | None:

@@ -420,8 +420,7 @@ class StaticStep(StepBase):
             p.next_output = self.output_every
         self._loads_end = None
         self.line_search = self._line_search()
-        newton = self.newton(factored=self._factored, line_search=self.line_search,
-                             modified=self.settings.newton == "modified")
+        newton = None                   # made when Newton first takes an increment
         # the compiled increments, several in a call while nothing between them needs Python;
         # one that does not converge there runs below, through Newton
         batch = getattr(self._compiled, "batch", None) if not control.bordered else None
@@ -445,6 +444,9 @@ class StaticStep(StepBase):
                                  control.lam)
                     if took:
                         continue
+            if newton is None:
+                newton = self.newton(factored=self._factored, line_search=self.line_search,
+                                     modified=self.settings.newton == "modified")
             lam0 = tried = control.lam
             trial = state.copy()
             self._signs = []
