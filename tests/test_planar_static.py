@@ -573,3 +573,47 @@ def test_the_start_sign_of_a_state_met_again_is_the_kernels():
             assert step._sign0 == (own or None)
         seen.add(own)
     assert {1, -1} <= seen
+
+
+def test_the_loads_of_a_model_met_again_are_kept_and_never_stale(monkeypatch):
+    """PlanarIncrement._loads (kept with the model's part by the terms' scales and bytes):
+    the same loads again are the kept arrays; another force, a moment added, the load held
+    from before at another scale, each its own, equal to DofMap.from_nodal of the step's
+    forces; gravity (not a nodal load) is not kept."""
+    monkeypatch.setattr(planar_static, "_models", planar_static.OrderedDict())
+
+    def loads_of(deck, scales=None):
+        d = from_dict(copy.deepcopy(deck))
+        system = System(d.model)
+        step = make_step(d.steps[0], system, d)
+        inc = planar_static.PlanarIncrement.make(step)
+        state = system.reference_state()
+        state.load_scales = dict(scales or {})
+        step.loads.begin(state)
+        got = inc._loads(step.loads, state)
+        for a, which in zip(got, ("held", "pattern"), strict=True):
+            np.testing.assert_array_equal(
+                a, system.dofmap.from_nodal(step.loads.force(state, 0.0, which)))
+        return got, inc
+
+    base = elastica()
+    (held, pattern), inc = loads_of(base)
+    again, _ = loads_of(base)
+    assert again[1] is pattern and not held.any()                 # met again: kept
+    pushed, turned = copy.deepcopy(base), copy.deepcopy(base)
+    pushed["loads"][0]["force"] = [0.3, -1.0]
+    turned["loads"][0]["moment"] = 0.25
+    for deck in (pushed, turned):
+        got, _ = loads_of(deck)
+        assert not np.array_equal(got[1], pattern)
+    for scale in (2.0, 3.0):                                     # P held from an earlier step
+        got, _ = loads_of(base, {"P": scale})
+        np.testing.assert_array_equal(got[0], scale * pattern)
+    kept = len(inc._kept_loads)
+    heavy = copy.deepcopy(base)
+    heavy["gravity"] = {"acceleration": [0.0, -9.81]}
+    heavy["sections"][0]["mass_per_length"] = 0.5
+    heavy["steps"][0]["loads"] = ["P", "gravity"]
+    assert planar_static._loads_key(make_step(
+        (d := from_dict(heavy)).steps[0], System(d.model), d).loads) is None
+    assert kept == 1 + 2 + 2

@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from fem import lazy, linalg
 from fem.analysis.bent import TRUST, held_nodes
 from fem.kernels import Kernel
+from fem.model import NodalLoad
 from fem.solvers.banded import BandedLU
 
 sp = lazy.module("scipy.sparse")
@@ -219,7 +220,7 @@ class PlanarIncrement(CompiledIncrement):
         self.lu = BandedLU(model.indptr, model.indices, model.order, model.kl, model.pos)
         self.free_node, self.free_slot = model.free_node, model.free_slot
         self._flat, self._pos = model.act_flat, model.act_pos   # the active slots
-        self._starts = model.starts
+        self._starts, self._kept_loads = model.starts, model.loads
         self.n_active = model.n_active
         self._scratch(step)
         self.data = {**model.data, "settings": self.settings}
@@ -340,10 +341,8 @@ class PlanarIncrement(CompiledIncrement):
         loads = step.loads
         if loads.prescribed or not loads._linear_in_t():
             return None
-        flat, pos = self._flat, self._pos
-        if self._held is None:              # DofMap.from_nodal's gathers, on the model's slots
-            self._held = tuple(_gather(loads.force(state, 0.0, which), flat, pos,
-                                       self.n_active) for which in ("held", "pattern"))
+        if self._held is None:
+            self._held = self._loads(loads, state)
         held, pattern = self._held
         count = min(count, BATCH, max(1, MAX_NODE_INCREMENTS // max(1, len(state.rot))))
         b = self._batch_arrays(state, count)
@@ -364,6 +363,24 @@ class PlanarIncrement(CompiledIncrement):
             p.load_factor = float(control.lam)
             policy.cuts = 0
         return b.view(k, held, pattern, bool(settings[7]))
+
+    def _loads(self, loads, state) -> tuple[NDArray, NDArray]:
+        """``(held, pattern)``: the loads ``held + lam pattern`` on the active unknowns.
+
+        DofMap.from_nodal's gathers of the step's forces on the model's slots; where every
+        term is a dead nodal load, kept with the model's part (:attr:`_Model.loads`) by the
+        terms' scales and bytes (:func:`_loads_key`: the runs of one model load it alike).
+        """
+        key = _loads_key(loads)
+        kept = self._kept_loads.get(key) if key is not None else None
+        if kept is None:
+            kept = tuple(_gather(loads.force(state, 0.0, which), self._flat, self._pos,
+                                 self.n_active) for which in ("held", "pattern"))
+            if key is not None:
+                if len(self._kept_loads) >= MEMO_SIZE:
+                    del self._kept_loads[next(iter(self._kept_loads))]     # the oldest
+                self._kept_loads[key] = kept
+        return kept
 
     def _batch_arrays(self, state, count: int) -> Batch:
         """The arrays of :meth:`batch`, made at the step's first batch (then the same)."""
@@ -399,6 +416,26 @@ def _gather(nodal: NDArray, flat: NDArray, pos: NDArray, n: int) -> NDArray:
     out = np.zeros(n)
     out[pos] = nodal.reshape(-1)[flat]
     return out
+
+
+def _loads_key(loads) -> tuple | None:
+    """The key of :attr:`_Model.loads`: each held and pattern term's scale and load, as bytes.
+
+    The terms :meth:`fem.loads.StepLoads.force` sums at ``t = 0`` for ``"held"`` and
+    ``"pattern"``; None where one is not a dead :class:`~fem.model.NodalLoad` (its forces
+    may depend on more than its own arrays: masses, element lengths).
+    """
+    key = []
+    for which in ("held", "pattern"):
+        key.append(which)
+        for ld, scale in loads._terms(0.0, which):
+            if type(ld) is not NodalLoad or ld.kind != "dead":
+                return None
+            key.append(float(scale))
+            for a in (ld.nodes, ld.force, ld.moment):
+                a = np.asarray(a)
+                key += (a.shape, a.dtype.char, a.tobytes())
+    return tuple(key)
 
 
 def _model_key(system, preps: list) -> tuple | None:
@@ -443,6 +480,8 @@ class _Model:
     act_pos: NDArray
     #: the determinant's signs of the tangent at the states steps started from (start)
     starts: dict = field(default_factory=dict)
+    #: the loads ``(held, pattern)`` of the steps' dead nodal loads (PlanarIncrement._loads)
+    loads: dict = field(default_factory=dict)
 
     @classmethod
     def make(cls, step, preps: list) -> _Model | None:
