@@ -118,8 +118,19 @@ def resolve(load, model) -> Pattern:
     if isinstance(load, PressureLoad):
         return _pressure(load, model)
     k = len(load.nodes)
-    return Pattern(load.nodes, np.broadcast_to(load.force, (k, 3)),
-                   np.broadcast_to(load.moment, (k, 3)), load.kind)
+    return Pattern(load.nodes, _rows(load.force, k), _rows(load.moment, k), load.kind)
+
+
+def _rows(a: NDArray, k: int) -> NDArray:
+    """``a`` broadcast to ``(k, 3)`` rows: ``np.broadcast_to``'s values, a copy.
+
+    Without ``broadcast_to``'s iterator (2-3 us a call; a static step of a small model asks
+    once a load).
+    """
+    a = np.asarray(a)
+    out = np.empty((k, 3), dtype=a.dtype)
+    out[...] = a
+    return out
 
 
 def _end_loads(axis: NDArray, q: NDArray) -> tuple[NDArray, NDArray]:
@@ -326,6 +337,7 @@ class StepLoads:
         self._modal: dict[str, NDArray | None] = {}     # gravity on superelements' eta
         self._memo: dict = {}         # (t, which) -> forces, when they do not depend on the state
         self._steady = False          # and not on the time either (begin)
+        self._dependent = None        # (held, leaving, state_dependent) last read
         self._affine = None           # (held, pattern): a static step's f(t) = held + t pattern,
         #                               False where not, None until the first force (begin)
 
@@ -379,10 +391,19 @@ class StepLoads:
 
     @property
     def state_dependent(self) -> bool:
-        """Some load turns with its node (follower, or a 3D semitangential moment)."""
+        """Some load turns with its node (follower, or a 3D semitangential moment).
+
+        Kept with the lists it was read from (``held``, ``leaving``, which :meth:`begin` makes
+        anew): every force asks, a small model's static step some dozen times.
+        """
+        kept = self._dependent
+        if kept is not None and kept[0] is self.held and kept[1] is self.leaving:
+            return kept[2]
         every = [ld for ld, _ in self.held] + list(self.loads) + [ld for ld, _ in self.leaving]
-        return any(ld.kind == "follower" or (ld.kind == "semitangential" and self.dim == 3)
-                   for ld in every)
+        found = any(ld.kind == "follower" or (ld.kind == "semitangential" and self.dim == 3)
+                    for ld in every)
+        self._dependent = (self.held, self.leaving, found)
+        return found
 
     # --- forces -------------------------------------------------------------------------------
     def _terms(self, t: float, which: str):

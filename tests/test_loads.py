@@ -91,3 +91,23 @@ def test_semitangential_moment_is_conservative():
             assert abs(work) < 5e-5          # midpoint rule error, O(1/n^2)
         else:
             assert abs(work) > 1e-2      # the follower moment does work around a loop
+
+
+def test_state_dependence_is_read_again_when_the_held_loads_change():
+    """StepLoads.state_dependent is kept between forces but follows ``begin``: a follower
+    load held from an earlier step makes the forces turn with the node (the kept answer of
+    the step's own dead load alone would leave it unturned)."""
+    follower = NodalLoad("F", np.array([1]), np.array([0.0, 1.0, 0.0]), np.zeros(3), "follower")
+    dead = NodalLoad("D", np.array([0]), np.array([1.0, 0.0, 0.0]), np.zeros(3))
+    m = Model(dim=2, X=np.zeros((2, 3)), node_ids=np.array([1, 2]), loads=(follower, dead))
+    loads = StepLoads(m, (dead,), ramp=True)
+    st = State.reference(2, 2)
+    st.rot[:] = [0.0, 0.5]
+    loads.begin(st)
+    assert not loads.state_dependent
+    assert np.array_equal(loads.force(st, 1.0)[1], [0.0, 0.0, 0.0])
+    st.load_scales = {"F": 2.0}
+    loads.begin(st)
+    assert loads.state_dependent
+    f = loads.force(st, 1.0)[1]
+    assert f[:2] == pytest.approx(2.0 * np.array([-np.sin(0.5), np.cos(0.5)]), abs=1e-15)

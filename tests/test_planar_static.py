@@ -13,7 +13,7 @@ import pytest
 from conftest import record_made
 
 from benchmarks.small_models import cantilever_deck
-from fem import kernels
+from fem import kernels, linalg
 from fem.analysis import planar_static
 from fem.analysis.static import StaticStep
 from fem.elements.beam import beam2d_jit
@@ -466,3 +466,154 @@ def test_the_chord_fits_of_a_model_met_again_are_made_once(monkeypatch):
         fits.append(made)
     assert fits[1] is fits[0]
     assert fits[2] is not fits[0]                        # its own key (the same rows here)
+
+
+def model_parts(inc) -> dict:
+    """What a PlanarIncrement took of its model: the kernel's arrays (its settings are the
+    step's), the band LU's structure, the free map and the active slots."""
+    lu = inc.lu
+    return {**{k: v for k, v in inc.data.items() if k != "settings"},
+            "indptr": lu.indptr, "indices": lu.indices, "order": lu.order, "kl": lu.kl,
+            "pos": lu.pos, "free_node": inc.free_node, "free_slot": inc.free_slot,
+            "n_active": inc.n_active, "act_flat": inc._flat, "act_pos": inc._pos}
+
+
+def assert_same_parts(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = a[key], b[key]
+        pairs = zip(x, y, strict=True) if isinstance(x, tuple) else [(x, y)]
+        for p, q in pairs:                      # the chords' fits are (ab, kl, order)
+            assert type(p) is type(q) and np.array_equal(p, q), key
+            if isinstance(p, np.ndarray):
+                assert p.dtype == q.dtype and p.shape == q.shape, key
+
+
+def made_and_fresh(deck, system):
+    """The step's PlanarIncrement.make (through the memo) and one made without it."""
+    step = make_step(deck.steps[0], system, deck)
+    inc = planar_static.PlanarIncrement.make(step)
+    preps = [(g._kernel_data(), system.assembler.groups[i])
+             for i, g in enumerate(system.model.groups)]
+    fresh = planar_static.PlanarIncrement(step, planar_static._Model.make(step, preps))
+    return inc, fresh
+
+
+def test_the_model_part_of_a_model_met_again_is_made_once_and_never_stale(monkeypatch):
+    """The memo of PlanarIncrement.make (``_models``): a second System of the same model takes
+    the first's arrays; models that differ in one array only (the coordinates, a support, a
+    section, the numbering) each get their own, equal to one made without the memo, and the
+    first entry keeps copies, not the model's arrays."""
+    monkeypatch.setattr(planar_static, "_models", planar_static.OrderedDict())
+    base = elastica()
+    d = from_dict(copy.deepcopy(base))
+    first, fresh = made_and_fresh(d, System(d.model))
+    assert_same_parts(model_parts(first), model_parts(fresh))
+    again, _ = made_and_fresh(d, System(d.model))
+    assert again.data["X"] is first.data["X"] and again.lu.pos is first.lu.pos    # met again
+    assert not np.shares_memory(first.data["X"], d.model.X)
+    assert not np.shares_memory(first.data["Sc"], d.model.groups[0]._kernel_data().Sc)
+    longer, pinned, stiffer = (copy.deepcopy(base) for _ in range(3))
+    longer["nodes"]["coordinates"][1][0] *= 1.5        # the coordinates and the lever
+    pinned["supports"][0]["fixed"] = ["ux", "uy"]      # the free map and the pattern
+    stiffer["sections"][0]["Iz"] *= 2.0                # the section's stiffness
+    variants = [longer, pinned, stiffer, shuffled_chain(10)]
+    for deck in variants:
+        dk = from_dict(deck)
+        inc, fresh = made_and_fresh(dk, System(dk.model))
+        assert_same_parts(model_parts(inc), model_parts(fresh))
+        assert inc.data["X"] is not first.data["X"]
+    assert len(planar_static._models) == 1 + len(variants)
+    assert_same_parts(model_parts(first), model_parts(made_and_fresh(d, System(d.model))[1]))
+
+
+def test_a_model_after_another_runs_as_alone():
+    """The stiffer elastica after the plain one (the memo holding the latter's part) runs to
+    the states, work and iterations it reaches with the memo empty, bit for bit."""
+    stiffer = elastica()
+    stiffer["sections"][0]["Iz"] *= 2.0
+    kept = planar_static._models.copy()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            planar_static._models.clear()
+            alone = run(stiffer, mp, every=None)
+            planar_static._models.clear()
+            run(elastica(), mp, every=None)
+            assert len(planar_static._models) == 1
+            after = run(stiffer, mp, every=None)
+    finally:
+        planar_static._models.clear()
+        planar_static._models.update(kept)
+    (a, step, inc), (b, step_ref, inc_ref) = after, alone
+    assert inc == inc_ref and step.bent == step_ref.bent
+    assert np.array_equal(a.u, b.u) and np.array_equal(a.rot, b.rot)
+    assert vars(step.progress) == vars(step_ref.progress)
+
+
+def test_the_start_sign_of_a_state_met_again_is_the_kernels():
+    """PlanarIncrement.start's signs (kept with the model's part, by the state's bytes): at
+    uniformly shortened states of the elastica, some past buckling (each compression's own
+    sign: both signs occur), each sign asked twice equals the kernel's own, and a state
+    changed in place (the same arrays) gets its own."""
+    d = from_dict(elastica())
+    system = System(d.model)
+    step = make_step(d.steps[0], system, d)
+    inc = planar_static.PlanarIncrement.make(step)
+    state = system.reference_state()
+    seen = set()
+    for strain in (0.0, -1e-5, -2e-4, -5e-4, -1e-3, -2e-3, -4e-3, 0.0, -5e-4, -2e-3):
+        state.u[:, 0] = strain * d.model.X[:, 0]          # the same arrays, moved in place
+        d0, lu = inc.data, inc.lu
+        own = int(inc.kern.start(state.u, state.rot, d0["conn"], d0["chord0"], d0["l0"],
+                                 d0["Sc"], d0["Hc"], d0["edofs"], d0["slot"], inc.n_active,
+                                 lu.indptr, lu.pos, lu.order, lu.ab, lu.kl, linalg.NULL_PIVOT))
+        for _ in range(2):
+            step._sign0 = None
+            assert inc.start(step, state) == (own != 0)
+            assert step._sign0 == (own or None)
+        seen.add(own)
+    assert {1, -1} <= seen
+
+
+def test_the_loads_of_a_model_met_again_are_kept_and_never_stale(monkeypatch):
+    """PlanarIncrement._loads (kept with the model's part by the terms' scales and bytes):
+    the same loads again are the kept arrays; another force, a moment added, the load held
+    from before at another scale, each its own, equal to DofMap.from_nodal of the step's
+    forces; gravity (not a nodal load) is not kept."""
+    monkeypatch.setattr(planar_static, "_models", planar_static.OrderedDict())
+
+    def loads_of(deck, scales=None):
+        d = from_dict(copy.deepcopy(deck))
+        system = System(d.model)
+        step = make_step(d.steps[0], system, d)
+        inc = planar_static.PlanarIncrement.make(step)
+        state = system.reference_state()
+        state.load_scales = dict(scales or {})
+        step.loads.begin(state)
+        got = inc._loads(step.loads, state)
+        for a, which in zip(got, ("held", "pattern"), strict=True):
+            np.testing.assert_array_equal(
+                a, system.dofmap.from_nodal(step.loads.force(state, 0.0, which)))
+        return got, inc
+
+    base = elastica()
+    (held, pattern), inc = loads_of(base)
+    again, _ = loads_of(base)
+    assert again[1] is pattern and not held.any()                 # met again: kept
+    pushed, turned = copy.deepcopy(base), copy.deepcopy(base)
+    pushed["loads"][0]["force"] = [0.3, -1.0]
+    turned["loads"][0]["moment"] = 0.25
+    for deck in (pushed, turned):
+        got, _ = loads_of(deck)
+        assert not np.array_equal(got[1], pattern)
+    for scale in (2.0, 3.0):                                     # P held from an earlier step
+        got, _ = loads_of(base, {"P": scale})
+        np.testing.assert_array_equal(got[0], scale * pattern)
+    kept = len(inc._kept_loads)
+    heavy = copy.deepcopy(base)
+    heavy["gravity"] = {"acceleration": [0.0, -9.81]}
+    heavy["sections"][0]["mass_per_length"] = 0.5
+    heavy["steps"][0]["loads"] = ["P", "gravity"]
+    assert planar_static._loads_key(make_step(
+        (d := from_dict(heavy)).steps[0], System(d.model), d).loads) is None
+    assert kept == 1 + 2 + 2

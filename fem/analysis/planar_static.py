@@ -37,7 +37,7 @@ arithmetic) and the step books each one's work and watch from the rows handed ba
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from fem import lazy, linalg
 from fem.analysis.bent import TRUST, held_nodes
 from fem.kernels import Kernel
+from fem.model import NodalLoad
 from fem.solvers.banded import BandedLU
 
 sp = lazy.module("scipy.sparse")
@@ -59,6 +60,13 @@ MAX_NODE_INCREMENTS = 4096
 #: a 1.3 ms static step); models up to MEMO_BEAMS beams
 MEMO_SIZE, MEMO_BEAMS = 8, 4096
 _fits: OrderedDict = OrderedDict()
+#: the model's part of :meth:`PlanarIncrement.make` (the kernel's arrays, the band LU's
+#: renumbering and positions, the chords' factored Laplacians, the free map, the lever) by the
+#: bytes of every array it is made of (:func:`_model_key`): the runs of one small model, each
+#: on a new System, make it once (60-80 us of the elastica benchmark's 1.25 ms step). The
+#: entries hold copies, so an array changed in place after its entry was made never reaches
+#: it; models up to MEMO_BEAMS beams
+_models: OrderedDict = OrderedDict()
 
 
 @dataclass
@@ -132,18 +140,18 @@ class CompiledIncrement:
 
     def _common(self, step) -> None:
         """The free map, settings and scratch of ``step``'s increments."""
-        dm, test = step.system.dofmap, step.test
-        free = (dm.index >= 0) & (dm.index < dm.n_free)
-        nodes_, slots = np.nonzero(free)
-        rows = dm.index[free]
-        self.free_node = np.empty(dm.n_free, np.int64)
-        self.free_slot = np.empty(dm.n_free, np.int64)
-        self.free_node[rows], self.free_slot[rows] = nodes_, slots
+        dm = step.system.dofmap
+        self.free_node, self.free_slot = _free_map(dm)
+        self.n_active = dm.n_active
+        self._scratch(step)
+
+    def _scratch(self, step) -> None:
+        """The test's and the solves' settings and the increments' scratch (the step's own)."""
+        test = step.test
         self.settings = np.array([
-            test.rtol, test.atol, test.max_iterations, test.round_off, np.finfo(float).eps,
+            test.rtol, test.atol, test.max_iterations, test.round_off, EPS,
             linalg.NULL_PIVOT, linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS,
             linalg.POOR_BACKWARD_ERROR, TRUST])
-        self.n_active = dm.n_active
         self._norms = np.empty(test.max_iterations + 3)     # the increments' scratch
         self._signs = np.empty(test.max_iterations + 3, dtype=np.int64)
         self._counts = np.zeros(2, dtype=np.int64)
@@ -204,29 +212,18 @@ class CompiledIncrement:
 class PlanarIncrement(CompiledIncrement):
     """The compiled load-control increment of one static step's planar beam model."""
 
-    def __init__(self, step, preps, lu: BandedLU, where: NDArray, fits: list,
-                 beams: tuple | None = None):
+    def __init__(self, step, model: _Model):
         from fem.analysis import planar_static_kernel
 
-        system = step.system
-        dm = system.dofmap
-        self.kern, self.lu = planar_static_kernel, lu
-        self._common(step)
-        conn, l0, w = beams or _beams(preps)
-        self.data = {
-            "X": np.ascontiguousarray(system.model.X, dtype=float),
-            "conn": conn,
-            "chord0": _join([p.chord0 for p, _ in preps]),
-            "l0": l0,
-            "Sc": _join([p.Sc for p, _ in preps]),
-            "Hc": _join([p.Hc for p, _ in preps]),
-            "edofs": _join([sc.edofs for _, sc in preps], np.int64),
-            "slot": _join([sc.slot for _, sc in preps], np.int64),
-            "kind": np.ascontiguousarray(dm.kind_index, dtype=np.int64),
-            "n_free": dm.n_free, "lever": float(step._model_size()),
-            "free_node": self.free_node, "free_slot": self.free_slot,
-            "w": w, "where": where, "fit0": fits[0], "fit1": fits[1],
-            "settings": self.settings}
+        self.kern = planar_static_kernel
+        # the band's structure is the model's; its values (``ab``) the increment's scratch
+        self.lu = BandedLU(model.indptr, model.indices, model.order, model.kl, model.pos)
+        self.free_node, self.free_slot = model.free_node, model.free_slot
+        self._flat, self._pos = model.act_flat, model.act_pos   # the active slots
+        self._starts, self._kept_loads = model.starts, model.loads
+        self.n_active = model.n_active
+        self._scratch(step)
+        self.data = {**model.data, "settings": self.settings}
         self._held = None                   # the loads held + lam pattern (batch)
         self._arrays = None                 # the batch's arrays
 
@@ -264,34 +261,46 @@ class PlanarIncrement(CompiledIncrement):
         if cls.eligible(step) is not None:
             return None
         system = step.system
-        model = system.model
         preps = []
-        for i, g in enumerate(model.groups):
+        for i, g in enumerate(system.model.groups):
             try:
                 prep = g._kernel_data()
             except RuntimeError:                # a basic beam the kernel does not know
                 return None
             preps.append((prep, system.assembler.groups[i]))
-        lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
-        if lu is None:
-            return None
-        beams = _beams(preps)
-        found = cls._chord_fits(system, beams[0], beams[2], 2)
-        if found is None:
-            return None
-        where, fits = found
-        return cls(step, preps, lu, where, fits, beams)
+        key = _model_key(system, preps)
+        if key is not None and key in _models:
+            _models.move_to_end(key)
+            model = _models[key]
+        else:
+            model = _Model.make(step, preps)
+            if key is not None:
+                _models[key] = model
+                if len(_models) > MEMO_SIZE:
+                    _models.popitem(last=False)
+        return None if model is None else cls(step, model)
 
     def start(self, step, state) -> bool:
         """The start of the step (StaticStep._check_start) on the band LU: false if it failed.
 
         The tangent at ``state`` factored and its determinant's sign the limit-point watch's
         reference; false where it is not finite or singular (the general check then says why).
+        The sign at a state met lately on this model (the runs of one model start from its
+        reference state) is its part's (:attr:`_Model.starts`, by the state's bytes and the
+        null-pivot threshold): the band's values are scratch that every factorization fills.
         """
-        d, lu = self.data, self.lu
-        sign = self.kern.start(state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"],
-                               d["Hc"], d["edofs"], d["slot"], self.n_active, lu.indptr, lu.pos,
-                               lu.order, lu.ab, lu.kl, linalg.NULL_PIVOT)
+        key = (state.u.tobytes(), state.rot.tobytes(), linalg.NULL_PIVOT)
+        starts = self._starts
+        sign = starts.get(key)
+        if sign is None:
+            d, lu = self.data, self.lu
+            sign = int(self.kern.start(
+                state.u, state.rot, d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"],
+                d["edofs"], d["slot"], self.n_active, lu.indptr, lu.pos, lu.order, lu.ab, lu.kl,
+                linalg.NULL_PIVOT))
+            if len(starts) >= MEMO_SIZE:
+                del starts[next(iter(starts))]          # the oldest
+            starts[key] = sign
         if sign == 0:
             return False
         step._sign0 = int(sign)
@@ -333,12 +342,7 @@ class PlanarIncrement(CompiledIncrement):
         if loads.prescribed or not loads._linear_in_t():
             return None
         if self._held is None:
-            dm = step.system.dofmap
-            self._held = (dm.from_nodal(loads.force(state, 0.0, "held")),
-                          dm.from_nodal(loads.force(state, 0.0, "pattern")))
-            flat, pos = dm._active_slots
-            self._flat = np.ascontiguousarray(flat, dtype=np.int64)
-            self._pos = np.ascontiguousarray(pos, dtype=np.int64)
+            self._held = self._loads(loads, state)
         held, pattern = self._held
         count = min(count, BATCH, max(1, MAX_NODE_INCREMENTS // max(1, len(state.rot))))
         b = self._batch_arrays(state, count)
@@ -360,6 +364,24 @@ class PlanarIncrement(CompiledIncrement):
             policy.cuts = 0
         return b.view(k, held, pattern, bool(settings[7]))
 
+    def _loads(self, loads, state) -> tuple[NDArray, NDArray]:
+        """``(held, pattern)``: the loads ``held + lam pattern`` on the active unknowns.
+
+        DofMap.from_nodal's gathers of the step's forces on the model's slots; where every
+        term is a dead nodal load, kept with the model's part (:attr:`_Model.loads`) by the
+        terms' scales and bytes (:func:`_loads_key`: the runs of one model load it alike).
+        """
+        key = _loads_key(loads)
+        kept = self._kept_loads.get(key) if key is not None else None
+        if kept is None:
+            kept = tuple(_gather(loads.force(state, 0.0, which), self._flat, self._pos,
+                                 self.n_active) for which in ("held", "pattern"))
+            if key is not None:
+                if len(self._kept_loads) >= MEMO_SIZE:
+                    del self._kept_loads[next(iter(self._kept_loads))]     # the oldest
+                self._kept_loads[key] = kept
+        return kept
+
     def _batch_arrays(self, state, count: int) -> Batch:
         """The arrays of :meth:`batch`, made at the step's first batch (then the same)."""
         if self._arrays is None or self._arrays.lam.shape[0] < count:
@@ -372,6 +394,130 @@ class PlanarIncrement(CompiledIncrement):
                                  np.empty((BATCH, rows)), np.empty((BATCH, rows)))
         a = self._arrays
         return a if a.lam.shape[0] == count else a.view(count)
+
+
+#: the unit round-off of the settings (``np.finfo`` costs microseconds a call)
+EPS = float(np.finfo(float).eps)
+
+
+def _free_map(dm) -> tuple[NDArray, NDArray]:
+    """``(node, slot)`` of each free unknown of the DOF map ``dm`` (its row)."""
+    free = (dm.index >= 0) & (dm.index < dm.n_free)
+    nodes_, slots = np.nonzero(free)
+    rows = dm.index[free]
+    free_node = np.empty(dm.n_free, np.int64)
+    free_slot = np.empty(dm.n_free, np.int64)
+    free_node[rows], free_slot[rows] = nodes_, slots
+    return free_node, free_slot
+
+
+def _gather(nodal: NDArray, flat: NDArray, pos: NDArray, n: int) -> NDArray:
+    """:meth:`fem.dofs.DofMap.from_nodal` of ``nodal`` with its active slots ``flat, pos``."""
+    out = np.zeros(n)
+    out[pos] = nodal.reshape(-1)[flat]
+    return out
+
+
+def _loads_key(loads) -> tuple | None:
+    """The key of :attr:`_Model.loads`: each held and pattern term's scale and load, as bytes.
+
+    The terms :meth:`fem.loads.StepLoads.force` sums at ``t = 0`` for ``"held"`` and
+    ``"pattern"``; None where one is not a dead :class:`~fem.model.NodalLoad` (its forces
+    may depend on more than its own arrays: masses, element lengths).
+    """
+    key = []
+    for which in ("held", "pattern"):
+        key.append(which)
+        for ld, scale in loads._terms(0.0, which):
+            if type(ld) is not NodalLoad or ld.kind != "dead":
+                return None
+            key.append(float(scale))
+            for a in (ld.nodes, ld.force, ld.moment):
+                a = np.asarray(a)
+                key += (a.shape, a.dtype.char, a.tobytes())
+    return tuple(key)
+
+
+def _model_key(system, preps: list) -> tuple | None:
+    """The key of :data:`_models`: every array :meth:`_Model.make` reads, as bytes.
+
+    The coordinates, the DOF map (its numbering and kinds), the tangent's CSR pattern and
+    each group's kernel data and scatter positions, with the shapes and types that tell equal
+    bytes of different arrays apart; None for a model over :data:`MEMO_BEAMS` beams.
+    """
+    if sum(len(p.l0) for p, _ in preps) > MEMO_BEAMS:
+        return None
+    model, dm, asm = system.model, system.dofmap, system.assembler
+    key = [model.dim, dm.n_free, dm.n_nodal, dm.n_active]
+    for a in (model.X, dm.index, dm.kind_index, asm.indptr, asm.indices):
+        key += (a.shape, a.dtype.char, a.tobytes())
+    for p, sc in preps:
+        for a in (p.conn, p.chord0, p.l0, p.Sc, p.Hc, sc.edofs, sc.slot):
+            key += (a.shape, a.dtype.char, a.tobytes())
+    return tuple(key)
+
+
+@dataclass
+class _Model:
+    """The model's part of a :class:`PlanarIncrement` (:data:`_models`): copies of its arrays.
+
+    ``data``: the kernel's arrays but the step's settings; ``indptr, indices, order, kl,
+    pos``: the band LU's structure (:class:`~fem.solvers.banded.BandedLU`); the free map, the
+    number of active unknowns and the active slots (``act_flat, act_pos``:
+    :attr:`fem.dofs.DofMap._active_slots`).
+    """
+
+    data: dict
+    indptr: NDArray
+    indices: NDArray
+    order: NDArray
+    kl: int
+    pos: NDArray
+    free_node: NDArray
+    free_slot: NDArray
+    n_active: int
+    act_flat: NDArray
+    act_pos: NDArray
+    #: the determinant's signs of the tangent at the states steps started from (start)
+    starts: dict = field(default_factory=dict)
+    #: the loads ``(held, pattern)`` of the steps' dead nodal loads (PlanarIncrement._loads)
+    loads: dict = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, step, preps: list) -> _Model | None:
+        """Made from ``step``'s system and the groups' ``preps``.
+
+        None where the tangent or the chords' Laplacian is too wide for the band.
+        """
+        system = step.system
+        dm = system.dofmap
+        lu = BandedLU.make(system.assembler.indptr, system.assembler.indices)
+        if lu is None:
+            return None
+        conn, l0, w = _beams(preps)
+        found = CompiledIncrement._chord_fits(system, conn, w, 2)
+        if found is None:
+            return None
+        where, fits = found
+        free_node, free_slot = _free_map(dm)
+        copy = lambda a: np.array(a, copy=True)  # noqa: E731
+        data = {
+            "X": np.array(system.model.X, dtype=float, order="C", copy=True),
+            "conn": copy(conn),
+            "chord0": copy(_join([p.chord0 for p, _ in preps])),
+            "l0": copy(l0),
+            "Sc": copy(_join([p.Sc for p, _ in preps])),
+            "Hc": copy(_join([p.Hc for p, _ in preps])),
+            "edofs": copy(_join([sc.edofs for _, sc in preps], np.int64)),
+            "slot": copy(_join([sc.slot for _, sc in preps], np.int64)),
+            "kind": np.array(dm.kind_index, dtype=np.int64, order="C", copy=True),
+            "n_free": dm.n_free, "lever": float(step._model_size()),
+            "free_node": free_node, "free_slot": free_slot,
+            "w": copy(w), "where": where, "fit0": fits[0], "fit1": fits[1]}
+        flat, pos = dm._active_slots
+        return cls(data, copy(lu.indptr), copy(lu.indices), copy(lu.order), lu.kl, copy(lu.pos),
+                   free_node, free_slot, dm.n_active, np.array(flat, dtype=np.int64),
+                   np.array(pos, dtype=np.int64))
 
 
 def _join(arrays: list, dtype=float) -> NDArray:

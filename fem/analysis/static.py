@@ -420,8 +420,7 @@ class StaticStep(StepBase):
             p.next_output = self.output_every
         self._loads_end = None
         self.line_search = self._line_search()
-        newton = self.newton(factored=self._factored, line_search=self.line_search,
-                             modified=self.settings.newton == "modified")
+        newton = None                   # made when Newton first takes an increment
         # the compiled increments, several in a call while nothing between them needs Python;
         # one that does not converge there runs below, through Newton
         batch = getattr(self._compiled, "batch", None) if not control.bordered else None
@@ -445,6 +444,9 @@ class StaticStep(StepBase):
                                  control.lam)
                     if took:
                         continue
+            if newton is None:
+                newton = self.newton(factored=self._factored, line_search=self.line_search,
+                                     modified=self.settings.newton == "modified")
             lam0 = tried = control.lam
             trial = state.copy()
             self._signs = []
@@ -531,7 +533,7 @@ class StaticStep(StepBase):
                     raise AccuracyError(self._overflow(lams[j]))
         self.commit_solves(lams[-1])
         its = b.its.tolist()
-        if self._watch and not self._warned:
+        if self._watch and not self._warned and b.near.any():
             for j in np.flatnonzero(b.near).tolist():
                 self._increment_notes(b, j)
                 if self._limit_point(starts[j], lams[j]):
@@ -540,14 +542,16 @@ class StaticStep(StepBase):
         p.iterations += sum(its)
         # the work of each increment (_work), with the kernel's increments and loads: the
         # loads' by the same dot products; the reactions' is zero (no prescribed motion, so the
-        # fixed rows' increments are 0) and adding 0.0 leaves the sum as it was
+        # fixed rows' increments are 0) and adding 0.0 leaves the sum as it was. The loads at
+        # the first start are external(state, lam0)'s held + lam0 pattern (StepLoads.force, the
+        # same products gathered first); the dot products are matmul's of rows by columns,
+        # numpy's DOUBLE_dot (BLAS ddot) as ``@`` of two vectors takes, in one call
         f0 = self._loads_end[1] if self._loads_end and self._loads_end[0] == starts[0] \
-            else self.external(state, starts[0])
+            else b.held + starts[0] * b.pattern
         ends = b.fe + np.concatenate([f0[None], b.fe[:-1]])
-        inc = b.inc
         work = p.external_work
-        for j in range(k):
-            work += 0.5 * float(ends[j] @ inc[j])
+        for d in np.matmul(ends[:, None, :], b.inc[:, :, None])[:, 0, 0].tolist():
+            work += 0.5 * d
         p.external_work = work
         self._loads_end = (lams[-1], b.fe[-1].copy())
         self._reactions = b.R[-1].copy()

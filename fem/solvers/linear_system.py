@@ -140,12 +140,12 @@ class LinearSystem:
         (``-<step>_ksp_view``) keep PETSc's solves (:attr:`petsc_options_given`).
         """
         self.distributed = distributed_requested()
-        self.petsc_options_given = self.distributed or bool(self.solver_options) or bool(
-            _petsc.option_names(self.prefix))
+        given = _petsc.option_names(self.prefix)    # read once: lu_package takes them too
+        self.petsc_options_given = self.distributed or bool(self.solver_options) or bool(given)
         asm = self.assembler
         # small systems factor with PETSc's own LU, unless multipliers put zeros on the diagonal
         package = "mumps" if self.distributed else linalg.lu_package(
-            self.n, self.solver_options, self.prefix, zero_diagonal=self.zero_diagonal,
+            self.n, [*self.solver_options, *given], zero_diagonal=self.zero_diagonal,
             nnz=asm.nnz)
         if defaults and package != "mumps":
             defaults = {k: v for k, v in defaults.items() if not k.startswith("mat_mumps_")}
