@@ -400,6 +400,46 @@ def test_workers_warm_up_in_a_scratch_folder_removed_after(tmp_path, monkeypatch
         f"variant_{i:04d}.json" for i in range(3)]
 
 
+def test_workers_start_petsc_only_when_a_variant_needs_it(tmp_path):
+    """A worker defers PETSc, as this process does: a model solved without it (the dynamic
+    cantilever of benchmarks/study.py: banded solves) leaves it unstarted, where its start (MPI's,
+    0.15-0.6 s) delayed every worker's first variant; the modal one starts it in its first run
+    (the warm-up's, in a study); PETSc options on the command line start it at once. In a fresh
+    process: this one's MPI singleton (conftest) left variables a fork server would inherit."""
+    from benchmarks.study import DYNAMIC
+
+    for name, text in (("dyn", DYNAMIC), ("modal", CANTILEVER)):
+        write(tmp_path / f"{name}.toml", text)
+        (tmp_path / name).mkdir()
+    write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = \"sections.bar.h\"\n"
+          "values = [0.01]\n")
+    probe = ("import multiprocessing as mp\n"
+             "from fem.study import runner, spec\n"
+             "if __name__ == '__main__':\n"
+             "    dyn, modal = (runner.tasks(spec.load(f'{n}.toml', 'study.toml'), n)[0]\n"
+             "                  for n in ('dyn', 'modal'))\n"
+             "    runner.start_server()\n"
+             "    ctx = mp.get_context('forkserver')\n"
+             "    state = []\n"
+             "    with ctx.Pool(1, initializer=runner._init_worker, initargs=([],)) as w:\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "        assert w.apply(runner._in_worker, (dyn,))['status'] == 'done'\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "        assert w.apply(runner._in_worker, (modal,))['status'] == 'done'\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "    with ctx.Pool(1, initializer=runner._init_worker,\n"
+             "                  initargs=(['-ksp_type', 'cg'],)) as w:\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "    print(state)\n")
+    env = {k: v for k, v in os.environ.items() if not
+           k.startswith(("OMPI_", "PMIX_", "PMI_", "OPAL_", "PRTE_", "ORTE_", "HWLOC_"))}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[False,", "False,", "True,", "True]"]
+
+
 def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
     """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
     with pytest.raises(SystemExit) as stop:

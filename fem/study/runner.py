@@ -278,19 +278,34 @@ def start_server() -> None:
 
 
 def _init_worker(petsc_args: list[str]) -> None:
-    """A worker: SIGINT is the parent's to handle; PETSc started; numpy's warnings off.
+    """A worker: SIGINT is the parent's to handle; PETSc deferred; numpy's warnings off.
 
-    PETSc starts now, not when a variant first needs it: a worker starts while this process
-    runs the first variant alone (for the estimate), so its PETSc start (MPI's, 0.1-0.7 s) is
-    done before it is handed a variant, where a deferred start would delay its first. A model
-    that needs no PETSc (small static ones) pays that in each worker, beside the first variant.
+    PETSc starts when a variant first needs it (:func:`fem._petsc.defer`), as in this process:
+    the worker's warm-up on the first variant (:func:`_warm_up`, beside this process's run of it
+    for the estimate) starts it for a model that needs it, before the worker is handed a variant
+    of its own; a model that needs none (small dynamic and static ones, solved by the banded or
+    dense solvers) never pays it (MPI's start, 0.15-0.6 s, delayed the warm-up, which ended up to
+    0.3 s after this process's first variant: the worker's first real variant started late).
+    PETSc options on the command line start it at once, as the command does (a bad one is
+    reported there first).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     pin_threads()
     from fem import _petsc
 
-    _petsc.init(petsc_args)
+    _petsc.defer(petsc_args)
+    if petsc_args:
+        _petsc.init()
     warnings.simplefilter("ignore", RuntimeWarning)
+
+
+def worker_state() -> dict:
+    """What this process has started (PETSc, numba): for tests of what a worker pays."""
+    import sys
+
+    from fem import _petsc
+
+    return {"petsc": _petsc.started(), "numba": "numba" in sys.modules, "pid": os.getpid()}
 
 
 def _in_worker(task: Task) -> dict:
