@@ -440,6 +440,41 @@ def test_workers_start_petsc_only_when_a_variant_needs_it(tmp_path):
     assert done.stdout.split() == ["[False,", "False,", "True,", "True]"]
 
 
+def test_feed_takes_back_the_variants_a_worker_has_not_begun(monkeypatch):
+    """-j N's end: out of variants, this process takes back those handed to a worker that it has
+    not begun (the last handed first), where it waited idle while the worker ran its queue; a
+    variant is run once: the worker skips one taken back (returns None, not running it), this
+    process one the worker has begun. The variants here are stand-ins a run would fail on."""
+    import multiprocessing as mp
+
+    handed = []
+
+    class Workers:                      # records what would go to the worker
+        def apply_async(self, f, args, callback, error_callback):
+            handed.append((f, args))
+
+    claims = mp.get_context("forkserver").Array("b", 5)
+    feed = runner._Feed(["v0", "v1", "v2", "v3", "v4"], claims)
+    feed.workers = Workers()
+    assert feed.take() == "v0"
+    feed.hand(3)                                        # v1, v2, v3 to the worker
+    assert [a for _, a in handed] == [("v1", 1), ("v2", 2), ("v3", 3)]
+    assert feed.take() == "v4"
+    monkeypatch.setattr(runner, "_claims", claims)      # the worker's view of the claims
+    monkeypatch.setattr(runner, "run_variant", lambda task: {"ran": task})
+    assert runner._in_worker("v1", 1) == {"ran": "v1"}  # the worker begins v1
+    assert feed.take() == "v3"                          # v3, then v2: not begun, taken back
+    assert feed.take() == "v2"
+    assert feed.take() is None                          # v1 is the worker's
+    assert runner._in_worker("v2", 2) is None and runner._in_worker("v3", 3) is None
+    assert runner._in_worker("v4", 4) is None           # this process's own
+    assert feed.outstanding() == 3
+    for rec in ({"ran": "v1"}, None, None):
+        feed._back(rec)
+    assert feed.outstanding() == 0 and feed.done.get_nowait() == {"ran": "v1"}
+    assert feed.done.empty()
+
+
 def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
     """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
     with pytest.raises(SystemExit) as stop:
