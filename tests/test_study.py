@@ -401,29 +401,32 @@ def test_workers_warm_up_in_a_scratch_folder_removed_after(tmp_path, monkeypatch
 
 
 def test_workers_start_petsc_only_when_a_variant_needs_it(tmp_path):
-    """A worker defers PETSc, as this process does: a model solved without it (the dynamic
-    cantilever of benchmarks/study.py: banded solves) leaves it unstarted, where its start (MPI's,
-    0.15-0.6 s) delayed every worker's first variant; the modal one starts it in its first run
-    (the warm-up's, in a study); PETSc options on the command line start it at once. In a fresh
+    """A worker defers PETSc, as this process does: a model solved without it (the one-element
+    static cantilever of benchmarks/startup.py: dense solves; the dynamic one of
+    benchmarks/study.py: banded) leaves it unstarted, where its start (MPI's, 0.15-0.6 s)
+    delayed every worker's first variant; the modal one starts it in its first run (the
+    warm-up's, in a study); PETSc options on the command line start it at once. In a fresh
     process: this one's MPI singleton (conftest) left variables a fork server would inherit."""
-    from benchmarks.study import DYNAMIC
+    from benchmarks.startup import DECK
 
-    for name, text in (("dyn", DYNAMIC), ("modal", CANTILEVER)):
+    for name, text, key in (("static", DECK, "materials.steel.E = [2.0e5]"),
+                            ("modal", CANTILEVER, "sections.bar.h = [0.01]")):
         write(tmp_path / f"{name}.toml", text)
+        key, values = key.split(" = ")
+        write(tmp_path / f"{name}_study.toml", f"[study]\n[[study.parameters]]\nkey = \"{key}\"\n"
+              f"values = {values}\n")
         (tmp_path / name).mkdir()
-    write(tmp_path / "study.toml", "[study]\n[[study.parameters]]\nkey = \"sections.bar.h\"\n"
-          "values = [0.01]\n")
     probe = ("import multiprocessing as mp\n"
              "from fem.study import runner, spec\n"
              "if __name__ == '__main__':\n"
-             "    dyn, modal = (runner.tasks(spec.load(f'{n}.toml', 'study.toml'), n)[0]\n"
-             "                  for n in ('dyn', 'modal'))\n"
+             "    static, modal = (runner.tasks(spec.load(f'{n}.toml', f'{n}_study.toml'), n)[0]\n"
+             "                     for n in ('static', 'modal'))\n"
              "    runner.start_server()\n"
              "    ctx = mp.get_context('forkserver')\n"
              "    state = []\n"
              "    with ctx.Pool(1, initializer=runner._init_worker, initargs=([],)) as w:\n"
              "        state.append(w.apply(runner.worker_state)['petsc'])\n"
-             "        assert w.apply(runner._in_worker, (dyn,))['status'] == 'done'\n"
+             "        assert w.apply(runner._in_worker, (static,))['status'] == 'done'\n"
              "        state.append(w.apply(runner.worker_state)['petsc'])\n"
              "        assert w.apply(runner._in_worker, (modal,))['status'] == 'done'\n"
              "        state.append(w.apply(runner.worker_state)['petsc'])\n"
