@@ -400,6 +400,84 @@ def test_workers_warm_up_in_a_scratch_folder_removed_after(tmp_path, monkeypatch
         f"variant_{i:04d}.json" for i in range(3)]
 
 
+def test_workers_start_petsc_only_when_a_variant_needs_it(tmp_path):
+    """A worker defers PETSc, as this process does: a model solved without it (the one-element
+    static cantilever of benchmarks/startup.py: dense solves; the dynamic one of
+    benchmarks/study.py: banded) leaves it unstarted, where its start (MPI's, 0.15-0.6 s)
+    delayed every worker's first variant; the modal one starts it in its first run (the
+    warm-up's, in a study); PETSc options on the command line start it at once. In a fresh
+    process: this one's MPI singleton (conftest) left variables a fork server would inherit."""
+    from benchmarks.startup import DECK
+
+    for name, text, key in (("static", DECK, "materials.steel.E = [2.0e5]"),
+                            ("modal", CANTILEVER, "sections.bar.h = [0.01]")):
+        write(tmp_path / f"{name}.toml", text)
+        key, values = key.split(" = ")
+        write(tmp_path / f"{name}_study.toml", f"[study]\n[[study.parameters]]\nkey = \"{key}\"\n"
+              f"values = {values}\n")
+        (tmp_path / name).mkdir()
+    probe = ("import multiprocessing as mp\n"
+             "from fem.study import runner, spec\n"
+             "if __name__ == '__main__':\n"
+             "    static, modal = (runner.tasks(spec.load(f'{n}.toml', f'{n}_study.toml'), n)[0]\n"
+             "                     for n in ('static', 'modal'))\n"
+             "    runner.start_server()\n"
+             "    ctx = mp.get_context('forkserver')\n"
+             "    state = []\n"
+             "    with ctx.Pool(1, initializer=runner._init_worker, initargs=([],)) as w:\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "        assert w.apply(runner._in_worker, (static,))['status'] == 'done'\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "        assert w.apply(runner._in_worker, (modal,))['status'] == 'done'\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "    with ctx.Pool(1, initializer=runner._init_worker,\n"
+             "                  initargs=(['-ksp_type', 'cg'],)) as w:\n"
+             "        state.append(w.apply(runner.worker_state)['petsc'])\n"
+             "    print(state)\n")
+    env = {k: v for k, v in os.environ.items() if not
+           k.startswith(("OMPI_", "PMIX_", "PMI_", "OPAL_", "PRTE_", "ORTE_", "HWLOC_"))}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[False,", "False,", "True,", "True]"]
+
+
+def test_feed_takes_back_the_variants_a_worker_has_not_begun(monkeypatch):
+    """-j N's end: out of variants, this process takes back those handed to a worker that it has
+    not begun (the last handed first), where it waited idle while the worker ran its queue; a
+    variant is run once: the worker skips one taken back (returns None, not running it), this
+    process one the worker has begun. The variants here are stand-ins a run would fail on."""
+    import multiprocessing as mp
+
+    handed = []
+
+    class Workers:                      # records what would go to the worker
+        def apply_async(self, f, args, callback, error_callback):
+            handed.append((f, args))
+
+    claims = mp.get_context("forkserver").Array("b", 5)
+    feed = runner._Feed(["v0", "v1", "v2", "v3", "v4"], claims)
+    feed.workers = Workers()
+    assert feed.take() == "v0"
+    feed.hand(3)                                        # v1, v2, v3 to the worker
+    assert [a for _, a in handed] == [("v1", 1), ("v2", 2), ("v3", 3)]
+    assert feed.take() == "v4"
+    monkeypatch.setattr(runner, "_claims", claims)      # the worker's view of the claims
+    monkeypatch.setattr(runner, "run_variant", lambda task: {"ran": task})
+    assert runner._in_worker("v1", 1) == {"ran": "v1"}  # the worker begins v1
+    assert feed.take() == "v3"                          # v3, then v2: not begun, taken back
+    assert feed.take() == "v2"
+    assert feed.take() is None                          # v1 is the worker's
+    assert runner._in_worker("v2", 2) is None and runner._in_worker("v3", 3) is None
+    assert runner._in_worker("v4", 4) is None           # this process's own
+    assert feed.outstanding() == 3
+    for rec in ({"ran": "v1"}, None, None):
+        feed._back(rec)
+    assert feed.outstanding() == 0 and feed.done.get_nowait() == {"ran": "v1"}
+    assert feed.done.empty()
+
+
 def test_jobs_below_one_is_bad_input_exit_2(tmp_path, capsys):
     """``-j 0`` is bad input (exit code 2, as the exit table says), not 1 (validate's failure)."""
     with pytest.raises(SystemExit) as stop:

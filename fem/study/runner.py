@@ -258,8 +258,13 @@ PRELOAD = ["fem.study.runner", "fem.run", "fem.study.spec", "numpy", "h5py", "sc
            "scipy.sparse.linalg", "fem.solvers.eigen.lanczos"]
 
 #: variants handed to a worker ahead of the one it runs, so that it never waits for this process
-#: (busy with a variant of its own) to hand it the next
+#: (busy with a variant of its own) to hand it the next; one it has not begun when this process
+#: runs out of variants this process takes back (:meth:`_Feed.take`)
 AHEAD = 2
+
+#: in a worker: which variants of the pool's list a process has begun (shared with this process,
+#: :class:`_Feed`; set by :func:`_init_worker`)
+_claims = None
 
 
 def start_server() -> None:
@@ -276,25 +281,61 @@ def start_server() -> None:
     forkserver.ensure_running()
 
 
-def _init_worker(petsc_args: list[str]) -> None:
-    """A worker: SIGINT is the parent's to handle; PETSc started; numpy's warnings off.
+def _init_worker(petsc_args: list[str], claims=None) -> None:
+    """A worker: SIGINT is the parent's to handle; PETSc deferred; numpy's warnings off.
 
-    PETSc starts now, not when a variant first needs it: a worker starts while this process
-    runs the first variant alone (for the estimate), so its PETSc start (MPI's, 0.1-0.7 s) is
-    done before it is handed a variant, where a deferred start would delay its first. A model
-    that needs no PETSc (small static ones) pays that in each worker, beside the first variant.
+    PETSc starts when a variant first needs it (:func:`fem._petsc.defer`), as in this process:
+    the worker's warm-up on the first variant (:func:`_warm_up`, beside this process's run of it
+    for the estimate) starts it for a model that needs it, before the worker is handed a variant
+    of its own; a model that needs none (small dynamic and static ones, solved by the banded or
+    dense solvers) never pays it (MPI's start, 0.15-0.6 s, delayed the warm-up, which ended up to
+    0.3 s after this process's first variant: the worker's first real variant started late).
+    PETSc options on the command line start it at once, as the command does (a bad one is
+    reported there first).
     """
+    global _claims
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     pin_threads()
+    _claims = claims
     from fem import _petsc
 
-    _petsc.init(petsc_args)
+    _petsc.defer(petsc_args)
+    if petsc_args:
+        _petsc.init()
     warnings.simplefilter("ignore", RuntimeWarning)
 
 
-def _in_worker(task: Task) -> dict:
-    """A worker's :func:`run_variant` (handed by name: a worker runs its own module's)."""
+def worker_state() -> dict:
+    """What this process has started (PETSc, numba): for tests of what a worker pays."""
+    import sys
+
+    from fem import _petsc
+
+    return {"petsc": _petsc.started(), "numba": "numba" in sys.modules, "pid": os.getpid()}
+
+
+def _in_worker(task: Task, slot: int | None = None) -> dict | None:
+    """A worker's :func:`run_variant` (handed by name: a worker runs its own module's).
+
+    ``slot``: the variant's place in the pool's list; None, without running it, when another
+    process has begun it (this process took it back, :meth:`_Feed.take`).
+    """
+    if slot is not None and _claims is not None and not claim(_claims, slot):
+        return None
     return run_variant(task)
+
+
+def claim(claims, slot: int) -> bool:
+    """Mark variant ``slot`` begun in shared array ``claims``; False if a process had before.
+
+    This process and the workers claim each variant as they begin it, so that one handed to a
+    worker can be taken back and is run once.
+    """
+    with claims.get_lock():
+        if claims[slot]:
+            return False
+        claims[slot] = 1
+        return True
 
 
 def _warm_up(task: Task) -> None:
@@ -317,14 +358,19 @@ class _Feed:
     This process takes the next one between its own variants (:meth:`take`); a worker's is
     handed to it from the pool's result thread, as each of its variants comes back
     (:meth:`hand`), keeping :data:`AHEAD` per worker queued. Records come back through
-    :attr:`done` to this process's thread, which reports them.
+    :attr:`done` to this process's thread, which reports them. With ``claims`` (a shared array,
+    an entry per variant, :func:`claim`), this process, out of variants, takes back those handed
+    to a worker that it has not begun, the last handed first: at the end, it would otherwise wait
+    idle while the worker runs its queue (up to :data:`AHEAD` variants, one on average).
     """
 
-    def __init__(self, todo: list[Task]):
+    def __init__(self, todo: list[Task], claims=None):
         import queue
         import threading
 
-        self.pending = list(reversed(todo))         # pop() takes the next
+        self.pending = list(reversed(list(enumerate(todo))))    # pop() takes the next
+        self.handed: list[tuple[int, Task]] = []    # handed to the workers, in order
+        self.claims = claims
         self.lock = threading.Lock()
         self.done: queue.SimpleQueue = queue.SimpleQueue()
         self.out = 0                                # handed to the workers, not back yet
@@ -332,8 +378,20 @@ class _Feed:
         self.stopped = False
 
     def take(self) -> Task | None:
+        """The next variant for this process (None: none left, or stopped)."""
         with self.lock:
-            return self.pending.pop() if self.pending and not self.stopped else None
+            if self.stopped:
+                return None
+            if self.pending:
+                slot, task = self.pending.pop()
+                if self.claims is not None:
+                    claim(self.claims, slot)        # not handed out: no one else claims it
+                return task
+            while self.claims is not None and self.handed:
+                slot, task = self.handed.pop()
+                if claim(self.claims, slot):
+                    return task
+            return None
 
     def hand(self, count: int = 1) -> None:
         """Hand up to ``count`` more variants to the workers."""
@@ -341,16 +399,18 @@ class _Feed:
             with self.lock:
                 if not self.pending or self.stopped:
                     return
-                task = self.pending.pop()
+                slot, task = self.pending.pop()
+                self.handed.append((slot, task))
                 self.out += 1
             try:
-                self.workers.apply_async(_in_worker, (task,), callback=self._back,
+                self.workers.apply_async(_in_worker, (task, slot), callback=self._back,
                                          error_callback=self._failed)
             except ValueError:                  # the pool was terminated meanwhile
                 return
 
-    def _back(self, rec: dict) -> None:                    # in the pool's result thread
-        self.done.put(rec)                                 # before the count: none is missed
+    def _back(self, rec: dict | None) -> None:             # in the pool's result thread
+        if rec is not None:                                # None: taken back, run here
+            self.done.put(rec)                             # before the count: none is missed
         with self.lock:
             self.out -= 1
         self.hand()
@@ -379,7 +439,8 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
     runs) into a scratch folder, removed at the end (:func:`_warm_up`). Then this process and
     the workers take the variants in order as
     each is free: this one at once, whatever the workers' start-up (the server's imports, PETSc)
-    still takes, and none of them idle while variants wait.
+    still takes, and none of them idle while variants wait; at the end this process takes back
+    the variants handed to a worker that it has not begun (:class:`_Feed`).
 
     At a signal (:func:`fem.interrupt.pending`) the workers are terminated and
     :class:`~fem.errors.Interrupted` is raised; the records written so far stay.
@@ -395,7 +456,7 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
     scratch = tempfile.mkdtemp(prefix="fem-study-warm-") if warm is not None else None
     ctx = mp.get_context("forkserver")
     out: list[dict] = []
-    feed = _Feed(todo)
+    feed = _Feed(todo, ctx.Array("b", max(len(todo), 1)))
     ready = threading.Event()           # before() is through: variants may go to the workers
 
     def make() -> None:
@@ -406,7 +467,7 @@ def pool(todo: list[Task], jobs: int, report: Callable[[dict], None] | None = No
         """
         try:
             feed.workers = ctx.Pool(jobs - 1, initializer=_init_worker,
-                                    initargs=(list(petsc_args),))
+                                    initargs=(list(petsc_args), feed.claims))
         except BaseException as err:  # noqa: BLE001 - raised again in this process's thread
             feed.done.put(err)
             return
