@@ -76,6 +76,12 @@ class PlanarRun:
         planar = getattr(integ, "_planar", None)
         if not isinstance(planar, PlanarStep):
             return "the compiled energy-conserving step does not take the model"
+        return PlanarRun.loop_eligible(step, planar)
+
+    @staticmethod
+    def loop_eligible(step, planar) -> str | None:
+        """Why the time loop of ``step`` goes one step at a time, or None (what both runs ask)."""
+        integ = step.integrator
         # the time loop's own methods, which a run replaces: the step's must be its dynamic
         # step class's (found in its bases: the integrators do not import fem.analysis, which
         # imports them)
@@ -101,6 +107,10 @@ class PlanarRun:
         """The compiled runs of ``step``, or None where :meth:`eligible` says why not (logged)."""
         from fem.integrators.planar import PlanarStep
 
+        if cls is PlanarRun and getattr(step.integrator, "family", None) == "newmark":
+            from fem.integrators.planar_alpha import PlanarAlphaRun
+
+            return PlanarAlphaRun.make(step)
         why = cls.eligible(step)
         if why is not None:
             if isinstance(getattr(step.integrator, "_planar", None), PlanarStep):
