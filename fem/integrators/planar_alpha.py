@@ -228,7 +228,7 @@ class PlanarAlphaRun(PlanarRun):
     converge handed back to the general path; :func:`fem.integrators.planar_alpha_kernel.run`
     takes each step as the step-by-step path does (its start forces, predictor, Newton loop,
     work and checks), booked afterwards in the same order, so states, frames, energies and
-    summaries are the step-by-step path's bit for bit (``tests/test_planar_alpha_run.py``). It
+    summaries are the step-by-step path's bit for bit (``tests/test_planar_run.py``). It
     takes the models :class:`PlanarAlphaStep` takes, with the step's banded LU, without step
     control, prescribed motion or an ``on_step`` callback, whose integrator's step methods are
     :class:`fem.integrators.alpha.GeneralizedAlpha`'s.

@@ -227,6 +227,7 @@ def run(k, F, fixed, u0, rot0, v0, a0, u1, rot1, v1, a1, its, step_norms, strain
                 if fixed[i, s]:
                     p = 0.0
                 u1[i, s] = u0[i, s] + p
+            u1[i, 2] = u0[i, 2]
             p = h * v0[i, 2]
             if fixed[i, 2]:
                 p = 0.0
