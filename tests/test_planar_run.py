@@ -334,13 +334,15 @@ def assert_same_bits(a, b) -> None:
 def test_runs_of_generalized_alpha_steps_are_the_step_by_step_path(integrator, monkeypatch):
     """Generalized-alpha and the trapezoidal rule in runs (PlanarAlphaRun): on the pendulum with
     its pulsed tip load and on the L-frame of ``tests/test_planar_alpha.py`` (two beam groups, a
-    point mass, a time-varying load), every step's iterations and norms, the states, frames and
-    energies are the step-by-step path's bit for bit, and no step went one at a time."""
+    point mass, a time-varying load), and on the pendulum with a shortened last step, every
+    step's iterations and norms, the states, frames and energies are the step-by-step path's bit
+    for bit, and no step went one at a time."""
     from test_planar_alpha import alpha_frame
 
     stepped = []
     one = dynamic.DynamicStep._advance
-    for deck in (pendulum(integrator=integrator), alpha_frame(integrator)):
+    short = pendulum(integrator=integrator, duration=0.0505, output_interval=0.02)
+    for deck in (pendulum(integrator=integrator), alpha_frame(integrator), short):
         monkeypatch.setattr(dynamic.DynamicStep, "_advance",
                             lambda self, s0: stepped.append(s0.t) or one(self, s0))
         batched = run(deck, monkeypatch, batched=True)
@@ -349,7 +351,7 @@ def test_runs_of_generalized_alpha_steps_are_the_step_by_step_path(integrator, m
             "generalized_alpha": "GeneralizedAlpha", "trapezoidal": "Trapezoidal"}[integrator]
         assert_same_bits(batched, run(deck, monkeypatch, batched=False))
         assert len(batched[2]) == batched[1].steps >= 40
-        assert len(batched[1].history) > 5 and sum(i for i, _ in batched[2]) > batched[1].steps
+        assert len(batched[1].history) >= 4 and sum(i for i, _ in batched[2]) > batched[1].steps
 
 
 def test_a_generalized_alpha_step_a_run_cannot_finish_is_handed_back(monkeypatch, caplog):

@@ -20,6 +20,10 @@ which stays the reference: ``tests/test_planar_alpha.py`` compares iterations, n
 and energy balances of whole runs to 1e-12 (the element forces are summed in another order;
 the accelerations, ``1 / (beta h^2)`` times the states' round-off, to 1e-10). The step's strain
 energy is computed in the loop at convergence (:func:`.planar_alpha_kernel.strain_energy`).
+
+Between two frames the time steps go several per compiled call (:class:`PlanarAlphaRun`, as
+:class:`fem.integrators.planar_run.PlanarRun` takes energy-conserving ones), equal to one step
+at a time bit for bit (``tests/test_planar_run.py``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ ahead and over arrays of times where that is exact,
 :attr:`fem.time_functions.Steady.exact_over_arrays`); the consistent inertia's
 director rates are carried from step to step inside the call and written into the state after
 it (:func:`fem.integrators.planar_inertia.write_rates`, as the step's finish does); while the step
-has an ``on_step`` callback (a Python call per step), steps go one at a time.
+has an ``on_step`` callback (a Python call per step), steps go one at a time. Generalized-alpha
+and the trapezoidal rule go in runs of their own (:class:`fem.integrators.planar_alpha.
+PlanarAlphaRun`, which :meth:`PlanarRun.make` returns for them).
 """
 
 from __future__ import annotations
