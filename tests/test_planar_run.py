@@ -377,3 +377,25 @@ def test_generalized_alpha_with_a_callback_goes_step_by_step_with_the_reason_log
         step.run(sysm.reference_state(), None)
     assert "one at a time while it has an on_step callback" in caplog.text
     assert step.steps == len(seen) == 5
+
+
+def test_generalized_alpha_runs_cut_at_max_steps_are_the_step_by_step_path(monkeypatch):
+    """Runs of at most 3 steps (``MAX_STEPS``): 50 steps in at least 17 runs, the frames every
+    7 steps between them; bit for bit as one step at a time."""
+    from fem.integrators import planar_alpha
+
+    calls = []
+    advance = planar_alpha.PlanarAlphaRun.advance
+
+    def counted(self, *a):
+        out = advance(self, *a)
+        calls.append(out is not None)
+        return out
+
+    deck = pendulum(integrator="generalized_alpha")
+    with monkeypatch.context() as m:
+        m.setattr(planar_run, "MAX_STEPS", 3)
+        m.setattr(planar_alpha.PlanarAlphaRun, "advance", counted)
+        batched = run(deck, m, batched=True)
+    assert sum(calls) >= 17 and batched[1].steps == 50
+    assert_same_bits(batched, run(deck, monkeypatch, batched=False))

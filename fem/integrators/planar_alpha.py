@@ -35,7 +35,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.integrators.planar_run import MAX_NODE_STEPS, MAX_STEPS, PlanarRun
+from fem.integrators import planar_run
+from fem.integrators.planar_run import PlanarRun
 from fem.kernels import Kernel
 
 log = logging.getLogger(__name__)
@@ -242,7 +243,8 @@ class PlanarAlphaRun(PlanarRun):
         self.planar = step.integrator._planar
         system = step.system
         self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
-        self.cap = max(2, min(MAX_STEPS, MAX_NODE_STEPS // max(1, system.model.n_nodes)))
+        self.cap = max(2, min(planar_run.MAX_STEPS,
+                              planar_run.MAX_NODE_STEPS // max(1, system.model.n_nodes)))
         self.hand_back = -1
         self.told = False
         self.record = None
