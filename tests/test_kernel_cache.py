@@ -77,7 +77,7 @@ def test_the_kernels_cache_in_the_keyed_folder():
                      newton_kernel.test, beam2d_kernel.chunk, planar_static_kernel.increment,
                      planar_alpha_kernel.step, planar_joint_kernel.revolute,
                      spatial_static_kernel.increment, planar_inertia_kernel.consistent,
-                     planar_run_kernel.run):
+                     planar_run_kernel.run, planar_alpha_kernel.run):
         assert function._cache._cache_path.startswith(kernels.cache_dir())
 
 

@@ -314,3 +314,88 @@ def test_what_it_does_not_take_goes_step_by_step_with_the_reason_logged(case, re
     assert step.steps == 5
     if case == "prescribed":
         assert calls == []                 # no runs were even asked for
+
+
+def assert_same_bits(a, b) -> None:
+    """Two runs' states, steps, every step's iterations and norms, and frames, bit for bit."""
+    (sa, step_a, rec_a), (sb, step_b, rec_b) = a, b
+    assert (step_a.steps, step_a.cuts, sa.t) == (step_b.steps, step_b.cuts, sb.t)
+    assert rec_a == rec_b
+    for name in ("u", "rot", "v", "a"):
+        assert getattr(sa, name).tobytes() == getattr(sb, name).tobytes(), name
+    assert len(step_a.history) == len(step_b.history)
+    for ra, rb in zip(step_a.history, step_b.history, strict=True):
+        assert ra.keys() == rb.keys()
+        for key in rb:
+            assert np.asarray(ra[key]).tobytes() == np.asarray(rb[key]).tobytes(), key
+
+
+@pytest.mark.parametrize("integrator", ["generalized_alpha", "trapezoidal"])
+def test_runs_of_generalized_alpha_steps_are_the_step_by_step_path(integrator, monkeypatch):
+    """Generalized-alpha and the trapezoidal rule in runs (PlanarAlphaRun): on the pendulum with
+    its pulsed tip load and on the L-frame of ``tests/test_planar_alpha.py`` (two beam groups, a
+    point mass, a time-varying load), and on the pendulum with a shortened last step, every
+    step's iterations and norms, the states, frames and energies are the step-by-step path's bit
+    for bit, and no step went one at a time."""
+    from test_planar_alpha import alpha_frame
+
+    stepped = []
+    one = dynamic.DynamicStep._advance
+    short = pendulum(integrator=integrator, duration=0.0505, output_interval=0.02)
+    for deck in (pendulum(integrator=integrator), alpha_frame(integrator), short):
+        monkeypatch.setattr(dynamic.DynamicStep, "_advance",
+                            lambda self, s0: stepped.append(s0.t) or one(self, s0))
+        batched = run(deck, monkeypatch, batched=True)
+        assert stepped == []
+        assert type(batched[1].integrator).__name__ == {
+            "generalized_alpha": "GeneralizedAlpha", "trapezoidal": "Trapezoidal"}[integrator]
+        assert_same_bits(batched, run(deck, monkeypatch, batched=False))
+        assert len(batched[2]) == batched[1].steps >= 40
+        assert len(batched[1].history) >= 4 and sum(i for i, _ in batched[2]) > batched[1].steps
+
+
+def test_a_generalized_alpha_step_a_run_cannot_finish_is_handed_back(monkeypatch, caplog):
+    """Steps of 0.01 s with at most 2 iterations: Newton fails now and then, the general path
+    takes that step and halves it, the runs go on; all as step by step, bit for bit."""
+    deck = pendulum(integrator="generalized_alpha", time_step=0.01, duration=0.5,
+                    output_interval=0.04, max_iterations=2)
+    with caplog.at_level(logging.DEBUG, logger="fem.integrators.planar_alpha"):
+        batched = run(deck, monkeypatch, batched=True)
+    assert "the compiled run hands the step back" in caplog.text
+    assert batched[1].cuts > 2
+    assert_same_bits(batched, run(deck, monkeypatch, batched=False))
+
+
+def test_generalized_alpha_with_a_callback_goes_step_by_step_with_the_reason_logged(caplog):
+    deck = pendulum(integrator="generalized_alpha", duration=0.005)
+    dk = from_dict(deck)
+    sysm = System(dk.model)
+    step = make_step(dk.steps[0], sysm, dk)
+    seen = []
+    step.on_step = lambda s: seen.append(s.t)
+    with caplog.at_level(logging.INFO, logger="fem.integrators.planar_alpha"):
+        step.run(sysm.reference_state(), None)
+    assert "one at a time while it has an on_step callback" in caplog.text
+    assert step.steps == len(seen) == 5
+
+
+def test_generalized_alpha_runs_cut_at_max_steps_are_the_step_by_step_path(monkeypatch):
+    """Runs of at most 3 steps (``MAX_STEPS``): 50 steps in at least 17 runs, the frames every
+    7 steps between them; bit for bit as one step at a time."""
+    from fem.integrators import planar_alpha
+
+    calls = []
+    advance = planar_alpha.PlanarAlphaRun.advance
+
+    def counted(self, *a):
+        out = advance(self, *a)
+        calls.append(out is not None)
+        return out
+
+    deck = pendulum(integrator="generalized_alpha")
+    with monkeypatch.context() as m:
+        m.setattr(planar_run, "MAX_STEPS", 3)
+        m.setattr(planar_alpha.PlanarAlphaRun, "advance", counted)
+        batched = run(deck, m, batched=True)
+    assert sum(calls) >= 17 and batched[1].steps == 50
+    assert_same_bits(batched, run(deck, monkeypatch, batched=False))

@@ -20,17 +20,26 @@ which stays the reference: ``tests/test_planar_alpha.py`` compares iterations, n
 and energy balances of whole runs to 1e-12 (the element forces are summed in another order;
 the accelerations, ``1 / (beta h^2)`` times the states' round-off, to 1e-10). The step's strain
 energy is computed in the loop at convergence (:func:`.planar_alpha_kernel.strain_energy`).
+
+Between two frames the time steps go several per compiled call (:class:`PlanarAlphaRun`, as
+:class:`fem.integrators.planar_run.PlanarRun` takes energy-conserving ones), equal to one step
+at a time bit for bit (``tests/test_planar_run.py``).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
+from fem.integrators import planar_run
+from fem.integrators.planar_run import PlanarRun
 from fem.kernels import Kernel
+
+log = logging.getLogger(__name__)
 
 _kernel = Kernel("fem.integrators.planar_alpha_kernel", "step")
 
@@ -148,6 +157,25 @@ class PlanarAlphaStep:
         """The banded LU the compiled time step solves with: the step's own, or None."""
         return step.linear.banded
 
+    def settings(self, step) -> NDArray:
+        """The step's test and solver constants, as the kernel takes them (made once)."""
+        from fem.solvers import newton
+
+        if self._settings is None:
+            test = step.test
+            self._settings = np.array([
+                test.rtol, test.atol, test.max_iterations, test.round_off,
+                np.finfo(float).eps, linalg.NULL_PIVOT,
+                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
+                step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
+        return self._settings
+
+    def sized(self, integ, h: float) -> None:
+        """The effective mass ``(1 - alpha_m) M / (beta h^2)`` of a step of size ``h``."""
+        if self._h != h:
+            c = 1 / (integ.beta * h * h)          # NodalInertia.newmark_force's, times 1 - am
+            self._h, self.mass_k = h, (1 - integ.alpha_m) * (c * self.mass)
+
     def iterate(self, integ, step, s0, s1) -> tuple[int, NDArray] | None:
         """Newton on the time step from ``s0`` to ``s1`` in one compiled loop, in place.
 
@@ -156,21 +184,13 @@ class PlanarAlphaStep:
         unspecified state and the caller starts again from its predictor).
         """
         from fem.integrators import planar_alpha_kernel as kern
-        from fem.solvers import newton
 
         if integ._s0 is not s0:
             integ.start_step(s0)
         h = integ.h
-        if self._h != h:
-            c = 1 / (integ.beta * h * h)          # NodalInertia.newmark_force's, times 1 - am
-            self._h, self.mass_k = h, (1 - integ.alpha_m) * (c * self.mass)
+        self.sized(integ, h)
         d, lu, test = self.data, step.linear.banded, step.test
-        if self._settings is None:            # the step's test and solver constants
-            self._settings = np.array([
-                test.rtol, test.atol, test.max_iterations, test.round_off,
-                np.finfo(float).eps, linalg.NULL_PIVOT,
-                linalg.REFINE_ABOVE, linalg.MAX_REFINEMENTS, linalg.POOR_BACKWARD_ERROR,
-                step.settings.newton == "modified", newton.MODIFIED_CONTRACTION])
+        self.settings(step)
         external = integ.external(s1, s1.t)
         fe = integ.system.dofmap.from_nodal(external)
         f0 = np.stack(integ._f0)
@@ -202,3 +222,141 @@ class PlanarAlphaStep:
         """
         last = self._last
         return last if last is not None and last.s1 is s1 else None
+
+
+class PlanarAlphaRun(PlanarRun):
+    """Several generalized-alpha (or trapezoidal) time steps in one compiled call (issue 32).
+
+    As :class:`fem.integrators.planar_run.PlanarRun` takes energy-conserving ones: between two
+    frames, one step size, at most :data:`~fem.integrators.planar_run.MAX_STEPS` steps or
+    :data:`~fem.integrators.planar_run.MAX_NODE_STEPS` node-steps, the first step that does not
+    converge handed back to the general path; :func:`fem.integrators.planar_alpha_kernel.run`
+    takes each step as the step-by-step path does (its start forces, predictor, Newton loop,
+    work and checks), booked afterwards in the same order, so states, frames, energies and
+    summaries are the step-by-step path's bit for bit (``tests/test_planar_run.py``). It
+    takes the models :class:`PlanarAlphaStep` takes, with the step's banded LU, without step
+    control, prescribed motion or an ``on_step`` callback, whose integrator's step methods are
+    :class:`fem.integrators.alpha.GeneralizedAlpha`'s.
+    """
+
+    def __init__(self, step):
+        self.planar = step.integrator._planar
+        system = step.system
+        self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
+        self.cap = max(2, min(planar_run.MAX_STEPS,
+                              planar_run.MAX_NODE_STEPS // max(1, system.model.n_nodes)))
+        self.hand_back = -1
+        self.told = False
+        self.record = None
+        self.iterations = 0
+        self._scratch = None
+
+    @staticmethod
+    def eligible(step) -> str | None:
+        """Why the time steps of ``step`` go one at a time, or None (the class docstring)."""
+        from fem.integrators.alpha import GeneralizedAlpha
+
+        integ = step.integrator
+        if not isinstance(integ, GeneralizedAlpha):
+            return "not a generalized-alpha integrator"
+        for name in ("start_step", "evaluate", "finish", "increment", "external"):
+            if getattr(type(integ), name) is not getattr(GeneralizedAlpha, name):
+                return f"the integrator's {name} is its own ({type(integ).__name__})"
+        if integ._planar is False:          # as the first start_step makes it
+            integ._planar = PlanarAlphaStep.make(integ)
+        planar = integ._planar
+        if not isinstance(planar, PlanarAlphaStep):
+            return "the compiled generalized-alpha step does not take the model"
+        return PlanarRun.loop_eligible(step, planar)
+
+    @classmethod
+    def make(cls, step) -> PlanarAlphaRun | None:
+        """The compiled runs of ``step``, or None where :meth:`eligible` says why not (logged)."""
+        why = cls.eligible(step)
+        if why is not None:
+            if isinstance(getattr(step.integrator, "_planar", None), PlanarAlphaStep):
+                log.info("step %s: time steps one at a time, not several per compiled call (%s)",
+                         step.name, why)
+            return None
+        return cls(step)
+
+    def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
+        """Time steps from ``state`` to the next frame (in place); None: one at a time.
+
+        Books them in ``step.progress`` as :meth:`fem.analysis.dynamic.DynamicStep.run` does
+        and returns the last one's strain energy and the work so far.
+        """
+        from fem.integrators import planar_alpha_kernel as kern
+
+        if step.on_step is not None:
+            if not self.told:
+                log.info("step %s: time steps one at a time while it has an on_step callback",
+                         step.name)
+                self.told = True
+            return None
+        times, h = self._times(step)
+        if not times:
+            return None
+        p, integ, planar = step.progress, step.integrator, self.planar
+        k = len(times) - 1
+        step.policy.size = h                # as DynamicStep._advance sets it
+        integ.h = h
+        planar.sized(integ, h)
+        settings = planar.settings(step)
+        d, lu = planar.data, planar.banded(step)
+        n, E, m = len(state.u), len(d["l0"]), planar.n_active
+        F = np.empty((k + 1, n, 3))
+        if integ.loads.steady:
+            F[:] = integ.external(state, times[0])
+        else:
+            for j, t in enumerate(times):
+                F[j] = integ.external(state, t)
+        if self._scratch is None:          # the call's scratch (no use between calls)
+            self._scratch = (np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                             np.empty((n, 3)), np.empty(n), np.empty((3, m)), np.empty(3 * n),
+                             np.empty(3 * n), np.empty((E, 6)), np.empty((E, 6, 6)),
+                             np.empty(m), np.empty(m), np.empty(planar.nnz))
+        u1, v1, a1, inc, rot1, f0, fnod, prod, f_e, K_e, f_in, f_int, K = self._scratch
+        its = np.zeros(k, np.int64)
+        norms = np.empty((k, step.test.max_iterations + 3))
+        strain, work, cwork = np.empty(k), np.empty(k), np.empty(k)
+        r, fe, last = np.empty(m), np.empty(m), np.empty(step.test.max_iterations + 3)
+        reference, tangent, energy = np.empty(4), np.zeros(1, np.int64), np.empty(1)
+        done, status = kern.run(
+            k, F, self.fixed, state.u, state.rot, state.v, state.a, u1, rot1, v1, a1,
+            its, norms, strain, work, cwork, f0, fe, fnod, prod,
+            d["X"], h, planar.coefficients, planar.mass, planar.mass_k, planar.index,
+            d["conn"], d["chord0"], d["l0"], d["Sc"], d["Hc"], d["edofs"], d["slot"], f_e, K_e,
+            d["kind"], d["n_free"], float(step._model_size()), d["free_node"], d["free_slot"],
+            planar.diag_rows, lu.indptr, lu.indices, lu.pos, lu.order, lu.ab, lu.kl, settings,
+            inc, f_in, f_int, r, last, K, reference, tangent, energy)
+        planar._last = None                 # of no state now
+        integ._s0 = None
+        if done < k:                        # the general path takes the next step
+            self.hand_back = p.steps + done
+            log.debug("step %s: t=%.6g, the compiled run hands the step back (status %d)",
+                      step.name, times[done + 1], status)
+        if done == 0:
+            return None
+        state.t = times[done]
+        ext, con = p.external_work, p.constraint_work
+        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
+            ext += w                        # as the time loop adds them, one step at a time
+            con += c
+        p.external_work, p.constraint_work = ext, con
+        p.time = state.t
+        p.steps += done
+        it = int(its[done - 1])
+        step.test.start()
+        step.test.norms = norms[done - 1, :it + 1].tolist()
+        # the residual (reactions) of the last step, unless a failed one overwrote it
+        step._reactions = r if done == k else None
+        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
+        self.iterations += sum(its[:done].tolist())
+        if self.record is not None:
+            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
+                               for j in range(done))
+        step.policy.success(it)
+        if writer:
+            writer.advance(state.t, it)
+        return float(strain[done - 1]), (p.external_work, p.constraint_work)

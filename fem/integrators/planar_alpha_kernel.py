@@ -27,6 +27,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.integrators.planar_kernel import evaluate  # noqa: E402
+from fem.integrators.planar_run_kernel import NOT_FINITE, pairwise_sum  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
 
@@ -172,3 +173,106 @@ def step(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, i
         nk.correct(u1, rot1, x, free_node, free_slot)
         du_ratio = nk.correction_ratio(X, u1, rot1, x, free_node, free_slot, q)
     return FALLBACK, max_it + 1
+
+
+@njit(cache=True, nogil=True)
+def run(k, F, fixed, u0, rot0, v0, a0, u1, rot1, v1, a1, its, step_norms, strain, work, cwork,
+        f0, fe, fnod, prod, X, h, coefficients, mass, mass_k, index, conn, chord0, l0, Sc, Hc,
+        edofs, slot, f_e, K_e, kind, n_free, lever, free_node, free_slot, diag_rows, indptr,
+        indices, pos, order, ab, kl, settings, inc, f_in, f_int, r, norms, K, reference_out,
+        tangent_out, energy_out):
+    """Up to ``k`` generalized-alpha time steps of size ``h``; returns ``(steps done, status)``.
+
+    Several time steps in one call (issue 32), as :func:`fem.integrators.planar_run_kernel.run`
+    takes them for the energy-conserving step, each the step-by-step path's operations in its
+    order: the start forces of :meth:`fem.integrators.alpha.GeneralizedAlpha.start_step`
+    (``f0 (3, n_active)``: ``M a0`` gathered, the beams' internal forces by
+    :func:`~fem.integrators.planar_kernel.evaluate`, the loads at the start), the predictor
+    ``d_n + h v_n`` with the supports held (:meth:`fem.analysis.dynamic.DynamicStep._predict`),
+    :func:`step`, the loads' work ``sum((f(t_n) + f(t_n+1)) / 2 * inc)`` as numpy sums it
+    (:func:`~fem.integrators.planar_run_kernel.pairwise_sum`,
+    :meth:`~fem.integrators.alpha.GeneralizedAlpha.finish`), the reactions' work on the supports
+    and the finiteness check of :meth:`~fem.analysis.dynamic.DynamicStep._newton`, and the commit.
+
+    ``F (k + 1, n, 3)`` the external forces at the steps' ends, ``fixed (n, 3)`` the supported
+    slots; ``u1, rot1, v1, a1`` the trial state (scratch); ``fe, fnod, prod`` scratch. Per
+    converged step ``j``: ``its[j]``, ``step_norms[j, :its[j] + 1]``, ``strain[j]``,
+    ``work[j]``, ``cwork[j]``. ``r``, ``norms``, ``K``, ``reference_out``, ``tangent_out``: the
+    last step's, as :func:`step` leaves them. The status is ``CONVERGED`` after ``k`` steps,
+    else the failing step's (not committed): :func:`step`'s or
+    :data:`fem.integrators.planar_run_kernel.NOT_FINITE`; the other arguments are
+    :func:`step`'s.
+    """
+    n = u0.shape[0]
+    n_act = r.shape[0]
+    incs = np.zeros(n_act)             # the increment gathered (DofMap.from_nodal)
+    for j in range(k):
+        # --- the start forces (GeneralizedAlpha.start_step) -------------------------------------
+        for m in range(n_act):
+            f0[0, m] = 0.0
+            f0[2, m] = 0.0
+            fe[m] = 0.0
+        for i in range(n):
+            for s in range(3):
+                m = index[i, s]
+                if m >= 0 and m < n_act:
+                    f0[0, m] = mass[i, s] * a0[i, s]
+                    f0[2, m] = F[j, i, s]
+                    fe[m] = F[j + 1, i, s]
+        evaluate(u0, rot0, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, f0[1], K)
+        # --- the predictor d_n + h v_n, supports held (DynamicStep._predict) ------------------
+        for i in range(n):
+            for s in range(2):
+                p = h * v0[i, s]
+                if fixed[i, s]:
+                    p = 0.0
+                u1[i, s] = u0[i, s] + p
+            u1[i, 2] = u0[i, 2]
+            p = h * v0[i, 2]
+            if fixed[i, 2]:
+                p = 0.0
+            rot1[i] = rot0[i] + p
+        v1[:, :] = v0
+        a1[:, :] = a0
+        status, it = step(
+            X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, index, conn,
+            chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, f0, fe, kind, n_free, lever, free_node,
+            free_slot, diag_rows, indptr, indices, pos, order, ab, kl, settings, inc, f_in,
+            f_int, r, norms, K, reference_out, tangent_out, energy_out)
+        if status != CONVERGED:
+            return j, status
+        # --- finish: the loads' work, the reactions' (GeneralizedAlpha.finish, _newton) -------
+        for i in range(n):
+            for s in range(3):
+                fnod[3 * i + s] = 0.5 * (F[j, i, s] + F[j + 1, i, s])
+                prod[3 * i + s] = fnod[3 * i + s] * inc[i, s]
+        w = pairwise_sum(prod, 0, 3 * n)
+        e = energy_out[0]
+        for i in range(n):
+            for s in range(3):
+                m = index[i, s]
+                if m >= 0 and m < n_act:
+                    incs[m] = inc[i, s]
+        c = 0.0
+        for m in range(n_free, n_act):
+            c += r[m] * incs[m]
+        total = 0.0
+        for i in range(n):
+            for s in range(3):
+                total += u1[i, s] + v1[i, s] + a1[i, s]
+            total += rot1[i]
+        for m in range(n_act):
+            total += r[m]
+        if not np.isfinite(total + e + w + c):
+            return j, NOT_FINITE
+        # --- commit (State.assign) -------------------------------------------------------------
+        u0[:, :] = u1
+        rot0[:] = rot1
+        v0[:, :] = v1
+        a0[:, :] = a1
+        its[j] = it
+        step_norms[j, :it + 1] = norms[:it + 1]
+        strain[j] = e
+        work[j] = w
+        cwork[j] = c
+    return k, CONVERGED

@@ -25,7 +25,9 @@ ahead and over arrays of times where that is exact,
 :attr:`fem.time_functions.Steady.exact_over_arrays`); the consistent inertia's
 director rates are carried from step to step inside the call and written into the state after
 it (:func:`fem.integrators.planar_inertia.write_rates`, as the step's finish does); while the step
-has an ``on_step`` callback (a Python call per step), steps go one at a time.
+has an ``on_step`` callback (a Python call per step), steps go one at a time. Generalized-alpha
+and the trapezoidal rule go in runs of their own (:class:`fem.integrators.planar_alpha.
+PlanarAlphaRun`, which :meth:`PlanarRun.make` returns for them).
 """
 
 from __future__ import annotations
@@ -76,6 +78,12 @@ class PlanarRun:
         planar = getattr(integ, "_planar", None)
         if not isinstance(planar, PlanarStep):
             return "the compiled energy-conserving step does not take the model"
+        return PlanarRun.loop_eligible(step, planar)
+
+    @staticmethod
+    def loop_eligible(step, planar) -> str | None:
+        """Why the time loop of ``step`` goes one step at a time, or None (what both runs ask)."""
+        integ = step.integrator
         # the time loop's own methods, which a run replaces: the step's must be its dynamic
         # step class's (found in its bases: the integrators do not import fem.analysis, which
         # imports them)
@@ -101,6 +109,10 @@ class PlanarRun:
         """The compiled runs of ``step``, or None where :meth:`eligible` says why not (logged)."""
         from fem.integrators.planar import PlanarStep
 
+        if cls is PlanarRun and getattr(step.integrator, "family", None) == "newmark":
+            from fem.integrators.planar_alpha import PlanarAlphaRun
+
+            return PlanarAlphaRun.make(step)
         why = cls.eligible(step)
         if why is not None:
             if isinstance(getattr(step.integrator, "_planar", None), PlanarStep):
