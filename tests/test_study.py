@@ -766,3 +766,38 @@ def test_restart_of_a_variant_without_views(tmp_path, capsys):
                                    atol=1e-15)
         assert "steps" not in f["xdmf"] and "modes" not in f["xdmf"]
     assert not [p for p in os.listdir(out) if p.endswith(".xdmf")]
+
+
+NUMBA_SESSION = """
+import os
+import numba
+from numba import njit, prange
+
+@njit(parallel=True)
+def total(a):
+    s = 0.0
+    for i in prange(len(a)):
+        s += a[i]
+    return s
+
+import numpy as np
+total(np.ones(8))                   # numba's threads run, at its own count
+from fem.study import runner
+runner.pin_threads()                # a study started from this session
+@njit
+def later(x):
+    return x + 1
+print(later(1), "NUMBA_NUM_THREADS" in os.environ, os.environ["OPENBLAS_NUM_THREADS"])
+"""
+
+
+def test_a_study_in_a_session_that_ran_numba_keeps_numbas_thread_count():
+    """Pinning NUMBA_NUM_THREADS after numba's threads run made numba's next compile fail
+    ("Cannot set NUMBA_NUM_THREADS to a different value once the threads have been launched",
+    seen in the suite): the study leaves numba's count, still pins BLAS's."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    proc = subprocess.run([sys.executable, "-c", NUMBA_SESSION], capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["2", "False", "1"]

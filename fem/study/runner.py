@@ -41,6 +41,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -109,6 +110,11 @@ def pin_threads() -> None:
     spare BLAS thread spun a second core, half of the CPU time).
     """
     for v in THREAD_VARS:
+        if v == "NUMBA_NUM_THREADS" and "numba" in sys.modules:
+            # numba read it at import; once its threads run, a new value makes its next
+            # compile fail ("Cannot set NUMBA_NUM_THREADS ..."): a study run from a Python
+            # session that used numba keeps numba's count
+            continue
         os.environ.setdefault(v, "1")
 
 
