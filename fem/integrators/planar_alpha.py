@@ -288,19 +288,12 @@ class PlanarAlphaRun(PlanarRun):
         """
         from fem.integrators import planar_alpha_kernel as kern
 
-        if step.on_step is not None:
-            if not self.told:
-                log.info("step %s: time steps one at a time while it has an on_step callback",
-                         step.name)
-                self.told = True
+        begun = self._begin(step)
+        if begun is None:
             return None
-        times, h = self._times(step)
-        if not times:
-            return None
+        times, h = begun
         p, integ, planar = step.progress, step.integrator, self.planar
         k = len(times) - 1
-        step.policy.size = h                # as DynamicStep._advance sets it
-        integ.h = h
         planar.sized(integ, h)
         settings = planar.settings(step)
         d, lu = planar.data, planar.banded(step)

@@ -215,11 +215,10 @@ class PlanarRun:
                                    np.empty(self.planar.n_active), np.empty_like(ud0)))
         return self._scratch[1]
 
-    def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
-        """Time steps from ``state`` to the next frame (in place); None: one at a time.
+    def _begin(self, step) -> tuple[list, float] | None:
+        """``(times, h)`` of the next run, the step size set; None: one step at a time.
 
-        Books them in ``step.progress`` as :meth:`fem.analysis.dynamic.DynamicStep.run` does
-        and returns the last one's strain energy and the work so far.
+        None where the step has an ``on_step`` callback (said once in the log) or nothing to take.
         """
         if step.on_step is not None:
             if not self.told:
@@ -230,10 +229,22 @@ class PlanarRun:
         times, h = self._times(step)
         if not times:
             return None
+        step.policy.size = h                # as DynamicStep._advance sets it
+        step.integrator.h = h
+        return times, h
+
+    def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
+        """Time steps from ``state`` to the next frame (in place); None: one at a time.
+
+        Books them in ``step.progress`` as :meth:`fem.analysis.dynamic.DynamicStep.run` does
+        and returns the last one's strain energy and the work so far.
+        """
+        begun = self._begin(step)
+        if begun is None:
+            return None
+        times, h = begun
         p, integ, planar = step.progress, step.integrator, self.planar
         k = len(times) - 1
-        step.policy.size = h                # as DynamicStep._advance sets it
-        integ.h = h
         if planar._h != h:
             planar._h, planar.mass_h, planar.mass_k = h, planar.mass / h, planar.mass * (2 / h**2)
         d = planar.prepared(integ, step)
