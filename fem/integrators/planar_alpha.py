@@ -332,24 +332,4 @@ class PlanarAlphaRun(PlanarRun):
         if done == 0:
             return None
         state.t = times[done]
-        ext, con = p.external_work, p.constraint_work
-        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
-            ext += w                        # as the time loop adds them, one step at a time
-            con += c
-        p.external_work, p.constraint_work = ext, con
-        p.time = state.t
-        p.steps += done
-        it = int(its[done - 1])
-        step.test.start()
-        step.test.norms = norms[done - 1, :it + 1].tolist()
-        # the residual (reactions) of the last step, unless a failed one overwrote it
-        step._reactions = r if done == k else None
-        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
-        self.iterations += sum(its[:done].tolist())
-        if self.record is not None:
-            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
-                               for j in range(done))
-        step.policy.success(it)
-        if writer:
-            writer.advance(state.t, it)
-        return float(strain[done - 1]), (p.external_work, p.constraint_work)
+        return self._book(step, state, writer, done, k, h, its, norms, work, cwork, r, strain)

@@ -233,6 +233,37 @@ class PlanarRun:
         step.integrator.h = h
         return times, h
 
+    def _book(self, step, state, writer, done: int, k: int, h: float, its, norms, work, cwork,
+              r, strain) -> tuple[float, tuple[float, float]]:
+        """Book the ``done`` of ``k`` steps a run took as the time loop books each.
+
+        The work of the loads and reactions (added one step at a time), time, steps, the last
+        step's iterations, norms and reactions, the policy and the writer's clock; returns what
+        :meth:`advance` returns.
+        """
+        p = step.progress
+        ext, con = p.external_work, p.constraint_work
+        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
+            ext += w                        # as the time loop adds them, one step at a time
+            con += c
+        p.external_work, p.constraint_work = ext, con
+        p.time = state.t
+        p.steps += done
+        it = int(its[done - 1])
+        step.test.start()
+        step.test.norms = norms[done - 1, :it + 1].tolist()
+        # the residual (reactions) of the last step, unless a failed one overwrote it
+        step._reactions = r if done == k else None
+        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
+        self.iterations += sum(its[:done].tolist())
+        if self.record is not None:
+            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
+                               for j in range(done))
+        step.policy.success(it)
+        if writer:
+            writer.advance(state.t, it)
+        return float(strain[done - 1]), (p.external_work, p.constraint_work)
+
     def advance(self, step, state, writer) -> tuple[float, tuple[float, float]] | None:
         """Time steps from ``state`` to the next frame (in place); None: one at a time.
 
@@ -301,24 +332,4 @@ class PlanarRun:
                 state.history[name] = {"v": vh0[a:b].copy()}
         if planar.consistent is not None:   # as PlanarStep.finish writes them
             write_rates(ci, state, ud0)
-        ext, con = p.external_work, p.constraint_work
-        for w, c in zip(work[:done].tolist(), cwork[:done].tolist(), strict=True):
-            ext += w                        # as the time loop adds them, one step at a time
-            con += c
-        p.external_work, p.constraint_work = ext, con
-        p.time = state.t
-        p.steps += done
-        it = int(its[done - 1])
-        step.test.start()
-        step.test.norms = norms[done - 1, :it + 1].tolist()
-        # the residual (reactions) of the last step, unless a failed one overwrote it
-        step._reactions = r if done == k else None
-        step._stats = {"iterations": it, "time_step": h, "residual": step.test.norms[-1]}
-        self.iterations += sum(its[:done].tolist())
-        if self.record is not None:
-            self.record.extend((int(its[j]), norms[j, :its[j] + 1].tolist())
-                               for j in range(done))
-        step.policy.success(it)
-        if writer:
-            writer.advance(state.t, it)
-        return float(strain[done - 1]), (p.external_work, p.constraint_work)
+        return self._book(step, state, writer, done, k, h, its, norms, work, cwork, r, strain)
