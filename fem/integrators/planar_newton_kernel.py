@@ -63,15 +63,53 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
     (:func:`fem.integrators.planar_inertia_kernel.consistent`; none: zero elements), ``ud1``
     its director rates at the last evaluation.
     """
+    return step_with(
+        X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
+        conn, chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc,
+        fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
+        pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out,
+        jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs,
+        aslot, mu1, sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu,
+        cpattern, ud0, h, cedofs, cslot, ud1,
+        step_work(n_free, r.shape[0], K.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def step_work(n_free, n_act, nnz):
+    """:func:`step_with`'s work arrays (a run of steps makes them once, not once a step).
+
+    ``b, prev, floor (4,)``, ``q, absKq, scale_rows, x, y, res (n_free,)`` of
+    :func:`fem.solvers.newton_kernel.scratch`; the evaluation's forces ``fin, fel`` and a
+    second evaluation's ``res_K (n_active,)``; the factored tangent ``Kf (nnz,)``; the work
+    arrays of :func:`fem.solvers.newton_kernel.work` (``rowmax, rhs, dx, x_new, r_new``,
+    ``squares (4,)``, ``own (3 * 4,)`` flat).
+    """
+    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
+    rowmax, rhs, dx, x_new, r_new, squares, own = nk.work(n_free)
+    return (b, prev, floor, q, absKq, scale_rows, x, y, res, np.empty(n_act), np.empty(n_act),
+            np.empty(n_act), np.empty(nnz), rowmax, rhs, dx, x_new, r_new, squares,
+            own.reshape(-1))
+
+
+@njit(cache=True, nogil=True)
+def step_with(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
+              conn, chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc,
+              fe, kind, n_free, lever, free_node, free_slot, diag_rows, indptr, indices,
+              pos, order, ab, kl, settings, inc, dpsi, um, r, norms, K, reference_out,
+              tangent_out, jconn, joffsets, jmpos, jscale, jedofs, jslot, aconn, ampos, ascale,
+              atarget, aedofs, aslot, mu1, sconn, soffsets, sframe, smpos, sscale, sedofs,
+              sslot, cconn, caxis, cmu, cpattern, ud0, h, cedofs, cslot, ud1, work):
+    """:func:`step` in the work arrays ``work`` of :func:`step_work`, made beforehand."""
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     modified, contraction = settings[9] != 0.0, settings[10]
     n_act = r.shape[0]
-    fin = np.empty(n_act)
-    fel = np.empty(n_act)
-    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
-    Kf = np.empty_like(K)              # the factored tangent (modified Newton keeps it)
-    res_K = np.empty(n_act)            # the forces of a second evaluation for the tangent
+    (b, prev, floor, q, absKq, scale_rows, x, y, res, fin, fel, res_K, Kf, rowmax, rhs, dx,
+     x_new, r_new, squares, own_flat) = work
+    own = own_flat.reshape((3, NBLOCKS))
+    b[:] = 0.0                         # as nk.scratch makes them
+    prev[:] = 0.0
+    floor[:] = 0.0
     norm = 0.0
     stale = True                       # a tangent to factor at the next iteration
     du_ratio = np.inf
@@ -85,20 +123,26 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
         if tangent:
             K[:] = 0.0
             mass_diagonal(mass_k, dpsi, diag_rows, K)
-        consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs, cslot,
-                   tangent, ud1, fin, K)
-        beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tangent, f_e,
-              K_e, energy, vh1, einc, fel, K)
-        revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs, jslot,
-                 tangent, fel, K)
-        angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, tangent, fel,
-               K)
-        slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on, sedofs,
-               sslot, tangent, fel, K)
+        # (a group of none is not called: a call of some twenty arrays costs 0.1-0.2 us)
+        if cconn.shape[0]:
+            consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs, cslot,
+                       tangent, ud1, fin, K)
+        if l0.shape[0]:
+            beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, tangent,
+                  f_e, K_e, energy, vh1, einc, fel, K)
+        if jconn.shape[0]:
+            revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs, jslot,
+                     tangent, fel, K)
+        if aconn.shape[0]:
+            angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, tangent,
+                   fel, K)
+        if sconn.shape[0]:
+            slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on, sedofs,
+                   sslot, tangent, fel, K)
         tangent_out[0] = 1 if tangent else 0
         for i in range(n_act):
             r[i] = fin[i] + fel[i] - fe[i]
-        nk.references(fin, fel, fe, kind, lever, reference_out)
+        nk.references_into(fin, fel, fe, kind, lever, reference_out, own)
         # --- the convergence test (NormTest.converged) --------------------------------------
         status = nk.test(r, kind, n_free, it, reference_out, settings, du_ratio, norms, b, prev,
                       floor)
@@ -108,29 +152,36 @@ def step(X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index,
             stale = True                 # the old tangent no longer contracts: a new one
         if stale:
             if not tangent:                  # the tangent after all (Newton's with_tangent)
+                res_K[:] = 0.0                   # (its forces are not used)
                 K[:] = 0.0
                 mass_diagonal(mass_k, dpsi, diag_rows, K)
-                consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs,
-                           cslot, True, ud1, res_K, K)
-                beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot, True,
-                      f_e, K_e, energy, vh1, einc, res_K, K)
-                revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on, jedofs,
-                         jslot, True, res_K, K)
-                angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot, True,
-                       res_K, K)
-                slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on,
-                       sedofs, sslot, True, res_K, K)
+                if cconn.shape[0]:
+                    consistent(rot0, rot1, v0, v1, cconn, caxis, cmu, cpattern, ud0, h, cedofs,
+                               cslot, True, ud1, res_K, K)
+                if l0.shape[0]:
+                    beams(um, u0, u1, conn, chord0, l0, Sc, Hc, vh0, inc, dpsi, edofs, slot,
+                          True, f_e, K_e, energy, vh1, einc, res_K, K)
+                if jconn.shape[0]:
+                    revolute(u0, u1, rot0, rot1, jconn, joffsets, jmpos, mu1, jscale, on,
+                             jedofs, jslot, True, res_K, K)
+                if aconn.shape[0]:
+                    angles(rot0, rot1, aconn, ampos, mu1, ascale, atarget, on, aedofs, aslot,
+                           True, res_K, K)
+                if sconn.shape[0]:
+                    slides(u0, u1, rot0, rot1, sconn, soffsets, sframe, smpos, mu1, sscale, on,
+                           sedofs, sslot, True, res_K, K)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
-            norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
-                                pos, order, ab, kl, null, q, absKq, scale_rows, floor)
+            norm = nk.factor_at_into(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind,
+                                     eps, pos, order, ab, kl, null, q, absKq, scale_rows, floor,
+                                     squares, rowmax)
             if norm < 0.0:
                 return FALLBACK, it
             Kf[:] = K
             stale = not modified
         # --- solve (BandedLU.solve), correct (System.update_unknowns, 2D) --------------------
-        if not nk.solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
-                     max_refine, poor):
+        if not nk.solve_into(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res,
+                             refine_above, max_refine, poor, rhs, dx, x_new, r_new):
             return FALLBACK, it              # the general path keeps the record of it
         nk.correct(u1, rot1, x, free_node, free_slot)
         for i in range(n_free):

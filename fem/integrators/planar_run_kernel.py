@@ -24,7 +24,11 @@ configure_cache()                  # before the njit decorators: the source-keye
 
 from numba import njit  # noqa: E402
 
-from fem.integrators.planar_newton_kernel import CONVERGED, step  # noqa: E402
+from fem.integrators.planar_newton_kernel import (  # noqa: E402
+    CONVERGED,
+    step_with,
+    step_work,
+)
 
 NOT_FINITE = 7                     # a converged step whose state or energies are not finite
 PW_BLOCKSIZE = 128                 # numpy's (numpy/core/src/umath/loops_utils.h.src)
@@ -132,6 +136,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
     two_over_h = 2 / h
     fnod = np.empty(3 * n)             # the step's mid-step loads, flat (n, 3)
     prod = np.empty(3 * n)             # loads times increments, for the work's sum
+    arrays = step_work(n_free, n_act, K.shape[0])     # the step's work arrays, once a run
     for j in range(k):
         # --- the predictor d_n + h v_n, supports held (DynamicStep._predict) ------------------
         for i in range(n):
@@ -157,14 +162,14 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
                 m = index[i, s]
                 if m >= 0 and m < n_act:
                     fe[m] = f
-        status, it = step(
+        status, it = step_with(
             X, u0, u1, rot0, rot1, v0, v1, on, mass_h, mass_k, two_over_h, index, conn,
             chord0, l0, Sc, Hc, vh0, edofs, slot, f_e, K_e, energy, vh1, einc, fe, kind,
             n_free, lever, free_node, free_slot, diag_rows, indptr, indices, pos, order, ab, kl,
             settings, inc, dpsi, um, r, norms, K, reference_out, tangent_out, jconn, joffsets,
             jmpos, jscale, jedofs, jslot, aconn, ampos, ascale, atarget, aedofs, aslot, mu1,
             sconn, soffsets, sframe, smpos, sscale, sedofs, sslot, cconn, caxis, cmu, cpattern,
-            ud0, h, cedofs, cslot, ud1)
+            ud0, h, cedofs, cslot, ud1, arrays)
         if status != CONVERGED:
             return j, status
         # --- finish: energies, work, reactions' work (PlanarStep.finish, DynamicStep._newton) -
