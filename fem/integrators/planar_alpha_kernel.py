@@ -121,14 +121,47 @@ def step(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, i
     evaluation after a correction at round-off (``|du| <= 1e-8 |x|``), or one that will reuse
     the factorization (modified Newton), computes no tangent unless the test then asks for one.
     """
+    return step_with(
+        X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, index,
+        conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, f0, fe, kind, n_free, lever,
+        free_node, free_slot, diag_rows, indptr, indices, pos, order, ab, kl, settings, inc,
+        f_in, f_int, r, norms, K, reference_out, tangent_out, energy_out,
+        step_work(n_free, r.shape[0], K.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def step_work(n_free, n_act, nnz):
+    """:func:`step_with`'s work arrays (a run of steps makes them once, not once a step).
+
+    ``b, prev, floor (4,)``, ``q, absKq, scale_rows, x, y, res (n_free,)`` of
+    :func:`fem.solvers.newton_kernel.scratch`; a second evaluation's forces ``f_K
+    (n_active,)``; the factored tangent ``Kf (nnz,)``; the work arrays of
+    :func:`fem.solvers.newton_kernel.work` (``rowmax, rhs, dx, x_new, r_new``, ``squares
+    (4,)``, ``own (3 * 4,)`` flat).
+    """
+    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
+    rowmax, rhs, dx, x_new, r_new, squares, own = nk.work(n_free)
+    return (b, prev, floor, q, absKq, scale_rows, x, y, res, np.empty(n_act), np.empty(nnz),
+            rowmax, rhs, dx, x_new, r_new, squares, own.reshape(-1))
+
+
+@njit(cache=True, nogil=True)
+def step_with(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, index,
+              conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, f0, fe, kind, n_free, lever,
+              free_node, free_slot, diag_rows, indptr, indices, pos, order, ab, kl, settings, inc,
+              f_in, f_int, r, norms, K, reference_out, tangent_out, energy_out, work):
+    """:func:`step` in the work arrays ``work`` of :func:`step_work`, made beforehand."""
     am, af, beta, gamma = coefficients[0], coefficients[1], coefficients[2], coefficients[3]
     max_it, eps, null = int(settings[2]), settings[4], settings[5]
     refine_above, max_refine, poor = settings[6], int(settings[7]), settings[8]
     modified, contraction = settings[9] != 0.0, settings[10]
     n_act = r.shape[0]
-    b, prev, floor, q, absKq, scale_rows, x, y, res = nk.scratch(n_free)
-    Kf = np.empty_like(K)              # the factored tangent (modified Newton keeps it)
-    f_K = np.empty(n_act)              # the forces of a second evaluation for the tangent
+    (b, prev, floor, q, absKq, scale_rows, x, y, res, f_K, Kf, rowmax, rhs, dx, x_new, r_new,
+     squares, own_flat) = work
+    own = own_flat.reshape((3, NBLOCKS))
+    b[:] = 0.0                         # as nk.scratch makes them
+    prev[:] = 0.0
+    floor[:] = 0.0
     norm = 0.0
     stale = True                       # a tangent to factor at the next iteration
     du_ratio = np.inf
@@ -143,7 +176,7 @@ def step(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, i
         for i in range(n_act):
             r[i] = ((1 - am) * f_in[i] + am * f0[0, i] + (1 - af) * (f_int[i] - fe[i])
                     + af * (f0[1, i] - f0[2, i]))
-        nk.references(f_in, f_int, fe, kind, lever, reference_out)
+        nk.references_into(f_in, f_int, fe, kind, lever, reference_out, own)
         # --- the convergence test (NormTest.converged) --------------------------------------
         status = nk.test(r, kind, n_free, it, reference_out, settings, du_ratio, norms, b, prev,
                          floor)
@@ -160,15 +193,16 @@ def step(X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, i
                 tangent_of(K, 1 - af, mass_k, diag_rows)
                 tangent_out[0] = 1
             # --- factor: the round-off floor at this tangent (StepBase.floors), banded LU ----
-            norm = nk.factor_at(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind, eps,
-                                pos, order, ab, kl, null, q, absKq, scale_rows, floor)
+            norm = nk.factor_at_into(X, u1, rot1, free_node, free_slot, indptr, indices, K, kind,
+                                     eps, pos, order, ab, kl, null, q, absKq, scale_rows, floor,
+                                     squares, rowmax)
             if norm < 0.0:
                 return FALLBACK, it
             Kf[:] = K
             stale = not modified
         # --- solve (BandedLU.solve), correct (System.update_unknowns, 2D) --------------------
-        if not nk.solve(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res, refine_above,
-                        max_refine, poor):
+        if not nk.solve_into(ab, kl, order, indptr, indices, Kf, norm, r, x, y, res,
+                             refine_above, max_refine, poor, rhs, dx, x_new, r_new):
             return FALLBACK, it              # the general path keeps the record of it
         nk.correct(u1, rot1, x, free_node, free_slot)
         du_ratio = nk.correction_ratio(X, u1, rot1, x, free_node, free_slot, q)
@@ -206,6 +240,7 @@ def run(k, F, fixed, u0, rot0, v0, a0, u1, rot1, v1, a1, its, step_norms, strain
     n = u0.shape[0]
     n_act = r.shape[0]
     incs = np.zeros(n_act)             # the increment gathered (DofMap.from_nodal)
+    arrays = step_work(n_free, n_act, K.shape[0])     # the step's work arrays, once a run
     for j in range(k):
         # --- the start forces (GeneralizedAlpha.start_step) -------------------------------------
         for m in range(n_act):
@@ -234,11 +269,11 @@ def run(k, F, fixed, u0, rot0, v0, a0, u1, rot1, v1, a1, its, step_norms, strain
             rot1[i] = rot0[i] + p
         v1[:, :] = v0
         a1[:, :] = a0
-        status, it = step(
+        status, it = step_with(
             X, u0, u1, rot0, rot1, v0, v1, a0, a1, h, coefficients, mass, mass_k, index, conn,
             chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, f0, fe, kind, n_free, lever, free_node,
             free_slot, diag_rows, indptr, indices, pos, order, ab, kl, settings, inc, f_in,
-            f_int, r, norms, K, reference_out, tangent_out, energy_out)
+            f_int, r, norms, K, reference_out, tangent_out, energy_out, arrays)
         if status != CONVERGED:
             return j, status
         # --- finish: the loads' work, the reactions' (GeneralizedAlpha.finish, _newton) -------
