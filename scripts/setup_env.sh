@@ -28,8 +28,8 @@ err() { printf '[setup] %s\n' "$*" >&2; }
 routes() {
     cat >&2 <<'MSG'
 [setup] Choose one of the routes in the README ("Install"):
-          - Debian packages, as root: apt-get install python3-petsc4py python3-slepc4py python3-venv
-            python3-dev libopenblas0-pthread, then run make again;
+          - Debian packages, as root: apt-get install python3-petsc4py python3-slepc4py python3-mpi4py
+            python3-venv python3-dev libopenblas0-pthread, then run make again;
           - conda-forge: conda install -c conda-forge petsc4py slepc4py, then
             FEM_PYTHON=$(which python) make test   (any Python that already imports petsc4py);
           - FEM_PETSC_FROM_SOURCE=1 make test      (pip builds PETSc, needs BLAS/LAPACK and MPI headers).
@@ -107,8 +107,17 @@ if command -v dpkg >/dev/null 2>&1 && [ "$sudo" != none ] && [ -n "$(newest_buil
         || say "OpenBLAS not installed (the reference BLAS works, only slower)"
 fi
 
+# mpiexec runs (fem.mpi, the distributed solve, interrupts on every rank) talk through mpi4py,
+# which Debian's petsc4py does not pull in (ParaView's packages do, which hid its absence).
+if command -v dpkg >/dev/null 2>&1 && [ "$sudo" != none ] && [ -n "$(newest_build "$petsc_root" petsc)" ] \
+        && ! dpkg -s python3-mpi4py >/dev/null 2>&1; then
+    say "installing mpi4py for runs under mpiexec (python3-mpi4py)"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q python3-mpi4py >"$log" 2>&1 \
+        || say "mpi4py not installed: serial runs work, runs under mpiexec do not"
+fi
+
 if [ -z "$base" ] && [ "${FEM_PETSC_FROM_SOURCE:-0}" != 1 ]; then
-    pkgs="python3-petsc4py python3-slepc4py python3-venv python3-dev libopenblas0-pthread"
+    pkgs="python3-petsc4py python3-slepc4py python3-mpi4py python3-venv python3-dev libopenblas0-pthread"
     if ! command -v apt-get >/dev/null 2>&1; then
         err "no Python on PATH imports petsc4py and slepc4py, and this is not a Debian system"
         err "(no apt-get), so Debian's packages cannot be installed."

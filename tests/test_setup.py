@@ -21,7 +21,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "setup_env.sh"
-PACKAGES = {"python3-petsc4py", "python3-slepc4py", "python3-venv", "python3-dev"}
+PACKAGES = {"python3-petsc4py", "python3-slepc4py", "python3-mpi4py", "python3-venv",
+            "python3-dev"}
 ROUTES = ("conda-forge", "FEM_PYTHON=", "FEM_PETSC_FROM_SOURCE=1")
 
 
