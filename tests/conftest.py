@@ -21,6 +21,10 @@ from fem.state import State
 # any HDF5 file a test has open at that moment.
 _petsc.init()
 
+# a pvpython script (tests/test_paraview.py runs it), not a test module: without ParaView its
+# imports fail, and --doctest-modules would collect it as an error of the whole suite
+collect_ignore = ["paraview_probe.py"]
+
 SLOTS = {2: ("ux", "uy", "rz"), 3: ("ux", "uy", "uz", "rx", "ry", "rz")}
 
 
