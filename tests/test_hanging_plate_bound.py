@@ -72,4 +72,8 @@ def test_references_are_the_full_model_and_tolerances_the_truncation_bound():
         q = modes[j + 1]
         assert abs(q["value"] / np.sqrt(lam[j]) - 1) < 1e-8       # the modal step's 1.1e-9
         assert q["tolerance"] == round_up(bound[j]), (j + 1, bound[j])
-        assert bound[j] * (1 + 1e-5) >= estimate[j] > 0.9 * bound[j]     # (round-off 1e-10)
+        # the bound and the estimate agree to about 1e-10 here, below the bound's round-off:
+        # LAPACK's eigenvalues of this model move by up to 3e-9 relative between OpenBLAS's
+        # kernels (Haswell, SkylakeX, Sandybridge: lam_1 4.35208143-4.35208145), and the bound,
+        # sqrt(ritz / lam) - 1, with them by up to 2e-9 (the estimate by 3e-14)
+        assert bound[j] + 3e-9 >= estimate[j] > 0.9 * bound[j]
