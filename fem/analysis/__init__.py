@@ -30,18 +30,42 @@ run reports and writes beside the results (:class:`~fem.analysis.base.StepBase`)
 :mod:`fem.io.build_steps` and :mod:`fem.run` use this registry only, never a type's name.
 """
 
-from fem.analysis.buckling import BucklingStep
-from fem.analysis.cms import CmsReduceStep
-from fem.analysis.dynamic import DynamicStep
-from fem.analysis.linearize import LinearizeStep
-from fem.analysis.modal import ModalStep
-from fem.analysis.modify import ModifyStep
-from fem.analysis.static import StaticStep
-from fem.analysis.sweep import SweepStep
+from fem import lazy
 
-STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
-              "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep,
-              "cms_reduce": CmsReduceStep, "modify": ModifyStep}
+#: ``{type: step class}``, a step's module imported when its type is first looked up: a static
+#: run imports neither the dynamic step nor the modal one
+STEP_TYPES = lazy.Registry({
+    "static": "fem.analysis.static:StaticStep",
+    "buckling": "fem.analysis.buckling:BucklingStep",
+    "dynamic": "fem.analysis.dynamic:DynamicStep",
+    "modal": "fem.analysis.modal:ModalStep",
+    "linearize": "fem.analysis.linearize:LinearizeStep",
+    "stability_sweep": "fem.analysis.sweep:SweepStep",
+    "cms_reduce": "fem.analysis.cms:CmsReduceStep",
+    "modify": "fem.analysis.modify:ModifyStep",
+})
 
-__all__ = ["STEP_TYPES", "BucklingStep", "CmsReduceStep", "DynamicStep", "LinearizeStep",
-           "ModalStep", "ModifyStep", "StaticStep", "SweepStep"]
+#: ``{type: settings class}`` (the step's ``Settings``), from its deck module where it has one:
+#: the deck schema needs every type's settings, not its step
+STEP_SETTINGS = lazy.Registry({
+    "static": "fem.analysis.static_deck:StaticSettings",
+    "buckling": "fem.analysis.buckling:BucklingSettings",
+    "dynamic": "fem.analysis.dynamic_deck:DynamicSettings",
+    "modal": "fem.analysis.modal:ModalSettings",
+    "linearize": "fem.analysis.linearize_deck:LinearizeSettings",
+    "stability_sweep": "fem.analysis.sweep_deck:SweepSettings",
+    "cms_reduce": "fem.analysis.cms_deck:CmsReduceSettings",
+    "modify": "fem.analysis.modify_deck:ModifySettings",
+})
+
+_CLASSES = {path.partition(":")[2]: path for path in STEP_TYPES.paths.values()}
+
+
+def __getattr__(name: str):
+    """The step classes by name (``from fem.analysis import StaticStep``), imported then."""
+    if name in _CLASSES:
+        return lazy.attribute(_CLASSES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["STEP_SETTINGS", "STEP_TYPES", *_CLASSES]
