@@ -32,31 +32,25 @@ run reports and writes beside the results (:class:`~fem.analysis.base.StepBase`)
 
 from fem import lazy
 
-#: ``{type: step class}``, a step's module imported when its type is first looked up: a static
-#: run imports neither the dynamic step nor the modal one
-STEP_TYPES = lazy.Registry({
-    "static": "fem.analysis.static:StaticStep",
-    "buckling": "fem.analysis.buckling:BucklingStep",
-    "dynamic": "fem.analysis.dynamic:DynamicStep",
-    "modal": "fem.analysis.modal:ModalStep",
-    "linearize": "fem.analysis.linearize:LinearizeStep",
-    "stability_sweep": "fem.analysis.sweep:SweepStep",
-    "cms_reduce": "fem.analysis.cms:CmsReduceStep",
-    "modify": "fem.analysis.modify:ModifyStep",
-})
+#: each type's step class and its settings class (its ``Settings``, the deck schema: in its deck
+#: module where it has one), as ``"module:name"``: a module is imported when its type is first
+#: looked up, so that a static run imports neither the dynamic step nor the modal one, and
+#: reading a deck, which needs every type's settings, imports no step it does not run
+_TYPES = {
+    "static": ("static:StaticStep", "static_deck:StaticSettings"),
+    "buckling": ("buckling:BucklingStep", "buckling:BucklingSettings"),
+    "dynamic": ("dynamic:DynamicStep", "dynamic_deck:DynamicSettings"),
+    "modal": ("modal:ModalStep", "modal:ModalSettings"),
+    "linearize": ("linearize:LinearizeStep", "linearize_deck:LinearizeSettings"),
+    "stability_sweep": ("sweep:SweepStep", "sweep_deck:SweepSettings"),
+    "cms_reduce": ("cms:CmsReduceStep", "cms_deck:CmsReduceSettings"),
+    "modify": ("modify:ModifyStep", "modify_deck:ModifySettings"),
+}
 
-#: ``{type: settings class}`` (the step's ``Settings``), from its deck module where it has one:
-#: the deck schema needs every type's settings, not its step
-STEP_SETTINGS = lazy.Registry({
-    "static": "fem.analysis.static_deck:StaticSettings",
-    "buckling": "fem.analysis.buckling:BucklingSettings",
-    "dynamic": "fem.analysis.dynamic_deck:DynamicSettings",
-    "modal": "fem.analysis.modal:ModalSettings",
-    "linearize": "fem.analysis.linearize_deck:LinearizeSettings",
-    "stability_sweep": "fem.analysis.sweep_deck:SweepSettings",
-    "cms_reduce": "fem.analysis.cms_deck:CmsReduceSettings",
-    "modify": "fem.analysis.modify_deck:ModifySettings",
-})
+#: ``{type: step class}``
+STEP_TYPES = lazy.Registry({t: f"{__name__}.{step}" for t, (step, _) in _TYPES.items()})
+#: ``{type: settings class}``, each ``STEP_TYPES[type].Settings``
+STEP_SETTINGS = lazy.Registry({t: f"{__name__}.{settings}" for t, (_, settings) in _TYPES.items()})
 
 _CLASSES = {path.partition(":")[2]: path for path in STEP_TYPES.paths.values()}
 
