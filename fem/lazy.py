@@ -8,9 +8,9 @@ and with them ``scipy.linalg``). Nothing is registered in ``sys.modules``: an or
 ``import`` elsewhere imports the module as always. A module already imported is returned as it
 is.
 
-:class:`Registry` does the same for a registry of classes (the step types, the element
-families' groups): ``{name: "module:attribute"}`` looked up by name imports that one module, so
-a static run of one beam imports neither the modal step nor the shell.
+:class:`Registry` does the same for a registry of classes (:data:`fem.analysis.STEP_TYPES`):
+``{name: "module:attribute"}`` looked up by name imports that one module, so that a static run
+imports neither the dynamic step nor the modal one.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Registry(Mapping):
     """``{name: object}`` whose objects are ``"module:attribute"`` paths imported when looked up.
 
     Iterating gives the names in the order they were given and imports nothing; ``values()``
-    and ``items()`` import every module (as a plain dict would have).
+    and ``items()`` import every module (as a dict of the objects would have).
     """
 
     def __init__(self, paths: dict[str, str]):
