@@ -25,6 +25,7 @@ instead); ``--debug`` shows both.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -361,7 +362,16 @@ def _cmd_validate(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``fem`` console script."""
+    """Entry point of the ``fem`` console script.
+
+    Called without ``argv`` (the console script, ``python -m fem.cli``), the process ends when
+    it returns: everything it made is then frozen out of the garbage collector's sight
+    (:func:`gc.freeze`), so that the interpreter's exit does not search every module's objects
+    for cycles, 25 of the 35 ms it took after a one-element run (issue 32). The files are closed
+    by then and the exit handlers still run; the collections of a caller that passes ``argv``
+    (tests, scripts) are left alone.
+    """
+    ending = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, petsc = _split_petsc(argv)
     if mpi.launched():
@@ -385,7 +395,10 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)
         with interrupt.installed(), interrupt.together(_checks_together(args)):
             code = _dispatch(args, petsc)
-    return mpi.finish(code)
+    code = mpi.finish(code)
+    if ending:
+        gc.freeze()
+    return code
 
 
 def _checks_together(args):

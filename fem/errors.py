@@ -21,8 +21,11 @@ errors: a step keeps them in its ``warnings`` list and logs them, and the run su
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
+
+from fem import lazy
+
+difflib = lazy.module("difflib")       # for a mistake's suggestion only (issue 32)
 
 
 class FemError(Exception):

@@ -1,4 +1,4 @@
-"""Modules loaded at their first use: SciPy for the runs that need it only (issue 32).
+"""Modules and registered classes loaded at their first use (issue 32).
 
 ``sp = lazy.module("scipy.sparse")`` at the top of a module gives a stand-in at once, which
 imports the module at the first attribute access (``sp.csr_matrix``) and keeps each attribute
@@ -7,6 +7,10 @@ never builds a sparse matrix (it loads ``scipy.sparse.csgraph`` and ``scipy.spar
 and with them ``scipy.linalg``). Nothing is registered in ``sys.modules``: an ordinary
 ``import`` elsewhere imports the module as always. A module already imported is returned as it
 is.
+
+:class:`Registry` does the same for a registry of classes (:data:`fem.analysis.STEP_TYPES`):
+``{name: "module:attribute"}`` looked up by name imports that one module, so that a static run
+imports neither the dynamic step nor the modal one.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from collections.abc import Iterator, Mapping
 
 
 class _Deferred(types.ModuleType):
@@ -32,3 +37,32 @@ def module(name: str) -> types.ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     return _Deferred(name)
+
+
+def attribute(path: str):
+    """The object ``"package.module:name"`` names, its module imported if it was not."""
+    name, _, attr = path.partition(":")
+    return getattr(importlib.import_module(name), attr)
+
+
+class Registry(Mapping):
+    """``{name: object}`` whose objects are ``"module:attribute"`` paths imported when looked up.
+
+    Iterating gives the names in the order they were given and imports nothing; ``values()``
+    and ``items()`` import every module (as a dict of the objects would have).
+    """
+
+    def __init__(self, paths: dict[str, str]):
+        self.paths = dict(paths)
+
+    def __getitem__(self, name: str):
+        return attribute(self.paths[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.paths!r})"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fem.analysis import STEP_TYPES
+from fem.analysis import STEP_SETTINGS, STEP_TYPES
 from fem.analysis.base import StepBase
 from fem.run import BESIDE
 
@@ -57,6 +57,8 @@ def test_every_type_declares_the_step_protocol(kind):
     """Its schema, its own name, and files the runner knows where to put."""
     step = STEP_TYPES[kind]
     assert issubclass(step, StepBase) and step.step_type == kind
+    # the deck schema takes the settings from their own registry (fem.analysis): the same class
+    assert list(STEP_SETTINGS) == list(STEP_TYPES) and STEP_SETTINGS[kind] is step.Settings
     assert step.Settings.VARIANTS and set(step.Settings.REMOVES) <= set(step.Settings.VARIANTS)
     assert set(step.WRITES) <= set(BESIDE), step.WRITES
     assert step.NO_LOADS is None or not step.LOADS_STAY

@@ -30,18 +30,36 @@ run reports and writes beside the results (:class:`~fem.analysis.base.StepBase`)
 :mod:`fem.io.build_steps` and :mod:`fem.run` use this registry only, never a type's name.
 """
 
-from fem.analysis.buckling import BucklingStep
-from fem.analysis.cms import CmsReduceStep
-from fem.analysis.dynamic import DynamicStep
-from fem.analysis.linearize import LinearizeStep
-from fem.analysis.modal import ModalStep
-from fem.analysis.modify import ModifyStep
-from fem.analysis.static import StaticStep
-from fem.analysis.sweep import SweepStep
+from fem import lazy
 
-STEP_TYPES = {"static": StaticStep, "buckling": BucklingStep, "dynamic": DynamicStep,
-              "modal": ModalStep, "linearize": LinearizeStep, "stability_sweep": SweepStep,
-              "cms_reduce": CmsReduceStep, "modify": ModifyStep}
+#: each type's step class and its settings class (its ``Settings``, the deck schema: in its deck
+#: module where it has one), as ``"module:name"``: a module is imported when its type is first
+#: looked up, so that a static run imports neither the dynamic step nor the modal one, and
+#: reading a deck, which needs every type's settings, imports no step it does not run
+_TYPES = {
+    "static": ("static:StaticStep", "static_deck:StaticSettings"),
+    "buckling": ("buckling:BucklingStep", "buckling:BucklingSettings"),
+    "dynamic": ("dynamic:DynamicStep", "dynamic_deck:DynamicSettings"),
+    "modal": ("modal:ModalStep", "modal:ModalSettings"),
+    "linearize": ("linearize:LinearizeStep", "linearize_deck:LinearizeSettings"),
+    "stability_sweep": ("sweep:SweepStep", "sweep_deck:SweepSettings"),
+    "cms_reduce": ("cms:CmsReduceStep", "cms_deck:CmsReduceSettings"),
+    "modify": ("modify:ModifyStep", "modify_deck:ModifySettings"),
+}
 
-__all__ = ["STEP_TYPES", "BucklingStep", "CmsReduceStep", "DynamicStep", "LinearizeStep",
-           "ModalStep", "ModifyStep", "StaticStep", "SweepStep"]
+#: ``{type: step class}``
+STEP_TYPES = lazy.Registry({t: f"{__name__}.{step}" for t, (step, _) in _TYPES.items()})
+#: ``{type: settings class}``, each ``STEP_TYPES[type].Settings``
+STEP_SETTINGS = lazy.Registry({t: f"{__name__}.{settings}" for t, (_, settings) in _TYPES.items()})
+
+_CLASSES = {path.partition(":")[2]: path for path in STEP_TYPES.paths.values()}
+
+
+def __getattr__(name: str):
+    """The step classes by name (``from fem.analysis import StaticStep``), imported then."""
+    if name in _CLASSES:
+        return lazy.attribute(_CLASSES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["STEP_SETTINGS", "STEP_TYPES", *_CLASSES]

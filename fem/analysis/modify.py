@@ -70,12 +70,12 @@ from fem import interrupt
 from fem.analysis import modify_deck
 from fem.analysis.base import StepBase, options_prefix
 from fem.analysis.modify_deck import ModifySettings, Part
+from fem.cms import KINDS
 from fem.cms.component import node_dofs
 from fem.cms.coupling import couple
 from fem.cms.craig_bampton import craig_bampton
 from fem.cms.free_interface import couple_free_interface, free_interface
 from fem.cms.modification import (
-    KINDS,
     RIGID,
     DesignModel,
     Modified,

@@ -23,7 +23,7 @@ from fem.analysis.settings import (
     setting,
     where_setting,
 )
-from fem.cms.modification import KINDS
+from fem.cms import KINDS
 from fem.errors import DeckError
 from fem.io import keys
 from fem.io.keys import Key, take

@@ -81,7 +81,6 @@ CIRCULAR = 0.5      # ratio below this: a whirl with a clear sense (tracking nev
 MIN_MAC = 0.1       # a mode correlating less with every line starts a line of its own
 PAIRED = 1e-3       # real eigenvalues a > 0, b < 0 with |a + b| below this of a: one mode's
 ELLIPTIC = 0.05     # fixed frame: a ratio above this in a converted mode is warned about
-FREQUENCY_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
 
 
 @dataclass(frozen=True)

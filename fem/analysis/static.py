@@ -49,8 +49,6 @@ from fem import interrupt, linalg
 from fem.analysis import static_deck
 from fem.analysis.base import StepBase
 from fem.analysis.bent import TRUST, ChordFit
-from fem.analysis.planar_static import BATCH, PlanarIncrement
-from fem.analysis.spatial_static import SpatialIncrement
 from fem.analysis.static_deck import StaticSettings
 from fem.errors import AccuracyError, ConvergenceError, ModelError
 from fem.integrators.inertia import nodal_increment
@@ -304,7 +302,11 @@ class StaticStep(StepBase):
         """The compiled load-control increment of the model (planar or 3D beams), or None.
 
         Where the general Newton loop runs the increments, the log says why (``fem run -v``).
+        Imported here: a linear step never needs them (2 ms of a one-element run, issue 32).
         """
+        from fem.analysis.planar_static import PlanarIncrement
+        from fem.analysis.spatial_static import SpatialIncrement
+
         if self.system.model.dim == 3:
             made = SpatialIncrement.make(self)
         else:
@@ -415,6 +417,8 @@ class StaticStep(StepBase):
         loads at the last increment's end (``_loads_end``) are computed again from its state,
         to the same bits.
         """
+        from fem.analysis.planar_static import BATCH  # with the compiled increments
+
         p = self.progress = control.progress
         if not resumed:
             p.next_output = self.output_every

@@ -61,8 +61,7 @@ from fem import interrupt
 from fem.analysis import rotordynamics, sweep_deck
 from fem.analysis.linear_model import Eigenvalues, linear_model
 from fem.analysis.linearize import LinearizeStep
-from fem.analysis.rotordynamics import FREQUENCY_UNITS
-from fem.analysis.sweep_deck import SweepSettings
+from fem.analysis.sweep_deck import FREQUENCY_UNITS, SweepSettings
 from fem.errors import ConvergenceError, ModelError
 from fem.solvers.linear_system import note_serial
 

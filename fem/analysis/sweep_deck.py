@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from fem.analysis.linearize_deck import refuse_floating_3d, spinning_superelements
-from fem.analysis.rotordynamics import FREQUENCY_UNITS
 from fem.analysis.settings import (
     MAX_ITERATIONS,
     MAX_MODES,
@@ -25,6 +24,8 @@ from fem.errors import DeckError
 
 MAX_VALUES = 10_000       # a sweep's values: each is a Newton solve and an eigen-solve
 MAX_ORDERS = 100          # engine orders: each is crossed with every line
+#: the units of the Campbell diagram (``plot_units``) and their scales from rad/s
+FREQUENCY_UNITS = {"rad/s": 1.0, "Hz": 1.0 / (2 * np.pi), "rpm": 60.0 / (2 * np.pi)}
 
 
 @dataclass

@@ -15,3 +15,8 @@ In decks: the ``cms_reduce`` step and the ``superelement`` element family
 (:mod:`fem.analysis.cms`, :mod:`fem.elements.superelement`) and the ``modify`` step
 (:mod:`fem.analysis.modify`). Superelements in large motion are to come.
 """
+
+#: the kinds of design parameter of a modification (:mod:`fem.cms.modification`), the choices of
+#: the ``modify`` step's ``parameters.kind``: here, so that the deck schema does not import the
+#: modification's solvers
+KINDS = ("density", "modulus")

@@ -53,12 +53,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from fem.cms import KINDS
 from fem.cms.coupling import CoupledCraigBampton, reduced_modes
 from fem.cms.free_interface import FreeInterfaceModel
 from fem.errors import ConvergenceError, DeckError, ModelError
 from fem.solvers import eigen
 
-KINDS = ("density", "modulus")
 RIGID = 1e-9       # lambda below RIGID * max |lambda|: a rigid-body mode (no normalized share)
 EQUAL = 1e-10      # |lambda* - lambda_k| below EQUAL * lambda*: D = lambda* I - Lambda singular
 REAL = 1e-8        # |Im mu| below REAL * |mu|: a real root of B c = mu D c

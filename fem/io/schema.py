@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fem.analysis import STEP_TYPES
+from fem.analysis import STEP_SETTINGS
 from fem.analysis.settings import MAX_FRAMES, MAX_TIME_STEPS, deck_fields
 from fem.elements import families
 from fem.elements.force.deck import JOINT_FORCE_KEYS
@@ -266,8 +266,8 @@ STEP_COMMON = [
 
 
 def step_settings() -> dict:
-    """``{type name: settings dataclass}`` of every registered step type."""
-    return {name: step.Settings for name, step in STEP_TYPES.items()}
+    """``{type name: settings dataclass}`` of every registered step type (not its step module)."""
+    return dict(STEP_SETTINGS.items())
 
 
 def setting_key(f, *, with_default: bool) -> Key:
