@@ -35,7 +35,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from fem import linalg
-from fem.integrators import planar_run
 from fem.integrators.planar_run import PlanarRun
 from fem.kernels import Kernel
 
@@ -240,16 +239,7 @@ class PlanarAlphaRun(PlanarRun):
     """
 
     def __init__(self, step):
-        self.planar = step.integrator._planar
-        system = step.system
-        self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
-        self.cap = max(2, min(planar_run.MAX_STEPS,
-                              planar_run.MAX_NODE_STEPS // max(1, system.model.n_nodes)))
-        self.hand_back = -1
-        self.told = False
-        self.record = None
-        self.iterations = 0
-        self._scratch = None
+        self._start(step)
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -292,18 +282,13 @@ class PlanarAlphaRun(PlanarRun):
         if begun is None:
             return None
         times, h = begun
-        p, integ, planar = step.progress, step.integrator, self.planar
+        integ, planar = step.integrator, self.planar
         k = len(times) - 1
         planar.sized(integ, h)
         settings = planar.settings(step)
         d, lu = planar.data, planar.banded(step)
         n, E, m = len(state.u), len(d["l0"]), planar.n_active
-        F = np.empty((k + 1, n, 3))
-        if integ.loads.steady:
-            F[:] = integ.external(state, times[0])
-        else:
-            for j, t in enumerate(times):
-                F[j] = integ.external(state, t)
+        F = self._loads(integ, state, times)
         if self._scratch is None:          # the call's scratch (no use between calls)
             self._scratch = (np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
                              np.empty((n, 3)), np.empty(n), np.empty((3, m)), np.empty(3 * n),
@@ -325,10 +310,7 @@ class PlanarAlphaRun(PlanarRun):
             inc, f_in, f_int, r, last, K, reference, tangent, energy)
         planar._last = None                 # of no state now
         integ._s0 = None
-        if done < k:                        # the general path takes the next step
-            self.hand_back = p.steps + done
-            log.debug("step %s: t=%.6g, the compiled run hands the step back (status %d)",
-                      step.name, times[done + 1], status)
+        self._ended(step, times, done, k, status)
         if done == 0:
             return None
         state.t = times[done]

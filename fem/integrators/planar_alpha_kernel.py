@@ -27,7 +27,7 @@ configure_cache()                  # before the njit decorators: the source-keye
 from numba import njit  # noqa: E402
 
 from fem.integrators.planar_kernel import evaluate  # noqa: E402
-from fem.integrators.planar_run_kernel import NOT_FINITE, pairwise_sum  # noqa: E402
+from fem.integrators.planar_run_kernel import NOT_FINITE, pairwise_sum, predict  # noqa: E402
 from fem.solvers import newton_kernel as nk  # noqa: E402
 from fem.solvers.newton_kernel import CONVERGED, FALLBACK, GOING, NBLOCKS  # noqa: E402, F401
 
@@ -256,17 +256,7 @@ def run(k, F, fixed, u0, rot0, v0, a0, u1, rot1, v1, a1, its, step_norms, strain
                     fe[m] = F[j + 1, i, s]
         evaluate(u0, rot0, conn, chord0, l0, Sc, Hc, edofs, slot, False, f_e, K_e, f0[1], K)
         # --- the predictor d_n + h v_n, supports held (DynamicStep._predict) ------------------
-        for i in range(n):
-            for s in range(2):
-                p = h * v0[i, s]
-                if fixed[i, s]:
-                    p = 0.0
-                u1[i, s] = u0[i, s] + p
-            u1[i, 2] = u0[i, 2]
-            p = h * v0[i, 2]
-            if fixed[i, 2]:
-                p = 0.0
-            rot1[i] = rot0[i] + p
+        predict(u0, rot0, v0, fixed, h, u1, rot1)
         v1[:, :] = v0
         a1[:, :] = a0
         status, it = step_with(

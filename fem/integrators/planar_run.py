@@ -53,21 +53,25 @@ class PlanarRun:
     def __init__(self, step):
         from fem.integrators import planar_run_kernel
 
+        self._start(step)
         self.kernel = planar_run_kernel
-        self.planar = step.integrator._planar
-        system = step.system
-        self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
         groups = self.planar.groups
         self.gstart = np.cumsum([0] + [len(prep.l0) for _, prep, _ in groups], dtype=np.int64)
         self.names = [g.name for g, _, _ in groups]
+        self._dslices = None         # each driven group's rows in the drives (G, 2)
+        self._horizon = None         # (h, times, targets, mid-step drives) evaluated ahead
+
+    def _start(self, step) -> None:
+        """What every kind of run keeps: the compiled step, supports, run length, records."""
+        self.planar = step.integrator._planar
+        system = step.system
+        self.fixed = np.ascontiguousarray(system.dofmap.fixed, dtype=np.bool_)
         self.cap = max(2, min(MAX_STEPS, MAX_NODE_STEPS // max(1, system.model.n_nodes)))
         self.hand_back = -1          # the step count at which a run handed a step back
         self.told = False            # whether the on_step callback was logged
         self.record = None           # a list: (iterations, norms) of every step appended
         self.iterations = 0          # the Newton iterations of the steps the runs took
         self._scratch = None         # the call's scratch arrays (trial state, element work)
-        self._dslices = None         # each driven group's rows in the drives (G, 2)
-        self._horizon = None         # (h, times, targets, mid-step drives) evaluated ahead
 
     @staticmethod
     def eligible(step) -> str | None:
@@ -233,6 +237,24 @@ class PlanarRun:
         step.integrator.h = h
         return times, h
 
+    @staticmethod
+    def _loads(integ, state, times: list[float]) -> np.ndarray:
+        """``(k + 1, n, 3)`` the external forces at the run's times (once where steady)."""
+        F = np.empty((len(times), len(state.u), 3))
+        if integ.loads.steady:
+            F[:] = integ.external(state, times[0])
+        else:
+            for j, t in enumerate(times):
+                F[j] = integ.external(state, t)
+        return F
+
+    def _ended(self, step, times: list[float], done: int, k: int, status: int) -> None:
+        """After a call that took ``done`` of ``k`` steps: the next one is the general path's."""
+        if done < k:
+            self.hand_back = step.progress.steps + done
+            log.debug("step %s: t=%.6g, the compiled run hands the step back (status %d)",
+                      step.name, times[done + 1], status)
+
     def _book(self, step, state, writer, done: int, k: int, h: float, its, norms, work, cwork,
               r, strain) -> tuple[float, tuple[float, float]]:
         """Book the ``done`` of ``k`` steps a run took as the time loop books each.
@@ -274,19 +296,13 @@ class PlanarRun:
         if begun is None:
             return None
         times, h = begun
-        p, integ, planar = step.progress, step.integrator, self.planar
+        integ, planar = step.integrator, self.planar
         k = len(times) - 1
         if planar._h != h:
             planar._h, planar.mass_h, planar.mass_k = h, planar.mass / h, planar.mass * (2 / h**2)
         d = planar.prepared(integ, step)
         lu = planar.banded(step)
-        n = state.u.shape[0]
-        F = np.empty((k + 1, n, 3))
-        if integ.loads.steady:
-            F[:] = integ.external(state, times[0])
-        else:
-            for j, t in enumerate(times):
-                F[j] = integ.external(state, t)
+        F = self._loads(integ, state, times)
         if len(self.names) == 1:            # the elements' history, a copy the call advances
             vh0 = np.array(state.history[self.names[0]]["v"], dtype=float, order="C")
         else:
@@ -318,10 +334,7 @@ class PlanarRun:
             ci["slot"], ud1, targets, tmid, dslices)
         planar._last = planar._iterated = None      # its caches are of no state now
         integ._s0 = None
-        if done < k:                        # the general path takes the next step
-            self.hand_back = p.steps + done
-            log.debug("step %s: t=%.6g, the compiled run hands the step back (status %d)",
-                      step.name, times[done + 1], status)
+        self._ended(step, times, done, k, status)
         if done == 0:
             return None
         state.t = times[done]

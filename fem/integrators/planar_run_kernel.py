@@ -99,6 +99,26 @@ def pairwise_sum(a, lo, n):
 
 
 @njit(cache=True, nogil=True)
+def predict(u0, rot0, v0, fixed, h, u1, rot1):
+    """The predictor ``d_n + h v_n`` into ``u1, rot1``, the supported slots held.
+
+    ``fixed (n, 3)``: the supported slots. As :meth:`fem.analysis.dynamic.DynamicStep._predict`
+    makes it; the runs of both families take it.
+    """
+    for i in range(u0.shape[0]):
+        for s in range(2):
+            p = h * v0[i, s]
+            if fixed[i, s]:
+                p = 0.0
+            u1[i, s] = u0[i, s] + p
+        u1[i, 2] = u0[i, 2]
+        p = h * v0[i, 2]
+        if fixed[i, 2]:
+            p = 0.0
+        rot1[i] = rot0[i] + p
+
+
+@njit(cache=True, nogil=True)
 def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, vh1,
         its, step_norms, strain, work, cwork,
         X, on, mass_h, mass_k, index, conn, chord0, l0, Sc, Hc, edofs, slot, f_e, K_e, energy,
@@ -139,17 +159,7 @@ def run(k, h, F, fixed, gstart, u0, rot0, v0, a0, mu0, vh0, u1, rot1, v1, mu1, v
     arrays = step_work(n_free, n_act, K.shape[0])     # the step's work arrays, once a run
     for j in range(k):
         # --- the predictor d_n + h v_n, supports held (DynamicStep._predict) ------------------
-        for i in range(n):
-            for s in range(2):
-                p = h * v0[i, s]
-                if fixed[i, s]:
-                    p = 0.0
-                u1[i, s] = u0[i, s] + p
-            u1[i, 2] = u0[i, 2]
-            p = h * v0[i, 2]
-            if fixed[i, 2]:
-                p = 0.0
-            rot1[i] = rot0[i] + p
+        predict(u0, rot0, v0, fixed, h, u1, rot1)
         v1[:, :] = v0
         mu1[:] = mu0
         atarget[:] = targets[j + 1]         # the drives at the step's end (set_targets)
