@@ -16,6 +16,7 @@ imports neither the dynamic step nor the modal one.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 import types
 from collections.abc import Iterator, Mapping
@@ -41,8 +42,7 @@ def module(name: str) -> types.ModuleType:
 
 def attribute(path: str):
     """The object ``"package.module:name"`` names, its module imported if it was not."""
-    name, _, attr = path.partition(":")
-    return getattr(importlib.import_module(name), attr)
+    return pkgutil.resolve_name(path)
 
 
 class Registry(Mapping):
